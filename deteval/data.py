@@ -1,0 +1,306 @@
+"""The columnar data model: ground truth and detections as parallel numpy arrays.
+
+Readers convert files into these types once; everything downstream works on whole
+columns at a time. All arrays are copied on construction and made read-only, so a
+``GroundTruth`` or ``Detections`` never shares writable memory with the caller and can
+never be modified after it is built.
+
+Boxes are always ``(n, 4)`` float64 **xyxy in absolute pixels**. Readers of formats that
+store ``[x, y, w, h]`` (COCO) also keep those original numbers in ``xywh``, because the COCO
+protocol computes IoU and areas from them and ``x + w - x`` is not always ``w`` in floating
+point.
+
+Examples
+--------
+>>> import numpy as np
+>>> gt = GroundTruth(image_index=[0, 0], category_index=[0, 1],
+...                  boxes=[[0, 0, 10, 10], [5, 5, 20, 30]])
+>>> len(gt), gt.area.tolist()
+(2, [100.0, 375.0])
+>>> dt = Detections(image_index=[0], category_index=[1], boxes=[[5, 5, 20, 29]], scores=[0.9])
+>>> dt[dt.scores > 0.5].scores.tolist()
+[0.9]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Categories", "Dataset", "Detections", "GroundTruth", "Images"]
+
+
+def _freeze(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = ()) -> np.ndarray:
+    """Copy ``values`` into a fresh read-only array of ``dtype``, checking its shape."""
+    if values is None:
+        values = np.zeros((0 if n is None else n, *tail), dtype=dtype)
+    array = np.array(values, dtype=dtype, copy=True)
+    if array.ndim == 1 and tail == (4,) and array.size == 0:
+        array = array.reshape(0, 4)
+    expected_ndim = 1 + len(tail)
+    if array.ndim != expected_ndim or tuple(array.shape[1:]) != tail:
+        shape = "(n" + "".join(f", {t}" for t in tail) + ")"
+        raise ValueError(f"{name} must have shape {shape}; got {array.shape}")
+    if n is not None and len(array) != n:
+        raise ValueError(f"{name} must have length {n} like the other columns; got {len(array)}")
+    return _freeze(array)
+
+
+def _box_area(boxes: np.ndarray) -> np.ndarray:
+    return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+
+
+class _Columns:
+    """Shared behaviour of the struct-of-arrays types: length, filtering, replacing."""
+
+    _optional: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.image_index)  # type: ignore[attr-defined]
+
+    def __getitem__(self, selection: Any):
+        """Select rows with a boolean mask, an index array or a slice; returns a new instance."""
+        if isinstance(selection, (int, np.integer)):
+            selection = [selection]
+        kwargs = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                kwargs[f.name] = value[selection]
+            elif isinstance(value, tuple) and f.name in self._optional:
+                picked = np.arange(len(self))[selection]
+                kwargs[f.name] = tuple(value[i] for i in picked)
+            else:
+                kwargs[f.name] = value
+        return type(self)(**kwargs)
+
+    def replace(self, **changes: Any):
+        """Return a copy with some columns replaced (``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class GroundTruth(_Columns):
+    """Ground-truth objects of a whole dataset, one row per object.
+
+    Parameters
+    ----------
+    image_index : array of int, shape (n,)
+        Row of each object's image in the dataset's :class:`Images` table.
+    category_index : array of int, shape (n,)
+        Row of each object's category in the :class:`Categories` table.
+    boxes : array of float, shape (n, 4)
+        Boxes as xyxy in absolute pixels (converted to float64).
+    area : array of float, shape (n,), optional
+        Object area used for the size ranges. COCO files give the segmentation area here;
+        defaults to the box area.
+    iscrowd : array of bool, shape (n,), optional
+        COCO crowd regions. Defaults to all False.
+    ignore : array of bool, shape (n,), optional
+        Objects neither to be found nor to be penalised (VOC *difficult*). The COCO protocol
+        overwrites this with ``iscrowd``, as pycocotools does.
+    ids : array of int, shape (n,), optional
+        Annotation ids; defaults to ``1..n``.
+    xywh : array of float, shape (n, 4), optional
+        The original ``[x, y, w, h]`` numbers when the source stored them.
+    """
+
+    image_index: np.ndarray
+    category_index: np.ndarray
+    boxes: np.ndarray
+    area: np.ndarray | None = None
+    iscrowd: np.ndarray | None = None
+    ignore: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    xywh: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "image_index", _column("image_index", self.image_index, np.int64, None))
+        n = len(self.image_index)
+        set_(self, "category_index", _column("category_index", self.category_index, np.int64, n))
+        set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
+        if self.area is None:
+            set_(self, "area", _freeze(_box_area(self.boxes)))
+        else:
+            set_(self, "area", _column("area", self.area, np.float64, n))
+        set_(self, "iscrowd", _column("iscrowd", self.iscrowd, bool, n))
+        set_(self, "ignore", _column("ignore", self.ignore, bool, n))
+        if self.ids is None:
+            set_(self, "ids", _freeze(np.arange(1, n + 1, dtype=np.int64)))
+        else:
+            set_(self, "ids", _column("ids", self.ids, np.int64, n))
+        if self.xywh is not None:
+            set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
+
+    def __repr__(self) -> str:
+        return (f"GroundTruth(n={len(self)}, crowd={int(self.iscrowd.sum())}, "
+                f"ignore={int(self.ignore.sum())})")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Detections(_Columns):
+    """Detections of a whole dataset, one row per detection.
+
+    Parameters
+    ----------
+    image_index, category_index : array of int, shape (n,)
+        Rows in the dataset's :class:`Images` and :class:`Categories` tables.
+    boxes : array of float, shape (n, 4)
+        Boxes as xyxy in absolute pixels.
+    scores : array of float, shape (n,)
+        Confidence scores; higher is more confident.
+    area : array of float, shape (n,), optional
+        Area used for the size ranges; defaults to the box area.
+    ids : array of int, shape (n,), optional
+        Detection ids; defaults to ``1..n`` (input order, which breaks score ties).
+    xywh : array of float, shape (n, 4), optional
+        The original ``[x, y, w, h]`` numbers when the source stored them.
+    """
+
+    image_index: np.ndarray
+    category_index: np.ndarray
+    boxes: np.ndarray
+    scores: np.ndarray
+    area: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    xywh: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "image_index", _column("image_index", self.image_index, np.int64, None))
+        n = len(self.image_index)
+        set_(self, "category_index", _column("category_index", self.category_index, np.int64, n))
+        set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
+        set_(self, "scores", _column("scores", self.scores, np.float64, n))
+        if self.area is None:
+            set_(self, "area", _freeze(_box_area(self.boxes)))
+        else:
+            set_(self, "area", _column("area", self.area, np.float64, n))
+        if self.ids is None:
+            set_(self, "ids", _freeze(np.arange(1, n + 1, dtype=np.int64)))
+        else:
+            set_(self, "ids", _column("ids", self.ids, np.int64, n))
+        if self.xywh is not None:
+            set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
+
+    def __repr__(self) -> str:
+        return f"Detections(n={len(self)})"
+
+
+@dataclass(frozen=True, eq=False)
+class Images:
+    """The images table: one row per image.
+
+    Parameters
+    ----------
+    ids : array of int, shape (n,)
+        Image ids as in the source file (unique).
+    widths, heights : array of float, shape (n,), optional
+        Image size in pixels (NaN where unknown).
+    file_names : tuple of str, optional
+        File name of each image ("" where unknown).
+    """
+
+    ids: np.ndarray
+    widths: np.ndarray | None = None
+    heights: np.ndarray | None = None
+    file_names: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "ids", _column("ids", self.ids, np.int64, None))
+        n = len(self.ids)
+        for name in ("widths", "heights"):
+            value = getattr(self, name)
+            set_(self, name, _column(name, np.full(n, np.nan) if value is None else value,
+                                     np.float64, n))
+        names = ("",) * n if self.file_names is None else tuple(str(s) for s in self.file_names)
+        if len(names) != n:
+            raise ValueError(f"file_names must have length {n}; got {len(names)}")
+        set_(self, "file_names", names)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True, eq=False)
+class Categories:
+    """The categories table: one row per category.
+
+    Parameters
+    ----------
+    ids : array of int, shape (k,)
+        Category ids as in the source (unique).
+    names : tuple of str, optional
+        Category names; default ``str(id)``.
+    supercategories : tuple of str, optional
+        COCO super-categories ("" where unknown).
+    """
+
+    ids: np.ndarray
+    names: tuple[str, ...] | None = None
+    supercategories: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "ids", _column("ids", self.ids, np.int64, None))
+        n = len(self.ids)
+        names = tuple(str(i) for i in self.ids) if self.names is None else tuple(
+            str(s) for s in self.names)
+        supers = ("",) * n if self.supercategories is None else tuple(
+            str(s) for s in self.supercategories)
+        if len(names) != n or len(supers) != n:
+            raise ValueError(f"names and supercategories must have length {n}")
+        set_(self, "names", names)
+        set_(self, "supercategories", supers)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def index_of(self, category_id: int) -> int:
+        """Row of ``category_id`` in this table; ``KeyError`` if absent."""
+        hits = np.flatnonzero(self.ids == category_id)
+        if len(hits) == 0:
+            raise KeyError(category_id)
+        return int(hits[0])
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A ground-truth dataset: the images and categories tables and the objects.
+
+    Parameters
+    ----------
+    images : Images
+    categories : Categories
+    gt : GroundTruth
+        Objects whose ``image_index`` and ``category_index`` point into the two tables.
+    source : str, optional
+        Where the dataset was read from, used in error messages.
+    """
+
+    images: Images
+    categories: Categories
+    gt: GroundTruth
+    source: str | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if len(self.gt):
+            if self.gt.image_index.min() < 0 or self.gt.image_index.max() >= len(self.images):
+                raise ValueError("gt.image_index must index the images table")
+            if (self.gt.category_index.min() < 0
+                    or self.gt.category_index.max() >= len(self.categories)):
+                raise ValueError("gt.category_index must index the categories table")
+
+    def __repr__(self) -> str:
+        return (f"Dataset(images={len(self.images)}, categories={len(self.categories)}, "
+                f"objects={len(self.gt)}, source={self.source!r})")

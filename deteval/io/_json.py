@@ -1,0 +1,177 @@
+"""Fast JSON loading shared by the readers, and column extraction with exact error records.
+
+Parsing a results file creates millions of small Python objects, none of which can be
+garbage. Python's cyclic collector would scan them again and again while they are
+created, so it is paused during parsing and extraction (it is restored afterwards,
+whatever happens).
+"""
+
+from __future__ import annotations
+
+import array
+import gc
+import itertools
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ..errors import FormatError
+
+__all__ = ["gc_paused", "load_json", "number_column", "box_column", "source_name"]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector inside the block (re-entrant safe)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def source_name(source: Any) -> str:
+    """A short name for an input, used in error messages."""
+    if isinstance(source, (str, os.PathLike)):
+        return str(source)
+    return f"<{type(source).__name__}>"
+
+
+def load_json(path: str | os.PathLike, *, what: str) -> Any:
+    """Read and parse a JSON file, with errors that name the file.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file to read.
+    what : str
+        What the file should hold ("ground truth", "results"), for the messages.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise FormatError(f"{what} file does not exist", source=str(path)) from None
+    except IsADirectoryError:
+        raise FormatError(f"{what} file expected, found a directory", source=str(path)) from None
+    except OSError as err:
+        raise FormatError(f"cannot read {what} file: {err.strerror}", source=str(path)) from None
+    if not data.strip():
+        raise FormatError(f"{what} file is empty", source=str(path))
+    try:
+        with gc_paused():
+            return orjson.loads(data)
+    except orjson.JSONDecodeError as err:
+        raise FormatError(f"not valid JSON ({err})", source=str(path)) from None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def number_column(records: Sequence[Any], key: str, dtype: Any, *, source: str, section: str,
+                  default: Any = None) -> np.ndarray:
+    """Gather ``record[key]`` of every record into an array of ``dtype``.
+
+    The fast path converts the whole column at once (``array.array`` refuses strings and
+    ``None``, so nothing is converted silently); only when it fails are the records walked
+    one by one to find and name the first bad one.
+
+    Parameters
+    ----------
+    records : sequence of dict
+    key : str
+        The field to read.
+    dtype : numpy dtype
+        ``np.int64`` (integral values required) or ``np.float64`` (finite values required).
+    source, section : str
+        File name and list name for messages, e.g. ``"gt.json"``, ``"annotations"``.
+    default : optional
+        Value for records without ``key``; ``None`` makes the key required.
+    """
+    integral = np.issubdtype(dtype, np.integer)
+    try:
+        if default is None:
+            values = [r[key] for r in records]
+        else:
+            values = [r.get(key, default) for r in records]
+        if integral:
+            return np.frombuffer(array.array("q", values), dtype=np.int64).copy()
+        column = np.frombuffer(array.array("d", values), dtype=np.float64).copy()
+        if np.isfinite(column).all():
+            return column
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
+        pass
+    # Slow path: integral floats are fine for ids; otherwise describe the first bad record.
+    out = np.empty(len(records), dtype=np.int64 if integral else np.float64)
+    for i, record in enumerate(records):
+        where = f"{section}[{i}]"
+        if not isinstance(record, dict):
+            raise FormatError(f"must be a JSON object; got {type(record).__name__}",
+                              source=source, record=where)
+        if key not in record:
+            if default is None:
+                raise FormatError(f"missing '{key}'", source=source, record=where)
+            out[i] = default
+            continue
+        value = record[key]
+        if not _is_number(value):
+            raise FormatError(f"'{key}' must be a number; got {value!r}", source=source,
+                              record=where)
+        if not np.isfinite(value):
+            raise FormatError(f"'{key}' must be finite; got {value!r}", source=source,
+                              record=where)
+        if integral:
+            if float(value) != int(value) or abs(value) >= 2**63:
+                raise FormatError(f"'{key}' must be an integer; got {value!r}", source=source,
+                                  record=where)
+            value = int(value)
+        out[i] = value
+    return out
+
+
+def box_column(records: Sequence[Any], *, source: str, section: str,
+               key: str = "bbox") -> np.ndarray:
+    """Gather the ``[x, y, w, h]`` boxes of the records into an ``(n, 4)`` float64 array.
+
+    Every box must be four finite numbers with ``w >= 0`` and ``h >= 0``.
+    """
+    n = len(records)
+    try:
+        boxes = [r[key] for r in records]
+        flat = array.array("d", itertools.chain.from_iterable(boxes))
+        if len(flat) == 4 * n and (n == 0 or set(map(len, boxes)) == {4}):
+            xywh = np.frombuffer(flat, dtype=np.float64).reshape(n, 4).copy()
+            if np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all():
+                return xywh
+    except (KeyError, TypeError, ValueError, AttributeError):
+        pass
+    for i, record in enumerate(records):
+        where = f"{section}[{i}]"
+        if not isinstance(record, dict):
+            raise FormatError(f"must be a JSON object; got {type(record).__name__}",
+                              source=source, record=where)
+        if key not in record:
+            raise FormatError(f"missing '{key}'", source=source, record=where)
+        box = record[key]
+        if not isinstance(box, (list, tuple, np.ndarray)) or len(box) != 4:
+            raise FormatError(f"'{key}' must be a list of 4 numbers [x, y, w, h]; got {box!r}",
+                              source=source, record=where)
+        if not all(_is_number(v) for v in box):
+            raise FormatError(f"'{key}' must hold numbers; got {box!r}", source=source,
+                              record=where)
+        if not all(np.isfinite(v) for v in box):
+            raise FormatError(f"'{key}' must hold finite numbers; got {box!r}", source=source,
+                              record=where)
+        if box[2] < 0 or box[3] < 0:
+            raise FormatError(f"'{key}' width and height must be >= 0; got {box!r}",
+                              source=source, record=where)
+    raise FormatError(f"'{key}' could not be read", source=source,
+                      record=section)  # pragma: no cover

@@ -1,0 +1,322 @@
+"""COCO readers and writers: instances JSON (ground truth) and results files.
+
+The readers validate every record and convert it once into the columnar types of
+:mod:`deteval.data`; the original ``[x, y, w, h]`` numbers are kept in ``xywh`` because the
+COCO protocol computes with them (``semantics.md`` §2.3).
+
+Results follow pycocotools' ``loadRes``: detection ids are ``1..N`` in input order (the
+order that breaks score ties), the detection area is ``w * h``, and a result whose
+``category_id`` is not a ground-truth category is kept with ``category_index == -1`` so that
+the protocol can drop it and say how many it dropped. Unlike ``loadRes``, an empty results
+list is not an error, and a result on an unknown image is reported by its id.
+
+Examples
+--------
+>>> gt = {"images": [{"id": 1, "width": 64, "height": 48}],
+...       "categories": [{"id": 3, "name": "cat"}],
+...       "annotations": [{"id": 1, "image_id": 1, "category_id": 3,
+...                        "bbox": [4, 4, 10, 20], "area": 200, "iscrowd": 0}]}
+>>> dataset = read_coco_gt(gt)
+>>> dataset.gt.boxes.tolist()
+[[4.0, 4.0, 14.0, 24.0]]
+>>> dt = read_coco_results([{"image_id": 1, "category_id": 3, "bbox": [4, 4, 10, 19],
+...                          "score": 0.8}], dataset)
+>>> dt.area.tolist(), dt.scores.tolist()
+([190.0], [0.8])
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ..data import Categories, Dataset, Detections, GroundTruth, Images
+from ..errors import FormatError
+from ._json import box_column, gc_paused, load_json, number_column, source_name
+
+__all__ = ["read_coco_gt", "read_coco_results", "write_coco_results", "dataset_to_coco"]
+
+
+def _require_list(container: dict, key: str, source: str) -> list:
+    if key not in container:
+        raise FormatError(f"missing '{key}': a COCO instances file needs 'images', "
+                          "'annotations' and 'categories'", source=source)
+    value = container[key]
+    if not isinstance(value, list):
+        raise FormatError(f"'{key}' must be a list; got {type(value).__name__}", source=source)
+    return value
+
+
+def _unique_ids(ids: np.ndarray, source: str, section: str) -> None:
+    if len(np.unique(ids)) != len(ids):
+        order = np.argsort(ids, kind="stable")
+        dup = np.flatnonzero(ids[order][1:] == ids[order][:-1])[0]
+        first, second = sorted((int(order[dup]), int(order[dup + 1])))
+        raise FormatError(f"duplicate id {int(ids[second])} (also used by {section}[{first}]); "
+                          "ids must be unique", source=source, record=f"{section}[{second}]")
+
+
+def _lookup(ids: np.ndarray, table_ids: np.ndarray) -> np.ndarray:
+    """Row of each id in ``table_ids`` (-1 where absent)."""
+    if len(table_ids) == 0:
+        return np.full(len(ids), -1, dtype=np.int64)
+    order = np.argsort(table_ids, kind="stable")
+    sorted_ids = table_ids[order]
+    pos = np.clip(np.searchsorted(sorted_ids, ids), 0, len(sorted_ids) - 1)
+    found = sorted_ids[pos] == ids
+    return np.where(found, order[pos], -1)
+
+
+def _strings(records: list, key: str, default: str = "") -> tuple[str, ...]:
+    return tuple(str(r.get(key, default)) if isinstance(r, dict) else default for r in records)
+
+
+def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
+    """Read a COCO instances file (or an already-loaded dict) into a :class:`Dataset`.
+
+    Parameters
+    ----------
+    source : str, PathLike or dict
+        Path of an instances JSON file, or its parsed content. A dict is never modified.
+
+    Returns
+    -------
+    Dataset
+        Images and categories in file order; objects in file order with boxes converted to
+        xyxy, the original xywh kept, ``area`` from the file (the box area ``w * h`` where a
+        record has none), ``iscrowd`` (default 0) and the ``ignore`` key (default 0).
+
+    Raises
+    ------
+    FormatError
+        Malformed JSON; a missing ``images``, ``annotations`` or ``categories`` list; a record
+        without ``id``; duplicate or non-positive annotation ids (pycocotools uses id 0 as
+        "unmatched"); an annotation whose image or category is not in the file; a missing,
+        non-numeric, non-finite or negative-size ``bbox``. Each message names the record.
+    """
+    name = source_name(source)
+    if isinstance(source, (str, os.PathLike)):
+        data = load_json(source, what="ground truth")
+    else:
+        data = source
+    if not isinstance(data, dict):
+        raise FormatError("a COCO ground-truth file must hold a JSON object with 'images', "
+                          f"'annotations' and 'categories'; got a {type(data).__name__}",
+                          source=name)
+    images = _require_list(data, "images", name)
+    annotations = _require_list(data, "annotations", name)
+    categories = _require_list(data, "categories", name)
+
+    with gc_paused():
+        image_ids = number_column(images, "id", np.int64, source=name, section="images")
+        _unique_ids(image_ids, name, "images")
+        widths = number_column(images, "width", np.float64, source=name, section="images",
+                               default=float("nan"))
+        heights = number_column(images, "height", np.float64, source=name, section="images",
+                                default=float("nan"))
+        image_table = Images(ids=image_ids, widths=widths, heights=heights,
+                             file_names=_strings(images, "file_name"))
+
+        category_ids = number_column(categories, "id", np.int64, source=name,
+                                     section="categories")
+        _unique_ids(category_ids, name, "categories")
+        category_table = Categories(
+            ids=category_ids,
+            names=tuple(str(c.get("name", c["id"])) for c in categories),
+            supercategories=_strings(categories, "supercategory"))
+
+        ann_ids = number_column(annotations, "id", np.int64, source=name,
+                                section="annotations")
+        bad = np.flatnonzero(ann_ids <= 0)
+        if len(bad):
+            raise FormatError(
+                f"annotation id must be > 0; got {int(ann_ids[bad[0]])} (pycocotools treats "
+                "id 0 as 'unmatched', so such objects can never be matched: renumber from 1)",
+                source=name, record=f"annotations[{bad[0]}]")
+        _unique_ids(ann_ids, name, "annotations")
+        ann_image_ids = number_column(annotations, "image_id", np.int64, source=name,
+                                      section="annotations")
+        ann_category_ids = number_column(annotations, "category_id", np.int64, source=name,
+                                         section="annotations")
+        xywh = box_column(annotations, source=name, section="annotations")
+        box_areas = xywh[:, 2] * xywh[:, 3]
+        # A record without 'area' gets its box area (pycocotools would raise KeyError).
+        areas = number_column(annotations, "area", np.float64, source=name,
+                              section="annotations", default=np.nan)
+        areas = np.where(np.isnan(areas), box_areas, areas)
+        iscrowd = number_column(annotations, "iscrowd", np.float64, source=name,
+                                section="annotations", default=0)
+        ignore = number_column(annotations, "ignore", np.float64, source=name,
+                               section="annotations", default=0)
+
+    image_index = _lookup(ann_image_ids, image_ids)
+    bad = np.flatnonzero(image_index < 0)
+    if len(bad):
+        raise FormatError(f"image_id {int(ann_image_ids[bad[0]])} is not in 'images'",
+                          source=name, record=f"annotations[{bad[0]}] (id {ann_ids[bad[0]]})")
+    category_index = _lookup(ann_category_ids, category_ids)
+    bad = np.flatnonzero(category_index < 0)
+    if len(bad):
+        raise FormatError(f"category_id {int(ann_category_ids[bad[0]])} is not in 'categories'",
+                          source=name, record=f"annotations[{bad[0]}] (id {ann_ids[bad[0]]})")
+    boxes = np.column_stack([xywh[:, 0], xywh[:, 1], xywh[:, 0] + xywh[:, 2],
+                             xywh[:, 1] + xywh[:, 3]]) if len(xywh) else np.zeros((0, 4))
+    gt = GroundTruth(image_index=image_index, category_index=category_index, boxes=boxes,
+                     area=areas, iscrowd=iscrowd != 0, ignore=ignore != 0, ids=ann_ids,
+                     xywh=xywh)
+    return Dataset(images=image_table, categories=category_table, gt=gt, source=name)
+
+
+def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detections:
+    if array.ndim != 2 or array.shape[1] != 7:
+        raise FormatError(f"a results array must have shape (N, 7) with columns image_id, x, y, "
+                          f"w, h, score, category_id; got {array.shape}", source=name)
+    try:
+        array = np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise FormatError("a results array must hold numbers", source=name) from None
+    bad_rows = np.flatnonzero(~np.isfinite(array).all(axis=1))
+    if len(bad_rows):
+        raise FormatError(f"row must hold finite numbers; got {array[bad_rows[0]].tolist()}",
+                          source=name, record=f"row {bad_rows[0]}")
+    bad_rows = np.flatnonzero((array[:, 3] < 0) | (array[:, 4] < 0))
+    if len(bad_rows):
+        raise FormatError(f"box width and height must be >= 0; got {array[bad_rows[0]].tolist()}",
+                          source=name, record=f"row {bad_rows[0]}")
+    for col, what in ((0, "image_id"), (6, "category_id")):
+        bad_rows = np.flatnonzero(array[:, col] != np.round(array[:, col]))
+        if len(bad_rows):
+            raise FormatError(f"{what} must be an integer; got {array[bad_rows[0], col]!r}",
+                              source=name, record=f"row {bad_rows[0]}")
+    return _build_detections(array[:, 0].astype(np.int64), array[:, 6].astype(np.int64),
+                             array[:, 1:5].copy(), array[:, 5].copy(), dataset, name,
+                             lambda i: f"row {i}")
+
+
+def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where) -> Detections:
+    image_index = _lookup(image_ids, dataset.images.ids)
+    bad = np.flatnonzero(image_index < 0)
+    if len(bad):
+        raise FormatError(
+            f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
+            f"({dataset.source or 'dataset'}); {len(bad)} result(s) refer to unknown images",
+            source=name, record=where(bad[0]))
+    category_index = _lookup(category_ids, dataset.categories.ids)
+    boxes = np.column_stack([xywh[:, 0], xywh[:, 1], xywh[:, 0] + xywh[:, 2],
+                             xywh[:, 1] + xywh[:, 3]]) if len(xywh) else np.zeros((0, 4))
+    # loadRes: area = w * h, ids 1..N in input order.
+    return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
+                      scores=scores, area=xywh[:, 2] * xywh[:, 3], xywh=xywh)
+
+
+def read_coco_results(source: Any, dataset: Dataset) -> Detections:
+    """Read COCO detection results for ``dataset``, as pycocotools' ``loadRes`` does.
+
+    Parameters
+    ----------
+    source : str, PathLike, list of dict, dict or ndarray
+        A results JSON file; its content as a list of ``{"image_id", "category_id", "bbox",
+        "score"}`` records or a dict with such a list under ``"annotations"``; or an
+        ``(N, 7)`` array of rows ``[image_id, x, y, w, h, score, category_id]``. Never
+        modified.
+    dataset : Dataset
+        The ground truth the results refer to.
+
+    Returns
+    -------
+    Detections
+        In input order, with ids ``1..N``, boxes in xyxy, ``xywh`` kept, ``area = w * h``.
+        Results whose category is not a ground-truth category have ``category_index == -1``.
+        An empty list gives empty detections.
+
+    Raises
+    ------
+    FormatError
+        Malformed JSON, a record that is not an object, a missing or non-numeric field, a
+        box that is not 4 finite numbers with ``w, h >= 0``, a non-finite score, or an
+        ``image_id`` that is not in the ground truth; each names the record.
+    """
+    name = source_name(source)
+    if isinstance(source, (str, os.PathLike)):
+        source = load_json(source, what="results")
+    if isinstance(source, np.ndarray):
+        return _results_from_array(source, dataset, name)
+    if isinstance(source, dict):
+        if "annotations" not in source:
+            raise FormatError("results must be a list of detections or an object with an "
+                              "'annotations' list", source=name)
+        source = source["annotations"]
+        section = "annotations"
+    else:
+        section = ""
+    if not isinstance(source, (list, tuple)):
+        raise FormatError(f"results must be a list of detections; got {type(source).__name__}",
+                          source=name)
+    with gc_paused():
+        image_ids = number_column(source, "image_id", np.int64, source=name, section=section)
+        category_ids = number_column(source, "category_id", np.int64, source=name,
+                                     section=section)
+        scores = number_column(source, "score", np.float64, source=name, section=section)
+        xywh = box_column(source, source=name, section=section).reshape(-1, 4)
+    return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
+                             lambda i: f"{section}[{i}]")
+
+
+def _xywh(boxes: np.ndarray, xywh: np.ndarray | None) -> np.ndarray:
+    if xywh is not None:
+        return xywh
+    return np.column_stack([boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0],
+                            boxes[:, 3] - boxes[:, 1]]) if len(boxes) else np.zeros((0, 4))
+
+
+def write_coco_results(detections: Detections, dataset: Dataset,
+                       path: str | os.PathLike) -> int:
+    """Write detections as a COCO results JSON list.
+
+    Parameters
+    ----------
+    detections : Detections
+    dataset : Dataset
+        Gives the image and category ids the indices point to.
+    path : str or PathLike
+
+    Returns
+    -------
+    int
+        Number of records written. Detections with ``category_index == -1`` (category not in
+        the ground truth) have no category id to write and are skipped.
+    """
+    keep = detections.category_index >= 0
+    xywh = _xywh(detections.boxes, detections.xywh)[keep]
+    records = [
+        {"image_id": int(i), "category_id": int(c), "bbox": b, "score": float(s)}
+        for i, c, b, s in zip(dataset.images.ids[detections.image_index[keep]],
+                              dataset.categories.ids[detections.category_index[keep]],
+                              xywh.tolist(), detections.scores[keep])
+    ]
+    Path(path).write_bytes(orjson.dumps(records))
+    return len(records)
+
+
+def dataset_to_coco(dataset: Dataset) -> dict:
+    """The dataset as a COCO instances dict (boxes in xywh, the original numbers if kept)."""
+    images = [{"id": int(i), "file_name": f, **({"width": w} if np.isfinite(w) else {}),
+               **({"height": h} if np.isfinite(h) else {})}
+              for i, f, w, h in zip(dataset.images.ids, dataset.images.file_names,
+                                    dataset.images.widths.tolist(),
+                                    dataset.images.heights.tolist())]
+    categories = [{"id": int(i), "name": n, "supercategory": s}
+                  for i, n, s in zip(dataset.categories.ids, dataset.categories.names,
+                                     dataset.categories.supercategories)]
+    gt = dataset.gt
+    annotations = [{"id": int(a), "image_id": int(i), "category_id": int(c), "bbox": b,
+                    "area": float(ar), "iscrowd": int(cr), **({"ignore": 1} if ig else {})}
+                   for a, i, c, b, ar, cr, ig in zip(
+                       gt.ids, dataset.images.ids[gt.image_index],
+                       dataset.categories.ids[gt.category_index],
+                       _xywh(gt.boxes, gt.xywh).tolist(), gt.area, gt.iscrowd, gt.ignore)]
+    return {"images": images, "annotations": annotations, "categories": categories}

@@ -1,0 +1,375 @@
+"""The greedy, score-ordered matcher over a whole dataset, and the match table it produces.
+
+Every number deteval reports is computed from one :class:`MatchTable`, so AP, PR curves,
+confusion matrices and drawings cannot disagree.
+
+The rule is pycocotools' ``evaluateImg`` (``semantics.md`` §6), applied to every group of
+detections and ground truth that may match each other (one image and one category, or one
+image when categories are ignored):
+
+* detections are visited by descending score (ties: the caller's tie order), only the top
+  ``max_detections`` of each group take part;
+* for each IoU threshold ``t`` a detection takes, among the ground truth it overlaps with
+  IoU >= ``min(t, 1 - 1e-10)``, the one with the highest IoU that is still free, preferring
+  objects that are not ignored; on equal IoU the later object (in file order) wins;
+* crowd objects stay free after a match (they absorb any number of detections);
+* a detection matched to an ignored object is ignored; an unmatched detection whose area is
+  outside the area range is ignored; other unmatched detections are false positives.
+
+Implementation: all candidate pairs (IoU at or above the lowest threshold) of all groups are
+processed at once, in rounds; round ``r`` takes the ``r``-th detection of every group that
+still has candidates, vectorised over groups, IoU thresholds and area ranges. The state
+carried between rounds is which object is taken at each (area range, threshold).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["MatchTable", "match_detections", "TP", "FP", "IGNORED", "NOT_EVALUATED", "FN"]
+
+#: Status codes of :meth:`MatchTable.detection_status` and :meth:`MatchTable.gt_status`.
+NOT_EVALUATED = -1
+FP = 0
+FN = 0
+TP = 1
+IGNORED = 2
+
+_IOU_CAP = 1 - 1e-10
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+def _group_runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start index and length of each run of equal values in a sorted key array."""
+    if len(sorted_keys) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    lengths = np.diff(np.r_[starts, len(sorted_keys)])
+    return starts, lengths
+
+
+def _rank_within_groups(sorted_groups: np.ndarray) -> np.ndarray:
+    """0-based position of each element inside its run of equal (sorted) group keys."""
+    starts, lengths = _group_runs(sorted_groups)
+    return np.arange(len(sorted_groups)) - np.repeat(starts, lengths)
+
+
+@dataclass(frozen=True, eq=False)
+class MatchTable:
+    """Result of matching: for every detection and IoU threshold, what it matched.
+
+    Matches are stored sparsely (one row per match) for every area range; the dense views
+    are computed on request. Indices refer to rows of the :class:`~deteval.data.Detections`
+    and :class:`~deteval.data.GroundTruth` that were matched.
+
+    Attributes
+    ----------
+    iou_thresholds : ndarray, shape (T,)
+    area_ranges : ndarray, shape (A, 2)
+        Inclusive ``[lo, hi]`` area bounds; index 0 is usually "all".
+    dt_rank : ndarray of int, shape (n_dt,)
+        Position of each detection in its group by descending score; -1 for detections that
+        were not evaluated (image or category not selected).
+    dt_kept : ndarray of bool, shape (n_dt,)
+        Evaluated and within the top ``max_detections`` of its group.
+    dt_out_of_range : ndarray of bool, shape (A, n_dt)
+        Detection area outside each area range.
+    gt_evaluated : ndarray of bool, shape (n_gt,)
+    gt_crowd : ndarray of bool, shape (n_gt,)
+    gt_ignore : ndarray of bool, shape (A, n_gt)
+        Ignored per area range: crowd/ignore flag, or area outside the range.
+    match_area, match_threshold, match_dt, match_gt : ndarray of int, shape (n_matches,)
+        One row per match: area range index, threshold index, detection row, GT row.
+    """
+
+    iou_thresholds: np.ndarray
+    area_ranges: np.ndarray
+    dt_rank: np.ndarray
+    dt_kept: np.ndarray
+    dt_out_of_range: np.ndarray
+    gt_evaluated: np.ndarray
+    gt_crowd: np.ndarray
+    gt_ignore: np.ndarray
+    match_area: np.ndarray
+    match_threshold: np.ndarray
+    match_dt: np.ndarray
+    match_gt: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                _frozen(value)
+
+    @property
+    def n_detections(self) -> int:
+        return len(self.dt_rank)
+
+    @property
+    def n_gt(self) -> int:
+        return len(self.gt_evaluated)
+
+    def _rows(self, area_index: int) -> np.ndarray:
+        return np.flatnonzero(self.match_area == area_index)
+
+    def detection_matches(self, area_index: int = 0) -> np.ndarray:
+        """Matched GT row of every detection, shape (T, n_dt); -1 where unmatched."""
+        out = np.full((len(self.iou_thresholds), self.n_detections), -1, dtype=np.int64)
+        rows = self._rows(area_index)
+        out[self.match_threshold[rows], self.match_dt[rows]] = self.match_gt[rows]
+        return out
+
+    def gt_matches(self, area_index: int = 0) -> np.ndarray:
+        """Matching detection row of every GT object, shape (T, n_gt); -1 where unmatched.
+
+        A crowd object can absorb several detections; the one listed is the last matched.
+        """
+        out = np.full((len(self.iou_thresholds), self.n_gt), -1, dtype=np.int64)
+        rows = self._rows(area_index)
+        out[self.match_threshold[rows], self.match_gt[rows]] = self.match_dt[rows]
+        return out
+
+    def detection_status(self, area_index: int = 0) -> np.ndarray:
+        """Status of every detection at every threshold, shape (T, n_dt), int8.
+
+        ``TP`` (1), ``FP`` (0), ``IGNORED`` (2: matched an ignored object, or unmatched and
+        outside the area range) or ``NOT_EVALUATED`` (-1: not selected, or beyond the
+        ``max_detections`` of its group).
+        """
+        matches = self.detection_matches(area_index)
+        matched = matches >= 0
+        ignored_match = np.zeros_like(matched)
+        ignored_match[matched] = self.gt_ignore[area_index][matches[matched]]
+        status = np.where(matched, np.where(ignored_match, IGNORED, TP),
+                          np.where(self.dt_out_of_range[area_index], IGNORED, FP))
+        status[:, ~self.dt_kept] = NOT_EVALUATED
+        return status.astype(np.int8)
+
+    def gt_status(self, area_index: int = 0) -> np.ndarray:
+        """Status of every GT object at every threshold, shape (T, n_gt), int8.
+
+        ``TP`` (1: matched), ``FN`` (0: missed), ``IGNORED`` (2) or ``NOT_EVALUATED`` (-1).
+        """
+        matched = self.gt_matches(area_index) >= 0
+        status = np.where(self.gt_ignore[area_index], IGNORED, np.where(matched, TP, FN))
+        status = np.broadcast_to(status, matched.shape).copy()
+        status[:, ~self.gt_evaluated] = NOT_EVALUATED
+        return status.astype(np.int8)
+
+    def to_dict(self, area_index: int = 0) -> dict[str, np.ndarray]:
+        """Dense arrays for one area range: matches and status of detections and GT."""
+        return {
+            "iou_thresholds": self.iou_thresholds.copy(),
+            "dt_rank": self.dt_rank.copy(),
+            "dt_match": self.detection_matches(area_index),
+            "dt_status": self.detection_status(area_index),
+            "gt_match": self.gt_matches(area_index),
+            "gt_status": self.gt_status(area_index),
+        }
+
+    def to_json(self, path: str | os.PathLike | None = None, area_index: int = 0) -> str:
+        """The :meth:`to_dict` arrays as JSON (written to ``path`` if given)."""
+        import orjson
+
+        text = orjson.dumps({k: v.tolist() for k, v in self.to_dict(area_index).items()}).decode()
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    def to_csv(self, path: str | os.PathLike | None = None, area_index: int = 0) -> str:
+        """One row per (detection, threshold): ``detection, iou_threshold, status, gt``.
+
+        Status is written as ``TP``, ``FP``, ``IGNORED`` or ``NOT_EVALUATED``; ``gt`` is the
+        matched GT row or empty.
+        """
+        names = {TP: "TP", FP: "FP", IGNORED: "IGNORED", NOT_EVALUATED: "NOT_EVALUATED"}
+        status = self.detection_status(area_index)
+        matches = self.detection_matches(area_index)
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["detection", "iou_threshold", "status", "gt"])
+        for d in range(self.n_detections):
+            for t, thr in enumerate(self.iou_thresholds.tolist()):
+                g = int(matches[t, d])
+                writer.writerow([d, repr(thr), names[int(status[t, d])], g if g >= 0 else ""])
+        text = buffer.getvalue()
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+
+def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold):
+    """All (detection, GT) pairs of the same group with similarity >= ``min_threshold``.
+
+    Returns detection rows, GT rows (GT in file order inside a group) and similarities.
+    """
+    gt_rows = np.flatnonzero(gt_group >= 0)
+    gt_rows = gt_rows[np.argsort(gt_group[gt_rows], kind="stable")]
+    gt_keys = gt_group[gt_rows]
+    group_of_dt = dt_group[dt_kept_rows]
+    first = np.searchsorted(gt_keys, group_of_dt, side="left")
+    count = np.searchsorted(gt_keys, group_of_dt, side="right") - first
+    pair_dt = np.repeat(dt_kept_rows, count)
+    offsets = np.arange(len(pair_dt)) - np.repeat(np.cumsum(count) - count, count)
+    pair_gt = gt_rows[np.repeat(first, count) + offsets]
+    values = np.asarray(similarity(pair_dt, pair_gt), dtype=np.float64)
+    keep = values >= min_threshold
+    return pair_dt[keep], pair_gt[keep], values[keep]
+
+
+def _last_argmax(allowed, values, starts, lengths, positions):
+    """Per segment: the last position with the maximal value among ``allowed`` (-1 if none)."""
+    keyed = np.where(allowed, values, -np.inf)
+    best = np.maximum.reduceat(keyed, starts, axis=-1)
+    at_best = allowed & (keyed == np.repeat(best, lengths, axis=-1))
+    return np.maximum.reduceat(np.where(at_best, positions, -1), starts, axis=-1)
+
+
+def match_detections(
+    *,
+    dt_group: np.ndarray,
+    dt_scores: np.ndarray,
+    dt_tie_order: np.ndarray,
+    dt_area: np.ndarray,
+    gt_group: np.ndarray,
+    gt_crowd: np.ndarray,
+    gt_ignore: np.ndarray,
+    gt_area: np.ndarray,
+    similarity: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    iou_thresholds: np.ndarray,
+    area_ranges: np.ndarray,
+    max_detections: int,
+) -> MatchTable:
+    """Match detections to ground truth, greedily by score, in every group at once.
+
+    Parameters
+    ----------
+    dt_group : ndarray of int, shape (n_dt,)
+        Group key of each detection (for example ``image * K + category``); -1 for
+        detections that are not evaluated.
+    dt_scores : ndarray of float, shape (n_dt,)
+    dt_tie_order : ndarray of int, shape (n_dt,)
+        Breaks equal scores inside a group (smaller first); usually the input position.
+    dt_area : ndarray of float, shape (n_dt,)
+        Used to ignore unmatched detections outside an area range.
+    gt_group : ndarray of int, shape (n_gt,)
+        Group key of each GT object; -1 for objects that are not evaluated. Inside a group
+        the GT row order is the order used to break IoU ties (later wins).
+    gt_crowd, gt_ignore : ndarray of bool, shape (n_gt,)
+    gt_area : ndarray of float, shape (n_gt,)
+    similarity : callable
+        ``similarity(dt_rows, gt_rows) -> values`` for aligned row arrays (IoU, OKS, ...).
+    iou_thresholds : ndarray, shape (T,)
+    area_ranges : ndarray, shape (A, 2)
+        Inclusive bounds; objects outside a range are ignored for that range.
+    max_detections : int
+        Only the top-scoring ``max_detections`` of each group are matched.
+
+    Returns
+    -------
+    MatchTable
+
+    Examples
+    --------
+    One image, one category: two detections compete for one object.
+
+    >>> import numpy as np
+    >>> table = match_detections(
+    ...     dt_group=np.array([0, 0]), dt_scores=np.array([0.5, 0.9]),
+    ...     dt_tie_order=np.arange(2), dt_area=np.array([100.0, 100.0]),
+    ...     gt_group=np.array([0]), gt_crowd=np.array([False]), gt_ignore=np.array([False]),
+    ...     gt_area=np.array([100.0]), similarity=lambda d, g: np.array([0.8, 0.7])[d],
+    ...     iou_thresholds=np.array([0.5, 0.75]), area_ranges=np.array([[0, 1e10]]),
+    ...     max_detections=100)
+    >>> table.detection_status().tolist()   # rows: thresholds; columns: detections
+    [[0, 1], [1, 0]]
+    """
+    dt_group = np.asarray(dt_group, dtype=np.int64)
+    gt_group = np.asarray(gt_group, dtype=np.int64)
+    thresholds = np.asarray(iou_thresholds, dtype=np.float64)
+    area_ranges = np.asarray(area_ranges, dtype=np.float64).reshape(-1, 2)
+    n_dt, n_gt = len(dt_group), len(gt_group)
+    n_t, n_a = len(thresholds), len(area_ranges)
+
+    # Rank detections inside their group: descending score, then the tie order.
+    evaluated = np.flatnonzero(dt_group >= 0)
+    order = evaluated[np.lexsort((dt_tie_order[evaluated], -dt_scores[evaluated],
+                                  dt_group[evaluated]))]
+    dt_rank = np.full(n_dt, -1, dtype=np.int64)
+    dt_rank[order] = _rank_within_groups(dt_group[order])
+    dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
+
+    lo, hi = area_ranges[:, 0:1], area_ranges[:, 1:2]
+    gt_evaluated = gt_group >= 0
+    gt_ignored = gt_ignore[None, :] | (gt_area[None, :] < lo) | (gt_area[None, :] > hi)
+    dt_out = (dt_area[None, :] < lo) | (dt_area[None, :] > hi)
+
+    effective = np.minimum(thresholds, _IOU_CAP)
+    kept_rows = np.flatnonzero(dt_kept)
+    if n_t and len(kept_rows) and n_gt:
+        pair_dt, pair_gt, values = _candidate_pairs(dt_group, kept_rows, gt_group, similarity,
+                                                    effective.min())
+    else:
+        pair_dt = pair_gt = np.zeros(0, np.int64)
+        values = np.zeros(0)
+
+    # Round of each pair: dense rank of its detection among the detections of its group that
+    # have candidates. Sort pairs by (round, group, detection, GT file order).
+    pair_group = dt_group[pair_dt]
+    pair_order = np.lexsort((pair_gt, dt_rank[pair_dt], pair_group))
+    pair_dt, pair_gt, values = pair_dt[pair_order], pair_gt[pair_order], values[pair_order]
+    pair_group = pair_group[pair_order]
+    new_dt = np.r_[True, pair_dt[1:] != pair_dt[:-1]] if len(pair_dt) else np.zeros(0, bool)
+    dt_starts = np.flatnonzero(new_dt)
+    dt_round = _rank_within_groups(pair_group[dt_starts])
+    pair_round = np.repeat(dt_round, np.diff(np.r_[dt_starts, len(pair_dt)]))
+    by_round = np.argsort(pair_round, kind="stable")
+    pair_dt, pair_gt, values = pair_dt[by_round], pair_gt[by_round], values[by_round]
+    round_bounds = np.searchsorted(pair_round[by_round], np.arange(dt_round.max() + 2)
+                                   if len(dt_round) else np.zeros(1, np.int64))
+
+    taken = np.zeros((n_a, n_t, n_gt), dtype=bool)
+    found_a, found_t, found_d, found_g = [], [], [], []
+    thr = effective[None, :, None]
+    for r in range(len(round_bounds) - 1):
+        sl = slice(round_bounds[r], round_bounds[r + 1])
+        p_dt, p_gt, p_val = pair_dt[sl], pair_gt[sl], values[sl]
+        starts, lengths = _group_runs(p_dt)
+        free = gt_crowd[p_gt][None, None, :] | ~taken[:, :, p_gt]
+        ok = free & (p_val[None, None, :] >= thr)
+        ignored = gt_ignored[:, p_gt][:, None, :]
+        positions = np.arange(len(p_dt))
+        regular = _last_argmax(ok & ~ignored, p_val, starts, lengths, positions)
+        fallback = _last_argmax(ok & ignored, p_val, starts, lengths, positions)
+        chosen = np.where(regular >= 0, regular, fallback)
+        a_idx, t_idx, s_idx = np.nonzero(chosen >= 0)
+        picked = chosen[a_idx, t_idx, s_idx]
+        g_rows = p_gt[picked]
+        taken[a_idx, t_idx, g_rows] = True
+        found_a.append(a_idx)
+        found_t.append(t_idx)
+        found_d.append(p_dt[picked])
+        found_g.append(g_rows)
+
+    def cat(parts):
+        return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+
+    m_a, m_t, m_d, m_g = cat(found_a), cat(found_t), cat(found_d), cat(found_g)
+    order = np.lexsort((m_d, m_t, m_a))
+    return MatchTable(
+        iou_thresholds=thresholds.copy(), area_ranges=area_ranges.copy(), dt_rank=dt_rank,
+        dt_kept=dt_kept, dt_out_of_range=dt_out, gt_evaluated=gt_evaluated,
+        gt_crowd=np.asarray(gt_crowd, bool).copy(), gt_ignore=gt_ignored & gt_evaluated,
+        match_area=m_a[order], match_threshold=m_t[order], match_dt=m_d[order],
+        match_gt=m_g[order])

@@ -1,0 +1,594 @@
+"""The COCO detection protocol, number for number equal to pycocotools' ``COCOeval``.
+
+Dimension letters used throughout:
+
+* ``T`` IoU thresholds (default 10: 0.50, 0.55, ..., 0.95 from ``np.linspace``),
+* ``R`` recall thresholds (default 101: 0.00, 0.01, ..., 1.00),
+* ``K`` categories (or 1 when categories are ignored),
+* ``A`` area ranges (default 4: all, small, medium, large),
+* ``M`` max-detections settings (default 3: 1, 10, 100).
+
+The result keeps pycocotools' arrays (``precision[T,R,K,A,M]``, ``recall[T,K,A,M]``,
+``scores[T,R,K,A,M]``, -1 where undefined), its 12 ``stats`` and its printed summary, and
+adds a per-category table. Everything is computed from one :class:`~deteval.matching.MatchTable`.
+
+How the numbers are reproduced bit for bit (see ``semantics.md`` §1-§8): thresholds from
+``np.linspace``; IoU from the original ``[x, y, w, h]`` in pycocotools' operation order;
+detections ranked by a stable sort on descending score; the crowd and ``ignore`` rules; the
+``+ np.spacing(1)`` in precision; recall points found with the same float comparisons as
+``searchsorted``; means over the same flattened entries. Precision is only needed where
+recall increases, so accumulation works on the matched detections (a few percent of all)
+plus one cumulative count of out-of-range detections, instead of on dense (T, A, N) arrays.
+
+Examples
+--------
+>>> gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "box"}],
+...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+...                        "bbox": [0, 0, 10, 10], "area": 100, "iscrowd": 0}]}
+>>> dt = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 9], "score": 0.9}]
+>>> result = evaluate_coco(gt, dt)
+>>> result.stats[:3].tolist()
+[0.8999999999999999, 0.9999999999999999, 0.9999999999999999]
+>>> print(result.summary().splitlines()[0])
+ Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.900
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..data import Dataset, Detections
+from ..errors import FormatError
+from ..io.coco import read_coco_gt, read_coco_results
+from ..iou import coco_pair_iou
+from ..matching import MatchTable, match_detections
+
+__all__ = ["COCO", "COCOParams", "COCOResult", "evaluate_coco", "STAT_NAMES"]
+
+_EPS = np.spacing(1)
+
+#: Short names of the 12 ``stats``, in pycocotools' order.
+STAT_NAMES = ("AP", "AP50", "AP75", "APs", "APm", "APl",
+              "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")
+
+
+@dataclass(frozen=True)
+class COCOParams:
+    """Settings of the COCO protocol (pycocotools ``Params`` names in brackets).
+
+    Parameters
+    ----------
+    iou_type : {"bbox"}
+        Similarity measure (``iouType``).
+    iou_thresholds : tuple of float
+        (``iouThrs``) default ``np.linspace(.5, .95, 10)``.
+    recall_thresholds : tuple of float
+        (``recThrs``) default ``np.linspace(0, 1, 101)``.
+    max_detections : tuple of int
+        (``maxDets``) at least 3 values, sorted ascending at evaluation; default (1, 10, 100).
+    area_ranges : tuple of (float, float)
+        (``areaRng``) inclusive bounds; default all, small, medium, large.
+    area_labels : tuple of str
+        (``areaRngLbl``) one label per range; the summary looks up "all", "small",
+        "medium" and "large".
+    use_categories : bool
+        (``useCats``) False pools all categories of an image (class-agnostic matching).
+    image_ids, category_ids : tuple of int or None
+        (``imgIds``, ``catIds``) subsets to evaluate; None means all of the ground truth.
+    """
+
+    iou_type: str = "bbox"
+    iou_thresholds: tuple[float, ...] = tuple(np.linspace(0.5, 0.95, 10).tolist())
+    recall_thresholds: tuple[float, ...] = tuple(np.linspace(0.0, 1.0, 101).tolist())
+    max_detections: tuple[int, ...] = (1, 10, 100)
+    area_ranges: tuple[tuple[float, float], ...] = (
+        (0.0, 1e10), (0.0, 1024.0), (1024.0, 9216.0), (9216.0, 1e10))
+    area_labels: tuple[str, ...] = ("all", "small", "medium", "large")
+    use_categories: bool = True
+    image_ids: tuple[int, ...] | None = None
+    category_ids: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if self.iou_type != "bbox":
+            raise ValueError(f"iou_type must be 'bbox'; got {self.iou_type!r} (segm and "
+                             "keypoints are not implemented yet)")
+        for name in ("iou_thresholds", "recall_thresholds"):
+            values = np.atleast_1d(np.asarray(getattr(self, name), dtype=np.float64))
+            if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all():
+                raise ValueError(f"{name} must be a non-empty list of finite numbers; "
+                                 f"got {getattr(self, name)!r}")
+            set_(self, name, tuple(values.tolist()))
+        dets = tuple(int(m) for m in np.atleast_1d(self.max_detections))
+        if len(dets) < 3 or min(dets) < 1:
+            raise ValueError("max_detections must hold at least 3 positive integers (the COCO "
+                             f"summary reads maxDets[0], [1] and [2]); got {self.max_detections!r}")
+        set_(self, "max_detections", dets)
+        ranges = np.asarray(self.area_ranges, dtype=np.float64)
+        if ranges.ndim != 2 or ranges.shape[1] != 2 or len(ranges) == 0:
+            raise ValueError(f"area_ranges must be a list of (lo, hi) pairs; "
+                             f"got {self.area_ranges!r}")
+        set_(self, "area_ranges", tuple((float(lo), float(hi)) for lo, hi in ranges))
+        labels = tuple(str(label) for label in self.area_labels)
+        if len(labels) != len(ranges):
+            raise ValueError(f"area_labels must have one label per area range ({len(ranges)}); "
+                             f"got {len(labels)}")
+        set_(self, "area_labels", labels)
+        set_(self, "use_categories", bool(self.use_categories))
+        for name in ("image_ids", "category_ids"):
+            value = getattr(self, name)
+            if value is not None:
+                set_(self, name, tuple(int(v) for v in np.atleast_1d(value)))
+
+
+#: The pycocotools defaults for bbox evaluation.
+COCO = COCOParams()
+
+
+@dataclass(frozen=True, eq=False)
+class COCOResult:
+    """Result of :func:`evaluate_coco`.
+
+    Attributes
+    ----------
+    params : COCOParams
+        The settings used, with ``image_ids`` and ``category_ids`` filled in (sorted) and
+        ``max_detections`` sorted, as pycocotools normalises them.
+    stats : ndarray, shape (12,)
+        AP, AP50, AP75, APs, APm, APl, AR1, AR10, AR100, ARs, ARm, ARl (-1 if undefined).
+    precision : ndarray, shape (T, R, K, A, M)
+    recall : ndarray, shape (T, K, A, M)
+    scores : ndarray, shape (T, R, K, A, M)
+        Score of the detection at which each recall threshold is reached.
+    category_ids : ndarray, shape (K,)
+        Category of each K column (-1 when categories are pooled).
+    category_names : tuple of str
+    n_gt : ndarray, shape (K,)
+        Ground-truth objects evaluated per category (crowd regions included).
+    n_crowd : ndarray, shape (K,)
+    n_detections : ndarray, shape (K,)
+        Detections evaluated per category (within the top ``max_detections[-1]`` of each
+        image and category).
+    matches : MatchTable
+        Row indices refer to ``gt.gt`` and ``detections``.
+    gt : Dataset
+    detections : Detections
+    notes : tuple of str
+        What a user should know about the input (dropped results, no detections).
+    timings : dict
+        Seconds spent in each phase ("load", "match", "accumulate", "summarize").
+    """
+
+    params: COCOParams
+    stats: np.ndarray
+    precision: np.ndarray
+    recall: np.ndarray
+    scores: np.ndarray
+    category_ids: np.ndarray
+    category_names: tuple[str, ...]
+    n_gt: np.ndarray
+    n_crowd: np.ndarray
+    n_detections: np.ndarray
+    matches: MatchTable
+    gt: Dataset
+    detections: Detections
+    notes: tuple[str, ...] = ()
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def summary_lines(self) -> list[str]:
+        """The 12 lines pycocotools' ``summarize()`` prints, character for character."""
+        p = self.params
+        lines = []
+        for spec, value in zip(_STAT_SPECS, self.stats):
+            is_ap, iou, area, m_index = spec
+            max_dets = 100 if m_index is None else p.max_detections[m_index]
+            iou_text = (f"{p.iou_thresholds[0]:0.2f}:{p.iou_thresholds[-1]:0.2f}" if iou is None
+                        else f"{iou:0.2f}")
+            title, kind = ("Average Precision", "(AP)") if is_ap else ("Average Recall", "(AR)")
+            lines.append(f" {title:<18} {kind} @[ IoU={iou_text:<9} | area={area:>6s} | "
+                         f"maxDets={max_dets:>3d} ] = {value:0.3f}")
+        return lines
+
+    def summary(self) -> str:
+        """The summary text, identical line for line to pycocotools' ``summarize()``."""
+        return "\n".join(self.summary_lines)
+
+    def stat(self, name: str) -> float:
+        """One of the 12 stats by name (``"AP"``, ``"AP50"``, ... see ``STAT_NAMES``)."""
+        if name not in STAT_NAMES:
+            raise KeyError(f"unknown stat {name!r}; choose one of {', '.join(STAT_NAMES)}")
+        return float(self.stats[STAT_NAMES.index(name)])
+
+    def per_class(self) -> list[dict[str, Any]]:
+        """Per-category table: AP at the COCO settings, AR, and counts.
+
+        Each row has ``category_id``, ``name``, ``AP``, ``AP50``, ``AP75``, ``APs``, ``APm``,
+        ``APl`` (IoU .50:.95 unless named, maxDets 100 or the largest setting), ``AR100``
+        (recall at the same maxDets), ``n_gt``, ``n_crowd`` and ``n_detections``. A value is
+        -1 where it is undefined (no ground truth of that category in that area range), as
+        in pycocotools.
+        """
+        p = self.params
+        m = (p.max_detections.index(100) if 100 in p.max_detections
+             else len(p.max_detections) - 1)
+        rows = []
+        for k, (cid, name) in enumerate(zip(self.category_ids.tolist(), self.category_names)):
+            row: dict[str, Any] = {"category_id": cid, "name": name}
+            for label, iou, area in (("AP", None, "all"), ("AP50", 0.5, "all"),
+                                     ("AP75", 0.75, "all"), ("APs", None, "small"),
+                                     ("APm", None, "medium"), ("APl", None, "large")):
+                row[label] = _summarize_value(self.precision[:, :, k:k + 1], p, iou, area, m)
+            row["AR100"] = _summarize_value(self.recall[:, k:k + 1], p, None, "all", m)
+            row["n_gt"] = int(self.n_gt[k])
+            row["n_crowd"] = int(self.n_crowd[k])
+            row["n_detections"] = int(self.n_detections[k])
+            rows.append(row)
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary: stats (named and in order), summary lines, per-class table."""
+        return {
+            "stats": [float(s) for s in self.stats],
+            "stats_named": {n: float(s) for n, s in zip(STAT_NAMES, self.stats)},
+            "summary": self.summary_lines,
+            "per_class": self.per_class(),
+            "notes": list(self.notes),
+            "params": {k: (list(v) if isinstance(v, tuple) else v)
+                       for k, v in dataclasses.asdict(self.params).items()},
+        }
+
+
+# (is_ap, iou threshold or None, area label, maxDets index or None for the literal 100)
+_STAT_SPECS = (
+    (True, None, "all", None), (True, 0.5, "all", 2), (True, 0.75, "all", 2),
+    (True, None, "small", 2), (True, None, "medium", 2), (True, None, "large", 2),
+    (False, None, "all", 0), (False, None, "all", 1), (False, None, "all", 2),
+    (False, None, "small", 2), (False, None, "medium", 2), (False, None, "large", 2),
+)
+
+
+def _summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area: str,
+                     m_index: int | None) -> float:
+    """pycocotools' ``_summarize`` on precision (5-D) or recall (4-D) arrays."""
+    area_index = [i for i, label in enumerate(p.area_labels) if label == area]
+    max_dets = 100 if m_index is None else p.max_detections[m_index]
+    m_indices = [i for i, m in enumerate(p.max_detections) if m == max_dets]
+    if iou is not None:
+        values = values[np.where(iou == np.asarray(p.iou_thresholds))[0]]
+    if values.ndim == 5:
+        values = values[:, :, :, area_index, m_indices]
+    else:
+        values = values[:, :, area_index, m_indices]
+    valid = values[values > -1]
+    return -1.0 if len(valid) == 0 else float(np.mean(valid))
+
+
+def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
+    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt)
+    if isinstance(dt, Detections):
+        detections = dt
+    else:
+        detections = read_coco_results(dt, dataset)
+    _check_inputs(dataset, detections)
+    return dataset, detections
+
+
+def _check_inputs(dataset: Dataset, detections: Detections) -> None:
+    gt = dataset.gt
+    bad = np.flatnonzero(gt.ids <= 0)
+    if len(bad):
+        raise FormatError(f"ground-truth ids must be > 0 (pycocotools treats id 0 as "
+                          f"'unmatched'); got {int(gt.ids[bad[0]])}", source=dataset.source,
+                          record=f"object {bad[0]}")
+    if len(np.unique(gt.ids)) != len(gt.ids):
+        raise FormatError("ground-truth ids must be unique", source=dataset.source)
+    for name, values in (("scores", detections.scores), ("boxes", detections.boxes)):
+        bad = np.flatnonzero(~np.isfinite(values.reshape(len(values), -1)).all(axis=1))
+        if len(bad):
+            raise ValueError(f"detection {name} must be finite; row {bad[0]} has "
+                             f"{values[bad[0]].tolist()}")
+    n_images, n_categories = len(dataset.images), len(dataset.categories)
+    if len(detections) and (detections.image_index.min() < 0
+                            or detections.image_index.max() >= n_images):
+        raise ValueError("detections.image_index must index the dataset's images table")
+    if len(detections) and (detections.category_index.min() < -1
+                            or detections.category_index.max() >= n_categories):
+        raise ValueError("detections.category_index must index the dataset's categories "
+                         "table (or be -1 for a category unknown to the ground truth)")
+
+
+def _xywh(boxes: np.ndarray, xywh: np.ndarray | None) -> np.ndarray:
+    if xywh is not None:
+        return xywh
+    return np.column_stack([boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0],
+                            boxes[:, 3] - boxes[:, 1]]).reshape(-1, 4)
+
+
+def _positions(values: np.ndarray, selected_sorted: np.ndarray) -> np.ndarray:
+    """Position of each value in a sorted id array (-1 if absent)."""
+    if len(selected_sorted) == 0:
+        return np.full(len(values), -1, dtype=np.int64)
+    pos = np.clip(np.searchsorted(selected_sorted, values), 0, len(selected_sorted) - 1)
+    return np.where(selected_sorted[pos] == values, pos, -1)
+
+
+def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
+                  params: COCOParams | None = None, **options: Any) -> COCOResult:
+    """Evaluate detections with the COCO protocol, equal to pycocotools' ``COCOeval``.
+
+    Parameters
+    ----------
+    gt : Dataset, str, PathLike or dict
+        Ground truth: a :class:`~deteval.data.Dataset`, a COCO instances file or its dict.
+    dt : Detections, str, PathLike, list, dict or ndarray
+        Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads. An empty
+        list is allowed: every category with ground truth then has AP 0 (pycocotools raises
+        IndexError), and ``notes`` says so.
+    iou_type : {"bbox"}, optional
+    params : COCOParams, optional
+        Base settings (default :data:`COCO`); the keyword options below replace its fields.
+    **options
+        Any field of :class:`COCOParams`: ``iou_thresholds``, ``recall_thresholds``,
+        ``max_detections``, ``area_ranges``, ``area_labels``, ``use_categories``,
+        ``image_ids``, ``category_ids``.
+
+    Returns
+    -------
+    COCOResult
+
+    Raises
+    ------
+    FormatError
+        Unreadable or invalid input (the message names file and record).
+    ValueError, TypeError
+        Invalid settings.
+
+    Notes
+    -----
+    Results whose category is not a ground-truth category are dropped, as pycocotools does;
+    ``notes`` counts them. The inputs are never modified.
+    """
+    started = time.perf_counter()
+    base = COCO if params is None else params
+    if iou_type is not None:
+        options["iou_type"] = iou_type
+    unknown = set(options) - {f.name for f in dataclasses.fields(COCOParams)}
+    if unknown:
+        raise TypeError(f"evaluate_coco() got unknown option(s): {', '.join(sorted(unknown))}")
+    p = dataclasses.replace(base, **options) if options else base
+    dataset, detections = _load(gt, dt)
+    loaded = time.perf_counter()
+
+    # Normalise the settings as COCOeval.evaluate() does.
+    image_ids = np.unique(np.asarray(p.image_ids if p.image_ids is not None
+                                     else dataset.images.ids, dtype=np.int64))
+    if p.use_categories:
+        category_ids = np.unique(np.asarray(p.category_ids if p.category_ids is not None
+                                            else dataset.categories.ids, dtype=np.int64))
+    else:
+        # useCats=0 keeps catIds in the given order (the pool's concatenation order).
+        category_ids = np.asarray(p.category_ids if p.category_ids is not None
+                                  else np.sort(dataset.categories.ids), dtype=np.int64)
+    p = dataclasses.replace(p, image_ids=tuple(image_ids.tolist()),
+                            category_ids=tuple(category_ids.tolist()),
+                            max_detections=tuple(sorted(p.max_detections)))
+
+    gt_objects = dataset.gt
+    n_k = len(category_ids) if p.use_categories else 1
+    image_pos_of_row = _positions(dataset.images.ids, image_ids)
+    # Position of each category-table row in category_ids (first occurrence), -1 if absent.
+    cat_pos_of_row = np.full(len(dataset.categories), -1, dtype=np.int64)
+    for pos, cid in enumerate(category_ids.tolist()):
+        rows = np.flatnonzero((dataset.categories.ids == cid) & (cat_pos_of_row < 0))
+        cat_pos_of_row[rows] = pos
+
+    def groups(image_index, category_index):
+        img = image_pos_of_row[image_index]
+        cat = np.where(category_index >= 0, cat_pos_of_row[np.maximum(category_index, 0)], -1)
+        ok = (img >= 0) & (cat >= 0)
+        k = cat if p.use_categories else np.zeros_like(cat)
+        key = img * n_k + k
+        return np.where(ok, key, -1), np.where(ok, k, -1), np.where(ok, img, -1), cat
+
+    gt_group, gt_k, _, gt_cat = groups(gt_objects.image_index, gt_objects.category_index)
+    dt_group, dt_k, dt_img, dt_cat = groups(detections.image_index, detections.category_index)
+    n_dt = len(detections)
+    # Inside a pooled (class-agnostic) group the order is category by category, then input.
+    dt_tie = np.arange(n_dt) if p.use_categories else dt_cat * max(n_dt, 1) + np.arange(n_dt)
+    # The matcher breaks IoU ties by GT row order inside a group. A pooled (class-agnostic)
+    # group lists its objects category by category, then in file order: present them so.
+    gt_perm = (np.arange(len(gt_objects)) if p.use_categories
+               else np.lexsort((np.arange(len(gt_objects)), gt_cat)))
+    dt_xywh = _xywh(detections.boxes, detections.xywh)
+    gt_xywh = _xywh(gt_objects.boxes, gt_objects.xywh)[gt_perm]
+    gt_crowd = gt_objects.iscrowd[gt_perm]
+
+    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], gt_crowd[g_rows])
+
+    table = match_detections(
+        dt_group=dt_group, dt_scores=detections.scores, dt_tie_order=dt_tie,
+        dt_area=detections.area, gt_group=gt_group[gt_perm], gt_crowd=gt_crowd,
+        # The ignore key is overwritten by iscrowd (pycocotools quirk, semantics.md §4).
+        gt_ignore=gt_crowd, gt_area=gt_objects.area[gt_perm],
+        similarity=similarity, iou_thresholds=np.asarray(p.iou_thresholds),
+        area_ranges=np.asarray(p.area_ranges), max_detections=p.max_detections[-1])
+    if not p.use_categories:
+        table = _unpermute_gt(table, gt_perm)
+    matched = time.perf_counter()
+
+    precision, recall, scores = _accumulate(
+        table, p, n_k=n_k, dt_k=dt_k, dt_img=dt_img, scores_in=detections.scores,
+        gt_k=gt_k)
+    accumulated = time.perf_counter()
+
+    stats = np.array([_summarize_value(precision if is_ap else recall, p, iou, area, m)
+                      for is_ap, iou, area, m in _STAT_SPECS])
+    if p.use_categories:
+        names_by_row = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names))
+        names = tuple(names_by_row.get(c, str(c)) for c in category_ids.tolist())
+        k_ids = category_ids.copy()
+    else:
+        names, k_ids = ("all categories",), np.array([-1])
+    n_gt = np.bincount(gt_k[gt_k >= 0], minlength=n_k)
+    n_crowd = np.bincount(gt_k[(gt_k >= 0) & gt_objects.iscrowd], minlength=n_k)
+    n_det = np.bincount(dt_k[table.dt_kept], minlength=n_k)
+    notes = []
+    if n_dt == 0:
+        notes.append("no detections: the results are empty, so every category with ground "
+                     "truth has AP 0")
+    n_unknown = int(np.count_nonzero(detections.category_index < 0))
+    if n_unknown:
+        notes.append(f"{n_unknown} detection(s) dropped: their category_id is not a "
+                     "ground-truth category (pycocotools drops them too)")
+    finished = time.perf_counter()
+    return COCOResult(
+        params=p, stats=stats, precision=precision, recall=recall, scores=scores,
+        category_ids=k_ids, category_names=names, n_gt=n_gt, n_crowd=n_crowd,
+        n_detections=n_det, matches=table, gt=dataset, detections=detections,
+        notes=tuple(notes),
+        timings={"load": loaded - started, "match": matched - loaded,
+                 "accumulate": accumulated - matched, "summarize": finished - accumulated,
+                 "total": finished - started})
+
+
+def _unpermute_gt(table: MatchTable, perm: np.ndarray) -> MatchTable:
+    """Express a table computed on permuted GT rows in the original row numbering."""
+    inverse = np.empty_like(perm)
+    inverse[perm] = np.arange(len(perm))
+    gt_ignore = np.empty_like(table.gt_ignore)
+    gt_ignore[:, perm] = table.gt_ignore
+    return dataclasses.replace(
+        table,
+        gt_evaluated=table.gt_evaluated[inverse], gt_crowd=table.gt_crowd[inverse],
+        gt_ignore=gt_ignore, match_gt=perm[table.match_gt])
+
+
+def _needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """Smallest count ``n`` with ``n / n_positive >= threshold`` in float64, per pair.
+
+    This is where ``searchsorted(tp_cum / npig, recThrs, side='left')`` lands, found with the
+    same float division so that recall points on a boundary (semantics.md example D) agree.
+    """
+    npig = n_positive[..., None].astype(np.int64)
+    thr = thresholds[None, :]
+    guess = np.maximum(np.ceil(thr * npig).astype(np.int64), 0)
+    need = guess + 1
+    for candidate in (guess, guess - 1):
+        ok = (candidate >= 0) & (candidate / np.maximum(npig, 1) >= thr)
+        need = np.where(ok, candidate, need)
+    return need
+
+
+def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
+                dt_img: np.ndarray, scores_in: np.ndarray, gt_k: np.ndarray):
+    """pycocotools' ``accumulate`` from the match table (semantics.md §7)."""
+    thresholds_r = np.asarray(p.recall_thresholds)
+    n_t, n_r, n_a, n_m = (len(p.iou_thresholds), len(thresholds_r), len(p.area_ranges),
+                          len(p.max_detections))
+    precision = -np.ones((n_t, n_r, n_k, n_a, n_m))
+    recall = -np.ones((n_t, n_k, n_a, n_m))
+    scores = -np.ones((n_t, n_r, n_k, n_a, n_m))
+
+    # Positives: evaluated, non-ignored GT per (category, area range).
+    gt_ok = gt_k >= 0
+    npig = np.stack([np.bincount(gt_k[gt_ok & ~table.gt_ignore[a]], minlength=n_k)
+                     for a in range(n_a)], axis=1) if n_k else np.zeros((0, n_a), np.int64)
+    need = _needed_true_positives(npig, thresholds_r)          # (K, A, R)
+    has_gt = npig > 0                                          # (K, A)
+
+    kept = np.flatnonzero(table.dt_kept)
+    rank = table.dt_rank
+    # Accumulation order: category, descending score, image, rank inside the image.
+    order = kept[np.lexsort((rank[kept], dt_img[kept], -scores_in[kept], dt_k[kept]))]
+    m_gt_ignored = table.gt_ignore[table.match_area, table.match_gt]
+    m_out = table.dt_out_of_range[table.match_area, table.match_dt]
+    n_dt = table.n_detections
+
+    for mi, max_det in enumerate(p.max_detections):
+        sel = order[rank[order] < max_det]
+        n_sel = len(sel)
+        k_sel = dt_k[sel]
+        seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
+        seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
+        n_det = seg_end - seg_start                            # (K,)
+        position = np.full(n_dt, -1, dtype=np.int64)
+        position[sel] = np.arange(n_sel)
+        # Out-of-range detections counted up to each position (prefix sums with a leading 0).
+        out_prefix = np.zeros((n_a, n_sel + 1), dtype=np.int64)
+        np.cumsum(table.dt_out_of_range[:, sel], axis=1, out=out_prefix[:, 1:])
+
+        # Match events that survive this max_det, keyed by (area, threshold, position).
+        e_pos = position[table.match_dt]
+        live = e_pos >= 0
+        e_a, e_t, e_pos = table.match_area[live], table.match_threshold[live], e_pos[live]
+        e_ign, e_out = m_gt_ignored[live], m_out[live]
+        span = max(n_sel, 1)
+        e_key = (e_a * n_t + e_t) * span + e_pos
+        by_key = np.argsort(e_key, kind="stable")
+        e_key, e_a, e_t, e_pos = e_key[by_key], e_a[by_key], e_t[by_key], e_pos[by_key]
+        e_ign, e_out = e_ign[by_key], e_out[by_key]
+        tp_prefix = np.r_[0, np.cumsum(~e_ign)]
+        ign_prefix = np.r_[0, np.cumsum(e_ign)]
+        out_m_prefix = np.r_[0, np.cumsum(e_out)]
+
+        tp_events = np.flatnonzero(~e_ign)
+        t_a, t_t, t_pos = e_a[tp_events], e_t[tp_events], e_pos[tp_events]
+        t_k = k_sel[t_pos]
+        start = seg_start[t_k]
+        before = np.searchsorted(e_key, (t_a * n_t + t_t) * span + start, side="left")
+        upto = tp_events + 1
+        tp_cum = tp_prefix[upto] - tp_prefix[before]
+        ignored = (ign_prefix[upto] - ign_prefix[before]
+                   + out_prefix[t_a, t_pos + 1] - out_prefix[t_a, start]
+                   - (out_m_prefix[upto] - out_m_prefix[before]))
+        fp_cum = (t_pos - start + 1) - tp_cum - ignored
+        tp_f = tp_cum.astype(np.float64)
+        pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
+
+        # TP events grouped by segment (area, threshold, category), in position order.
+        seg = (t_a * n_t + t_t) * n_k + t_k
+        n_seg = n_a * n_t * n_k
+        tp_count = np.bincount(seg, minlength=n_seg)
+        tp_first = np.cumsum(tp_count) - tp_count
+
+        # Recall: final TP count over positives (0 when there are no detections).
+        a_grid, t_grid, k_grid = np.meshgrid(np.arange(n_a), np.arange(n_t), np.arange(n_k),
+                                             indexing="ij")
+        a_grid, t_grid, k_grid = a_grid.ravel(), t_grid.ravel(), k_grid.ravel()
+        seg_npig = npig[k_grid, a_grid]
+        valid = seg_npig > 0
+        final = np.full(n_seg, -1.0)
+        final[valid] = np.where(n_det[k_grid[valid]] > 0,
+                                tp_count[valid] / seg_npig[valid], 0.0)
+        recall[t_grid, k_grid, a_grid, mi] = final
+
+        # Precision and score at each recall threshold: the need-th TP (need >= 1) or the
+        # first detection (need == 0); precision is the running max from there to the end.
+        seg_need = need[k_grid, a_grid]                          # (S, R)
+        n_tp = tp_count[:, None]
+        reach = (seg_need <= n_tp) & ((seg_need >= 1) | (n_tp >= 1))
+        first_idx = tp_first[:, None] + np.maximum(seg_need - 1, 0)
+        s_idx, r_idx = np.nonzero(reach)
+        q = np.zeros((n_seg, n_r))
+        ss = np.zeros((n_seg, n_r))
+        if len(s_idx):
+            lo = first_idx[s_idx, r_idx]
+            hi = tp_first[s_idx] + tp_count[s_idx]
+            bounds = np.empty(2 * len(lo), dtype=np.int64)
+            bounds[0::2], bounds[1::2] = lo, hi
+            q[s_idx, r_idx] = np.maximum.reduceat(np.r_[pr, 0.0], bounds)[0::2]
+            ss[s_idx, r_idx] = scores_in[sel[t_pos[lo]]]
+        # need == 0 (a recall threshold <= 0): the first detection's score, whatever it is.
+        zero = (seg_need == 0) & (n_det[k_grid] > 0)[:, None]
+        zs, zr = np.nonzero(zero)
+        ss[zs, zr] = scores_in[sel[seg_start[k_grid[zs]]]]
+        precision[t_grid[valid], :, k_grid[valid], a_grid[valid], mi] = q[valid]
+        scores[t_grid[valid], :, k_grid[valid], a_grid[valid], mi] = ss[valid]
+    return precision, recall, scores
