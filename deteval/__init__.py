@@ -17,7 +17,7 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
-__all__ = sorted([
+__all__ = [
     "COCO",
     "COCOParams",
     "COCOResult",
@@ -36,4 +36,4 @@ __all__ = sorted([
     "read_coco_gt",
     "read_coco_results",
     "write_coco_results",
-])
+]

@@ -28,7 +28,8 @@ class FormatError(DetevalError, ValueError):
 
     Examples
     --------
-    >>> err = FormatError("bbox must be 4 numbers; got 3", source="gt.json", record="annotations[3]")
+    >>> err = FormatError("bbox must be 4 numbers; got 3", source="gt.json",
+    ...                   record="annotations[3]")
     >>> str(err)
     'gt.json: annotations[3]: bbox must be 4 numbers; got 3'
     """
@@ -42,4 +43,4 @@ class FormatError(DetevalError, ValueError):
 
 
 class UndefinedMetricWarning(UserWarning):
-    """A metric is undefined for the given input (for example, no positives) and was set by policy."""
+    """A metric is undefined for the input (for example, no positives) and was set by policy."""

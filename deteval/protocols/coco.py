@@ -289,7 +289,8 @@ def _check_inputs(dataset: Dataset, detections: Detections) -> None:
     if len(np.unique(gt.ids)) != len(gt.ids):
         raise FormatError("ground-truth ids must be unique", source=dataset.source)
     for name, values in (("scores", detections.scores), ("boxes", detections.boxes)):
-        bad = np.flatnonzero(~np.isfinite(values.reshape(len(values), -1)).all(axis=1))
+        finite = np.isfinite(values)
+        bad = np.flatnonzero(~(finite.all(axis=1) if finite.ndim == 2 else finite))
         if len(bad):
             raise ValueError(f"detection {name} must be finite; row {bad[0]} has "
                              f"{values[bad[0]].tolist()}")
@@ -501,7 +502,6 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
     npig = np.stack([np.bincount(gt_k[gt_ok & ~table.gt_ignore[a]], minlength=n_k)
                      for a in range(n_a)], axis=1) if n_k else np.zeros((0, n_a), np.int64)
     need = _needed_true_positives(npig, thresholds_r)          # (K, A, R)
-    has_gt = npig > 0                                          # (K, A)
 
     kept = np.flatnonzero(table.dt_kept)
     rank = table.dt_rank
@@ -559,15 +559,14 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
         tp_first = np.cumsum(tp_count) - tp_count
 
         # Recall: final TP count over positives (0 when there are no detections).
-        a_grid, t_grid, k_grid = np.meshgrid(np.arange(n_a), np.arange(n_t), np.arange(n_k),
-                                             indexing="ij")
-        a_grid, t_grid, k_grid = a_grid.ravel(), t_grid.ravel(), k_grid.ravel()
+        a_grid = np.repeat(np.arange(n_a), n_t * n_k)
+        k_grid = np.tile(np.arange(n_k), n_a * n_t)
         seg_npig = npig[k_grid, a_grid]
         valid = seg_npig > 0
         final = np.full(n_seg, -1.0)
         final[valid] = np.where(n_det[k_grid[valid]] > 0,
                                 tp_count[valid] / seg_npig[valid], 0.0)
-        recall[t_grid, k_grid, a_grid, mi] = final
+        recall[..., mi] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
 
         # Precision and score at each recall threshold: the need-th TP (need >= 1) or the
         # first detection (need == 0); precision is the running max from there to the end.
@@ -589,6 +588,8 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
         zero = (seg_need == 0) & (n_det[k_grid] > 0)[:, None]
         zs, zr = np.nonzero(zero)
         ss[zs, zr] = scores_in[sel[seg_start[k_grid[zs]]]]
-        precision[t_grid[valid], :, k_grid[valid], a_grid[valid], mi] = q[valid]
-        scores[t_grid[valid], :, k_grid[valid], a_grid[valid], mi] = ss[valid]
+        q[~valid] = -1.0
+        ss[~valid] = -1.0
+        precision[..., mi] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
+        scores[..., mi] = ss.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
     return precision, recall, scores
