@@ -570,23 +570,26 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
 
         # Precision and score at each recall threshold: the need-th TP (need >= 1) or the
         # first detection (need == 0); precision is the running max from there to the end.
+        # A threshold is reached when that detection exists. pycocotools fills the points in
+        # the given order and stops at the first one not reached (an IndexError caught
+        # around the loop), so with unsorted thresholds everything after it stays 0.
         seg_need = need[k_grid, a_grid]                          # (S, R)
         n_tp = tp_count[:, None]
-        reach = (seg_need <= n_tp) & ((seg_need >= 1) | (n_tp >= 1))
-        first_idx = tp_first[:, None] + np.maximum(seg_need - 1, 0)
-        s_idx, r_idx = np.nonzero(reach)
+        seg_has_dt = (n_det[k_grid] > 0)[:, None]
+        reached = np.where(seg_need == 0, seg_has_dt, seg_need <= n_tp)
+        reached = np.logical_and.accumulate(reached, axis=1)
         q = np.zeros((n_seg, n_r))
         ss = np.zeros((n_seg, n_r))
+        s_idx, r_idx = np.nonzero(reached & (n_tp >= 1))
         if len(s_idx):
-            lo = first_idx[s_idx, r_idx]
+            lo = tp_first[s_idx] + np.maximum(seg_need[s_idx, r_idx] - 1, 0)
             hi = tp_first[s_idx] + tp_count[s_idx]
             bounds = np.empty(2 * len(lo), dtype=np.int64)
             bounds[0::2], bounds[1::2] = lo, hi
             q[s_idx, r_idx] = np.maximum.reduceat(np.r_[pr, 0.0], bounds)[0::2]
             ss[s_idx, r_idx] = scores_in[sel[t_pos[lo]]]
         # need == 0 (a recall threshold <= 0): the first detection's score, whatever it is.
-        zero = (seg_need == 0) & (n_det[k_grid] > 0)[:, None]
-        zs, zr = np.nonzero(zero)
+        zs, zr = np.nonzero(reached & (seg_need == 0))
         ss[zs, zr] = scores_in[sel[seg_start[k_grid[zs]]]]
         q[~valid] = -1.0
         ss[~valid] = -1.0
