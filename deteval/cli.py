@@ -7,6 +7,7 @@ Errors go to stderr as ``deteval: error: ...`` with exit status 1; usage errors 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +22,8 @@ def _number_list(kind):
             return [kind(v) for v in text.replace(",", " ").split()]
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"expected a list of {kind.__name__} values, e.g. '0.5 0.75'; got {text!r}"
+                f"expected a list of {kind.__name__} values, e.g. "
+                f"{'1 10 100' if kind is int else '0.5 0.75'!r}; got {text!r}"
             ) from None
     return parse
 
@@ -167,7 +169,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     err = stderr or sys.stderr
     parser = _build_parser()
     try:
-        args = parser.parse_args(argv)
+        # argparse prints usage, --help and --version to sys.stdout/sys.stderr.
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = parser.parse_args(argv)
+            if getattr(args, "max_dets", None) is not None and len(args.max_dets) < 3:
+                parser.error("--max-dets needs 3 values (the summary reads maxDets[0..2]); "
+                             f"got {' '.join(map(str, args.max_dets))!r}")
     except SystemExit as exit_:
         return int(exit_.code or 0)
     runners = {"coco": _run_coco, "demo": _run_demo}

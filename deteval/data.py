@@ -42,6 +42,14 @@ def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = ())
     """Copy ``values`` into a fresh read-only array of ``dtype``, checking its shape."""
     if values is None:
         values = np.zeros((0 if n is None else n, *tail), dtype=dtype)
+    if np.issubdtype(dtype, np.integer):
+        raw = np.asarray(values)
+        if raw.dtype.kind == "f" and raw.size and not np.array_equal(raw, np.round(raw)):
+            bad = np.flatnonzero((raw != np.round(raw)).ravel())[0]
+            raise ValueError(f"{name} must hold integers; got {raw.ravel()[bad]!r} at "
+                             f"position {bad}")
+        if raw.dtype.kind not in "biuf" and raw.size:
+            raise TypeError(f"{name} must hold integers; got dtype {raw.dtype}")
     array = np.array(values, dtype=dtype, copy=True)
     if array.ndim == 1 and tail == (4,) and array.size == 0:
         array = array.reshape(0, 4)
@@ -164,6 +172,10 @@ class Detections(_Columns):
         Detection ids; defaults to ``1..n`` (input order, which breaks score ties).
     xywh : array of float, shape (n, 4), optional
         The original ``[x, y, w, h]`` numbers when the source stored them.
+    category_ids : array of int, shape (n,), optional
+        The category id each detection had in its source. Readers keep it because a
+        result whose category is not in the ground truth (``category_index == -1``) still
+        takes part in class-agnostic COCO evaluation when its id is requested.
     """
 
     image_index: np.ndarray
@@ -173,12 +185,15 @@ class Detections(_Columns):
     area: np.ndarray | None = None
     ids: np.ndarray | None = None
     xywh: np.ndarray | None = None
+    category_ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "image_index", _column("image_index", self.image_index, np.int64, None))
         n = len(self.image_index)
         set_(self, "category_index", _column("category_index", self.category_index, np.int64, n))
+        if self.category_ids is not None:
+            set_(self, "category_ids", _column("category_ids", self.category_ids, np.int64, n))
         set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
         set_(self, "scores", _column("scores", self.scores, np.float64, n))
         if self.area is None:

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._sorting import descending_rank, lexorder
+
 __all__ = ["MatchTable", "match_detections", "TP", "FP", "IGNORED", "NOT_EVALUATED", "FN"]
 
 #: Status codes of :meth:`MatchTable.detection_status` and :meth:`MatchTable.gt_status`.
@@ -90,7 +92,8 @@ class MatchTable:
     gt_ignore : ndarray of bool, shape (A, n_gt)
         Ignored per area range: crowd/ignore flag, or area outside the range.
     match_area, match_threshold, match_dt, match_gt : ndarray of int, shape (n_matches,)
-        One row per match: area range index, threshold index, detection row, GT row.
+        One row per match: area range index, threshold index, detection row, GT row (in
+        no particular order).
     """
 
     iou_thresholds: np.ndarray
@@ -137,7 +140,13 @@ class MatchTable:
         """
         out = np.full((len(self.iou_thresholds), self.n_gt), -1, dtype=np.int64)
         rows = self._rows(area_index)
-        out[self.match_threshold[rows], self.match_gt[rows]] = self.match_dt[rows]
+        # Visit matches by (threshold, object, detection rank) and keep the last of each
+        # (threshold, object): the lowest-scoring detection a crowd absorbed, as in gtm.
+        rows = rows[lexorder([self.match_threshold[rows], self.match_gt[rows],
+                              self.dt_rank[self.match_dt[rows]]])]
+        t, g = self.match_threshold[rows], self.match_gt[rows]
+        last = np.r_[(t[1:] != t[:-1]) | (g[1:] != g[:-1]), True] if len(rows) else []
+        out[t[last], g[last]] = self.match_dt[rows][last]
         return out
 
     def detection_status(self, area_index: int = 0) -> np.ndarray:
@@ -215,11 +224,12 @@ def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold
     Returns detection rows, GT rows (GT in file order inside a group) and similarities.
     """
     gt_rows = np.flatnonzero(gt_group >= 0)
-    gt_rows = gt_rows[np.argsort(gt_group[gt_rows], kind="stable")]
-    gt_keys = gt_group[gt_rows]
+    gt_rows = gt_rows[lexorder([gt_group[gt_rows]])]
     group_of_dt = dt_group[dt_kept_rows]
-    first = np.searchsorted(gt_keys, group_of_dt, side="left")
-    count = np.searchsorted(gt_keys, group_of_dt, side="right") - first
+    n_groups = int(max(gt_group.max(initial=-1), group_of_dt.max(initial=-1))) + 1
+    per_group = np.bincount(gt_group[gt_rows], minlength=n_groups)
+    first = (np.cumsum(per_group) - per_group)[group_of_dt]
+    count = per_group[group_of_dt]
     pair_dt = np.repeat(dt_kept_rows, count)
     offsets = np.arange(len(pair_dt)) - np.repeat(np.cumsum(count) - count, count)
     pair_gt = gt_rows[np.repeat(first, count) + offsets]
@@ -240,7 +250,6 @@ def match_detections(
     *,
     dt_group: np.ndarray,
     dt_scores: np.ndarray,
-    dt_tie_order: np.ndarray,
     dt_area: np.ndarray,
     gt_group: np.ndarray,
     gt_crowd: np.ndarray,
@@ -250,6 +259,7 @@ def match_detections(
     iou_thresholds: np.ndarray,
     area_ranges: np.ndarray,
     max_detections: int,
+    dt_tie_key: np.ndarray | None = None,
 ) -> MatchTable:
     """Match detections to ground truth, greedily by score, in every group at once.
 
@@ -259,8 +269,6 @@ def match_detections(
         Group key of each detection (for example ``image * K + category``); -1 for
         detections that are not evaluated.
     dt_scores : ndarray of float, shape (n_dt,)
-    dt_tie_order : ndarray of int, shape (n_dt,)
-        Breaks equal scores inside a group (smaller first); usually the input position.
     dt_area : ndarray of float, shape (n_dt,)
         Used to ignore unmatched detections outside an area range.
     gt_group : ndarray of int, shape (n_gt,)
@@ -275,6 +283,9 @@ def match_detections(
         Inclusive bounds; objects outside a range are ignored for that range.
     max_detections : int
         Only the top-scoring ``max_detections`` of each group are matched.
+    dt_tie_key : ndarray of non-negative int, shape (n_dt,), optional
+        Breaks equal scores inside a group (smaller first) before the input order does.
+        By default equal scores keep their input order, as pycocotools' stable sort does.
 
     Returns
     -------
@@ -287,7 +298,7 @@ def match_detections(
     >>> import numpy as np
     >>> table = match_detections(
     ...     dt_group=np.array([0, 0]), dt_scores=np.array([0.5, 0.9]),
-    ...     dt_tie_order=np.arange(2), dt_area=np.array([100.0, 100.0]),
+    ...     dt_area=np.array([100.0, 100.0]),
     ...     gt_group=np.array([0]), gt_crowd=np.array([False]), gt_ignore=np.array([False]),
     ...     gt_area=np.array([100.0]), similarity=lambda d, g: np.array([0.8, 0.7])[d],
     ...     iou_thresholds=np.array([0.5, 0.75]), area_ranges=np.array([[0, 1e10]]),
@@ -304,8 +315,11 @@ def match_detections(
 
     # Rank detections inside their group: descending score, then the tie order.
     evaluated = np.flatnonzero(dt_group >= 0)
-    order = evaluated[np.lexsort((dt_tie_order[evaluated], -dt_scores[evaluated],
-                                  dt_group[evaluated]))]
+    score_rank, _ = descending_rank(dt_scores[evaluated])
+    keys = [dt_group[evaluated], score_rank]
+    if dt_tie_key is not None:
+        keys.append(np.asarray(dt_tie_key, dtype=np.int64)[evaluated])
+    order = evaluated[lexorder(keys)]
     dt_rank = np.full(n_dt, -1, dtype=np.int64)
     dt_rank[order] = _rank_within_groups(dt_group[order])
     dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
@@ -327,14 +341,14 @@ def match_detections(
     # Round of each pair: dense rank of its detection among the detections of its group that
     # have candidates. Sort pairs by (round, group, detection, GT file order).
     pair_group = dt_group[pair_dt]
-    pair_order = np.lexsort((pair_gt, dt_rank[pair_dt], pair_group))
+    pair_order = lexorder([pair_group, dt_rank[pair_dt], pair_gt], last_is_unique=True)
     pair_dt, pair_gt, values = pair_dt[pair_order], pair_gt[pair_order], values[pair_order]
     pair_group = pair_group[pair_order]
     new_dt = np.r_[True, pair_dt[1:] != pair_dt[:-1]] if len(pair_dt) else np.zeros(0, bool)
     dt_starts = np.flatnonzero(new_dt)
     dt_round = _rank_within_groups(pair_group[dt_starts])
     pair_round = np.repeat(dt_round, np.diff(np.r_[dt_starts, len(pair_dt)]))
-    by_round = np.argsort(pair_round, kind="stable")
+    by_round = lexorder([pair_round])
     pair_dt, pair_gt, values = pair_dt[by_round], pair_gt[by_round], values[by_round]
     round_bounds = np.searchsorted(pair_round[by_round], np.arange(dt_round.max() + 2)
                                    if len(dt_round) else np.zeros(1, np.int64))
@@ -365,11 +379,9 @@ def match_detections(
     def cat(parts):
         return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
 
-    m_a, m_t, m_d, m_g = cat(found_a), cat(found_t), cat(found_d), cat(found_g)
-    order = np.lexsort((m_d, m_t, m_a))
     return MatchTable(
         iou_thresholds=thresholds.copy(), area_ranges=area_ranges.copy(), dt_rank=dt_rank,
         dt_kept=dt_kept, dt_out_of_range=dt_out, gt_evaluated=gt_evaluated,
         gt_crowd=np.asarray(gt_crowd, bool).copy(), gt_ignore=gt_ignored & gt_evaluated,
-        match_area=m_a[order], match_threshold=m_t[order], match_dt=m_d[order],
-        match_gt=m_g[order])
+        match_area=cat(found_a), match_threshold=cat(found_t), match_dt=cat(found_d),
+        match_gt=cat(found_g))

@@ -88,3 +88,61 @@ def reference_complete_box_iou(a, b) -> np.ndarray:
         return iou - _centre_term(p, q) - alpha * v
 
     return _pairwise(a, b, ciou)
+
+
+def reference_greedy_match(*, dt_group, dt_scores, dt_tie_key, dt_area, gt_group, gt_crowd,
+                           gt_ignore, gt_area, similarity, iou_thresholds, area_ranges,
+                           max_detections) -> list[dict[str, np.ndarray]]:
+    """pycocotools' ``evaluateImg`` matching loop, literally (semantics.md §6.1-§6.3).
+
+    Takes the arguments of ``deteval.matching.match_detections`` and runs, for every area
+    range, every group and every IoU threshold, the double loop over detections (by
+    descending score, then tie order, only the top ``max_detections``) and ground truth
+    (non-ignored first, each part in row order). Returns one dict per area range with the
+    dense views of ``MatchTable``: ``detection_matches`` (T, n_dt), ``gt_matches`` (T, n_gt)
+    (for a crowd object: the detection matched last), ``detection_status`` and ``gt_status``
+    (1 TP, 0 FP/FN, 2 ignored, -1 not evaluated).
+    """
+    n_dt, n_gt = len(dt_group), len(gt_group)
+    thresholds = [float(t) for t in iou_thresholds]
+    groups = sorted({int(g) for g in dt_group if g >= 0} | {int(g) for g in gt_group if g >= 0})
+    out = []
+    for lo, hi in np.asarray(area_ranges, dtype=np.float64).reshape(-1, 2).tolist():
+        detection_matches = np.full((len(thresholds), n_dt), -1, dtype=np.int64)
+        gt_matches = np.full((len(thresholds), n_gt), -1, dtype=np.int64)
+        detection_status = np.full((len(thresholds), n_dt), -1, dtype=np.int64)
+        gt_status = np.full((len(thresholds), n_gt), -1, dtype=np.int64)
+        for group in groups:
+            gts = [j for j in range(n_gt) if gt_group[j] == group]
+            ignored = {j: bool(gt_ignore[j]) or gt_area[j] < lo or gt_area[j] > hi for j in gts}
+            gts = [j for j in gts if not ignored[j]] + [j for j in gts if ignored[j]]
+            dts = [d for d in range(n_dt) if dt_group[d] == group]
+            tie = np.zeros(n_dt, np.int64) if dt_tie_key is None else dt_tie_key
+            dts = sorted(dts, key=lambda d: (-dt_scores[d], tie[d], d))
+            dts = dts[:max_detections]
+            for t_index, threshold in enumerate(thresholds):
+                taken = set()
+                for d in dts:
+                    best, match = min(threshold, 1 - 1e-10), None
+                    for j in gts:
+                        if j in taken and not gt_crowd[j]:
+                            continue
+                        if match is not None and not ignored[match] and ignored[j]:
+                            break
+                        iou = float(np.asarray(similarity(np.array([d]), np.array([j])))[0])
+                        if iou < best:
+                            continue
+                        best, match = iou, j
+                    if match is not None:
+                        taken.add(match)
+                        detection_matches[t_index, d] = match
+                        gt_matches[t_index, match] = d
+                        detection_status[t_index, d] = 2 if ignored[match] else 1
+                    else:
+                        outside = dt_area[d] < lo or dt_area[d] > hi
+                        detection_status[t_index, d] = 2 if outside else 0
+                for j in gts:
+                    gt_status[t_index, j] = 2 if ignored[j] else (1 if j in taken else 0)
+        out.append({"detection_matches": detection_matches, "gt_matches": gt_matches,
+                    "detection_status": detection_status, "gt_status": gt_status})
+    return out

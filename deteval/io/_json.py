@@ -22,7 +22,8 @@ import orjson
 
 from ..errors import FormatError
 
-__all__ = ["gc_paused", "load_json", "number_column", "box_column", "source_name"]
+__all__ = ["JSONDocument", "box_column", "gc_paused", "load_json", "number_column",
+           "source_name"]
 
 
 @contextmanager
@@ -44,7 +45,30 @@ def source_name(source: Any) -> str:
     return f"<{type(source).__name__}>"
 
 
-def load_json(path: str | os.PathLike, *, what: str) -> Any:
+class JSONDocument:
+    """A parsed JSON file and what its raw text tells about it.
+
+    ``may_hold_bools`` is False when the text contains neither ``true`` nor ``false``: then
+    no value can be a boolean, and the column readers may skip their per-value type check
+    (``array.array`` would take ``True`` for 1).
+    """
+
+    __slots__ = ("data", "may_hold_bools")
+
+    def __init__(self, data: Any, may_hold_bools: bool):
+        self.data = data
+        self.may_hold_bools = may_hold_bools
+
+
+def _json_error_hint(raw: bytes, err: orjson.JSONDecodeError) -> str:
+    at = raw[err.pos:err.pos + 9]
+    if at.startswith((b"NaN", b"Infinity", b"-Infinity")):
+        return (f"NaN and Infinity are not JSON, and a box or score must be finite "
+                f"(line {err.lineno} column {err.colno})")
+    return str(err)
+
+
+def load_json(path: str | os.PathLike, *, what: str) -> JSONDocument:
     """Read and parse a JSON file, with errors that name the file.
 
     Parameters
@@ -56,20 +80,22 @@ def load_json(path: str | os.PathLike, *, what: str) -> Any:
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise FormatError(f"{what} file does not exist", source=str(path)) from None
     except IsADirectoryError:
         raise FormatError(f"{what} file expected, found a directory", source=str(path)) from None
     except OSError as err:
         raise FormatError(f"cannot read {what} file: {err.strerror}", source=str(path)) from None
-    if not data.strip():
+    if not raw.strip():
         raise FormatError(f"{what} file is empty", source=str(path))
     try:
         with gc_paused():
-            return orjson.loads(data)
+            data = orjson.loads(raw)
     except orjson.JSONDecodeError as err:
-        raise FormatError(f"not valid JSON ({err})", source=str(path)) from None
+        raise FormatError(f"not valid JSON: {_json_error_hint(raw, err)}",
+                          source=str(path)) from None
+    return JSONDocument(data, b"true" in raw or b"false" in raw)
 
 
 def _is_number(value: Any) -> bool:
@@ -77,7 +103,8 @@ def _is_number(value: Any) -> bool:
 
 
 def number_column(records: Sequence[Any], key: str, dtype: Any, *, source: str, section: str,
-                  default: Any = None) -> np.ndarray:
+                  default: Any = None, check_types: bool = True,
+                  allow_bool: bool = False) -> np.ndarray:
     """Gather ``record[key]`` of every record into an array of ``dtype``.
 
     The fast path converts the whole column at once (``array.array`` refuses strings and
@@ -95,6 +122,11 @@ def number_column(records: Sequence[Any], key: str, dtype: Any, *, source: str, 
         File name and list name for messages, e.g. ``"gt.json"``, ``"annotations"``.
     default : optional
         Value for records without ``key``; ``None`` makes the key required.
+    check_types : bool
+        Refuse booleans (``array.array`` would take ``True`` for 1). Callers turn it off
+        only when the source text holds no ``true``/``false``.
+    allow_bool : bool
+        Accept ``true``/``false`` as 1/0 (flags such as ``iscrowd``).
     """
     integral = np.issubdtype(dtype, np.integer)
     try:
@@ -102,6 +134,8 @@ def number_column(records: Sequence[Any], key: str, dtype: Any, *, source: str, 
             values = [r[key] for r in records]
         else:
             values = [r.get(key, default) for r in records]
+        if check_types and not allow_bool and bool in set(map(type, values)):
+            raise TypeError("a boolean is not a number")
         if integral:
             return np.frombuffer(array.array("q", values), dtype=np.int64).copy()
         column = np.frombuffer(array.array("d", values), dtype=np.float64).copy()
@@ -122,6 +156,8 @@ def number_column(records: Sequence[Any], key: str, dtype: Any, *, source: str, 
             out[i] = default
             continue
         value = record[key]
+        if allow_bool and isinstance(value, bool):
+            value = int(value)
         if not _is_number(value):
             raise FormatError(f"'{key}' must be a number; got {value!r}", source=source,
                               record=where)
@@ -138,7 +174,7 @@ def number_column(records: Sequence[Any], key: str, dtype: Any, *, source: str, 
 
 
 def box_column(records: Sequence[Any], *, source: str, section: str,
-               key: str = "bbox") -> np.ndarray:
+               key: str = "bbox", check_types: bool = True) -> np.ndarray:
     """Gather the ``[x, y, w, h]`` boxes of the records into an ``(n, 4)`` float64 array.
 
     Every box must be four finite numbers with ``w >= 0`` and ``h >= 0``.
@@ -147,6 +183,8 @@ def box_column(records: Sequence[Any], *, source: str, section: str,
     try:
         boxes = [r[key] for r in records]
         flat = array.array("d", itertools.chain.from_iterable(boxes))
+        if check_types and bool in set(map(type, itertools.chain.from_iterable(boxes))):
+            raise TypeError("a boolean is not a number")
         if len(flat) == 4 * n and (n == 0 or set(map(len, boxes)) == {4}):
             xywh = np.frombuffer(flat, dtype=np.float64).reshape(n, 4).copy()
             if np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all():

@@ -100,7 +100,7 @@ def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
     """
     name = source_name(source)
     if isinstance(source, (str, os.PathLike)):
-        data = load_json(source, what="ground truth")
+        data = load_json(source, what="ground truth").data
     else:
         data = source
     if not isinstance(data, dict):
@@ -149,9 +149,9 @@ def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
                               section="annotations", default=np.nan)
         areas = np.where(np.isnan(areas), box_areas, areas)
         iscrowd = number_column(annotations, "iscrowd", np.float64, source=name,
-                                section="annotations", default=0)
+                                section="annotations", default=0, allow_bool=True)
         ignore = number_column(annotations, "ignore", np.float64, source=name,
-                               section="annotations", default=0)
+                               section="annotations", default=0, allow_bool=True)
 
     image_index = _lookup(ann_image_ids, image_ids)
     bad = np.flatnonzero(image_index < 0)
@@ -190,7 +190,7 @@ def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detec
     for col, what in ((0, "image_id"), (6, "category_id")):
         bad_rows = np.flatnonzero(array[:, col] != np.round(array[:, col]))
         if len(bad_rows):
-            raise FormatError(f"{what} must be an integer; got {array[bad_rows[0], col]!r}",
+            raise FormatError(f"{what} must be an integer; got {float(array[bad_rows[0], col])!r}",
                               source=name, record=f"row {bad_rows[0]}")
     return _build_detections(array[:, 0].astype(np.int64), array[:, 6].astype(np.int64),
                              array[:, 1:5].copy(), array[:, 5].copy(), dataset, name,
@@ -210,7 +210,8 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
                              xywh[:, 1] + xywh[:, 3]]) if len(xywh) else np.zeros((0, 4))
     # loadRes: area = w * h, ids 1..N in input order.
     return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
-                      scores=scores, area=xywh[:, 2] * xywh[:, 3], xywh=xywh)
+                      scores=scores, area=xywh[:, 2] * xywh[:, 3], xywh=xywh,
+                      category_ids=category_ids)
 
 
 def read_coco_results(source: Any, dataset: Dataset) -> Detections:
@@ -241,27 +242,37 @@ def read_coco_results(source: Any, dataset: Dataset) -> Detections:
         ``image_id`` that is not in the ground truth; each names the record.
     """
     name = source_name(source)
+    check_types = True
     if isinstance(source, (str, os.PathLike)):
-        source = load_json(source, what="results")
+        document = load_json(source, what="results")
+        source, check_types = document.data, document.may_hold_bools
     if isinstance(source, np.ndarray):
         return _results_from_array(source, dataset, name)
+    section = "results"
     if isinstance(source, dict):
         if "annotations" not in source:
+            hint = (" (this looks like a ground-truth file: are GT and DT swapped?)"
+                    if "images" in source and "categories" in source else "")
             raise FormatError("results must be a list of detections or an object with an "
-                              "'annotations' list", source=name)
-        source = source["annotations"]
-        section = "annotations"
-    else:
-        section = ""
+                              f"'annotations' list{hint}", source=name)
+        source, section = source["annotations"], "annotations"
     if not isinstance(source, (list, tuple)):
-        raise FormatError(f"results must be a list of detections; got {type(source).__name__}",
-                          source=name)
+        raise FormatError(f"{'results' if section == 'results' else repr(section)} must be a "
+                          f"list of detections; got {type(source).__name__}", source=name)
+    if source and isinstance(source[0], dict) and "score" not in source[0] and (
+            "iscrowd" in source[0] or "area" in source[0]):
+        raise FormatError("missing 'score': this looks like ground-truth annotations, not "
+                          "detections (are GT and DT swapped?)", source=name,
+                          record=f"{section}[0]")
     with gc_paused():
-        image_ids = number_column(source, "image_id", np.int64, source=name, section=section)
+        image_ids = number_column(source, "image_id", np.int64, source=name, section=section,
+                                  check_types=check_types)
         category_ids = number_column(source, "category_id", np.int64, source=name,
-                                     section=section)
-        scores = number_column(source, "score", np.float64, source=name, section=section)
-        xywh = box_column(source, source=name, section=section).reshape(-1, 4)
+                                     section=section, check_types=check_types)
+        scores = number_column(source, "score", np.float64, source=name, section=section,
+                               check_types=check_types)
+        xywh = box_column(source, source=name, section=section,
+                          check_types=check_types).reshape(-1, 4)
     return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
                              lambda i: f"{section}[{i}]")
 

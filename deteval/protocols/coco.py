@@ -311,12 +311,15 @@ def _xywh(boxes: np.ndarray, xywh: np.ndarray | None) -> np.ndarray:
                             boxes[:, 3] - boxes[:, 1]]).reshape(-1, 4)
 
 
-def _positions(values: np.ndarray, selected_sorted: np.ndarray) -> np.ndarray:
-    """Position of each value in a sorted id array (-1 if absent)."""
-    if len(selected_sorted) == 0:
+def _first_positions(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Position of each value in ``ids`` (its first occurrence), -1 where absent."""
+    values = np.asarray(values, dtype=np.int64)
+    if len(ids) == 0:
         return np.full(len(values), -1, dtype=np.int64)
-    pos = np.clip(np.searchsorted(selected_sorted, values), 0, len(selected_sorted) - 1)
-    return np.where(selected_sorted[pos] == values, pos, -1)
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    pos = np.clip(np.searchsorted(sorted_ids, values, side="left"), 0, len(ids) - 1)
+    return np.where(sorted_ids[pos] == values, order[pos], -1)
 
 
 def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
@@ -380,28 +383,33 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
                             category_ids=tuple(category_ids.tolist()),
                             max_detections=tuple(sorted(p.max_detections)))
 
+    if not p.use_categories and len(np.unique(category_ids)) != len(category_ids):
+        raise ValueError(f"category_ids must not repeat a category; got {p.category_ids}")
+
     gt_objects = dataset.gt
     n_k = len(category_ids) if p.use_categories else 1
-    image_pos_of_row = _positions(dataset.images.ids, image_ids)
-    # Position of each category-table row in category_ids (first occurrence), -1 if absent.
-    cat_pos_of_row = np.full(len(dataset.categories), -1, dtype=np.int64)
-    for pos, cid in enumerate(category_ids.tolist()):
-        rows = np.flatnonzero((dataset.categories.ids == cid) & (cat_pos_of_row < 0))
-        cat_pos_of_row[rows] = pos
+    image_pos_of_row = _first_positions(dataset.images.ids, image_ids)
+    category_pos_of_row = _first_positions(dataset.categories.ids, category_ids)
+    if detections.category_ids is not None:
+        # Results of a category unknown to the ground truth still join a pooled group when
+        # category_ids names them, as pycocotools selects results by catIds.
+        dt_cat = _first_positions(detections.category_ids, category_ids)
+    else:
+        dt_cat = np.where(detections.category_index >= 0,
+                          category_pos_of_row[np.maximum(detections.category_index, 0)], -1)
+    gt_cat = category_pos_of_row[gt_objects.category_index]
 
-    def groups(image_index, category_index):
+    def groups(image_index, cat):
         img = image_pos_of_row[image_index]
-        cat = np.where(category_index >= 0, cat_pos_of_row[np.maximum(category_index, 0)], -1)
         ok = (img >= 0) & (cat >= 0)
         k = cat if p.use_categories else np.zeros_like(cat)
-        key = img * n_k + k
-        return np.where(ok, key, -1), np.where(ok, k, -1), np.where(ok, img, -1), cat
+        return np.where(ok, img * n_k + k, -1), np.where(ok, k, -1), np.where(ok, img, -1)
 
-    gt_group, gt_k, _, gt_cat = groups(gt_objects.image_index, gt_objects.category_index)
-    dt_group, dt_k, dt_img, dt_cat = groups(detections.image_index, detections.category_index)
+    gt_group, gt_k, _ = groups(gt_objects.image_index, gt_cat)
+    dt_group, dt_k, dt_img = groups(detections.image_index, dt_cat)
     n_dt = len(detections)
-    # Inside a pooled (class-agnostic) group the order is category by category, then input.
-    dt_tie = np.arange(n_dt) if p.use_categories else dt_cat * max(n_dt, 1) + np.arange(n_dt)
+    # Inside a pooled (class-agnostic) group equal scores are ordered by category first.
+    dt_tie = None if p.use_categories else np.maximum(dt_cat, 0)
     # The matcher breaks IoU ties by GT row order inside a group. A pooled (class-agnostic)
     # group lists its objects category by category, then in file order: present them so.
     gt_perm = (np.arange(len(gt_objects)) if p.use_categories
@@ -414,7 +422,7 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], gt_crowd[g_rows])
 
     table = match_detections(
-        dt_group=dt_group, dt_scores=detections.scores, dt_tie_order=dt_tie,
+        dt_group=dt_group, dt_scores=detections.scores, dt_tie_key=dt_tie,
         dt_area=detections.area, gt_group=gt_group[gt_perm], gt_crowd=gt_crowd,
         # The ignore key is overwritten by iscrowd (pycocotools quirk, semantics.md §4).
         gt_ignore=gt_crowd, gt_area=gt_objects.area[gt_perm],
@@ -444,10 +452,14 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     if n_dt == 0:
         notes.append("no detections: the results are empty, so every category with ground "
                      "truth has AP 0")
-    n_unknown = int(np.count_nonzero(detections.category_index < 0))
+    n_unknown = int(np.count_nonzero((detections.category_index < 0) & (dt_cat < 0)))
     if n_unknown:
         notes.append(f"{n_unknown} detection(s) dropped: their category_id is not a "
                      "ground-truth category (pycocotools drops them too)")
+    if not np.isin(image_ids, dataset.images.ids).any():
+        notes.append("none of the requested image_ids is an image of the ground truth")
+    if not np.isin(category_ids, dataset.categories.ids).any():
+        notes.append("none of the requested category_ids is a category of the ground truth")
     finished = time.perf_counter()
     return COCOResult(
         params=p, stats=stats, precision=precision, recall=recall, scores=scores,

@@ -1,0 +1,274 @@
+"""Tests of the columnar data model (deteval.data): copies, read-only arrays, shapes, filtering."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from deteval import Categories, Dataset, Detections, GroundTruth, Images
+
+
+def make_gt(**overrides) -> GroundTruth:
+    columns = dict(image_index=[0, 0, 1], category_index=[0, 1, 1],
+                   boxes=[[0, 0, 10, 10], [5, 5, 20, 30], [1, 2, 4, 8]])
+    columns.update(overrides)
+    return GroundTruth(**columns)
+
+
+def make_dt(**overrides) -> Detections:
+    columns = dict(image_index=[0, 1, 1, 0], category_index=[1, 1, 0, -1],
+                   boxes=[[0, 0, 10, 9], [1, 2, 4, 8], [0, 0, 1, 1], [3, 3, 4, 5]],
+                   scores=[0.9, 0.5, 0.7, 0.1])
+    columns.update(overrides)
+    return Detections(**columns)
+
+
+# --------------------------------------------------------------------------------------------
+# Defaults
+# --------------------------------------------------------------------------------------------
+
+
+def test_ground_truth_defaults():
+    gt = make_gt()
+    assert len(gt) == 3
+    assert gt.boxes.dtype == np.float64 and gt.boxes.shape == (3, 4)
+    assert gt.area.tolist() == [100.0, 375.0, 18.0]  # the box area
+    assert gt.iscrowd.dtype == bool and not gt.iscrowd.any()
+    assert gt.ignore.dtype == bool and not gt.ignore.any()
+    assert gt.ids.dtype == np.int64 and gt.ids.tolist() == [1, 2, 3]
+    assert gt.xywh is None
+    assert gt.image_index.dtype == np.int64 and gt.category_index.dtype == np.int64
+
+
+def test_detections_defaults():
+    dt = make_dt()
+    assert len(dt) == 4
+    assert dt.area.tolist() == [90.0, 18.0, 1.0, 2.0]
+    assert dt.ids.tolist() == [1, 2, 3, 4]
+    assert dt.scores.dtype == np.float64
+    assert dt.xywh is None
+
+
+def test_given_columns_are_kept():
+    gt = make_gt(area=[1.5, 2.5, 3.5], iscrowd=[0, 1, 0], ignore=[1, 0, 0], ids=[7, 8, 9],
+                 xywh=[[0, 0, 10, 10], [5, 5, 15, 25], [1, 2, 3, 6]])
+    assert gt.area.tolist() == [1.5, 2.5, 3.5]
+    assert gt.iscrowd.tolist() == [False, True, False]
+    assert gt.ignore.tolist() == [True, False, False]
+    assert gt.ids.tolist() == [7, 8, 9]
+    assert gt.xywh.tolist() == [[0, 0, 10, 10], [5, 5, 15, 25], [1, 2, 3, 6]]
+
+
+def test_empty_columns():
+    gt = GroundTruth(image_index=[], category_index=[], boxes=[])
+    assert len(gt) == 0 and gt.boxes.shape == (0, 4) and gt.area.shape == (0,)
+    dt = Detections(image_index=[], category_index=[], boxes=np.zeros((0, 4)), scores=[])
+    assert len(dt) == 0 and dt.ids.shape == (0,)
+    assert len(dt[dt.scores > 0.5]) == 0
+
+
+def test_images_and_categories_defaults():
+    images = Images(ids=[3, 1])
+    assert len(images) == 2
+    assert np.isnan(images.widths).all() and np.isnan(images.heights).all()
+    assert images.file_names == ("", "")
+    categories = Categories(ids=[5, 2])
+    assert categories.names == ("5", "2")
+    assert categories.supercategories == ("", "")
+    assert categories.index_of(2) == 1
+    with pytest.raises(KeyError):
+        categories.index_of(4)
+
+
+# --------------------------------------------------------------------------------------------
+# Copies and read-only arrays
+# --------------------------------------------------------------------------------------------
+
+
+def test_caller_arrays_are_copied():
+    boxes = np.array([[0.0, 0, 10, 10], [5, 5, 20, 30], [1, 2, 4, 8]])
+    image_index = np.array([0, 0, 1])
+    area = np.array([1.0, 2.0, 3.0])
+    gt = make_gt(boxes=boxes, image_index=image_index, area=area)
+    for mine, theirs in ((gt.boxes, boxes), (gt.image_index, image_index), (gt.area, area)):
+        assert not np.shares_memory(mine, theirs)
+    boxes[0, 0] = 99.0
+    image_index[0] = 5
+    area[0] = -1.0
+    assert gt.boxes[0, 0] == 0.0 and gt.image_index[0] == 0 and gt.area[0] == 1.0
+    # The caller's arrays stay writable: only the copies are frozen.
+    assert boxes.flags.writeable and image_index.flags.writeable
+
+
+def test_detection_arrays_are_copied():
+    scores = np.array([0.9, 0.5, 0.7, 0.1])
+    dt = make_dt(scores=scores)
+    assert not np.shares_memory(dt.scores, scores)
+    scores[:] = 0
+    assert dt.scores.tolist() == [0.9, 0.5, 0.7, 0.1]
+
+
+@pytest.mark.parametrize("name", ["image_index", "category_index", "boxes", "area", "iscrowd",
+                                  "ignore", "ids", "xywh"])
+def test_ground_truth_arrays_are_read_only(name):
+    gt = make_gt(xywh=[[0, 0, 10, 10], [5, 5, 15, 25], [1, 2, 3, 6]])
+    array = getattr(gt, name)
+    assert not array.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        array[0] = 1
+
+
+@pytest.mark.parametrize("name", ["image_index", "category_index", "boxes", "scores", "area",
+                                  "ids"])
+def test_detection_arrays_are_read_only(name):
+    array = getattr(make_dt(), name)
+    with pytest.raises(ValueError, match="read-only"):
+        array[0] = 1
+
+
+def test_table_arrays_are_read_only():
+    images = Images(ids=[1, 2], widths=[640, 320], heights=[480, 240])
+    for array in (images.ids, images.widths, images.heights, Categories(ids=[1]).ids):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 0
+
+
+def test_instances_are_frozen():
+    gt, dt = make_gt(), make_dt()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        gt.boxes = np.zeros((3, 4))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        dt.scores = np.zeros(4)
+
+
+def test_read_only_array_is_accepted_and_copied():
+    frozen = np.array([0.9, 0.5, 0.7, 0.1])
+    frozen.setflags(write=False)
+    dt = make_dt(scores=frozen)
+    assert not np.shares_memory(dt.scores, frozen)
+
+
+# --------------------------------------------------------------------------------------------
+# Shape errors
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        pytest.param({"boxes": [[0, 0, 1], [0, 0, 1], [0, 0, 1]]},
+                     r"boxes must have shape \(n, 4\); got \(3, 3\)", id="boxes-3-columns"),
+        pytest.param({"boxes": [0, 0, 1, 1]}, r"boxes must have shape \(n, 4\); got \(4,\)",
+                     id="boxes-flat"),
+        pytest.param({"boxes": [[0, 0, 1, 1]] * 2},
+                     r"boxes must have length 3 like the other columns; got 2",
+                     id="boxes-too-few"),
+        pytest.param({"category_index": [0, 1]},
+                     r"category_index must have length 3 like the other columns; got 2",
+                     id="category-index-short"),
+        pytest.param({"area": [1.0] * 4}, r"area must have length 3", id="area-long"),
+        pytest.param({"iscrowd": [0]}, r"iscrowd must have length 3", id="iscrowd-short"),
+        pytest.param({"ignore": [[0, 0, 0]]}, r"ignore must have shape \(n\); got \(1, 3\)",
+                     id="ignore-2d"),
+        pytest.param({"ids": [1, 2]}, r"ids must have length 3", id="ids-short"),
+        pytest.param({"xywh": [[0, 0, 1, 1]]}, r"xywh must have length 3", id="xywh-short"),
+        pytest.param({"image_index": [[0, 0, 1]]}, r"image_index must have shape \(n\)",
+                     id="image-index-2d"),
+    ],
+)
+def test_ground_truth_shape_errors(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        make_gt(**overrides)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        pytest.param({"scores": [0.5]}, r"scores must have length 4", id="scores-short"),
+        pytest.param({"scores": [[0.5] * 4]}, r"scores must have shape \(n\)", id="scores-2d"),
+        pytest.param({"boxes": np.zeros((4, 5))}, r"boxes must have shape \(n, 4\); got \(4, 5\)",
+                     id="boxes-5-columns"),
+        pytest.param({"ids": [1, 2, 3]}, r"ids must have length 4", id="ids-short"),
+    ],
+)
+def test_detection_shape_errors(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        make_dt(**overrides)
+
+
+@pytest.mark.parametrize("overrides", [
+    pytest.param({"image_index": [0.9, 0, 1]}, id="fractional-image-index"),
+    pytest.param({"ids": [1.5, 2, 3]}, id="fractional-ids"),
+])
+def test_fractional_integer_columns_are_rejected(overrides):
+    with pytest.raises(ValueError):
+        make_gt(**overrides)
+
+
+def test_table_length_errors():
+    with pytest.raises(ValueError, match="widths must have length 2"):
+        Images(ids=[1, 2], widths=[1.0])
+    with pytest.raises(ValueError, match="file_names must have length 2; got 1"):
+        Images(ids=[1, 2], file_names=("a.jpg",))
+    with pytest.raises(ValueError, match="names and supercategories must have length 2"):
+        Categories(ids=[1, 2], names=("cat",))
+
+
+def test_dataset_checks_indices():
+    images, categories = Images(ids=[1, 2]), Categories(ids=[1, 2])
+    with pytest.raises(ValueError, match="gt.image_index must index the images table"):
+        Dataset(images=images, categories=categories, gt=make_gt(image_index=[0, 0, 2]))
+    with pytest.raises(ValueError, match="gt.category_index must index the categories table"):
+        Dataset(images=images, categories=categories, gt=make_gt(category_index=[0, -1, 1]))
+    dataset = Dataset(images=images, categories=categories, gt=make_gt(), source="x.json")
+    assert "x.json" in repr(dataset)
+
+
+# --------------------------------------------------------------------------------------------
+# Filtering
+# --------------------------------------------------------------------------------------------
+
+
+def test_mask_filtering_returns_a_new_instance():
+    dt = make_dt(xywh=[[0, 0, 10, 9], [1, 2, 3, 6], [0, 0, 1, 1], [3, 3, 1, 2]])
+    kept = dt[dt.scores > 0.6]
+    assert isinstance(kept, Detections) and kept is not dt
+    assert kept.scores.tolist() == [0.9, 0.7]
+    assert kept.ids.tolist() == [1, 3]  # ids travel with their rows
+    assert kept.boxes.tolist() == [[0, 0, 10, 9], [0, 0, 1, 1]]
+    assert kept.xywh.tolist() == [[0, 0, 10, 9], [0, 0, 1, 1]]
+    assert kept.area.tolist() == [90.0, 1.0]
+    assert not kept.scores.flags.writeable
+    assert not np.shares_memory(kept.boxes, dt.boxes)
+    assert len(dt) == 4 and dt.scores.tolist() == [0.9, 0.5, 0.7, 0.1]  # the original unchanged
+
+
+def test_index_and_slice_filtering():
+    gt = make_gt(area=[1.0, 2.0, 3.0], iscrowd=[0, 1, 0], ids=[10, 20, 30])
+    picked = gt[np.array([2, 0])]
+    assert picked.ids.tolist() == [30, 10]
+    assert picked.area.tolist() == [3.0, 1.0]
+    assert gt[1:].iscrowd.tolist() == [True, False]
+    single = gt[1]
+    assert len(single) == 1 and single.ids.tolist() == [20]
+    assert len(gt[np.zeros(3, bool)]) == 0
+
+
+def test_filtering_keeps_given_area_not_box_area():
+    gt = make_gt(area=[7.0, 8.0, 9.0])
+    assert gt[gt.area > 7.5].area.tolist() == [8.0, 9.0]
+
+
+def test_replace_returns_a_new_frozen_instance():
+    dt = make_dt()
+    changed = dt.replace(scores=[1.0, 2.0, 3.0, 4.0])
+    assert changed.scores.tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert not changed.scores.flags.writeable
+    assert dt.scores.tolist() == [0.9, 0.5, 0.7, 0.1]
+
+
+def test_repr():
+    assert repr(make_gt(iscrowd=[0, 1, 1])) == "GroundTruth(n=3, crowd=2, ignore=0)"
+    assert repr(make_dt()) == "Detections(n=4)"

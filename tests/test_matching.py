@@ -1,0 +1,437 @@
+"""Tests of the greedy matcher (deteval.matching): hand-computed cases, worked example B of
+semantics.md §6.5, the MatchTable views and exports, and a comparison with the literal loop of
+``reference.reference_greedy_match`` on seeded random groups of groups.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from reference import reference_greedy_match
+
+from deteval.matching import FN, FP, IGNORED, NOT_EVALUATED, TP, MatchTable, match_detections
+
+COCO_THRESHOLDS = np.linspace(0.5, 0.95, 10)
+ALL = (0.0, 1e10)
+SMALL = (0.0, 1024.0)
+X = NOT_EVALUATED  # short for the tables below
+
+
+def matcher_inputs(ious, scores, *, crowd=None, ignore=None, gt_area=None, dt_area=None,
+                   thresholds=(0.5,), area_ranges=(ALL,), max_detections=100, tie_order=None,
+                   dt_group=None, gt_group=None) -> dict:
+    """Keyword arguments of ``match_detections`` for a dense IoU matrix (rows: detections).
+
+    By default everything is one group; ``ignore`` defaults to ``crowd`` (the COCO rule).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    n_dt = len(scores)
+    ious = np.asarray(ious, dtype=np.float64)
+    ious = ious if ious.ndim == 2 else ious.reshape(n_dt, 0)  # [] for no detections, no GT
+    n_gt = ious.shape[1]
+    crowd = np.zeros(n_gt, bool) if crowd is None else np.asarray(crowd, bool)
+    ignore = crowd.copy() if ignore is None else np.asarray(ignore, bool)
+    dt_group = np.zeros(n_dt, np.int64) if dt_group is None else np.asarray(dt_group)
+    gt_group = np.zeros(n_gt, np.int64) if gt_group is None else np.asarray(gt_group)
+
+    def similarity(d_rows, g_rows):
+        assert (dt_group[d_rows] == gt_group[g_rows]).all(), "pair across groups"
+        assert (dt_group[d_rows] >= 0).all() and (gt_group[g_rows] >= 0).all()
+        return ious[d_rows, g_rows]
+
+    return dict(
+        dt_group=dt_group, dt_scores=scores,
+        dt_tie_key=None if tie_order is None else np.asarray(tie_order),
+        dt_area=np.full(n_dt, 100.0) if dt_area is None else np.asarray(dt_area, float),
+        gt_group=gt_group, gt_crowd=crowd, gt_ignore=ignore,
+        gt_area=np.full(n_gt, 100.0) if gt_area is None else np.asarray(gt_area, float),
+        similarity=similarity, iou_thresholds=np.asarray(thresholds, float),
+        area_ranges=np.asarray(area_ranges, float), max_detections=max_detections)
+
+
+def assert_same_as_reference(table: MatchTable, inputs: dict, *, crowd_gt_matches=True) -> None:
+    """The dense views of ``table`` equal the literal loop, for every area range."""
+    expected = reference_greedy_match(**inputs)
+    columns = (np.ones(table.n_gt, bool) if crowd_gt_matches
+               else ~np.asarray(inputs["gt_crowd"], bool))
+    for a, views in enumerate(expected):
+        assert np.array_equal(table.detection_matches(a), views["detection_matches"]), a
+        assert np.array_equal(table.detection_status(a), views["detection_status"]), a
+        assert np.array_equal(table.gt_status(a), views["gt_status"]), a
+        assert np.array_equal(table.gt_matches(a)[:, columns],
+                              views["gt_matches"][:, columns]), a
+
+
+# --------------------------------------------------------------------------------------------
+# Hand-computed cases
+# --------------------------------------------------------------------------------------------
+
+# Each case: matcher inputs, then per area range the expected detection_matches and
+# detection_status (rows: thresholds; columns: detections in input order).
+HAND_CASES = [
+    pytest.param(
+        matcher_inputs([[0.9], [0.8], [0.7]], [0.9, 0.8, 0.7], crowd=[True]),
+        [([[0, 0, 0]], [[IGNORED] * 3])],
+        id="crowd-absorbs-duplicates"),
+    pytest.param(
+        matcher_inputs([[0.9], [0.8], [0.7]], [0.9, 0.8, 0.7]),
+        [([[0, -1, -1]], [[TP, FP, FP]])],
+        id="regular-object-matched-once"),
+    pytest.param(
+        # rows: crowd, regular. d0 prefers the regular object although the crowd has the
+        # higher IoU; d1 then falls back to the crowd; d2 overlaps nothing enough.
+        matcher_inputs([[0.9, 0.6], [0.9, 0.6], [0.3, 0.2]], [0.9, 0.8, 0.7],
+                       crowd=[True, False]),
+        [([[1, 0, -1]], [[TP, IGNORED, FP]])],
+        id="crowd-after-regular"),
+    pytest.param(
+        # rows: regular, ignored (not crowd). d1 falls back to the ignored object; an ignored
+        # non-crowd object is taken once, so d2 is a false positive.
+        matcher_inputs([[0.8, 0.6], [0.7, 0.6], [0.7, 0.9]], [0.9, 0.8, 0.7],
+                       ignore=[False, True]),
+        [([[0, 1, -1]], [[TP, IGNORED, FP]])],
+        id="ignored-object-fallback"),
+    pytest.param(
+        # rows: crowd (first in file order), regular. At 0.5 the scan stops at the ignored
+        # crowd once the regular object matched; at 0.6 only the crowd qualifies.
+        matcher_inputs([[0.95, 0.55]], [0.9], crowd=[True, False], thresholds=(0.5, 0.6)),
+        [([[1], [0]], [[TP], [IGNORED]])],
+        id="stop-at-ignored"),
+    pytest.param(
+        matcher_inputs([[0.6, 0.8, 0.7]], [0.9]),
+        [([[1]], [[TP]])],
+        id="highest-iou-wins"),
+    pytest.param(
+        matcher_inputs([[0.7, 0.7], [0.7, 0.7]], [0.9, 0.8]),
+        [([[1, 0]], [[TP, TP]])],
+        id="iou-tie-later-object-wins"),
+    pytest.param(
+        matcher_inputs([[0.7, 0.7, 0.6]], [0.9], ignore=[True, True, False]),
+        # the regular object (row 2) wins although the ignored ones have a higher IoU
+        [([[2]], [[TP]])],
+        id="regular-beats-ignored-with-higher-iou"),
+    pytest.param(
+        matcher_inputs([[0.7, 0.7]], [0.9], ignore=[True, True]),
+        [([[1]], [[IGNORED]])],
+        id="iou-tie-among-ignored-later-wins"),
+    pytest.param(
+        matcher_inputs([[0.8], [0.9]], [0.5, 0.5]),
+        [([[0, -1]], [[TP, FP]])],
+        id="score-tie-input-order"),
+    pytest.param(
+        matcher_inputs([[0.8], [0.9]], [0.5, 0.5], tie_order=[1, 0]),
+        [([[-1, 0]], [[FP, TP]])],
+        id="score-tie-tie-order"),
+    pytest.param(
+        matcher_inputs([[0.9], [0.6]], [0.3, 0.9]),
+        [([[-1, 0]], [[FP, TP]])],
+        id="higher-score-first"),
+    pytest.param(
+        # d0 would match object 0 but is the lowest of three scores with max_detections=2
+        matcher_inputs([[0.9, 0.0], [0.0, 0.9], [0.6, 0.0]], [0.5, 0.9, 0.7], max_detections=2),
+        [([[-1, 1, 0]], [[X, TP, TP]])],
+        id="max-detections-truncation"),
+    pytest.param(
+        matcher_inputs([[0.9], [0.9], [0.9]], [0.5, 0.5, 0.5], max_detections=1,
+                       tie_order=[2, 1, 0]),
+        [([[-1, -1, 0]], [[X, X, TP]])],
+        id="max-detections-score-ties"),
+    pytest.param(
+        # area ranges all and small; the object (area 500) is small; d0 (area 2000) matches
+        # it and is a TP in "small" whatever its own area; d1 (area 2000) is unmatched and
+        # outside "small": ignored there; d2 (area 500) is unmatched inside "small": FP.
+        matcher_inputs([[0.8], [0.1], [0.2]], [0.9, 0.8, 0.7], gt_area=[500],
+                       dt_area=[2000, 2000, 500], area_ranges=(ALL, SMALL)),
+        [([[0, -1, -1]], [[TP, FP, FP]]), ([[0, -1, -1]], [[TP, IGNORED, FP]])],
+        id="area-range-ignores-unmatched-detections"),
+    pytest.param(
+        # the object (area 2000) is outside "small": ignored there, so its match is ignored
+        matcher_inputs([[0.8]], [0.9], gt_area=[2000], dt_area=[500], area_ranges=(ALL, SMALL)),
+        [([[0]], [[TP]]), ([[0]], [[IGNORED]])],
+        id="area-range-object-out-of-range"),
+    pytest.param(
+        # range bounds are inclusive: area 1024 is small for objects and detections alike
+        matcher_inputs([[0.8], [0.0]], [0.9, 0.8], gt_area=[1024], dt_area=[1024, 1024],
+                       area_ranges=(SMALL, (1024.0, 9216.0))),
+        [([[0, -1]], [[TP, FP]]), ([[0, -1]], [[TP, FP]])],
+        id="area-bounds-inclusive"),
+    pytest.param(
+        # the out-of-range object is matched only as a fallback (ignored), after the
+        # in-range one is taken
+        matcher_inputs([[0.6, 0.9], [0.6, 0.9]], [0.9, 0.8], gt_area=[500, 5000],
+                       area_ranges=(SMALL,)),
+        [([[0, 1]], [[TP, IGNORED]])],
+        id="area-out-of-range-object-is-fallback"),
+    pytest.param(
+        matcher_inputs([[0.9], [0.9]], [0.9, 0.8], dt_group=[-1, 0]),
+        [([[-1, 0]], [[X, TP]])],
+        id="detection-not-evaluated"),
+    pytest.param(
+        matcher_inputs([[0.9, 0.8]], [0.9], gt_group=[-1, 0]),
+        [([[1]], [[TP]])],
+        id="object-not-evaluated"),
+    pytest.param(
+        # two groups: the detections of group 7 only see the object of group 7
+        matcher_inputs([[0.9, 0.0], [0.0, 0.6], [0.0, 0.9]], [0.9, 0.8, 0.7],
+                       dt_group=[3, 7, 7], gt_group=[3, 7]),
+        [([[0, 1, -1]], [[TP, TP, FP]])],
+        id="groups-are-independent"),
+    pytest.param(
+        matcher_inputs([], []),
+        [(np.zeros((1, 0)), np.zeros((1, 0)))],
+        id="empty"),
+    pytest.param(
+        matcher_inputs(np.zeros((0, 2)), [], gt_area=[100, 5000], area_ranges=(ALL, SMALL)),
+        [(np.zeros((1, 0)), np.zeros((1, 0))), (np.zeros((1, 0)), np.zeros((1, 0)))],
+        id="no-detections"),
+    pytest.param(
+        matcher_inputs(np.zeros((2, 0)), [0.9, 0.8], dt_area=[100, 5000],
+                       area_ranges=(ALL, SMALL)),
+        [([[-1, -1]], [[FP, FP]]), ([[-1, -1]], [[FP, IGNORED]])],
+        id="no-objects"),
+]
+
+
+@pytest.mark.parametrize(("inputs", "expected"), HAND_CASES)
+def test_hand_cases(inputs, expected):
+    table = match_detections(**inputs)
+    for a, (matches, status) in enumerate(expected):
+        assert table.detection_matches(a).tolist() == np.asarray(matches).tolist()
+        assert table.detection_status(a).tolist() == np.asarray(status).tolist()
+    assert_same_as_reference(table, inputs)
+
+
+@pytest.mark.parametrize(
+    ("iou", "n_matched"),
+    [
+        pytest.param(0.5, 1, id="0.5-on-first-threshold"),
+        pytest.param(0.49999999999999994, 0, id="just-below-0.5"),
+        pytest.param(0.75, 6, id="0.75-on-threshold"),
+        pytest.param(0.7499999999999999, 5, id="just-below-0.75"),
+        pytest.param(0.8999999999999999, 9, id="on-linspace-0.9"),
+        pytest.param(0.9, 9, id="0.9-passes-0.8999999999999999"),
+        pytest.param(0.95, 10, id="0.95-on-last-threshold"),
+        pytest.param(1.0, 10, id="perfect"),
+    ],
+)
+def test_iou_exactly_on_a_threshold(iou, n_matched):
+    table = match_detections(**matcher_inputs([[iou]], [0.9], thresholds=COCO_THRESHOLDS))
+    assert table.detection_matches()[:, 0].tolist() == [0] * n_matched + [-1] * (10 - n_matched)
+
+
+@pytest.mark.parametrize(
+    ("iou", "matched"),
+    [
+        pytest.param(1.0, True, id="perfect"),
+        pytest.param(1 - 1e-10, True, id="on-the-cap"),
+        pytest.param(1 - 2e-10, False, id="below-the-cap"),
+    ],
+)
+def test_threshold_one_is_capped(iou, matched):
+    # pycocotools starts the scan at min(t, 1 - 1e-10)
+    table = match_detections(**matcher_inputs([[iou]], [0.9], thresholds=(1.0,)))
+    assert table.detection_matches().tolist() == [[0 if matched else -1]]
+
+
+def test_gt_status_of_a_mixed_image():
+    inputs = matcher_inputs([[0.9, 0.0, 0.0, 0.0], [0.0, 0.0, 0.7, 0.0]], [0.9, 0.8],
+                            crowd=[False, False, True, False], gt_group=[0, 0, 0, -1],
+                            thresholds=(0.5, 0.8))
+    table = match_detections(**inputs)
+    assert table.gt_status().tolist() == [[TP, FN, IGNORED, X], [TP, FN, IGNORED, X]]
+    assert table.gt_matches().tolist() == [[0, -1, 1, -1], [0, -1, -1, -1]]
+    assert table.detection_status().tolist() == [[TP, IGNORED], [TP, FP]]
+
+
+def test_crowd_gt_matches_lists_the_last_matched_detection():
+    # rows by score: d1 (0.9), d2 (0.7), d0 (0.5); d0 is the last to be absorbed
+    inputs = matcher_inputs([[0.9], [0.8], [0.7]], [0.5, 0.9, 0.7], crowd=[True])
+    assert match_detections(**inputs).gt_matches().tolist() == [[0]]
+
+
+# --------------------------------------------------------------------------------------------
+# Worked example B (semantics.md §6.5)
+# --------------------------------------------------------------------------------------------
+
+# GT in file order: g11 (crowd), g12, g13 -> rows 0, 1, 2. IoU columns in file order.
+EXAMPLE_B_IOUS = {"d1": (0.9, 0.6, 0.7), "d2": (0.3, 0.55, 0.8), "d3": (0.6, 0.52, 0.1)}
+EXAMPLE_B_SCORES = {"d1": 0.9, "d2": 0.8, "d3": 0.7}
+GT_IDS = np.array([11, 12, 13])
+
+
+@pytest.mark.parametrize("order", [pytest.param(("d1", "d2", "d3"), id="score-order"),
+                                   pytest.param(("d3", "d1", "d2"), id="shuffled")])
+def test_worked_example_b(order):
+    inputs = matcher_inputs([EXAMPLE_B_IOUS[d] for d in order],
+                            [EXAMPLE_B_SCORES[d] for d in order], crowd=[True, False, False],
+                            thresholds=(0.5, 0.75))
+    table = match_detections(**inputs)
+    back = [order.index(d) for d in ("d1", "d2", "d3")]  # columns in d1, d2, d3 order
+    matches = table.detection_matches()[:, back]
+    status = table.detection_status()[:, back]
+    matched_ids = np.where(matches >= 0, GT_IDS[matches], 0)
+    # semantics.md §16 B: t=.5: [13, 12, 11], ignored [F, F, T]; t=.75: [11, 13, 0],
+    # ignored [T, F, F] (d3 is a false positive at .75)
+    assert matched_ids.tolist() == [[13, 12, 11], [11, 13, 0]]
+    assert status.tolist() == [[TP, TP, IGNORED], [IGNORED, TP, FP]]
+    assert table.gt_status().tolist() == [[IGNORED, TP, TP], [IGNORED, FN, TP]]
+    assert table.dt_rank[back].tolist() == [0, 1, 2]
+    assert_same_as_reference(table, inputs)
+
+
+# --------------------------------------------------------------------------------------------
+# MatchTable views and exports
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def table() -> MatchTable:
+    # rows: a small object (area 500), a large one (area 20000), a crowd region.
+    # d0 matches the small object at both thresholds; d1 matches the large one only at 0.5;
+    # d2 is absorbed by the crowd; d3 (area 50) overlaps nothing; d4 is beyond max_detections.
+    ious = [[0.9, 0.0, 0.0], [0.0, 0.6, 0.0], [0.0, 0.0, 0.8], [0.1, 0.1, 0.1], [0.9, 0.9, 0.9]]
+    inputs = matcher_inputs(ious, [0.9, 0.8, 0.7, 0.6, 0.1], crowd=[False, False, True],
+                            gt_area=[500, 20000, 900], dt_area=[400, 30000, 800, 50, 400],
+                            thresholds=(0.5, 0.75), area_ranges=(ALL, SMALL), max_detections=4)
+    return match_detections(**inputs)
+
+
+def test_views(table):
+    assert table.n_detections == 5 and table.n_gt == 3
+    assert table.dt_rank.tolist() == [0, 1, 2, 3, 4]
+    assert table.dt_kept.tolist() == [True, True, True, True, False]
+    assert table.detection_matches(0).tolist() == [[0, 1, 2, -1, -1], [0, -1, 2, -1, -1]]
+    assert table.detection_matches(1).tolist() == [[0, 1, 2, -1, -1], [0, -1, 2, -1, -1]]
+    assert table.detection_status(0).tolist() == [[TP, TP, IGNORED, FP, X],
+                                                  [TP, FP, IGNORED, FP, X]]
+    # in "small" the large object is ignored, so is its match, and the unmatched large d1
+    assert table.detection_status(1).tolist() == [[TP, IGNORED, IGNORED, FP, X],
+                                                  [TP, IGNORED, IGNORED, FP, X]]
+    assert table.gt_matches(0).tolist() == [[0, 1, 2], [0, -1, 2]]
+    assert table.gt_status(0).tolist() == [[TP, TP, IGNORED], [TP, FN, IGNORED]]
+    assert table.gt_status(1).tolist() == [[TP, IGNORED, IGNORED], [TP, IGNORED, IGNORED]]
+    for status in (table.detection_status(0), table.gt_status(1)):
+        assert status.dtype == np.int8
+    with pytest.raises(ValueError, match="read-only"):
+        table.match_dt[0] = 3
+
+
+def test_to_dict(table):
+    exported = table.to_dict(1)
+    assert set(exported) == {"iou_thresholds", "dt_rank", "dt_match", "dt_status", "gt_match",
+                             "gt_status"}
+    assert exported["iou_thresholds"].tolist() == [0.5, 0.75]
+    assert exported["dt_rank"].tolist() == [0, 1, 2, 3, 4]
+    assert np.array_equal(exported["dt_match"], table.detection_matches(1))
+    assert np.array_equal(exported["dt_status"], table.detection_status(1))
+    assert np.array_equal(exported["gt_match"], table.gt_matches(1))
+    assert np.array_equal(exported["gt_status"], table.gt_status(1))
+    exported["dt_rank"][0] = 99  # a copy: the table is unchanged
+    assert table.dt_rank[0] == 0
+
+
+def test_to_json(table, tmp_path):
+    text = table.to_json()
+    parsed = json.loads(text)
+    assert parsed == {key: value.tolist() for key, value in table.to_dict().items()}
+    assert parsed["dt_status"] == [[TP, TP, IGNORED, FP, X], [TP, FP, IGNORED, FP, X]]
+    path = tmp_path / "matches.json"
+    assert table.to_json(path, area_index=1) == path.read_text()
+    assert json.loads(path.read_text())["dt_status"][0] == [TP, IGNORED, IGNORED, FP, X]
+
+
+def test_to_csv(table, tmp_path):
+    rows = list(csv.DictReader(io.StringIO(table.to_csv())))
+    assert len(rows) == 5 * 2
+    assert list(rows[0]) == ["detection", "iou_threshold", "status", "gt"]
+    assert [(int(r["detection"]), float(r["iou_threshold"])) for r in rows[:4]] == [
+        (0, 0.5), (0, 0.75), (1, 0.5), (1, 0.75)]
+    assert [r["status"] for r in rows] == ["TP", "TP", "TP", "FP", "IGNORED", "IGNORED",
+                                           "FP", "FP", "NOT_EVALUATED", "NOT_EVALUATED"]
+    assert [r["gt"] for r in rows] == ["0", "0", "1", "", "2", "2", "", "", "", ""]
+    path = tmp_path / "matches.csv"
+    assert table.to_csv(path, area_index=1) == path.read_text()
+    small = list(csv.DictReader(io.StringIO(path.read_text())))
+    assert [r["status"] for r in small[2:4]] == ["IGNORED", "IGNORED"]
+
+
+def test_status_codes():
+    assert (TP, FP, FN, IGNORED, NOT_EVALUATED) == (1, 0, 0, 2, -1)
+
+
+# --------------------------------------------------------------------------------------------
+# Random groups of groups against the literal loop
+# --------------------------------------------------------------------------------------------
+
+IOU_POOL = np.array([0.0, 0.1, 0.3, 0.5, 0.5, 0.55, 0.6, 0.7, 0.7, 0.75, 0.75, 0.8,
+                     0.8999999999999999, 0.9, 0.95, 1.0, 1 - 1e-10])
+SCORE_POOL = np.array([0.1, 0.5, 0.5, 0.5, 0.9, 0.9])
+AREA_POOL = np.array([0.0, 100.0, 1024.0, 1024.0, 5000.0, 9216.0, 9216.0, 20000.0, 1e10, 2e10])
+COCO_RANGES = ((0.0, 1e10), (0.0, 1024.0), (1024.0, 9216.0), (9216.0, 1e10))
+
+
+def random_inputs(seed: int) -> dict:
+    """Several interleaved groups with tied IoUs and scores, values on thresholds, crowd and
+    ignore flags, areas on range boundaries and some rows that are not evaluated."""
+    rng = np.random.default_rng(seed)
+    group_keys = rng.choice(50, size=int(rng.integers(1, 6)), replace=False)
+    sizes = [(int(rng.integers(0, 6)), int(rng.integers(0, 8))) for _ in group_keys]
+    gt_group = np.concatenate([np.full(n_gt, k) for k, (n_gt, _) in zip(group_keys, sizes)]
+                              + [np.full(int(rng.integers(0, 2)), -1)]).astype(np.int64)
+    dt_group = np.concatenate([np.full(n_dt, k) for k, (_, n_dt) in zip(group_keys, sizes)]
+                              + [np.full(int(rng.integers(0, 2)), -1)]).astype(np.int64)
+    gt_group, dt_group = rng.permutation(gt_group), rng.permutation(dt_group)
+    n_gt, n_dt = len(gt_group), len(dt_group)
+    ious = np.where(rng.random((n_dt, n_gt)) < 0.7, rng.choice(IOU_POOL, (n_dt, n_gt)),
+                    rng.random((n_dt, n_gt)))
+    scores = np.where(rng.random(n_dt) < 0.6, rng.choice(SCORE_POOL, n_dt), rng.random(n_dt))
+    crowd = rng.random(n_gt) < 0.25
+    # mostly the COCO rule (ignore = crowd), sometimes independent flags
+    ignore = crowd.copy() if rng.random() < 0.5 else rng.random(n_gt) < 0.2
+    kind = rng.integers(0, 3)
+    thresholds = (COCO_THRESHOLDS if kind == 0 else np.array([0.5, 0.75]) if kind == 1
+                  else np.sort(rng.choice(IOU_POOL[3:], 3)))
+    area_ranges = COCO_RANGES if rng.random() < 0.8 else COCO_RANGES + ((1024.0, 1024.0),)
+    return matcher_inputs(
+        ious, scores, crowd=crowd, ignore=ignore, gt_area=rng.choice(AREA_POOL, n_gt),
+        dt_area=rng.choice(AREA_POOL, n_dt), thresholds=thresholds, area_ranges=area_ranges,
+        max_detections=int(rng.choice([1, 2, 3, 100])),
+        tie_order=rng.permutation(n_dt), dt_group=dt_group, gt_group=gt_group)
+
+
+SEEDS = range(240)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_matches_reference_on_random_groups(seed):
+    inputs = random_inputs(seed)
+    # crowd columns of gt_matches: see test_crowd_gt_matches_equal_reference
+    assert_same_as_reference(match_detections(**inputs), inputs, crowd_gt_matches=False)
+
+
+def test_crowd_gt_matches_equal_reference():
+    for seed in SEEDS:
+        inputs = random_inputs(seed)
+        assert_same_as_reference(match_detections(**inputs), inputs)
+
+
+def test_random_inputs_hit_the_cases():
+    """The random cases do exercise ties, crowds, truncation and boundaries."""
+    seen = {"crowd-absorbs": 0, "ignored-match": 0, "truncated": 0, "score-tie": 0,
+            "out-of-range-fp-ignored": 0}
+    for seed in SEEDS:
+        inputs = random_inputs(seed)
+        table = match_detections(**inputs)
+        crowd_hits = np.bincount(table.match_gt[inputs["gt_crowd"][table.match_gt]])
+        seen["crowd-absorbs"] += int((crowd_hits > 1).any())
+        seen["ignored-match"] += int((table.detection_status(0) == IGNORED).any())
+        seen["truncated"] += int(((table.dt_rank >= 0) & ~table.dt_kept).any())
+        scores = inputs["dt_scores"][inputs["dt_group"] >= 0]
+        seen["score-tie"] += int(len(np.unique(scores)) < len(scores))
+        seen["out-of-range-fp-ignored"] += int(
+            ((table.detection_status(1) == IGNORED) & (table.detection_matches(1) < 0)).any())
+    assert min(seen.values()) >= 20, seen
