@@ -36,7 +36,7 @@ import orjson
 
 from ..data import Categories, Dataset, Detections, GroundTruth, Images
 from ..errors import FormatError
-from ._json import box_column, gc_paused, load_json, number_column, source_name
+from ._json import JSONDocument, box_column, gc_paused, load_json, number_column, source_name
 
 __all__ = ["read_coco_gt", "read_coco_results", "write_coco_results", "dataset_to_coco"]
 
@@ -214,6 +214,36 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
                       category_ids=category_ids)
 
 
+def _results_columns(source: Any, name: str, document: JSONDocument | None):
+    """The id, score and box columns of a results list (or ``{"annotations": [...]}``)."""
+    section = "results"
+    if isinstance(source, dict):
+        if "annotations" not in source:
+            hint = (" (this looks like a ground-truth file: are GT and DT swapped?)"
+                    if "images" in source and "categories" in source else "")
+            raise FormatError("results must be a list of detections or an object with an "
+                              f"'annotations' list{hint}", source=name)
+        source, section = source["annotations"], "annotations"
+    if not isinstance(source, (list, tuple)):
+        raise FormatError(f"{'results' if section == 'results' else repr(section)} must be a "
+                          f"list of detections; got {type(source).__name__}", source=name)
+    if source and isinstance(source[0], dict) and "score" not in source[0] and (
+            "iscrowd" in source[0] or "area" in source[0]):
+        raise FormatError("missing 'score': this looks like ground-truth annotations, not "
+                          "detections (are GT and DT swapped?)", source=name,
+                          record=f"{section}[0]")
+    check = not (document is not None and section == "results"
+                 and document.values_are_plain(source))
+    image_ids = number_column(source, "image_id", np.int64, source=name, section=section,
+                              check_types=check)
+    category_ids = number_column(source, "category_id", np.int64, source=name,
+                                 section=section, check_types=check)
+    scores = number_column(source, "score", np.float64, source=name, section=section,
+                           check_types=check)
+    xywh = box_column(source, source=name, section=section, check_types=check).reshape(-1, 4)
+    return image_ids, category_ids, scores, xywh, section
+
+
 def read_coco_results(source: Any, dataset: Dataset) -> Detections:
     """Read COCO detection results for ``dataset``, as pycocotools' ``loadRes`` does.
 
@@ -242,37 +272,18 @@ def read_coco_results(source: Any, dataset: Dataset) -> Detections:
         ``image_id`` that is not in the ground truth; each names the record.
     """
     name = source_name(source)
-    check_types = True
-    if isinstance(source, (str, os.PathLike)):
-        document = load_json(source, what="results")
-        source, check_types = document.data, document.may_hold_bools
-    if isinstance(source, np.ndarray):
-        return _results_from_array(source, dataset, name)
-    section = "results"
-    if isinstance(source, dict):
-        if "annotations" not in source:
-            hint = (" (this looks like a ground-truth file: are GT and DT swapped?)"
-                    if "images" in source and "categories" in source else "")
-            raise FormatError("results must be a list of detections or an object with an "
-                              f"'annotations' list{hint}", source=name)
-        source, section = source["annotations"], "annotations"
-    if not isinstance(source, (list, tuple)):
-        raise FormatError(f"{'results' if section == 'results' else repr(section)} must be a "
-                          f"list of detections; got {type(source).__name__}", source=name)
-    if source and isinstance(source[0], dict) and "score" not in source[0] and (
-            "iscrowd" in source[0] or "area" in source[0]):
-        raise FormatError("missing 'score': this looks like ground-truth annotations, not "
-                          "detections (are GT and DT swapped?)", source=name,
-                          record=f"{section}[0]")
+    # The collector stays paused until the parsed objects are freed: it would otherwise
+    # walk millions of them, none of which can be garbage.
     with gc_paused():
-        image_ids = number_column(source, "image_id", np.int64, source=name, section=section,
-                                  check_types=check_types)
-        category_ids = number_column(source, "category_id", np.int64, source=name,
-                                     section=section, check_types=check_types)
-        scores = number_column(source, "score", np.float64, source=name, section=section,
-                               check_types=check_types)
-        xywh = box_column(source, source=name, section=section,
-                          check_types=check_types).reshape(-1, 4)
+        document = None
+        if isinstance(source, (str, os.PathLike)):
+            document = load_json(source, what="results")
+            source = document.data
+        if isinstance(source, np.ndarray):
+            return _results_from_array(source, dataset, name)
+        columns = _results_columns(source, name, document)
+        del source, document
+    image_ids, category_ids, scores, xywh, section = columns
     return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
                              lambda i: f"{section}[{i}]")
 

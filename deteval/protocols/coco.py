@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from .._sorting import descending_rank, lexorder
 from ..data import Dataset, Detections
 from ..errors import FormatError
 from ..io.coco import read_coco_gt, read_coco_results
@@ -517,48 +518,57 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
 
     kept = np.flatnonzero(table.dt_kept)
     rank = table.dt_rank
-    # Accumulation order: category, descending score, image, rank inside the image.
-    order = kept[np.lexsort((rank[kept], dt_img[kept], -scores_in[kept], dt_k[kept]))]
-    m_gt_ignored = table.gt_ignore[table.match_area, table.match_gt]
-    m_out = table.dt_out_of_range[table.match_area, table.match_dt]
-    n_dt = table.n_detections
+    # Accumulation order: category, descending score, image, rank inside the image (unique).
+    score_rank, _ = descending_rank(scores_in[kept])
+    order = kept[lexorder([dt_k[kept], score_rank, dt_img[kept], rank[kept]],
+                          last_is_unique=True)]
+    # Match events sorted once by (area, threshold, position in that order); every smaller
+    # max_det keeps a subsequence of the order, so the events stay sorted after filtering.
+    full_pos = np.full(table.n_detections, -1, dtype=np.int64)
+    full_pos[order] = np.arange(len(order))
+    ev_at = table.match_area * n_t + table.match_threshold
+    by_event = lexorder([ev_at, full_pos[table.match_dt]], last_is_unique=True)
+    ev_at, ev_dt = ev_at[by_event], table.match_dt[by_event]
+    ev_a = table.match_area[by_event]
+    ev_full_pos = full_pos[ev_dt]
+    ev_ign = table.gt_ignore[ev_a, table.match_gt[by_event]]
+    ev_out = table.dt_out_of_range[ev_a, ev_dt]
+    ev_rank = rank[ev_dt]
 
     for mi, max_det in enumerate(p.max_detections):
-        sel = order[rank[order] < max_det]
+        in_sel = rank[order] < max_det
+        sel = order[in_sel]
         n_sel = len(sel)
+        span = max(n_sel, 1)
         k_sel = dt_k[sel]
         seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
         seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
         n_det = seg_end - seg_start                            # (K,)
-        position = np.full(n_dt, -1, dtype=np.int64)
-        position[sel] = np.arange(n_sel)
-        # Out-of-range detections counted up to each position (prefix sums with a leading 0).
-        out_prefix = np.zeros((n_a, n_sel + 1), dtype=np.int64)
-        np.cumsum(table.dt_out_of_range[:, sel], axis=1, out=out_prefix[:, 1:])
+        sel_pos_of_full = np.cumsum(in_sel) - 1
+        # Out-of-range detections as sorted keys (area, position), to count them by bisection.
+        out_keys = np.concatenate([np.flatnonzero(table.dt_out_of_range[a, sel]) + a * span
+                                   for a in range(n_a)])
 
         # Match events that survive this max_det, keyed by (area, threshold, position).
-        e_pos = position[table.match_dt]
-        live = e_pos >= 0
-        e_a, e_t, e_pos = table.match_area[live], table.match_threshold[live], e_pos[live]
-        e_ign, e_out = m_gt_ignored[live], m_out[live]
-        span = max(n_sel, 1)
-        e_key = (e_a * n_t + e_t) * span + e_pos
-        by_key = np.argsort(e_key, kind="stable")
-        e_key, e_a, e_t, e_pos = e_key[by_key], e_a[by_key], e_t[by_key], e_pos[by_key]
-        e_ign, e_out = e_ign[by_key], e_out[by_key]
+        live = ev_rank < max_det
+        e_at, e_pos = ev_at[live], sel_pos_of_full[ev_full_pos[live]]
+        e_ign, e_out = ev_ign[live], ev_out[live]
+        e_key = e_at * span + e_pos
         tp_prefix = np.r_[0, np.cumsum(~e_ign)]
         ign_prefix = np.r_[0, np.cumsum(e_ign)]
         out_m_prefix = np.r_[0, np.cumsum(e_out)]
 
         tp_events = np.flatnonzero(~e_ign)
-        t_a, t_t, t_pos = e_a[tp_events], e_t[tp_events], e_pos[tp_events]
+        t_at, t_pos = e_at[tp_events], e_pos[tp_events]
+        t_a, t_t = t_at // n_t, t_at % n_t
         t_k = k_sel[t_pos]
         start = seg_start[t_k]
-        before = np.searchsorted(e_key, (t_a * n_t + t_t) * span + start, side="left")
+        before = np.searchsorted(e_key, t_at * span + start, side="left")
         upto = tp_events + 1
         tp_cum = tp_prefix[upto] - tp_prefix[before]
-        ignored = (ign_prefix[upto] - ign_prefix[before]
-                   + out_prefix[t_a, t_pos + 1] - out_prefix[t_a, start]
+        out_count = (np.searchsorted(out_keys, t_a * span + t_pos, side="right")
+                     - np.searchsorted(out_keys, t_a * span + start, side="left"))
+        ignored = (ign_prefix[upto] - ign_prefix[before] + out_count
                    - (out_m_prefix[upto] - out_m_prefix[before]))
         fp_cum = (t_pos - start + 1) - tp_cum - ignored
         tp_f = tp_cum.astype(np.float64)
