@@ -90,6 +90,21 @@ class _Columns:
                 kwargs[f.name] = value
         return type(self)(**kwargs)
 
+    def _init_shared(self) -> int:
+        """Normalise the columns both row types have; returns the row count."""
+        set_ = object.__setattr__
+        set_(self, "image_index", _column("image_index", self.image_index, np.int64, None))
+        n = len(self.image_index)
+        set_(self, "category_index", _column("category_index", self.category_index, np.int64, n))
+        set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
+        area = _box_area(self.boxes) if self.area is None else self.area
+        set_(self, "area", _column("area", area, np.float64, n))
+        ids = np.arange(1, n + 1, dtype=np.int64) if self.ids is None else self.ids
+        set_(self, "ids", _column("ids", ids, np.int64, n))
+        if self.xywh is not None:
+            set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
+        return n
+
     def replace(self, **changes: Any):
         """Return a copy with some columns replaced (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]
@@ -131,23 +146,9 @@ class GroundTruth(_Columns):
     xywh: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "image_index", _column("image_index", self.image_index, np.int64, None))
-        n = len(self.image_index)
-        set_(self, "category_index", _column("category_index", self.category_index, np.int64, n))
-        set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
-        if self.area is None:
-            set_(self, "area", _freeze(_box_area(self.boxes)))
-        else:
-            set_(self, "area", _column("area", self.area, np.float64, n))
-        set_(self, "iscrowd", _column("iscrowd", self.iscrowd, bool, n))
-        set_(self, "ignore", _column("ignore", self.ignore, bool, n))
-        if self.ids is None:
-            set_(self, "ids", _freeze(np.arange(1, n + 1, dtype=np.int64)))
-        else:
-            set_(self, "ids", _column("ids", self.ids, np.int64, n))
-        if self.xywh is not None:
-            set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
+        n = self._init_shared()
+        object.__setattr__(self, "iscrowd", _column("iscrowd", self.iscrowd, bool, n))
+        object.__setattr__(self, "ignore", _column("ignore", self.ignore, bool, n))
 
     def __repr__(self) -> str:
         return (f"GroundTruth(n={len(self)}, crowd={int(self.iscrowd.sum())}, "
@@ -188,24 +189,11 @@ class Detections(_Columns):
     category_ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "image_index", _column("image_index", self.image_index, np.int64, None))
-        n = len(self.image_index)
-        set_(self, "category_index", _column("category_index", self.category_index, np.int64, n))
+        n = self._init_shared()
+        object.__setattr__(self, "scores", _column("scores", self.scores, np.float64, n))
         if self.category_ids is not None:
-            set_(self, "category_ids", _column("category_ids", self.category_ids, np.int64, n))
-        set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
-        set_(self, "scores", _column("scores", self.scores, np.float64, n))
-        if self.area is None:
-            set_(self, "area", _freeze(_box_area(self.boxes)))
-        else:
-            set_(self, "area", _column("area", self.area, np.float64, n))
-        if self.ids is None:
-            set_(self, "ids", _freeze(np.arange(1, n + 1, dtype=np.int64)))
-        else:
-            set_(self, "ids", _column("ids", self.ids, np.int64, n))
-        if self.xywh is not None:
-            set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
+            object.__setattr__(self, "category_ids",
+                               _column("category_ids", self.category_ids, np.int64, n))
 
     def __repr__(self) -> str:
         return f"Detections(n={len(self)})"
