@@ -62,6 +62,22 @@ def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = ())
     return _freeze(array)
 
 
+def index_in(values: Any, ids: np.ndarray) -> np.ndarray:
+    """Row of each value in the id column ``ids`` (its first occurrence), -1 where absent.
+
+    Examples
+    --------
+    >>> index_in([7, 3, 9], np.array([3, 5, 7])).tolist()
+    [2, 0, -1]
+    """
+    values = np.asarray(values, dtype=np.int64)
+    if len(ids) == 0:
+        return np.full(len(values), -1, dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    pos = np.clip(np.searchsorted(ids[order], values), 0, len(ids) - 1)
+    return np.where(ids[order][pos] == values, order[pos], -1)
+
+
 def _box_area(boxes: np.ndarray) -> np.ndarray:
     return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
 
@@ -303,6 +319,62 @@ class Dataset:
             if (self.gt.category_index.min() < 0
                     or self.gt.category_index.max() >= len(self.categories)):
                 raise ValueError("gt.category_index must index the categories table")
+
+    def detections(self, *, image_ids: Any, category_ids: Any, boxes: Any, scores: Any,
+                   box_format: str = "xyxy") -> Detections:
+        """Detections for this dataset from plain arrays (a model's output, say).
+
+        Parameters
+        ----------
+        image_ids, category_ids : array_like of int, shape (n,)
+            Ids as in the images and categories tables. Every image id must be known; a
+            category id that is not gets ``category_index == -1`` (protocols drop it).
+        boxes : array_like, shape (n, 4)
+            Boxes in ``box_format`` (see :data:`deteval.boxes.BOX_FORMATS`); normalised
+            formats are scaled by each image's width and height.
+        scores : array_like, shape (n,)
+        box_format : str
+            ``"xyxy"`` (default), ``"xywh"`` (COCO), ``"cxcywh"`` or a normalised form.
+
+        Returns
+        -------
+        Detections
+            With ``xywh`` kept when the boxes were given as xywh, so that COCO evaluation
+            uses exactly those numbers.
+
+        Examples
+        --------
+        >>> ds = Dataset(Images(ids=[7], widths=[100], heights=[50]), Categories(ids=[1]),
+        ...              GroundTruth(image_index=[], category_index=[], boxes=[]))
+        >>> dt = ds.detections(image_ids=[7], category_ids=[1], boxes=[[0.5, 0.5, 0.2, 0.4]],
+        ...                    scores=[0.9], box_format="cxcywhn")
+        >>> dt.boxes.tolist()
+        [[40.0, 15.0, 60.0, 35.0]]
+        """
+        from .boxes import convert_boxes
+
+        image_ids = _column("image_ids", image_ids, np.int64, None)
+        n = len(image_ids)
+        category_ids = _column("category_ids", category_ids, np.int64, n)
+        image_index = index_in(image_ids, self.images.ids)
+        bad = np.flatnonzero(image_index < 0)
+        if len(bad):
+            raise ValueError(f"image_ids must be ids of the dataset's images; "
+                             f"image_ids[{bad[0]}] = {image_ids[bad[0]]} is not")
+        sizes = np.column_stack([self.images.widths[image_index],
+                                 self.images.heights[image_index]])
+        normalised = box_format.endswith("n")
+        xyxy = convert_boxes(boxes, box_format, "xyxy",
+                             image_size=sizes if normalised else None)
+        if len(xyxy) != n:
+            raise ValueError(f"boxes must have one row per image id ({n}); got {len(xyxy)}")
+        xywh = np.asarray(boxes, dtype=np.float64).reshape(-1, 4) if box_format == "xywh" \
+            else None
+        return Detections(image_index=image_index,
+                          category_index=index_in(category_ids, self.categories.ids),
+                          boxes=xyxy, scores=scores, xywh=xywh,
+                          area=None if xywh is None else xywh[:, 2] * xywh[:, 3],
+                          category_ids=category_ids)
 
     def __repr__(self) -> str:
         return (f"Dataset(images={len(self.images)}, categories={len(self.categories)}, "

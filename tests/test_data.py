@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+import deteval
 from deteval import Categories, Dataset, Detections, GroundTruth, Images
 
 
@@ -272,3 +273,55 @@ def test_replace_returns_a_new_frozen_instance():
 def test_repr():
     assert repr(make_gt(iscrowd=[0, 1, 1])) == "GroundTruth(n=3, crowd=2, ignore=0)"
     assert repr(make_dt()) == "Detections(n=4)"
+
+
+# --------------------------------------------------------------------------------------------
+# Dataset.detections: arrays from a training loop
+# --------------------------------------------------------------------------------------------
+
+
+def _demo_dataset():
+    from deteval.demo import make_demo
+
+    gt, results = make_demo(seed=3, n_images=6)
+    return deteval.read_coco_gt(gt), results
+
+
+def test_dataset_detections_from_xywh_equal_the_results_reader():
+    dataset, results = _demo_dataset()
+    from_reader = deteval.read_coco_results(results, dataset)
+    from_arrays = dataset.detections(
+        image_ids=[r["image_id"] for r in results],
+        category_ids=[r["category_id"] for r in results],
+        boxes=[r["bbox"] for r in results], scores=[r["score"] for r in results],
+        box_format="xywh")
+    for name in ("image_index", "category_index", "boxes", "scores", "area", "xywh"):
+        assert np.array_equal(getattr(from_arrays, name), getattr(from_reader, name)), name
+    a = deteval.evaluate_coco(dataset, from_arrays)
+    b = deteval.evaluate_coco(dataset, results)
+    assert np.array_equal(a.precision, b.precision) and np.array_equal(a.stats, b.stats)
+
+
+def test_dataset_detections_normalised_boxes_use_each_image_size():
+    images = Images(ids=[1, 2], widths=[100, 200], heights=[50, 100])
+    dataset = Dataset(images, Categories(ids=[1]),
+                      GroundTruth(image_index=[], category_index=[], boxes=[]))
+    dt = dataset.detections(image_ids=[1, 2], category_ids=[1, 1],
+                            boxes=[[0.1, 0.2, 0.3, 0.4]] * 2, scores=[0.5, 0.6],
+                            box_format="xyxyn")
+    assert dt.boxes.tolist() == [[10.0, 10.0, 30.0, 20.0], [20.0, 20.0, 60.0, 40.0]]
+    assert dt.xywh is None
+
+
+def test_dataset_detections_unknown_image_is_an_error_naming_it():
+    dataset, _ = _demo_dataset()
+    with pytest.raises(ValueError, match=r"image_ids\[1\] = 999 is not"):
+        dataset.detections(image_ids=[1, 999], category_ids=[1, 1],
+                           boxes=[[0, 0, 1, 1]] * 2, scores=[0.1, 0.2])
+
+
+def test_dataset_detections_unknown_category_is_kept_for_dropping():
+    dataset, _ = _demo_dataset()
+    dt = dataset.detections(image_ids=[1], category_ids=[42], boxes=[[0, 0, 1, 1]],
+                            scores=[0.1])
+    assert dt.category_index.tolist() == [-1] and dt.category_ids.tolist() == [42]

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ..data import Categories, Dataset, Detections, GroundTruth, Images
+from ..data import Categories, Dataset, Detections, GroundTruth, Images, index_in
 from ..errors import FormatError
 from ._json import JSONDocument, box_column, gc_paused, load_json, number_column, source_name
 
@@ -58,17 +58,6 @@ def _unique_ids(ids: np.ndarray, source: str, section: str) -> None:
         first, second = sorted((int(order[dup]), int(order[dup + 1])))
         raise FormatError(f"duplicate id {int(ids[second])} (also used by {section}[{first}]); "
                           "ids must be unique", source=source, record=f"{section}[{second}]")
-
-
-def _lookup(ids: np.ndarray, table_ids: np.ndarray) -> np.ndarray:
-    """Row of each id in ``table_ids`` (-1 where absent)."""
-    if len(table_ids) == 0:
-        return np.full(len(ids), -1, dtype=np.int64)
-    order = np.argsort(table_ids, kind="stable")
-    sorted_ids = table_ids[order]
-    pos = np.clip(np.searchsorted(sorted_ids, ids), 0, len(sorted_ids) - 1)
-    found = sorted_ids[pos] == ids
-    return np.where(found, order[pos], -1)
 
 
 def _strings(records: list, key: str, default: str = "") -> tuple[str, ...]:
@@ -153,12 +142,12 @@ def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
         ignore = number_column(annotations, "ignore", np.float64, source=name,
                                section="annotations", default=0, allow_bool=True)
 
-    image_index = _lookup(ann_image_ids, image_ids)
+    image_index = index_in(ann_image_ids, image_ids)
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
         raise FormatError(f"image_id {int(ann_image_ids[bad[0]])} is not in 'images'",
                           source=name, record=f"annotations[{bad[0]}] (id {ann_ids[bad[0]]})")
-    category_index = _lookup(ann_category_ids, category_ids)
+    category_index = index_in(ann_category_ids, category_ids)
     bad = np.flatnonzero(category_index < 0)
     if len(bad):
         raise FormatError(f"category_id {int(ann_category_ids[bad[0]])} is not in 'categories'",
@@ -198,14 +187,14 @@ def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detec
 
 
 def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where) -> Detections:
-    image_index = _lookup(image_ids, dataset.images.ids)
+    image_index = index_in(image_ids, dataset.images.ids)
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
         raise FormatError(
             f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
             f"({dataset.source or 'dataset'}); {len(bad)} result(s) refer to unknown images",
             source=name, record=where(bad[0]))
-    category_index = _lookup(category_ids, dataset.categories.ids)
+    category_index = index_in(category_ids, dataset.categories.ids)
     boxes = np.column_stack([xywh[:, 0], xywh[:, 1], xywh[:, 0] + xywh[:, 2],
                              xywh[:, 1] + xywh[:, 3]]) if len(xywh) else np.zeros((0, 4))
     # loadRes: area = w * h, ids 1..N in input order.

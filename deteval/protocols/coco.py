@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from .._sorting import descending_rank, lexorder
-from ..data import Dataset, Detections
+from ..data import Dataset, Detections, index_in
 from ..errors import FormatError
 from ..io.coco import read_coco_gt, read_coco_results
 from ..iou import coco_pair_iou
@@ -312,17 +312,6 @@ def _xywh(boxes: np.ndarray, xywh: np.ndarray | None) -> np.ndarray:
                             boxes[:, 3] - boxes[:, 1]]).reshape(-1, 4)
 
 
-def _first_positions(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Position of each value in ``ids`` (its first occurrence), -1 where absent."""
-    values = np.asarray(values, dtype=np.int64)
-    if len(ids) == 0:
-        return np.full(len(values), -1, dtype=np.int64)
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    pos = np.clip(np.searchsorted(sorted_ids, values, side="left"), 0, len(ids) - 1)
-    return np.where(sorted_ids[pos] == values, order[pos], -1)
-
-
 def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
                   params: COCOParams | None = None, **options: Any) -> COCOResult:
     """Evaluate detections with the COCO protocol, equal to pycocotools' ``COCOeval``.
@@ -389,12 +378,12 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
 
     gt_objects = dataset.gt
     n_k = len(category_ids) if p.use_categories else 1
-    image_pos_of_row = _first_positions(dataset.images.ids, image_ids)
-    category_pos_of_row = _first_positions(dataset.categories.ids, category_ids)
+    image_pos_of_row = index_in(dataset.images.ids, image_ids)
+    category_pos_of_row = index_in(dataset.categories.ids, category_ids)
     if detections.category_ids is not None:
         # Results of a category unknown to the ground truth still join a pooled group when
         # category_ids names them, as pycocotools selects results by catIds.
-        dt_cat = _first_positions(detections.category_ids, category_ids)
+        dt_cat = index_in(detections.category_ids, category_ids)
     else:
         dt_cat = np.where(detections.category_index >= 0,
                           category_pos_of_row[np.maximum(detections.category_index, 0)], -1)
