@@ -6,6 +6,7 @@ COCO protocol's arrays and their dimension letters.
 
 from importlib.metadata import PackageNotFoundError, version
 
+from . import classification
 from .data import Categories, Dataset, Detections, GroundTruth, Images
 from .errors import DetevalError, FormatError, UndefinedMetricWarning
 from .io.coco import read_coco_gt, read_coco_results, write_coco_results
@@ -31,6 +32,7 @@ __all__ = [
     "MatchTable",
     "STAT_NAMES",
     "UndefinedMetricWarning",
+    "classification",
     "evaluate_coco",
     "match_detections",
     "read_coco_gt",
