@@ -38,28 +38,59 @@ def _freeze(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = ()) -> np.ndarray:
-    """Copy ``values`` into a fresh read-only array of ``dtype``, checking its shape."""
+def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (), *,
+            finite: bool = True) -> np.ndarray:
+    """Copy ``values`` into a fresh read-only array of ``dtype``, checking shape and values.
+
+    Integer columns refuse fractions and values outside int64; float columns refuse
+    strings and non-finite values; flag columns take only 0/1 (or bool).
+    """
     if values is None:
         values = np.zeros((0 if n is None else n, *tail), dtype=dtype)
-    if np.issubdtype(dtype, np.integer):
-        raw = np.asarray(values)
-        if raw.dtype.kind == "f" and raw.size and not np.array_equal(raw, np.round(raw)):
+    raw = np.asarray(values)
+    kind = np.dtype(dtype).kind
+    if raw.size and raw.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers; got dtype {raw.dtype}")
+    if raw.size and kind == "i":
+        if raw.dtype.kind == "f" and not np.array_equal(raw, np.round(raw)):
             bad = np.flatnonzero((raw != np.round(raw)).ravel())[0]
             raise ValueError(f"{name} must hold integers; got {raw.ravel()[bad]!r} at "
                              f"position {bad}")
-        if raw.dtype.kind not in "biuf" and raw.size:
-            raise TypeError(f"{name} must hold integers; got dtype {raw.dtype}")
-    array = np.array(values, dtype=dtype, copy=True)
+        if raw.dtype.kind in "uf" and (raw.max() >= 2**63 or raw.min() < -2**63):
+            raise ValueError(f"{name} must fit in int64; got values up to {raw.max()!r}")
+    if raw.size and kind == "b" and raw.dtype.kind != "b":
+        bad = np.flatnonzero(~np.isin(raw.ravel(), (0, 1)))
+        if len(bad):
+            raise ValueError(f"{name} must hold 0/1 flags; got {raw.ravel()[bad[0]]!r} at "
+                             f"position {bad[0]}")
+    array = np.array(raw, dtype=dtype, copy=True)
     if array.ndim == 1 and tail == (4,) and array.size == 0:
         array = array.reshape(0, 4)
     expected_ndim = 1 + len(tail)
     if array.ndim != expected_ndim or tuple(array.shape[1:]) != tail:
-        shape = "(n" + "".join(f", {t}" for t in tail) + ")"
+        shape = "(n," + "".join(f" {t}," for t in tail)
+        shape = shape.rstrip(",") + ")" if tail else "(n,)"
         raise ValueError(f"{name} must have shape {shape}; got {array.shape}")
     if n is not None and len(array) != n:
         raise ValueError(f"{name} must have length {n} like the other columns; got {len(array)}")
+    if kind == "f" and finite and array.size:
+        bad = np.flatnonzero(~np.isfinite(array.reshape(len(array), -1)).all(axis=1))
+        if len(bad):
+            raise ValueError(f"{name} must be finite; row {bad[0]} has "
+                             f"{array[bad[0]].tolist()}")
     return _freeze(array)
+
+
+def _check_boxes(name: str, boxes: np.ndarray, first: int = 2) -> None:
+    """Refuse boxes whose far corner (or size, for xywh) is negative relative to the first."""
+    if first == 2:
+        bad = np.flatnonzero((boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1]))
+        what = "x2 >= x1 and y2 >= y1 (xyxy)"
+    else:
+        bad = np.flatnonzero((boxes[:, 2] < 0) | (boxes[:, 3] < 0))
+        what = "w >= 0 and h >= 0 (xywh)"
+    if len(bad):
+        raise ValueError(f"{name} must have {what}; row {bad[0]} is {boxes[bad[0]].tolist()}")
 
 
 def index_in(values: Any, ids: np.ndarray) -> np.ndarray:
@@ -85,8 +116,6 @@ def _box_area(boxes: np.ndarray) -> np.ndarray:
 class _Columns:
     """Shared behaviour of the struct-of-arrays types: length, filtering, replacing."""
 
-    _optional: tuple[str, ...] = ()
-
     def __len__(self) -> int:
         return len(self.image_index)  # type: ignore[attr-defined]
 
@@ -99,12 +128,17 @@ class _Columns:
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
                 kwargs[f.name] = value[selection]
-            elif isinstance(value, tuple) and f.name in self._optional:
-                picked = np.arange(len(self))[selection]
-                kwargs[f.name] = tuple(value[i] for i in picked)
             else:
                 kwargs[f.name] = value
         return type(self)(**kwargs)
+
+    def as_xywh(self) -> np.ndarray:
+        """Boxes as ``[x, y, w, h]``, shape (n, 4): the source's own numbers when they were
+        kept (``xywh``), else converted from ``boxes``."""
+        if self.xywh is not None:  # type: ignore[attr-defined]
+            return self.xywh  # type: ignore[attr-defined]
+        boxes = self.boxes  # type: ignore[attr-defined]
+        return np.column_stack([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]]).reshape(-1, 4)
 
     def _init_shared(self) -> int:
         """Normalise the columns both row types have; returns the row count."""
@@ -113,16 +147,29 @@ class _Columns:
         n = len(self.image_index)
         set_(self, "category_index", _column("category_index", self.category_index, np.int64, n))
         set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
+        _check_boxes("boxes", self.boxes)
         area = _box_area(self.boxes) if self.area is None else self.area
         set_(self, "area", _column("area", area, np.float64, n))
         ids = np.arange(1, n + 1, dtype=np.int64) if self.ids is None else self.ids
         set_(self, "ids", _column("ids", ids, np.int64, n))
         if self.xywh is not None:
             set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
+            _check_boxes("xywh", self.xywh, first=0)
         return n
 
     def replace(self, **changes: Any):
-        """Return a copy with some columns replaced (``dataclasses.replace``)."""
+        """Return a copy with some columns replaced (``dataclasses.replace``).
+
+        Columns derived from a replaced one are dropped unless given too, so that nothing
+        stale survives: new ``boxes`` drop ``xywh`` (and, for detections, recompute
+        ``area``); a new ``category_index`` drops the source ``category_ids``.
+        """
+        if "boxes" in changes:
+            changes.setdefault("xywh", None)
+            if isinstance(self, Detections):
+                changes.setdefault("area", None)
+        if "category_index" in changes and hasattr(self, "category_ids"):
+            changes.setdefault("category_ids", None)
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]
 
 
@@ -241,7 +288,7 @@ class Images:
         for name in ("widths", "heights"):
             value = getattr(self, name)
             set_(self, name, _column(name, np.full(n, np.nan) if value is None else value,
-                                     np.float64, n))
+                                     np.float64, n, finite=False))  # NaN: unknown size
         names = ("",) * n if self.file_names is None else tuple(str(s) for s in self.file_names)
         if len(names) != n:
             raise ValueError(f"file_names must have length {n}; got {len(names)}")

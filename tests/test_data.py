@@ -171,11 +171,11 @@ def test_read_only_array_is_accepted_and_copied():
                      id="category-index-short"),
         pytest.param({"area": [1.0] * 4}, r"area must have length 3", id="area-long"),
         pytest.param({"iscrowd": [0]}, r"iscrowd must have length 3", id="iscrowd-short"),
-        pytest.param({"ignore": [[0, 0, 0]]}, r"ignore must have shape \(n\); got \(1, 3\)",
+        pytest.param({"ignore": [[0, 0, 0]]}, r"ignore must have shape \(n,\); got \(1, 3\)",
                      id="ignore-2d"),
         pytest.param({"ids": [1, 2]}, r"ids must have length 3", id="ids-short"),
         pytest.param({"xywh": [[0, 0, 1, 1]]}, r"xywh must have length 3", id="xywh-short"),
-        pytest.param({"image_index": [[0, 0, 1]]}, r"image_index must have shape \(n\)",
+        pytest.param({"image_index": [[0, 0, 1]]}, r"image_index must have shape \(n,\)",
                      id="image-index-2d"),
     ],
 )
@@ -188,7 +188,7 @@ def test_ground_truth_shape_errors(overrides, message):
     ("overrides", "message"),
     [
         pytest.param({"scores": [0.5]}, r"scores must have length 4", id="scores-short"),
-        pytest.param({"scores": [[0.5] * 4]}, r"scores must have shape \(n\)", id="scores-2d"),
+        pytest.param({"scores": [[0.5] * 4]}, r"scores must have shape \(n,\)", id="scores-2d"),
         pytest.param({"boxes": np.zeros((4, 5))}, r"boxes must have shape \(n, 4\); got \(4, 5\)",
                      id="boxes-5-columns"),
         pytest.param({"ids": [1, 2, 3]}, r"ids must have length 4", id="ids-short"),

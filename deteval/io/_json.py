@@ -11,6 +11,7 @@ from __future__ import annotations
 import array
 import gc
 import itertools
+import math
 import operator
 import os
 from collections.abc import Iterator, Sequence
@@ -68,12 +69,11 @@ class JSONDocument:
     def values_are_plain(self, records: Sequence[Any]) -> bool:
         """True when ``records`` (the file's list of flat objects) holds only numbers and
         lists as values: no string, boolean or null anywhere."""
-        if self.may_hold_bools:
+        # With dict records only, the file has 2 * (keys + string values) unescaped quotes
+        # at least (escaped ones only add), so equality with 2 * keys means no string values.
+        if self.may_hold_bools or not all(type(r) is dict for r in records):
             return False
-        try:
-            return self.quote_count == 2 * sum(map(len, records))
-        except TypeError:
-            return False
+        return self.quote_count == 2 * sum(map(len, records))
 
 
 def _json_error_hint(raw: bytes, err: orjson.JSONDecodeError) -> str:
@@ -114,8 +114,25 @@ def load_json(path: str | os.PathLike, *, what: str) -> JSONDocument:
     return JSONDocument(data, raw)
 
 
+_BOOLS = frozenset((bool, np.bool_))
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr`` cut to ``limit`` characters (a 400-digit integer is not worth printing)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    """A finite-able number: int or float, not a bool, within float64's range."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def number_column(records: Sequence[Any], key: str, dtype: Any, *, source: str, section: str,
@@ -155,14 +172,14 @@ def number_column(records: Sequence[Any], key: str, dtype: Any, *, source: str, 
                 if np.array_equal(column, np.round(column)) and np.abs(column).max(
                         initial=0) < 2**53:
                     return column.astype(np.int64)
-        except (KeyError, TypeError, ValueError, AttributeError):
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
             pass
     try:
         if default is None:
             values = [r[key] for r in records]
         else:
             values = [r.get(key, default) for r in records]
-        if check_types and not allow_bool and bool in set(map(type, values)):
+        if check_types and not allow_bool and not _BOOLS.isdisjoint(map(type, values)):
             raise TypeError("a boolean is not a number")
         if integral:
             return np.frombuffer(array.array("q", values), dtype=np.int64).copy()
@@ -187,15 +204,15 @@ def number_column(records: Sequence[Any], key: str, dtype: Any, *, source: str, 
         if allow_bool and isinstance(value, bool):
             value = int(value)
         if not _is_number(value):
-            raise FormatError(f"'{key}' must be a number; got {value!r}", source=source,
+            raise FormatError(f"'{key}' must be a number; got {_short(value)}", source=source,
                               record=where)
-        if not np.isfinite(value):
+        if not math.isfinite(float(value)):
             raise FormatError(f"'{key}' must be finite; got {value!r}", source=source,
                               record=where)
         if integral:
-            if float(value) != int(value) or abs(value) >= 2**63:
-                raise FormatError(f"'{key}' must be an integer; got {value!r}", source=source,
-                                  record=where)
+            if not (float(value).is_integer() and -2**63 <= int(value) < 2**63):
+                raise FormatError(f"'{key}' must be an integer that fits in 64 bits; got "
+                                  f"{_short(value)}", source=source, record=where)
             value = int(value)
         out[i] = value
     return out
@@ -222,7 +239,7 @@ def box_column(records: Sequence[Any], *, source: str, section: str,
             xywh = flat.reshape(n, 4).copy()
             if np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all():
                 return xywh
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
         pass
     for i, record in enumerate(records):
         where = f"{section}[{i}]"
@@ -236,9 +253,9 @@ def box_column(records: Sequence[Any], *, source: str, section: str,
             raise FormatError(f"'{key}' must be a list of 4 numbers [x, y, w, h]; got {box!r}",
                               source=source, record=where)
         if not all(_is_number(v) for v in box):
-            raise FormatError(f"'{key}' must hold numbers; got {box!r}", source=source,
+            raise FormatError(f"'{key}' must hold numbers; got {_short(box)}", source=source,
                               record=where)
-        if not all(np.isfinite(v) for v in box):
+        if not all(math.isfinite(float(v)) for v in box):
             raise FormatError(f"'{key}' must hold finite numbers; got {box!r}", source=source,
                               record=where)
         if box[2] < 0 or box[3] < 0:

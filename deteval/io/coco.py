@@ -141,6 +141,10 @@ def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
                                 section="annotations", default=0, allow_bool=True)
         ignore = number_column(annotations, "ignore", np.float64, source=name,
                                section="annotations", default=0, allow_bool=True)
+    bad = np.flatnonzero((iscrowd != 0) & (iscrowd != 1))
+    if len(bad):
+        raise FormatError(f"'iscrowd' must be 0 or 1; got {iscrowd[bad[0]]:g}", source=name,
+                          record=f"annotations[{bad[0]}] (id {ann_ids[bad[0]]})")
 
     image_index = index_in(ann_image_ids, image_ids)
     bad = np.flatnonzero(image_index < 0)
@@ -152,12 +156,22 @@ def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
     if len(bad):
         raise FormatError(f"category_id {int(ann_category_ids[bad[0]])} is not in 'categories'",
                           source=name, record=f"annotations[{bad[0]}] (id {ann_ids[bad[0]]})")
-    boxes = np.column_stack([xywh[:, 0], xywh[:, 1], xywh[:, 0] + xywh[:, 2],
-                             xywh[:, 1] + xywh[:, 3]]) if len(xywh) else np.zeros((0, 4))
+    boxes = _xyxy(xywh, name, lambda i: f"annotations[{i}] (id {ann_ids[i]})")
     gt = GroundTruth(image_index=image_index, category_index=category_index, boxes=boxes,
                      area=areas, iscrowd=iscrowd != 0, ignore=ignore != 0, ids=ann_ids,
                      xywh=xywh)
     return Dataset(images=image_table, categories=category_table, gt=gt, source=name)
+
+
+def _xyxy(xywh: np.ndarray, name: str, where) -> np.ndarray:
+    """``[x, y, x + w, y + h]``, refusing boxes whose far corner overflows float64."""
+    with np.errstate(over="ignore"):
+        boxes = np.column_stack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]]).reshape(-1, 4)
+    bad = np.flatnonzero(~np.isfinite(boxes).all(axis=1))
+    if len(bad):
+        raise FormatError(f"box {xywh[bad[0]].tolist()} overflows: x + w or y + h is not a "
+                          "finite float64", source=name, record=where(bad[0]))
+    return boxes
 
 
 def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detections:
@@ -177,7 +191,8 @@ def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detec
         raise FormatError(f"box width and height must be >= 0; got {array[bad_rows[0]].tolist()}",
                           source=name, record=f"row {bad_rows[0]}")
     for col, what in ((0, "image_id"), (6, "category_id")):
-        bad_rows = np.flatnonzero(array[:, col] != np.round(array[:, col]))
+        bad_rows = np.flatnonzero((array[:, col] != np.round(array[:, col]))
+                                  | (np.abs(array[:, col]) >= 2**53))
         if len(bad_rows):
             raise FormatError(f"{what} must be an integer; got {float(array[bad_rows[0], col])!r}",
                               source=name, record=f"row {bad_rows[0]}")
@@ -195,8 +210,7 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
             f"({dataset.source or 'dataset'}); {len(bad)} result(s) refer to unknown images",
             source=name, record=where(bad[0]))
     category_index = index_in(category_ids, dataset.categories.ids)
-    boxes = np.column_stack([xywh[:, 0], xywh[:, 1], xywh[:, 0] + xywh[:, 2],
-                             xywh[:, 1] + xywh[:, 3]]) if len(xywh) else np.zeros((0, 4))
+    boxes = _xyxy(xywh, name, where)
     # loadRes: area = w * h, ids 1..N in input order.
     return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
                       scores=scores, area=xywh[:, 2] * xywh[:, 3], xywh=xywh,
@@ -277,13 +291,6 @@ def read_coco_results(source: Any, dataset: Dataset) -> Detections:
                              lambda i: f"{section}[{i}]")
 
 
-def _xywh(boxes: np.ndarray, xywh: np.ndarray | None) -> np.ndarray:
-    if xywh is not None:
-        return xywh
-    return np.column_stack([boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0],
-                            boxes[:, 3] - boxes[:, 1]]) if len(boxes) else np.zeros((0, 4))
-
-
 def write_coco_results(detections: Detections, dataset: Dataset,
                        path: str | os.PathLike) -> int:
     """Write detections as a COCO results JSON list.
@@ -302,7 +309,7 @@ def write_coco_results(detections: Detections, dataset: Dataset,
         the ground truth) have no category id to write and are skipped.
     """
     keep = detections.category_index >= 0
-    xywh = _xywh(detections.boxes, detections.xywh)[keep]
+    xywh = detections.as_xywh()[keep]
     records = [
         {"image_id": int(i), "category_id": int(c), "bbox": b, "score": float(s)}
         for i, c, b, s in zip(dataset.images.ids[detections.image_index[keep]],
@@ -329,5 +336,5 @@ def dataset_to_coco(dataset: Dataset) -> dict:
                    for a, i, c, b, ar, cr, ig in zip(
                        gt.ids, dataset.images.ids[gt.image_index],
                        dataset.categories.ids[gt.category_index],
-                       _xywh(gt.boxes, gt.xywh).tolist(), gt.area, gt.iscrowd, gt.ignore)]
+                       gt.as_xywh().tolist(), gt.area, gt.iscrowd, gt.ignore)]
     return {"images": images, "annotations": annotations, "categories": categories}

@@ -305,13 +305,6 @@ def _check_inputs(dataset: Dataset, detections: Detections) -> None:
                          "table (or be -1 for a category unknown to the ground truth)")
 
 
-def _xywh(boxes: np.ndarray, xywh: np.ndarray | None) -> np.ndarray:
-    if xywh is not None:
-        return xywh
-    return np.column_stack([boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0],
-                            boxes[:, 3] - boxes[:, 1]]).reshape(-1, 4)
-
-
 def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
                   params: COCOParams | None = None, **options: Any) -> COCOResult:
     """Evaluate detections with the COCO protocol, equal to pycocotools' ``COCOeval``.
@@ -380,13 +373,13 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     n_k = len(category_ids) if p.use_categories else 1
     image_pos_of_row = index_in(dataset.images.ids, image_ids)
     category_pos_of_row = index_in(dataset.categories.ids, category_ids)
+    dt_cat = np.where(detections.category_index >= 0,
+                      category_pos_of_row[np.maximum(detections.category_index, 0)], -1)
     if detections.category_ids is not None:
         # Results of a category unknown to the ground truth still join a pooled group when
         # category_ids names them, as pycocotools selects results by catIds.
-        dt_cat = index_in(detections.category_ids, category_ids)
-    else:
-        dt_cat = np.where(detections.category_index >= 0,
-                          category_pos_of_row[np.maximum(detections.category_index, 0)], -1)
+        unknown = detections.category_index < 0
+        dt_cat[unknown] = index_in(detections.category_ids[unknown], category_ids)
     gt_cat = category_pos_of_row[gt_objects.category_index]
 
     def groups(image_index, cat):
@@ -404,8 +397,8 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     # group lists its objects category by category, then in file order: present them so.
     gt_perm = (np.arange(len(gt_objects)) if p.use_categories
                else np.lexsort((np.arange(len(gt_objects)), gt_cat)))
-    dt_xywh = _xywh(detections.boxes, detections.xywh)
-    gt_xywh = _xywh(gt_objects.boxes, gt_objects.xywh)[gt_perm]
+    dt_xywh = detections.as_xywh()
+    gt_xywh = gt_objects.as_xywh()[gt_perm]
     gt_crowd = gt_objects.iscrowd[gt_perm]
 
     def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
@@ -481,7 +474,9 @@ def _needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np
     """
     npig = n_positive[..., None].astype(np.int64)
     thr = thresholds[None, :]
-    guess = np.maximum(np.ceil(thr * npig).astype(np.int64), 0)
+    # Clipping keeps the guess in int64 range; thresholds beyond [0, 1] are never reached
+    # (or always reached), which the exact test below still decides.
+    guess = np.maximum(np.ceil(np.clip(thr, -1.0, 2.0) * npig).astype(np.int64), 0)
     need = guess + 1
     for candidate in (guess, guess - 1):
         ok = (candidate >= 0) & (candidate / np.maximum(npig, 1) >= thr)
