@@ -33,11 +33,12 @@ def descending_rank(values: np.ndarray) -> tuple[np.ndarray, int]:
     return inverse.astype(np.int64).ravel(), len(distinct)
 
 
-def lexorder(keys: Sequence[np.ndarray], *, last_is_unique: bool = False) -> np.ndarray:
+def lexorder(keys: Sequence[np.ndarray], *, rows_are_unique: bool = False) -> np.ndarray:
     """Indices that sort rows by ``keys`` (most significant first), ties by row index.
 
-    Every key must hold non-negative integers. When ``last_is_unique`` is false the row
-    index is appended as a final key, so the order is fully determined (like a stable sort).
+    Every key must hold non-negative integers. When ``rows_are_unique`` is false (the
+    tuples of keys may repeat) the row index is appended as a final key, so the order is
+    fully determined, like a stable sort's.
 
     Examples
     --------
@@ -46,10 +47,12 @@ def lexorder(keys: Sequence[np.ndarray], *, last_is_unique: bool = False) -> np.
     """
     n = len(keys[0]) if keys else 0
     keys = [np.asarray(k, dtype=np.int64) for k in keys]
-    if not last_is_unique:
+    if not rows_are_unique:
         keys.append(np.arange(n, dtype=np.int64))
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    if any(k.min() < 0 for k in keys):
+        raise ValueError("lexorder keys must be non-negative integers")
     sizes = [int(k.max()) + 1 for k in keys]
     total = 1
     for size in sizes:

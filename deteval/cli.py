@@ -102,8 +102,17 @@ def _write_json(path: str, payload: dict) -> None:
     Path(path).write_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
 
 
+def _check_output_paths(*paths: str | None) -> None:
+    """Fail before the (possibly long) evaluation when an output cannot be written."""
+    for path in paths:
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise FileNotFoundError(f"cannot write {path}: its folder does not exist")
+
+
 def _run_coco(args, out: TextIO, err: TextIO) -> int:
     from .protocols.coco import evaluate_coco
+
+    _check_output_paths(args.json, args.matches)
 
     options = {"iou_type": args.iou_type}
     if args.class_agnostic:
@@ -181,7 +190,6 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     try:
         return runners[args.command](args, out, err)
     except BrokenPipeError:  # output piped into `head` and closed: not an error
-        sys.stderr.close()
         return 0
     except (DetevalError, ValueError, TypeError, OSError) as error:
         print(f"deteval: error: {error}", file=err)

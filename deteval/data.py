@@ -146,15 +146,15 @@ class _Columns:
         set_(self, "image_index", _column("image_index", self.image_index, np.int64, None))
         n = len(self.image_index)
         set_(self, "category_index", _column("category_index", self.category_index, np.int64, n))
+        if self.xywh is not None:  # checked first: the source's own numbers
+            set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
+            _check_boxes("xywh", self.xywh, first=0)
         set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
         _check_boxes("boxes", self.boxes)
         area = _box_area(self.boxes) if self.area is None else self.area
         set_(self, "area", _column("area", area, np.float64, n))
         ids = np.arange(1, n + 1, dtype=np.int64) if self.ids is None else self.ids
         set_(self, "ids", _column("ids", ids, np.int64, n))
-        if self.xywh is not None:
-            set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
-            _check_boxes("xywh", self.xywh, first=0)
         return n
 
     def replace(self, **changes: Any):
@@ -411,6 +411,8 @@ class Dataset:
         sizes = np.column_stack([self.images.widths[image_index],
                                  self.images.heights[image_index]])
         normalised = box_format.endswith("n")
+        if box_format == "xywh":
+            _check_boxes("boxes", _column("boxes", boxes, np.float64, n, (4,)), first=0)
         xyxy = convert_boxes(boxes, box_format, "xyxy",
                              image_size=sizes if normalised else None)
         if len(xyxy) != n:

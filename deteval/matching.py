@@ -112,8 +112,9 @@ class MatchTable:
     def __post_init__(self) -> None:
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
-            if isinstance(value, np.ndarray):
-                _frozen(value)
+            if isinstance(value, np.ndarray) and value.flags.writeable:
+                # copy: never make the caller's own arrays read-only
+                object.__setattr__(self, name, _frozen(value.copy()))
 
     @property
     def n_detections(self) -> int:
@@ -341,7 +342,7 @@ def match_detections(
     # Round of each pair: dense rank of its detection among the detections of its group that
     # have candidates. Sort pairs by (round, group, detection, GT file order).
     pair_group = dt_group[pair_dt]
-    pair_order = lexorder([pair_group, dt_rank[pair_dt], pair_gt], last_is_unique=True)
+    pair_order = lexorder([pair_group, dt_rank[pair_dt], pair_gt], rows_are_unique=True)
     pair_dt, pair_gt, values = pair_dt[pair_order], pair_gt[pair_order], values[pair_order]
     pair_group = pair_group[pair_order]
     new_dt = np.r_[True, pair_dt[1:] != pair_dt[:-1]] if len(pair_dt) else np.zeros(0, bool)

@@ -58,6 +58,15 @@ STAT_NAMES = ("AP", "AP50", "AP75", "APs", "APm", "APl",
               "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")
 
 
+# (is_ap, iou threshold or None, area label, maxDets index or None for the literal 100)
+_STAT_SPECS = (
+    (True, None, "all", None), (True, 0.5, "all", 2), (True, 0.75, "all", 2),
+    (True, None, "small", 2), (True, None, "medium", 2), (True, None, "large", 2),
+    (False, None, "all", 0), (False, None, "all", 1), (False, None, "all", 2),
+    (False, None, "small", 2), (False, None, "medium", 2), (False, None, "large", 2),
+)
+
+
 @dataclass(frozen=True)
 class COCOParams:
     """Settings of the COCO protocol (pycocotools ``Params`` names in brackets).
@@ -105,7 +114,7 @@ class COCOParams:
                 raise ValueError(f"{name} must be a non-empty list of finite numbers; "
                                  f"got {getattr(self, name)!r}")
             set_(self, name, tuple(values.tolist()))
-        dets = tuple(int(m) for m in np.atleast_1d(self.max_detections))
+        dets = _integers("max_detections", self.max_detections)
         if len(dets) < 3 or min(dets) < 1:
             raise ValueError("max_detections must hold at least 3 positive integers (the COCO "
                              f"summary reads maxDets[0], [1] and [2]); got {self.max_detections!r}")
@@ -120,11 +129,43 @@ class COCOParams:
             raise ValueError(f"area_labels must have one label per area range ({len(ranges)}); "
                              f"got {len(labels)}")
         set_(self, "area_labels", labels)
+        if not isinstance(self.use_categories, (bool, np.bool_, int)) or \
+                self.use_categories not in (0, 1):
+            raise TypeError(f"use_categories must be True or False; got "
+                            f"{self.use_categories!r}")
         set_(self, "use_categories", bool(self.use_categories))
         for name in ("image_ids", "category_ids"):
             value = getattr(self, name)
             if value is not None:
-                set_(self, name, tuple(int(v) for v in np.atleast_1d(value)))
+                set_(self, name, _integers(name, value))
+        _check_summary_lookups(self)
+
+
+def _integers(name: str, values: Any) -> tuple[int, ...]:
+    array = np.atleast_1d(np.asarray(values))
+    if array.ndim != 1 or (array.size and (array.dtype.kind not in "iuf" or not np.array_equal(
+            array, np.round(array)))):
+        raise ValueError(f"{name} must be a list of integers; got {values!r}")
+    return tuple(int(v) for v in array)
+
+
+def _check_summary_lookups(p: COCOParams) -> None:
+    """Refuse settings whose summary lookups pycocotools itself cannot combine.
+
+    ``_summarize`` indexes the area and max-detections axes with two lists at once; when a
+    label or max-detections value matches several entries, numpy needs the two lists to
+    broadcast, and pycocotools fails with an IndexError where they do not.
+    """
+    for _, _, area, m_index in _STAT_SPECS:
+        n_area = sum(label == area for label in p.area_labels)
+        max_dets = 100 if m_index is None else p.max_detections[min(m_index,
+                                                                    len(p.max_detections) - 1)]
+        n_dets = sum(m == max_dets for m in p.max_detections)
+        if n_area != n_dets and 1 not in (n_area, n_dets):
+            raise ValueError(
+                f"area_labels {p.area_labels} and max_detections {p.max_detections} cannot be "
+                f"summarised: {n_area} ranges are labelled {area!r} and {n_dets} settings are "
+                f"{max_dets} (pycocotools fails here with an IndexError); repeat neither")
 
 
 #: The pycocotools defaults for bbox evaluation.
@@ -180,6 +221,11 @@ class COCOResult:
     detections: Detections
     notes: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("stats", "precision", "recall", "scores", "category_ids", "n_gt",
+                     "n_crowd", "n_detections"):
+            getattr(self, name).setflags(write=False)
 
     @property
     def summary_lines(self) -> list[str]:
@@ -243,15 +289,6 @@ class COCOResult:
             "params": {k: (list(v) if isinstance(v, tuple) else v)
                        for k, v in dataclasses.asdict(self.params).items()},
         }
-
-
-# (is_ap, iou threshold or None, area label, maxDets index or None for the literal 100)
-_STAT_SPECS = (
-    (True, None, "all", None), (True, 0.5, "all", 2), (True, 0.75, "all", 2),
-    (True, None, "small", 2), (True, None, "medium", 2), (True, None, "large", 2),
-    (False, None, "all", 0), (False, None, "all", 1), (False, None, "all", 2),
-    (False, None, "small", 2), (False, None, "medium", 2), (False, None, "large", 2),
-)
 
 
 def _summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area: str,
@@ -505,13 +542,13 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
     # Accumulation order: category, descending score, image, rank inside the image (unique).
     score_rank, _ = descending_rank(scores_in[kept])
     order = kept[lexorder([dt_k[kept], score_rank, dt_img[kept], rank[kept]],
-                          last_is_unique=True)]
+                          rows_are_unique=True)]
     # Match events sorted once by (area, threshold, position in that order); every smaller
     # max_det keeps a subsequence of the order, so the events stay sorted after filtering.
     full_pos = np.full(table.n_detections, -1, dtype=np.int64)
     full_pos[order] = np.arange(len(order))
     ev_at = table.match_area * n_t + table.match_threshold
-    by_event = lexorder([ev_at, full_pos[table.match_dt]], last_is_unique=True)
+    by_event = lexorder([ev_at, full_pos[table.match_dt]], rows_are_unique=True)
     ev_at, ev_dt = ev_at[by_event], table.match_dt[by_event]
     ev_a = table.match_area[by_event]
     ev_full_pos = full_pos[ev_dt]
