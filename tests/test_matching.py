@@ -435,3 +435,20 @@ def test_random_inputs_hit_the_cases():
         seen["out-of-range-fp-ignored"] += int(
             ((table.detection_status(1) == IGNORED) & (table.detection_matches(1) < 0)).any())
     assert min(seen.values()) >= 20, seen
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pair_chunking_changes_nothing(monkeypatch, seed):
+    """The matcher computes similarities in chunks of pairs; tiny chunks give the same table."""
+    from cocogen import make_dataset
+
+    import deteval
+    import deteval.matching
+
+    gt, results = make_dataset(seed)
+    whole = deteval.evaluate_coco(gt, results)
+    monkeypatch.setattr(deteval.matching, "_PAIR_CHUNK", 3)
+    chunked = deteval.evaluate_coco(gt, results)
+    for name in ("precision", "recall", "scores"):
+        assert np.array_equal(getattr(whole, name), getattr(chunked, name)), name
+    assert np.array_equal(whole.matches.detection_matches(), chunked.matches.detection_matches())
