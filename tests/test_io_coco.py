@@ -700,3 +700,29 @@ def test_write_empty(tmp_path, dataset):
     path = tmp_path / "out.json"
     assert write_coco_results(read_coco_results([], dataset), dataset, path) == 0
     assert json.loads(path.read_text()) == []
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_typed_fast_path_reads_files_exactly_like_the_general_path(tmp_path, seed):
+    """Files in the common layout take msgspec's typed decoder; the numbers must be the same
+    bits as the general (orjson) path gives, including awkward decimals and extra keys."""
+    from deteval.io import coco as coco_io
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    dataset = read_coco_gt({"images": [{"id": i} for i in range(1, 6)],
+                            "categories": [{"id": 1}, {"id": 2}], "annotations": []})
+    results = [{"image_id": int(rng.integers(1, 6)), "category_id": int(rng.integers(1, 4)),
+                "bbox": [float(v) for v in rng.random(4) * 10.0 ** rng.integers(-3, 6)],
+                "score": float(rng.random()), **({"id": 7} if k % 3 == 0 else {})}
+               for k in range(n)]
+    results[0]["bbox"][0] = 1e-310  # subnormal
+    results[1]["score"] = 1          # an integer score
+    path = tmp_path / "dt.json"
+    path.write_text(json.dumps(results))
+    assert coco_io._typed_results_columns(path.read_bytes()) is not None
+    fast = read_coco_results(path, dataset)
+    general = read_coco_results(results, dataset)
+    for name in ("image_index", "category_index", "category_ids", "scores", "xywh", "boxes",
+                 "area", "ids"):
+        assert np.array_equal(getattr(fast, name), getattr(general, name)), name

@@ -25,7 +25,7 @@ import orjson
 from ..errors import FormatError
 
 __all__ = ["JSONDocument", "box_column", "gc_paused", "load_json", "number_column",
-           "source_name"]
+           "read_bytes", "source_name"]
 
 
 @contextmanager
@@ -84,16 +84,8 @@ def _json_error_hint(raw: bytes, err: orjson.JSONDecodeError) -> str:
     return str(err)
 
 
-def load_json(path: str | os.PathLike, *, what: str) -> JSONDocument:
-    """Read and parse a JSON file, with errors that name the file.
-
-    Parameters
-    ----------
-    path : str or PathLike
-        The file to read.
-    what : str
-        What the file should hold ("ground truth", "results"), for the messages.
-    """
+def read_bytes(path: str | os.PathLike, *, what: str) -> bytes:
+    """The content of a file that should hold ``what``, with errors that name it."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -105,6 +97,23 @@ def load_json(path: str | os.PathLike, *, what: str) -> JSONDocument:
         raise FormatError(f"cannot read {what} file: {err.strerror}", source=str(path)) from None
     if not raw.strip():
         raise FormatError(f"{what} file is empty", source=str(path))
+    return raw
+
+
+def load_json(path: str | os.PathLike, *, what: str, raw: bytes | None = None) -> JSONDocument:
+    """Read and parse a JSON file, with errors that name the file.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file to read (and to name in messages).
+    what : str
+        What the file should hold ("ground truth", "results"), for the messages.
+    raw : bytes, optional
+        The file's content when the caller has read it already.
+    """
+    if raw is None:
+        raw = read_bytes(path, what=what)
     try:
         with gc_paused():
             data = orjson.loads(raw)

@@ -27,16 +27,27 @@ Examples
 
 from __future__ import annotations
 
+import itertools
+import operator
 import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import orjson
 
 from ..data import Categories, Dataset, Detections, GroundTruth, Images, index_in
 from ..errors import FormatError
-from ._json import JSONDocument, box_column, gc_paused, load_json, number_column, source_name
+from ._json import (
+    JSONDocument,
+    box_column,
+    gc_paused,
+    load_json,
+    number_column,
+    read_bytes,
+    source_name,
+)
 
 __all__ = ["read_coco_gt", "read_coco_results", "write_coco_results", "dataset_to_coco"]
 
@@ -217,6 +228,41 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
                       category_ids=category_ids)
 
 
+class _Result(msgspec.Struct, gc=False):
+    """One record of a COCO results list, as the typed decoder reads it (other keys skipped)."""
+
+    image_id: int
+    category_id: int
+    bbox: tuple[float, float, float, float]
+    score: float
+
+
+_RESULTS_DECODER = msgspec.json.Decoder(list[_Result])
+
+
+def _typed_results_columns(raw: bytes):
+    """Columns of a results file in the common layout, decoded and type-checked in one pass.
+
+    msgspec checks every value against :class:`_Result` while parsing (no strings, booleans
+    or nulls; integer ids; 4-number boxes) and creates no dict per record. Anything else
+    (another layout, or any error) returns None, and the general path reads the file and
+    words the error.
+    """
+    try:
+        records = _RESULTS_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    n = len(records)
+    image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
+    category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
+    scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
+    xywh = np.fromiter(itertools.chain.from_iterable(map(operator.attrgetter("bbox"), records)),
+                       np.float64, 4 * n).reshape(n, 4)
+    if not (np.isfinite(scores).all() and np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
+        return None
+    return image_ids, category_ids, scores, xywh
+
+
 def _results_columns(source: Any, name: str, document: JSONDocument | None):
     """The id, score and box columns of a results list (or ``{"annotations": [...]}``)."""
     section = "results"
@@ -280,7 +326,13 @@ def read_coco_results(source: Any, dataset: Dataset) -> Detections:
     with gc_paused():
         document = None
         if isinstance(source, (str, os.PathLike)):
-            document = load_json(source, what="results")
+            raw = read_bytes(source, what="results")
+            columns = _typed_results_columns(raw)
+            if columns is not None:
+                image_ids, category_ids, scores, xywh = columns
+                return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
+                                         lambda i: f"results[{i}]")
+            document = load_json(source, what="results", raw=raw)
             source = document.data
         if isinstance(source, np.ndarray):
             return _results_from_array(source, dataset, name)
