@@ -84,6 +84,9 @@ class MatchTable:
         were not evaluated (image or category not selected).
     dt_kept : ndarray of bool, shape (n_dt,)
         Evaluated and within the top ``max_detections`` of its group.
+    dt_score_rank : ndarray of int, shape (n_dt,)
+        Dense rank of each evaluated detection's score among all evaluated detections
+        (0 for the highest; equal scores share a rank); -1 for detections not evaluated.
     dt_out_of_range : ndarray of bool, shape (A, n_dt)
         Detection area outside each area range.
     gt_evaluated : ndarray of bool, shape (n_gt,)
@@ -99,6 +102,7 @@ class MatchTable:
     area_ranges: np.ndarray
     dt_rank: np.ndarray
     dt_kept: np.ndarray
+    dt_score_rank: np.ndarray
     dt_out_of_range: np.ndarray
     gt_evaluated: np.ndarray
     gt_crowd: np.ndarray
@@ -340,6 +344,8 @@ def match_detections(
     order = evaluated[lexorder(keys)]
     dt_rank = np.full(n_dt, -1, dtype=np.int64)
     dt_rank[order] = _rank_within_groups(dt_group[order])
+    dt_score_rank = np.full(n_dt, -1, dtype=np.int64)
+    dt_score_rank[evaluated] = score_rank
     dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
 
     lo, hi = area_ranges[:, 0:1], area_ranges[:, 1:2]
@@ -399,7 +405,8 @@ def match_detections(
 
     return MatchTable(
         iou_thresholds=thresholds.copy(), area_ranges=area_ranges.copy(), dt_rank=dt_rank,
-        dt_kept=dt_kept, dt_out_of_range=dt_out, gt_evaluated=gt_evaluated,
+        dt_kept=dt_kept, dt_score_rank=dt_score_rank, dt_out_of_range=dt_out,
+        gt_evaluated=gt_evaluated,
         gt_crowd=np.asarray(gt_crowd, bool).copy(), gt_ignore=gt_ignored & gt_evaluated,
         match_area=cat(found_a), match_threshold=cat(found_t), match_dt=cat(found_d),
         match_gt=cat(found_g))

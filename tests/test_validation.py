@@ -122,7 +122,8 @@ def test_match_table_does_not_freeze_the_callers_arrays():
     rank = np.array([0])
     table = deteval.MatchTable(
         iou_thresholds=np.array([0.5]), area_ranges=np.array([[0.0, 1e10]]), dt_rank=rank,
-        dt_kept=np.array([True]), dt_out_of_range=np.zeros((1, 1), bool),
+        dt_kept=np.array([True]), dt_score_rank=np.array([0]),
+        dt_out_of_range=np.zeros((1, 1), bool),
         gt_evaluated=np.zeros(0, bool), gt_crowd=np.zeros(0, bool),
         gt_ignore=np.zeros((1, 0), bool), match_area=np.zeros(0, np.int64),
         match_threshold=np.zeros(0, np.int64), match_dt=np.zeros(0, np.int64),

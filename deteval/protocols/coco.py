@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .._sorting import descending_rank, lexorder
+from .._sorting import lexorder
 from ..data import Dataset, Detections, index_in
 from ..errors import FormatError
 from ..io.coco import read_coco_gt, read_coco_results
@@ -540,8 +540,7 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
     kept = np.flatnonzero(table.dt_kept)
     rank = table.dt_rank
     # Accumulation order: category, descending score, image, rank inside the image (unique).
-    score_rank, _ = descending_rank(scores_in[kept])
-    order = kept[lexorder([dt_k[kept], score_rank, dt_img[kept], rank[kept]],
+    order = kept[lexorder([dt_k[kept], table.dt_score_rank[kept], dt_img[kept], rank[kept]],
                           rows_are_unique=True)]
     # Match events sorted once by (area, threshold, position in that order); every smaller
     # max_det keeps a subsequence of the order, so the events stay sorted after filtering.
@@ -560,35 +559,37 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
         in_sel = rank[order] < max_det
         sel = order[in_sel]
         n_sel = len(sel)
-        span = max(n_sel, 1)
         k_sel = dt_k[sel]
         seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
         seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
         n_det = seg_end - seg_start                            # (K,)
         sel_pos_of_full = np.cumsum(in_sel) - 1
-        # Out-of-range detections as sorted keys (area, position), to count them by bisection.
-        out_keys = np.concatenate([np.flatnonzero(table.dt_out_of_range[a, sel]) + a * span
-                                   for a in range(n_a)])
+        # Out-of-range detections counted up to each position (prefix sums, leading 0).
+        out_prefix = np.zeros((n_a, n_sel + 1), dtype=np.int32)
+        np.cumsum(table.dt_out_of_range[:, sel], axis=1, out=out_prefix[:, 1:])
 
-        # Match events that survive this max_det, keyed by (area, threshold, position).
+        # Match events that survive this max_det, sorted by (area, threshold, position), so
+        # that the events of one (area, threshold, category) segment are contiguous.
         live = ev_rank < max_det
         e_at, e_pos = ev_at[live], sel_pos_of_full[ev_full_pos[live]]
         e_ign, e_out = ev_ign[live], ev_out[live]
-        e_key = e_at * span + e_pos
-        tp_prefix = np.r_[0, np.cumsum(~e_ign)]
-        ign_prefix = np.r_[0, np.cumsum(e_ign)]
-        out_m_prefix = np.r_[0, np.cumsum(e_out)]
+        e_seg = e_at * n_k + k_sel[e_pos]
+        seg_first_event = np.searchsorted(e_seg, np.arange(n_a * n_t * n_k), side="left")
+        tp_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
+        np.cumsum(~e_ign, out=tp_prefix[1:])
+        ign_prefix = np.arange(len(e_at) + 1) - tp_prefix
+        out_m_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
+        np.cumsum(e_out, out=out_m_prefix[1:])
 
         tp_events = np.flatnonzero(~e_ign)
         t_at, t_pos = e_at[tp_events], e_pos[tp_events]
         t_a, t_t = t_at // n_t, t_at % n_t
         t_k = k_sel[t_pos]
         start = seg_start[t_k]
-        before = np.searchsorted(e_key, t_at * span + start, side="left")
+        before = seg_first_event[e_seg[tp_events]]
         upto = tp_events + 1
         tp_cum = tp_prefix[upto] - tp_prefix[before]
-        out_count = (np.searchsorted(out_keys, t_a * span + t_pos, side="right")
-                     - np.searchsorted(out_keys, t_a * span + start, side="left"))
+        out_count = out_prefix[t_a, t_pos + 1] - out_prefix[t_a, start]
         ignored = (ign_prefix[upto] - ign_prefix[before] + out_count
                    - (out_m_prefix[upto] - out_m_prefix[before]))
         fp_cum = (t_pos - start + 1) - tp_cum - ignored
