@@ -726,3 +726,29 @@ def test_typed_fast_path_reads_files_exactly_like_the_general_path(tmp_path, see
     for name in ("image_index", "category_index", "category_ids", "scores", "xywh", "boxes",
                  "area", "ids"):
         assert np.array_equal(getattr(fast, name), getattr(general, name)), name
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_typed_ground_truth_path_equals_the_general_path(tmp_path, seed):
+    """Instances files take msgspec's typed decoder (segmentations skipped unparsed); the
+    dataset must be identical to the one the general (dict) path builds."""
+    from cocogen import make_dataset
+
+    from deteval.io import coco as coco_io
+
+    gt, _ = make_dataset(seed)
+    gt["annotations"][0].pop("area", None)               # default: box area
+    gt["annotations"][-1]["iscrowd"] = bool(gt["annotations"][-1]["iscrowd"])
+    gt["images"][0]["license"] = 3                       # unknown keys are skipped
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps(gt))
+    assert coco_io._typed_gt_columns(path.read_bytes()) is not None
+    fast, general = read_coco_gt(path), read_coco_gt(gt)
+    for table, names in (("gt", ("image_index", "category_index", "boxes", "area", "iscrowd",
+                                  "ignore", "ids", "xywh")),
+                         ("images", ("ids", "widths", "heights", "file_names")),
+                         ("categories", ("ids", "names", "supercategories"))):
+        for name in names:
+            a, b = getattr(getattr(fast, table), name), getattr(getattr(general, table), name)
+            assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f") if isinstance(
+                a, np.ndarray) else a == b, (table, name)

@@ -28,10 +28,11 @@ Examples
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import numpy as np
@@ -100,9 +101,101 @@ def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
     """
     name = source_name(source)
     if isinstance(source, (str, os.PathLike)):
-        data = load_json(source, what="ground truth").data
+        raw = read_bytes(source, what="ground truth")
+        columns = _typed_gt_columns(raw)
+        if columns is None:
+            columns = _gt_columns(load_json(source, what="ground truth", raw=raw).data, name)
     else:
-        data = source
+        columns = _gt_columns(source, name)
+    return _build_dataset(columns, name)
+
+
+class _Image(msgspec.Struct, gc=False):
+    id: int
+    width: float = math.nan
+    height: float = math.nan
+    file_name: str = ""
+
+
+class _Category(msgspec.Struct, gc=False):
+    id: int
+    name: str | None = None
+    supercategory: str = ""
+
+
+class _Annotation(msgspec.Struct, gc=False):
+    """The fields of an annotation the bbox protocol reads; others (segmentation) are
+    skipped by the decoder without building them."""
+
+    id: int
+    image_id: int
+    category_id: int
+    bbox: tuple[float, float, float, float]
+    area: float = math.nan
+    iscrowd: int | bool = 0
+    ignore: float | bool = 0.0
+
+
+class _InstancesFile(msgspec.Struct, gc=False):
+    images: list[_Image]
+    annotations: list[_Annotation]
+    categories: list[_Category]
+
+
+_GT_DECODER = msgspec.json.Decoder(_InstancesFile)
+
+
+class _GTColumns(NamedTuple):
+    image_ids: np.ndarray
+    widths: np.ndarray
+    heights: np.ndarray
+    file_names: tuple[str, ...]
+    category_ids: np.ndarray
+    category_names: tuple[str, ...]
+    supercategories: tuple[str, ...]
+    ann_ids: np.ndarray
+    ann_image_ids: np.ndarray
+    ann_category_ids: np.ndarray
+    xywh: np.ndarray
+    areas: np.ndarray       # NaN where a record has none
+    iscrowd: np.ndarray     # float
+    ignore: np.ndarray      # float
+
+
+def _typed_gt_columns(raw: bytes) -> _GTColumns | None:
+    """Columns of an instances file decoded and type-checked in one pass, or None.
+
+    Like the typed results decoder: no dict per record, segmentations skipped unparsed;
+    any surprise returns None and the general path reads the file and words the error.
+    """
+    try:
+        data = _GT_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+
+    def column(records, field, dtype):
+        return np.fromiter(map(operator.attrgetter(field), records), dtype, len(records))
+
+    images, anns, cats = data.images, data.annotations, data.categories
+    xywh = np.fromiter(itertools.chain.from_iterable(map(operator.attrgetter("bbox"), anns)),
+                       np.float64, 4 * len(anns)).reshape(-1, 4)
+    if not (np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
+        return None  # the general path names the record
+    return _GTColumns(
+        image_ids=column(images, "id", np.int64), widths=column(images, "width", np.float64),
+        heights=column(images, "height", np.float64),
+        file_names=tuple(i.file_name for i in images),
+        category_ids=column(cats, "id", np.int64),
+        category_names=tuple(str(c.id) if c.name is None else c.name for c in cats),
+        supercategories=tuple(c.supercategory for c in cats),
+        ann_ids=column(anns, "id", np.int64), ann_image_ids=column(anns, "image_id", np.int64),
+        ann_category_ids=column(anns, "category_id", np.int64), xywh=xywh,
+        areas=column(anns, "area", np.float64), iscrowd=column(anns, "iscrowd", np.float64),
+        ignore=column(anns, "ignore", np.float64))
+
+
+def _gt_columns(data: Any, name: str) -> _GTColumns:
+    """Columns of an instances dict, each value checked, errors naming the record."""
     if not isinstance(data, dict):
         raise FormatError("a COCO ground-truth file must hold a JSON object with 'images', "
                           f"'annotations' and 'categories'; got a {type(data).__name__}",
@@ -110,68 +203,77 @@ def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
     images = _require_list(data, "images", name)
     annotations = _require_list(data, "annotations", name)
     categories = _require_list(data, "categories", name)
-
     with gc_paused():
         image_ids = number_column(images, "id", np.int64, source=name, section="images")
-        _unique_ids(image_ids, name, "images")
-        widths = number_column(images, "width", np.float64, source=name, section="images",
-                               default=float("nan"))
-        heights = number_column(images, "height", np.float64, source=name, section="images",
-                                default=float("nan"))
-        image_table = Images(ids=image_ids, widths=widths, heights=heights,
-                             file_names=_strings(images, "file_name"))
-
         category_ids = number_column(categories, "id", np.int64, source=name,
                                      section="categories")
-        _unique_ids(category_ids, name, "categories")
-        category_table = Categories(
-            ids=category_ids,
-            names=tuple(str(c.get("name", c["id"])) for c in categories),
-            supercategories=_strings(categories, "supercategory"))
-
         ann_ids = number_column(annotations, "id", np.int64, source=name,
                                 section="annotations")
-        bad = np.flatnonzero(ann_ids <= 0)
-        if len(bad):
-            raise FormatError(
-                f"annotation id must be > 0; got {int(ann_ids[bad[0]])} (pycocotools treats "
-                "id 0 as 'unmatched', so such objects can never be matched: renumber from 1)",
-                source=name, record=f"annotations[{bad[0]}]")
-        _unique_ids(ann_ids, name, "annotations")
-        ann_image_ids = number_column(annotations, "image_id", np.int64, source=name,
-                                      section="annotations")
-        ann_category_ids = number_column(annotations, "category_id", np.int64, source=name,
-                                         section="annotations")
-        xywh = box_column(annotations, source=name, section="annotations")
-        box_areas = xywh[:, 2] * xywh[:, 3]
-        # A record without 'area' gets its box area (pycocotools would raise KeyError).
-        areas = number_column(annotations, "area", np.float64, source=name,
-                              section="annotations", default=np.nan)
-        areas = np.where(np.isnan(areas), box_areas, areas)
-        iscrowd = number_column(annotations, "iscrowd", np.float64, source=name,
-                                section="annotations", default=0, allow_bool=True)
-        ignore = number_column(annotations, "ignore", np.float64, source=name,
-                               section="annotations", default=0, allow_bool=True)
-    bad = np.flatnonzero((iscrowd != 0) & (iscrowd != 1))
-    if len(bad):
-        raise FormatError(f"'iscrowd' must be 0 or 1; got {iscrowd[bad[0]]:g}", source=name,
-                          record=f"annotations[{bad[0]}] (id {ann_ids[bad[0]]})")
+        return _GTColumns(
+            image_ids=image_ids,
+            widths=number_column(images, "width", np.float64, source=name, section="images",
+                                 default=float("nan")),
+            heights=number_column(images, "height", np.float64, source=name,
+                                  section="images", default=float("nan")),
+            file_names=_strings(images, "file_name"),
+            category_ids=category_ids,
+            category_names=tuple(str(c.get("name", c["id"])) for c in categories),
+            supercategories=_strings(categories, "supercategory"),
+            ann_ids=ann_ids,
+            ann_image_ids=number_column(annotations, "image_id", np.int64, source=name,
+                                        section="annotations"),
+            ann_category_ids=number_column(annotations, "category_id", np.int64, source=name,
+                                           section="annotations"),
+            xywh=box_column(annotations, source=name, section="annotations"),
+            areas=number_column(annotations, "area", np.float64, source=name,
+                                section="annotations", default=np.nan),
+            iscrowd=number_column(annotations, "iscrowd", np.float64, source=name,
+                                  section="annotations", default=0, allow_bool=True),
+            ignore=number_column(annotations, "ignore", np.float64, source=name,
+                                 section="annotations", default=0, allow_bool=True))
 
-    image_index = index_in(ann_image_ids, image_ids)
+
+def _build_dataset(c: _GTColumns, name: str) -> Dataset:
+    """Check the columns against each other and build the Dataset."""
+    _unique_ids(c.image_ids, name, "images")
+    _unique_ids(c.category_ids, name, "categories")
+    ann_ids = c.ann_ids
+    bad = np.flatnonzero(ann_ids <= 0)
+    if len(bad):
+        raise FormatError(
+            f"annotation id must be > 0; got {int(ann_ids[bad[0]])} (pycocotools treats "
+            "id 0 as 'unmatched', so such objects can never be matched: renumber from 1)",
+            source=name, record=f"annotations[{bad[0]}]")
+    _unique_ids(ann_ids, name, "annotations")
+
+    def where(i):
+        return f"annotations[{i}] (id {ann_ids[i]})"
+
+    bad = np.flatnonzero((c.iscrowd != 0) & (c.iscrowd != 1))
+    if len(bad):
+        raise FormatError(f"'iscrowd' must be 0 or 1; got {c.iscrowd[bad[0]]:g}", source=name,
+                          record=where(bad[0]))
+    image_index = index_in(c.ann_image_ids, c.image_ids)
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
-        raise FormatError(f"image_id {int(ann_image_ids[bad[0]])} is not in 'images'",
-                          source=name, record=f"annotations[{bad[0]}] (id {ann_ids[bad[0]]})")
-    category_index = index_in(ann_category_ids, category_ids)
+        raise FormatError(f"image_id {int(c.ann_image_ids[bad[0]])} is not in 'images'",
+                          source=name, record=where(bad[0]))
+    category_index = index_in(c.ann_category_ids, c.category_ids)
     bad = np.flatnonzero(category_index < 0)
     if len(bad):
-        raise FormatError(f"category_id {int(ann_category_ids[bad[0]])} is not in 'categories'",
-                          source=name, record=f"annotations[{bad[0]}] (id {ann_ids[bad[0]]})")
-    boxes = _xyxy(xywh, name, lambda i: f"annotations[{i}] (id {ann_ids[i]})")
+        raise FormatError(f"category_id {int(c.ann_category_ids[bad[0]])} is not in "
+                          "'categories'", source=name, record=where(bad[0]))
+    boxes = _xyxy(c.xywh, name, where)
+    # A record without 'area' gets its box area (pycocotools would raise KeyError).
+    areas = np.where(np.isnan(c.areas), c.xywh[:, 2] * c.xywh[:, 3], c.areas)
     gt = GroundTruth(image_index=image_index, category_index=category_index, boxes=boxes,
-                     area=areas, iscrowd=iscrowd != 0, ignore=ignore != 0, ids=ann_ids,
-                     xywh=xywh)
-    return Dataset(images=image_table, categories=category_table, gt=gt, source=name)
+                     area=areas, iscrowd=c.iscrowd != 0, ignore=c.ignore != 0, ids=ann_ids,
+                     xywh=c.xywh)
+    images = Images(ids=c.image_ids, widths=c.widths, heights=c.heights,
+                    file_names=c.file_names)
+    categories = Categories(ids=c.category_ids, names=c.category_names,
+                            supercategories=c.supercategories)
+    return Dataset(images=images, categories=categories, gt=gt, source=name)
 
 
 def _xyxy(xywh: np.ndarray, name: str, where) -> np.ndarray:
