@@ -7,7 +7,7 @@ debugger.
 
 from __future__ import annotations
 
-__all__ = ["DetevalError", "FormatError", "UndefinedMetricWarning"]
+__all__ = ["DetevalError", "FormatError", "FormatWarning", "UndefinedMetricWarning"]
 
 
 class DetevalError(Exception):
@@ -44,3 +44,7 @@ class FormatError(DetevalError, ValueError):
 
 class UndefinedMetricWarning(UserWarning):
     """A metric is undefined for the input (for example, no positives) and was set by policy."""
+
+
+class FormatWarning(UserWarning):
+    """An annotation file is legal but probably not what its author meant."""
