@@ -7,12 +7,23 @@ COCO protocol's arrays and their dimension letters.
 from importlib.metadata import PackageNotFoundError, version
 
 from . import classification
+from .ap import AP_METHODS, average_precision
 from .data import Categories, Dataset, Detections, GroundTruth, Images
 from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWarning
 from .io.coco import read_coco_gt, read_coco_results, write_coco_results
 from .io.formats import convert, detect_format, read_detections, read_gt, write_gt
 from .matching import MatchTable, match_detections
 from .protocols.coco import COCO, STAT_NAMES, COCOParams, COCOResult, evaluate_coco
+from .protocols.voc import (
+    DETECTRON2_VOC2007,
+    DETECTRON2_VOC2012,
+    VOC2007,
+    VOC2012,
+    PRCurve,
+    VOCParams,
+    VOCResult,
+    evaluate_voc,
+)
 
 try:
     __version__ = version("deteval")
@@ -20,10 +31,13 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
 __all__ = [
+    "AP_METHODS",
     "COCO",
     "COCOParams",
     "COCOResult",
     "Categories",
+    "DETECTRON2_VOC2007",
+    "DETECTRON2_VOC2012",
     "Dataset",
     "Detections",
     "DetevalError",
@@ -32,12 +46,19 @@ __all__ = [
     "GroundTruth",
     "Images",
     "MatchTable",
+    "PRCurve",
     "STAT_NAMES",
     "UndefinedMetricWarning",
+    "VOC2007",
+    "VOC2012",
+    "VOCParams",
+    "VOCResult",
+    "average_precision",
     "classification",
     "convert",
     "detect_format",
     "evaluate_coco",
+    "evaluate_voc",
     "match_detections",
     "read_coco_gt",
     "read_coco_results",

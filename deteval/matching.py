@@ -20,6 +20,23 @@ Implementation: all candidate pairs (IoU at or above the lowest threshold) of al
 processed at once, in rounds; round ``r`` takes the ``r``-th detection of every group that
 still has candidates, vectorised over groups, IoU thresholds and area ranges. The state
 carried between rounds is which object is taken at each (area range, threshold).
+
+``rule="voc"`` applies the Pascal VOC rule instead (devkit ``VOCevaldet.m``, detectron2
+``voc_eval``; ``semantics.md`` §12):
+
+* detections are visited by descending score; equal scores keep the caller's tie order
+  (the devkit's MATLAB ``sort`` is stable);
+* each detection looks at *all* objects of its group, taken and ignored ones included, and
+  picks the one with the highest IoU (the first in file order on equal IoU); only if that
+  IoU reaches the threshold (``>=``, or ``>`` with ``strict=True``) is it considered further;
+* if that object is ignored (VOC *difficult*) the detection is ignored and nothing is marked;
+  if it is already taken the detection is a false positive (a duplicate), even when another
+  object it overlaps enough is still free; otherwise it is a true positive and takes it;
+* a detection whose best IoU fails the threshold is a false positive.
+
+Because the chosen object never depends on what is taken, the VOC rule needs no rounds: at
+each threshold the first passing detection (by score) on each object is its true positive
+and the later ones are duplicates, which is computed for all groups at once.
 """
 
 from __future__ import annotations
@@ -96,6 +113,13 @@ class MatchTable:
     match_area, match_threshold, match_dt, match_gt : ndarray of int, shape (n_matches,)
         One row per match: area range index, threshold index, detection row, GT row (in
         no particular order).
+    dt_best_gt : ndarray of int, shape (n_dt,), optional
+        VOC rule only: the object each detection looked at (the highest IoU in its group,
+        the first on ties), -1 where no object overlaps it or it was not evaluated. With
+        ``dt_best_iou`` it tells a duplicate (best object taken) from a poor localisation.
+    dt_best_iou : ndarray of float, shape (n_dt,), optional
+        VOC rule only: that highest IoU; 0 where no object overlaps, NaN where the
+        detection was not evaluated (or is beyond ``max_detections``).
     """
 
     iou_thresholds: np.ndarray
@@ -111,6 +135,8 @@ class MatchTable:
     match_threshold: np.ndarray
     match_dt: np.ndarray
     match_gt: np.ndarray
+    dt_best_gt: np.ndarray | None = None
+    dt_best_iou: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in self.__dataclass_fields__:
@@ -140,7 +166,8 @@ class MatchTable:
     def gt_matches(self, area_index: int = 0) -> np.ndarray:
         """Matching detection row of every GT object, shape (T, n_gt); -1 where unmatched.
 
-        A crowd object can absorb several detections; the one listed is the last matched.
+        A crowd object (or, with the VOC rule, an ignored one) can absorb several detections;
+        the one listed is the last matched.
         """
         out = np.full((len(self.iou_thresholds), self.n_gt), -1, dtype=np.int64)
         rows = self._rows(area_index)
@@ -181,8 +208,11 @@ class MatchTable:
         return status.astype(np.int8)
 
     def to_dict(self, area_index: int = 0) -> dict[str, np.ndarray]:
-        """Dense arrays for one area range: matches and status of detections and GT."""
-        return {
+        """Dense arrays for one area range: matches and status of detections and GT.
+
+        Tables made by the VOC rule add ``dt_best_gt`` and ``dt_best_iou``.
+        """
+        out = {
             "iou_thresholds": self.iou_thresholds.copy(),
             "dt_rank": self.dt_rank.copy(),
             "dt_match": self.detection_matches(area_index),
@@ -190,6 +220,10 @@ class MatchTable:
             "gt_match": self.gt_matches(area_index),
             "gt_status": self.gt_status(area_index),
         }
+        if self.dt_best_gt is not None:
+            out["dt_best_gt"] = self.dt_best_gt.copy()
+            out["dt_best_iou"] = self.dt_best_iou.copy()
+        return out
 
     def to_json(self, path: str | os.PathLike | None = None, area_index: int = 0) -> str:
         """The :meth:`to_dict` arrays as JSON (written to ``path`` if given)."""
@@ -282,6 +316,8 @@ def match_detections(
     area_ranges: np.ndarray,
     max_detections: int,
     dt_tie_key: np.ndarray | None = None,
+    rule: str = "coco",
+    strict: bool = False,
 ) -> MatchTable:
     """Match detections to ground truth, greedily by score, in every group at once.
 
@@ -308,10 +344,25 @@ def match_detections(
     dt_tie_key : ndarray of non-negative int, shape (n_dt,), optional
         Breaks equal scores inside a group (smaller first) before the input order does.
         By default equal scores keep their input order, as pycocotools' stable sort does.
+    rule : {"coco", "voc"}
+        ``"coco"``: pycocotools' ``evaluateImg``. ``"voc"``: the Pascal VOC rule (see the
+        module documentation): each detection takes its highest-IoU object or nothing, and
+        ``gt_crowd`` changes nothing (every ignored object absorbs any number of detections).
+        Objects it does not overlap (IoU 0) never match, and thresholds are not capped at
+        ``1 - 1e-10``.
+    strict : bool
+        VOC rule only: accept an IoU strictly above the threshold (detectron2) instead of at
+        or above it (the devkit).
 
     Returns
     -------
     MatchTable
+        With ``dt_best_gt`` and ``dt_best_iou`` filled in by the VOC rule.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``rule``, or ``strict=True`` with the COCO rule.
 
     Examples
     --------
@@ -327,7 +378,26 @@ def match_detections(
     ...     max_detections=100)
     >>> table.detection_status().tolist()   # rows: thresholds; columns: detections
     [[0, 1], [1, 0]]
+
+    The VOC rule: detection 1 (score 0.9) takes object 0, its best. Detection 0 also
+    overlaps object 0 best, so it is a duplicate although object 1 is free for it.
+
+    >>> ious = np.array([[0.8, 0.6], [0.9, 0.0]])
+    >>> table = match_detections(
+    ...     dt_group=np.array([0, 0]), dt_scores=np.array([0.5, 0.9]),
+    ...     dt_area=np.array([100.0, 100.0]), gt_group=np.array([0, 0]),
+    ...     gt_crowd=np.array([False, False]), gt_ignore=np.array([False, False]),
+    ...     gt_area=np.array([100.0, 100.0]), similarity=lambda d, g: ious[d, g],
+    ...     iou_thresholds=np.array([0.5]), area_ranges=np.array([[0, 1e10]]),
+    ...     max_detections=100, rule="voc")
+    >>> table.detection_status().tolist(), table.dt_best_gt.tolist()
+    ([[0, 1]], [0, 0])
     """
+    if rule not in ("coco", "voc"):
+        raise ValueError(f"rule must be 'coco' or 'voc'; got {rule!r}")
+    if strict and rule != "voc":
+        raise ValueError("strict=True is a VOC-rule option (detectron2's IoU > threshold); "
+                         "the COCO rule always accepts IoU >= threshold")
     dt_group = np.asarray(dt_group, dtype=np.int64)
     gt_group = np.asarray(gt_group, dtype=np.int64)
     thresholds = np.asarray(iou_thresholds, dtype=np.float64)
@@ -353,8 +423,15 @@ def match_detections(
     gt_ignored = gt_ignore[None, :] | (gt_area[None, :] < lo) | (gt_area[None, :] > hi)
     dt_out = (dt_area[None, :] < lo) | (dt_area[None, :] > hi)
 
-    effective = np.minimum(thresholds, _IOU_CAP)
     kept_rows = np.flatnonzero(dt_kept)
+    if rule == "voc":
+        return _match_voc(
+            dt_group=dt_group, dt_rank=dt_rank, dt_kept=dt_kept, dt_score_rank=dt_score_rank,
+            dt_out=dt_out, kept_rows=kept_rows, gt_group=gt_group, gt_crowd=gt_crowd,
+            gt_ignored=gt_ignored & gt_evaluated, similarity=similarity,
+            thresholds=thresholds, area_ranges=area_ranges, strict=bool(strict))
+
+    effective = np.minimum(thresholds, _IOU_CAP)
     if n_t and len(kept_rows) and n_gt:
         pair_dt, pair_gt, values = _candidate_pairs(dt_group, kept_rows, gt_group, similarity,
                                                     effective.min())
@@ -410,3 +487,54 @@ def match_detections(
         gt_crowd=np.asarray(gt_crowd, bool).copy(), gt_ignore=gt_ignored & gt_evaluated,
         match_area=cat(found_a), match_threshold=cat(found_t), match_dt=cat(found_d),
         match_gt=cat(found_g))
+
+
+def _match_voc(*, dt_group, dt_rank, dt_kept, dt_score_rank, dt_out, kept_rows, gt_group,
+               gt_crowd, gt_ignored, similarity, thresholds, area_ranges, strict):
+    """The VOC rule for every group at once (see the module documentation)."""
+    n_dt, n_gt = len(dt_group), len(gt_group)
+    best_gt = np.full(n_dt, -1, dtype=np.int64)
+    best_iou = np.full(n_dt, np.nan)
+    best_iou[dt_kept] = 0.0
+    if len(kept_rows) and n_gt:
+        # Every overlapping pair (IoU > 0); pairs come detection by detection, each
+        # detection's objects in file order, so the first maximum is the devkit's jmax.
+        pair_dt, pair_gt, values = _candidate_pairs(dt_group, kept_rows, gt_group, similarity,
+                                                    np.nextafter(0.0, 1.0))
+    else:
+        pair_dt = pair_gt = np.zeros(0, np.int64)
+        values = np.zeros(0)
+    if len(pair_dt):
+        starts, lengths = _group_runs(pair_dt)
+        top = np.maximum.reduceat(values, starts)
+        at_top = values == np.repeat(top, lengths)
+        first = np.minimum.reduceat(np.where(at_top, np.arange(len(values)), len(values)),
+                                    starts)
+        best_gt[pair_dt[starts]] = pair_gt[first]
+        best_iou[pair_dt[starts]] = top
+
+    # Candidates: detections whose best IoU passes the lowest threshold, ordered by
+    # (object, rank in the group); the rank is unique inside the object's group.
+    lowest = thresholds.min() if len(thresholds) else np.inf
+    passes_any = best_iou > lowest if strict else best_iou >= lowest
+    cand = np.flatnonzero(passes_any & (best_gt >= 0))
+    cand = cand[lexorder([best_gt[cand], dt_rank[cand]], rows_are_unique=True)]
+    cand_gt, cand_iou = best_gt[cand], best_iou[cand]
+    passes = (cand_iou[None, :] > thresholds[:, None] if strict
+              else cand_iou[None, :] >= thresholds[:, None])            # (T, n)
+    # Passing detections on the same object before this one, per threshold.
+    starts, lengths = _group_runs(cand_gt)
+    before = np.cumsum(passes, axis=1) - passes
+    before = before - np.repeat(before[:, starts], lengths, axis=1)
+    ignored = gt_ignored[:, cand_gt]                                    # (A, n)
+    # An ignored object absorbs every passing detection (nothing is marked); a regular one
+    # gives its first passing detection a TP and leaves the later ones unmatched (FP).
+    matched = passes[None, :, :] & (ignored[:, None, :] | (before == 0)[None, :, :])
+    a_idx, t_idx, c_idx = np.nonzero(matched)
+    return MatchTable(
+        iou_thresholds=thresholds.copy(), area_ranges=area_ranges.copy(), dt_rank=dt_rank,
+        dt_kept=dt_kept, dt_score_rank=dt_score_rank, dt_out_of_range=dt_out,
+        gt_evaluated=gt_group >= 0, gt_crowd=np.asarray(gt_crowd, bool).copy(),
+        gt_ignore=gt_ignored, match_area=a_idx.astype(np.int64),
+        match_threshold=t_idx.astype(np.int64), match_dt=cand[c_idx].astype(np.int64),
+        match_gt=cand_gt[c_idx].astype(np.int64), dt_best_gt=best_gt, dt_best_iou=best_iou)

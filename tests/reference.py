@@ -146,3 +146,184 @@ def reference_greedy_match(*, dt_group, dt_scores, dt_tie_key, dt_area, gt_group
         out.append({"detection_matches": detection_matches, "gt_matches": gt_matches,
                     "detection_status": detection_status, "gt_status": gt_status})
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Pascal VOC: the devkit's VOCevaldet.m / VOCap.m and detectron2's voc_eval, literally
+# --------------------------------------------------------------------------------------------
+
+
+def matlab_colon(start: float, step: float, stop: float) -> list[float]:
+    """MATLAB's ``start:step:stop`` for a positive step (MathWorks' description of COLON).
+
+    ``n`` steps fit (up to rounding). When ``start + n * step`` lands on ``stop`` (up to
+    rounding), the first half is ``start + k * step``, the second half ``stop - k * step`` and
+    the middle element (n even) ``(start + stop) / 2``; otherwise ``stop`` is replaced by
+    ``start + n * step``.
+    """
+    n = math.floor((stop - start) / step + 1e-10)
+    end = stop if abs(start + n * step - stop) <= 1e-10 * max(1.0, abs(stop)) \
+        else start + n * step
+    out = [0.0] * (n + 1)
+    for k in range(n // 2 + 1):
+        out[k] = start + k * step
+        out[n - k] = end - k * step
+    if n % 2 == 0:
+        out[n // 2] = (start + end) / 2
+    return out
+
+
+def _matlab_max(values: list[float]) -> float | None:
+    """MATLAB's ``max``: None for an empty list, NaN skipped unless everything is NaN."""
+    if not values:
+        return None
+    numbers = [v for v in values if not math.isnan(v)]
+    return max(numbers) if numbers else math.nan
+
+
+def reference_devkit_ap11(rec: list[float], prec: list[float]) -> float:
+    """VOC2007 ``VOCevaldet.m``: ``for t=0:0.1:1, p=max(prec(rec>=t)); ap=ap+p/11``."""
+    ap = 0.0
+    for t in matlab_colon(0.0, 0.1, 1.0):
+        p = _matlab_max([prec[i] for i in range(len(rec)) if rec[i] >= t])
+        ap = ap + (0.0 if p is None else p) / 11
+    return ap
+
+
+def reference_devkit_vocap(rec: list[float], prec: list[float]) -> float:
+    """``VOCap.m``: envelope from the right with MATLAB's NaN-skipping max, then the area."""
+    mrec = [0.0, *rec, 1.0]
+    mpre = [0.0, *prec, 0.0]
+    for i in range(len(mpre) - 2, -1, -1):
+        mpre[i] = _matlab_max([mpre[i], mpre[i + 1]])
+    ap = 0.0
+    for i in range(1, len(mrec)):
+        if mrec[i] != mrec[i - 1]:
+            ap += (mrec[i] - mrec[i - 1]) * mpre[i]
+    return ap
+
+
+def reference_detectron2_ap(rec: list[float], prec: list[float], use_07_metric: bool) -> float:
+    """detectron2's ``voc_ap`` in plain Python (NaN compares as numpy does)."""
+    if use_07_metric:
+        ap = 0.0
+        for t in np.arange(0.0, 1.1, 0.1).tolist():
+            reached = [prec[i] for i in range(len(rec)) if rec[i] >= t]
+            ap = ap + (max(reached) if reached else 0.0) / 11.0
+        return ap
+    mrec = [0.0, *rec, 1.0]
+    mpre = [0.0, *prec, 0.0]
+    for i in range(len(mpre) - 1, 0, -1):
+        mpre[i - 1] = max(mpre[i - 1], mpre[i])
+    ap = 0.0
+    for i in range(len(mrec) - 1):
+        if mrec[i + 1] != mrec[i]:  # True when either is NaN
+            ap += (mrec[i + 1] - mrec[i]) * mpre[i + 1]
+    return ap
+
+
+def reference_coco101_ap(rec: list[float], prec: list[float]) -> float:
+    """pycocotools' ``accumulate`` for one curve: envelope, 101 recall points, mean."""
+    pr = list(prec)
+    for i in range(len(pr) - 1, 0, -1):
+        if pr[i] > pr[i - 1]:
+            pr[i - 1] = pr[i]
+    samples = []
+    for r in np.linspace(0.0, 1.0, 101).tolist():
+        hits = [i for i in range(len(rec)) if rec[i] >= r]
+        samples.append(pr[hits[0]] if hits else 0.0)
+    return sum(samples) / len(samples)
+
+
+def _voc_overlap(bb, gt, inclusive: bool) -> float | None:
+    """The devkit's overlap of two boxes, or None when they do not overlap (iw, ih <= 0)."""
+    one = 1.0 if inclusive else 0.0
+    iw = min(bb[2], gt[2]) - max(bb[0], gt[0]) + one
+    ih = min(bb[3], gt[3]) - max(bb[1], gt[1]) + one
+    if not (iw > 0 and ih > 0):
+        return None
+    ua = ((bb[2] - bb[0] + one) * (bb[3] - bb[1] + one)
+          + (gt[2] - gt[0] + one) * (gt[3] - gt[1] + one) - iw * ih)
+    return iw * ih / ua
+
+
+def reference_voc_eval(*, gt_image, gt_class, gt_boxes, gt_difficult, dt_image, dt_class,
+                       dt_boxes, dt_scores, classes, threshold: float, flavour: str = "devkit",
+                       use_07_metric: bool = True, inclusive: bool = True,
+                       strict: bool | None = None) -> dict[int, dict]:
+    """Per-class VOC evaluation, literally: sort by score, loop detections, loop objects.
+
+    ``flavour="devkit"``: ``VOCevaldet.m`` (stable sort, ``ovmax >= threshold`` unless
+    ``strict``, ``prec = tp ./ (fp + tp)`` with NaN for 0/0, 11-point AP at MATLAB's
+    ``0:0.1:1`` or ``VOCap``). ``flavour="detectron2"``: ``voc_eval`` (scores written with
+    ``%.3f`` and coordinates with ``%.1f`` and read back, a stable sort instead of its unstable
+    one, ``ovmax > threshold`` unless told otherwise, ``prec = tp / max(tp + fp, eps)``, its
+    ``voc_ap``; a class without positives gets the recall ``0 / 0 = NaN``). Detections of a
+    class not in ``classes`` are not evaluated.
+
+    Returns, per class: ``ap`` (None where npos is 0 with the devkit flavour), ``npos``,
+    ``tp`` and ``fp`` totals, ``status`` {detection row: 1 TP, 0 FP, 2 ignored}, ``rec`` and
+    ``prec`` (ignored detections included, as the references keep them).
+    """
+    strict = (flavour == "detectron2") if strict is None else strict
+    scores = [float(s) for s in dt_scores]
+    boxes = [[float(v) for v in b] for b in np.asarray(dt_boxes, float).reshape(-1, 4)]
+    if flavour == "detectron2":
+        # write "%.3f %.1f %.1f %.1f %.1f" lines and parse them back, as its evaluator does
+        lines = [f"{s:.3f} {b[0]:.1f} {b[1]:.1f} {b[2]:.1f} {b[3]:.1f}"
+                 for s, b in zip(scores, boxes)]
+        parsed = [[float(x) for x in line.split()] for line in lines]
+        scores = [row[0] for row in parsed]
+        boxes = [row[1:] for row in parsed]
+    gtb = [[float(v) for v in b] for b in np.asarray(gt_boxes, float).reshape(-1, 4)]
+    out = {}
+    for c in classes:
+        objects: dict[int, list[int]] = {}
+        for j in range(len(gt_class)):
+            if gt_class[j] == c:
+                objects.setdefault(int(gt_image[j]), []).append(j)
+        npos = sum(1 for j in range(len(gt_class)) if gt_class[j] == c and not gt_difficult[j])
+        dets = sorted((d for d in range(len(dt_class)) if dt_class[d] == c),
+                      key=lambda d: -scores[d])  # Python's sort is stable, like MATLAB's
+        detected: set[int] = set()
+        tp, fp, status = [], [], {}
+        for d in dets:
+            ovmax, jmax = -math.inf, None
+            for j in objects.get(int(dt_image[d]), []):
+                ov = _voc_overlap(boxes[d], gtb[j], inclusive)
+                if ov is not None and ov > ovmax:
+                    ovmax, jmax = ov, j
+            passed = ovmax > threshold if strict else ovmax >= threshold
+            if passed and gt_difficult[jmax]:
+                tp.append(0)
+                fp.append(0)
+                status[d] = 2
+            elif passed and jmax not in detected:
+                detected.add(jmax)
+                tp.append(1)
+                fp.append(0)
+                status[d] = 1
+            else:
+                tp.append(0)
+                fp.append(1)
+                status[d] = 0
+        tp_cum, fp_cum = [], []
+        for t, f in zip(tp, fp):
+            tp_cum.append((tp_cum[-1] if tp_cum else 0) + t)
+            fp_cum.append((fp_cum[-1] if fp_cum else 0) + f)
+        if flavour == "devkit":
+            rec = [t / npos if npos else math.nan for t in tp_cum]
+            prec = [t / (t + f) if t + f else math.nan for t, f in zip(tp_cum, fp_cum)]
+            if npos == 0:
+                ap = None
+            elif use_07_metric:
+                ap = reference_devkit_ap11(rec, prec)
+            else:
+                ap = reference_devkit_vocap(rec, prec)
+        else:
+            rec = [t / npos if npos else math.nan for t in tp_cum]
+            prec = [t / max(t + f, np.finfo(np.float64).eps) for t, f in zip(tp_cum, fp_cum)]
+            ap = reference_detectron2_ap(rec, prec, use_07_metric)
+        out[c] = {"ap": ap, "npos": npos, "tp": sum(tp), "fp": sum(fp), "status": status,
+                  "rec": rec, "prec": prec}
+    return out

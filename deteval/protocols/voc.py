@@ -1,0 +1,663 @@
+"""The Pascal VOC detection protocol: the official devkit and detectron2's port of it.
+
+Per class, the detections of all images are ranked by descending score and matched with the
+VOC rule of :func:`~deteval.matching.match_detections` (``rule="voc"``): each detection looks
+only at the object of its class it overlaps most in its image, *difficult* objects absorb
+detections without counting, and a second detection on a found object is a false positive.
+Recall is ``TP / npos`` with ``npos`` the non-difficult objects of the class, precision is
+``TP / (TP + FP)``, and the class's AP follows one of the rules of :mod:`deteval.ap`. The
+mAP is the mean of the per-class APs. Everything is computed from one
+:class:`~deteval.matching.MatchTable`.
+
+Dimension letters: ``T`` IoU thresholds, ``K`` categories.
+
+Presets (``semantics.md`` §12):
+
+========================  ============  ======  ==========  =====================
+preset                    AP            IoU     boxes       thresholds
+========================  ============  ======  ==========  =====================
+``VOC2007``               11-point      >= t    +1 pixel    0.5
+``VOC2012``               all-points    >= t    +1 pixel    0.5
+``DETECTRON2_VOC2007``    11-point      > t     +1 pixel    0.50, 0.55, ..., 0.95
+``DETECTRON2_VOC2012``    all-points    > t     +1 pixel    0.50, 0.55, ..., 0.95
+========================  ============  ======  ==========  =====================
+
+``VOC2007`` uses the devkit's MATLAB recall points ``0:0.1:1`` (``ap_method="voc11-devkit"``),
+whose 0.6 and 0.7 are the nearest doubles; detectron2 uses ``np.arange(0, 1.1, 0.1)``
+(``"voc11"``), whose 0.6 and 0.7 are one ulp higher, so a recall of exactly 3/5 or 7/10
+counts for the devkit and not for detectron2. detectron2 chooses 11-point AP when the
+dataset's year is 2007, hence two presets. Its presets also round detections as its result
+text files do (scores to 3 decimals, coordinates to 1) and score classes without ground
+truth as it does (see ``classes_without_gt``).
+
+What is not reproduced, and why:
+
+* Score ties. The devkit's MATLAB ``sort`` is stable: equal scores keep the detections'
+  input order, and so does deteval. detectron2 uses numpy's default, unstable ``argsort``,
+  whose order among equal scores depends on the numpy version and the CPU's vector
+  instructions, so no fixed order can reproduce it; with its 3-decimal scores ties are
+  common, and its AP can differ from ours (and between machines) in the last digits.
+* Frames. detectron2's evaluator adds 1 to ``xmin`` and ``ymin`` of its 0-based predictions
+  before writing them; deteval expects detections already in the ground truth's frame.
+* The devkit's 11-point AP of a class whose every detection lies on a difficult object is
+  NaN (MATLAB's ``max`` of nothing but NaN); deteval gives 0, as detectron2 does.
+
+Examples
+--------
+>>> from deteval.data import Categories, Dataset, Detections, GroundTruth, Images
+>>> dataset = Dataset(Images(ids=[1]), Categories(ids=[1], names=["cat"]),
+...                   GroundTruth(image_index=[0, 0], category_index=[0, 0],
+...                               boxes=[[0, 0, 9, 9], [20, 20, 29, 29]]))
+>>> detections = Detections(image_index=[0, 0], category_index=[0, 0],
+...                         boxes=[[0, 0, 9, 9], [0, 0, 9, 8]], scores=[0.9, 0.8])
+>>> result = evaluate_voc(dataset, detections, params=VOC2012)
+>>> result.ap.tolist(), result.tp.tolist(), result.fp.tolist()
+([[0.5]], [[1]], [[1]])
+>>> float(result.map[0])
+0.5
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._sorting import lexorder
+from ..ap import AP_METHODS, average_precision
+from ..data import Dataset, Detections, index_in
+from ..io.coco import read_coco_gt, read_coco_results
+from ..matching import FP, TP, MatchTable, match_detections
+
+__all__ = [
+    "DETECTRON2_VOC2007",
+    "DETECTRON2_VOC2012",
+    "PRCurve",
+    "VOC2007",
+    "VOC2012",
+    "VOCParams",
+    "VOCResult",
+    "evaluate_voc",
+]
+
+_COMPARISONS = (">=", ">")
+_EMPTY_CLASS_RULES = ("exclude", "detectron2")
+
+
+def _flag(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_, int)) or value not in (0, 1):
+        raise TypeError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def _integers(name: str, values: Any) -> tuple[int, ...]:
+    array = np.atleast_1d(np.asarray(values))
+    if array.ndim != 1 or (array.size and (array.dtype.kind not in "iuf" or not np.array_equal(
+            array, np.round(array)))):
+        raise ValueError(f"{name} must be a list of integers; got {values!r}")
+    return tuple(int(v) for v in array)
+
+
+@dataclass(frozen=True)
+class VOCParams:
+    """Settings of the VOC protocol.
+
+    Parameters
+    ----------
+    iou_thresholds : float or tuple of float
+        Each in (0, 1]; default (0.5,). Several thresholds give one AP per threshold and
+        class, and :attr:`VOCResult.mean_ap` averages them (detectron2's "AP").
+    ap_method : {"all-points", "voc11-devkit", "voc11", "coco101"}
+        How a precision-recall curve becomes AP; see :mod:`deteval.ap`.
+    iou_comparison : {">=", ">"}
+        ``">="``: a detection passes with IoU at or above the threshold (the devkit);
+        ``">"``: strictly above (detectron2).
+    inclusive_pixels : bool
+        True (VOC): box corners are inclusive pixel indices, so a box is
+        ``x2 - x1 + 1`` wide and the intersection ``min(x2) - max(x1) + 1`` (clipped at 0).
+        False: continuous coordinates, ``x2 - x1`` wide.
+    round_detections : bool
+        Round scores to 3 decimals and box coordinates to 1 decimal first, as detectron2's
+        result files (``%.3f``, ``%.1f``) do.
+    classes_without_gt : {"exclude", "detectron2"}
+        A class without non-difficult objects has no recall. ``"exclude"``: its AP is NaN
+        and it is left out of the mAP (a note says so). ``"detectron2"``: what detectron2
+        (and the devkit) compute by dividing 0 by 0: AP 0 with 11-point AP; with all-points AP,
+        NaN when the class has detections (so the mAP is NaN) and 0 when it has none; every
+        class counts in the mAP. Not available with ``"coco101"``.
+    image_ids : tuple of int, optional
+        The image set to evaluate (default: every image of the ground truth). Detections on
+        other images are not evaluated.
+    category_ids : tuple of int, optional
+        Categories to evaluate, in this order (default: the ground truth's, in its order).
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> dataclasses.replace(VOC2007, iou_thresholds=0.7).iou_thresholds
+    (0.7,)
+    """
+
+    iou_thresholds: tuple[float, ...] = (0.5,)
+    ap_method: str = "all-points"
+    iou_comparison: str = ">="
+    inclusive_pixels: bool = True
+    round_detections: bool = False
+    classes_without_gt: str = "exclude"
+    image_ids: tuple[int, ...] | None = None
+    category_ids: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        raw = self.iou_thresholds
+        try:
+            values = np.atleast_1d(np.asarray(raw))
+        except (TypeError, ValueError):  # ragged nesting
+            values = np.array([""])
+        if values.dtype.kind not in "iuf":
+            raise ValueError(f"iou_thresholds must be a non-empty list of numbers in (0, 1]; "
+                             f"got {raw!r}")
+        values = values.astype(np.float64)
+        if (values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all()
+                or (values <= 0).any() or (values > 1).any()):
+            raise ValueError(f"iou_thresholds must be a non-empty list of numbers in (0, 1]; "
+                             f"got {raw!r}")
+        set_(self, "iou_thresholds", tuple(values.tolist()))
+        if self.ap_method not in AP_METHODS:
+            raise ValueError(f"ap_method must be one of {', '.join(map(repr, AP_METHODS))}; "
+                             f"got {self.ap_method!r}")
+        if self.iou_comparison not in _COMPARISONS:
+            raise ValueError(f"iou_comparison must be '>=' (devkit) or '>' (detectron2); "
+                             f"got {self.iou_comparison!r}")
+        set_(self, "inclusive_pixels", _flag("inclusive_pixels", self.inclusive_pixels))
+        set_(self, "round_detections", _flag("round_detections", self.round_detections))
+        if self.classes_without_gt not in _EMPTY_CLASS_RULES:
+            raise ValueError(f"classes_without_gt must be 'exclude' or 'detectron2'; "
+                             f"got {self.classes_without_gt!r}")
+        if self.classes_without_gt == "detectron2" and self.ap_method == "coco101":
+            raise ValueError("classes_without_gt='detectron2' reproduces detectron2's 11-point "
+                             "and all-points AP; it has no meaning with ap_method='coco101'")
+        for name in ("image_ids", "category_ids"):
+            value = getattr(self, name)
+            if value is not None:
+                set_(self, name, _integers(name, value))
+        if self.category_ids is not None and len(set(self.category_ids)) != len(
+                self.category_ids):
+            raise ValueError(f"category_ids must not repeat a category; got {self.category_ids}")
+
+
+#: The VOC2010-2012 devkit: all-points AP, IoU >= 0.5, inclusive pixel boxes.
+VOC2012 = VOCParams()
+#: The VOC2007 devkit: 11-point AP at MATLAB's recall points, IoU >= 0.5, inclusive pixels.
+VOC2007 = VOCParams(ap_method="voc11-devkit")
+#: detectron2's ``PascalVOCDetectionEvaluator`` for a 2007 dataset: 11-point AP at
+#: ``np.arange`` recall points, IoU > t for t = 0.50, 0.55, ..., 0.95, rounded detections.
+DETECTRON2_VOC2007 = VOCParams(
+    iou_thresholds=tuple(k / 100 for k in range(50, 100, 5)), ap_method="voc11",
+    iou_comparison=">", round_detections=True, classes_without_gt="detectron2")
+#: detectron2's ``PascalVOCDetectionEvaluator`` for other years: all-points AP.
+DETECTRON2_VOC2012 = dataclasses.replace(DETECTRON2_VOC2007, ap_method="all-points")
+
+
+class PRCurve(NamedTuple):
+    """Precision-recall points of one class at one IoU threshold, by descending score.
+
+    Detections on difficult objects (neither TP nor FP) are left out; the devkit keeps them
+    as repeated points, which changes no AP. ``recall`` is NaN for a class without
+    non-difficult objects.
+    """
+
+    recall: np.ndarray
+    precision: np.ndarray
+    scores: np.ndarray
+    detections: np.ndarray  # rows of VOCResult.detections
+
+
+@dataclass(frozen=True, eq=False)
+class VOCResult:
+    """Result of :func:`evaluate_voc`.
+
+    Attributes
+    ----------
+    params : VOCParams
+        The settings used, with ``image_ids`` and ``category_ids`` filled in.
+    ap : ndarray, shape (T, K)
+        AP per IoU threshold and class; NaN for a class without ground truth (see
+        ``VOCParams.classes_without_gt``).
+    map : ndarray, shape (T,)
+        Mean of ``ap`` over the classes, per threshold (NaN if no class counts).
+    category_ids : ndarray, shape (K,)
+    category_names : tuple of str
+    n_positives : ndarray, shape (K,)
+        ``npos``: objects per class that are not difficult (``ignore`` or ``iscrowd``).
+    n_difficult : ndarray, shape (K,)
+    n_detections : ndarray, shape (K,)
+        Detections evaluated per class.
+    tp, fp : ndarray, shape (T, K)
+        True and false positives per threshold and class. Detections on difficult objects
+        are neither: ``n_detections - tp - fp`` of them.
+    matches : MatchTable
+        Row indices refer to ``gt.gt`` and ``detections``; ``matches.dt_best_gt`` and
+        ``matches.dt_best_iou`` give each detection's best object and IoU.
+    gt : Dataset
+    detections : Detections
+        As given (the rounding of ``round_detections`` is not applied here).
+    scores : ndarray, shape (n_dt,)
+        The scores used for ranking (rounded with ``round_detections``).
+    notes : tuple of str
+    timings : dict
+        Seconds spent in "load", "match", "accumulate" and "total".
+    """
+
+    params: VOCParams
+    ap: np.ndarray
+    map: np.ndarray
+    category_ids: np.ndarray
+    category_names: tuple[str, ...]
+    n_positives: np.ndarray
+    n_difficult: np.ndarray
+    n_detections: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    matches: MatchTable
+    gt: Dataset
+    detections: Detections
+    scores: np.ndarray
+    notes: tuple[str, ...] = ()
+    timings: dict = field(default_factory=dict)
+    # The curves: evaluated detections by (class, score, row); running TP and FP counts and
+    # whether each counts (is not ignored), per threshold; class k owns [bounds[k], bounds[k+1]).
+    _order: np.ndarray = field(default=None, repr=False)
+    _tp_cum: np.ndarray = field(default=None, repr=False)
+    _fp_cum: np.ndarray = field(default=None, repr=False)
+    _counted: np.ndarray = field(default=None, repr=False)
+    _bounds: np.ndarray = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+
+    @property
+    def mean_ap(self) -> float:
+        """Mean of :attr:`map` over the IoU thresholds (detectron2's "AP" for .50:.95)."""
+        return float(np.mean(self.map))
+
+    def _threshold_index(self, iou_threshold: float | None) -> int:
+        if iou_threshold is None:
+            return 0
+        hits = [i for i, t in enumerate(self.params.iou_thresholds) if t == iou_threshold]
+        if not hits:
+            raise KeyError(f"iou_threshold {iou_threshold!r} was not evaluated; choose one of "
+                           f"{self.params.iou_thresholds}")
+        return hits[0]
+
+    def _category_index(self, category: int | str) -> int:
+        if isinstance(category, str):
+            if category in self.category_names:
+                return self.category_names.index(category)
+        elif isinstance(category, (int, np.integer)):
+            hits = np.flatnonzero(self.category_ids == category)
+            if len(hits):
+                return int(hits[0])
+        raise KeyError(f"unknown category {category!r}; give an evaluated category id or name")
+
+    def map_at(self, iou_threshold: float) -> float:
+        """The mAP at one of the evaluated IoU thresholds (exact float match)."""
+        return float(self.map[self._threshold_index(iou_threshold)])
+
+    def pr_curve(self, category: int | str, *, iou_threshold: float | None = None) -> PRCurve:
+        """Precision-recall curve of one class (by id or name) at one threshold.
+
+        ``iou_threshold`` defaults to the first evaluated threshold.
+        """
+        k, t = self._category_index(category), self._threshold_index(iou_threshold)
+        lo, hi = self._bounds[k], self._bounds[k + 1]
+        keep = self._counted[t, lo:hi]
+        tp = self._tp_cum[t, lo:hi][keep].astype(np.float64)
+        fp = self._fp_cum[t, lo:hi][keep].astype(np.float64)
+        rows = self._order[lo:hi][keep]
+        npos = int(self.n_positives[k])
+        recall = tp / npos if npos else np.full(len(tp), np.nan)
+        return PRCurve(recall=recall, precision=tp / (tp + fp), scores=self.scores[rows],
+                       detections=rows)
+
+    def per_class(self) -> list[dict[str, Any]]:
+        """One row per class: ``category_id``, ``name``, ``ap`` (one value per threshold),
+        ``n_positives``, ``n_difficult``, ``n_detections``, ``tp`` and ``fp`` (per threshold).
+        """
+        return [{"category_id": int(cid), "name": name,
+                 "ap": self.ap[:, k].tolist(),
+                 "n_positives": int(self.n_positives[k]),
+                 "n_difficult": int(self.n_difficult[k]),
+                 "n_detections": int(self.n_detections[k]),
+                 "tp": self.tp[:, k].tolist(), "fp": self.fp[:, k].tolist()}
+                for k, (cid, name) in enumerate(zip(self.category_ids.tolist(),
+                                                    self.category_names))]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (NaN becomes None): thresholds, mAP, per-class table, notes."""
+        def clean(value):
+            if isinstance(value, float):
+                return None if np.isnan(value) else value
+            if isinstance(value, list):
+                return [clean(v) for v in value]
+            if isinstance(value, dict):
+                return {k: clean(v) for k, v in value.items()}
+            return value
+
+        params = {k: (list(v) if isinstance(v, tuple) else v)
+                  for k, v in dataclasses.asdict(self.params).items()}
+        return clean({
+            "iou_thresholds": list(self.params.iou_thresholds),
+            "map": self.map.tolist(),
+            "mean_ap": self.mean_ap,
+            "per_class": self.per_class(),
+            "summary": self.summary().splitlines(),
+            "notes": list(self.notes),
+            "params": params,
+        })
+
+    def summary(self) -> str:
+        """A readable table: AP, positives, difficult objects, detections, TP and FP per
+        class, then the mAP. With more than three thresholds the table shows their mean and
+        the APs at 0.5 and 0.75 (when evaluated); TP and FP are at the first threshold."""
+        p = self.params
+        thresholds = list(p.iou_thresholds)
+        columns: list[tuple[str, np.ndarray]] = []
+        if len(thresholds) > 3:
+            with np.errstate(all="ignore"):
+                columns.append((f"AP@[{thresholds[0]:.2f}:{thresholds[-1]:.2f}]",
+                                np.mean(self.ap, axis=0)))
+            shown = [t for t in (0.5, 0.75) if t in thresholds]
+        else:
+            shown = thresholds
+        columns += [(f"AP@{t:.2f}", self.ap[thresholds.index(t)]) for t in shown]
+        first = f"@{thresholds[0]:.2f}"
+        comparison = "IoU >= t" if p.iou_comparison == ">=" else "IoU > t"
+        pixels = "inclusive pixels (+1)" if p.inclusive_pixels else "continuous coordinates"
+        lines = [f"Pascal VOC evaluation: AP {p.ap_method}, {comparison}, {pixels}"]
+        width = max([len("category")] + [len(n) for n in self.category_names])
+        ap_width = max([13] + [len(name) for name, _ in columns])
+        header = f"{'category':<{width}}" + "".join(f" {name:>{ap_width}}"
+                                                  for name, _ in columns)
+        header += f" {'positives':>9} {'difficult':>9} {'detections':>10}"
+        header += f" {'TP' + first:>8} {'FP' + first:>8}"
+        lines.append(header)
+        for k, name in enumerate(self.category_names):
+            row = f"{name:<{width}}" + "".join(f" {_number(v[k]):>{ap_width}}"
+                                               for _, v in columns)
+            row += (f" {int(self.n_positives[k]):>9} {int(self.n_difficult[k]):>9}"
+                    f" {int(self.n_detections[k]):>10} {int(self.tp[0, k]):>8}"
+                    f" {int(self.fp[0, k]):>8}")
+            lines.append(row)
+        counted = int(np.count_nonzero(~np.isnan(self.ap[0]))) \
+            if p.classes_without_gt == "exclude" else len(self.category_names)
+        for t in shown:
+            lines.append(f"mAP@{t:.2f} = {_number(self.map_at(t))} over {counted} "
+                         f"class{'' if counted == 1 else 'es'}")
+        if len(thresholds) > 1:
+            lines.append(f"mAP@[{thresholds[0]:.2f}:{thresholds[-1]:.2f}] "
+                         f"({len(thresholds)} thresholds) = {_number(self.mean_ap)}")
+        lines.extend(f"note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+def _number(value: float) -> str:
+    return "n/a" if np.isnan(value) else f"{value:.4f}"
+
+
+def _round_as_text(values: np.ndarray, decimals: int) -> np.ndarray:
+    """``float(f"{v:.{decimals}f}")`` for every value: what writing and reading text gives.
+
+    ``rint(v * 10**d) / 10**d`` is the same number unless the product's rounding error
+    (at most half an ulp, under 5e-7 below 2**32) can move ``v * 10**d`` across a half-way
+    point; values within 1e-6 of one, and larger values, are formatted for real.
+    """
+    scale = 10.0 ** decimals
+    scaled = values * scale
+    out = np.rint(scaled) / scale
+    risky = ((np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
+             | ~(np.abs(scaled) < 2.0**32))
+    if risky.any():
+        out[risky] = [float(f"{v:.{decimals}f}") for v in values[risky].tolist()]
+    return out
+
+
+def _pair_iou(dt: np.ndarray, gt: np.ndarray, inclusive: bool) -> np.ndarray:
+    """IoU of aligned xyxy box pairs, in detectron2's (and the devkit's) order of operations.
+
+    With ``inclusive`` the +1 pixel convention: sides ``x2 - x1 + 1``, intersection side
+    ``min(x2) - max(x1) + 1`` clipped at 0. A zero union (continuous zero-area boxes) gives 0.
+    """
+    one = 1.0 if inclusive else 0.0
+    iw = np.maximum(np.minimum(gt[:, 2], dt[:, 2]) - np.maximum(gt[:, 0], dt[:, 0]) + one, 0.0)
+    ih = np.maximum(np.minimum(gt[:, 3], dt[:, 3]) - np.maximum(gt[:, 1], dt[:, 1]) + one, 0.0)
+    inters = iw * ih
+    union = ((dt[:, 2] - dt[:, 0] + one) * (dt[:, 3] - dt[:, 1] + one)
+             + (gt[:, 2] - gt[:, 0] + one) * (gt[:, 3] - gt[:, 1] + one) - inters)
+    with np.errstate(all="ignore"):
+        iou = inters / union
+    return np.where(union > 0, iou, 0.0)
+
+
+def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
+    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt)
+    detections = dt if isinstance(dt, Detections) else read_coco_results(dt, dataset)
+    n_images, n_categories = len(dataset.images), len(dataset.categories)
+    if len(detections) and (detections.image_index.min() < 0
+                            or detections.image_index.max() >= n_images):
+        raise ValueError("detections.image_index must index the dataset's images table")
+    if len(detections) and (detections.category_index.min() < -1
+                            or detections.category_index.max() >= n_categories):
+        raise ValueError("detections.category_index must index the dataset's categories "
+                         "table (or be -1 for a category unknown to the ground truth)")
+    return dataset, detections
+
+
+def _class_ap(rec: np.ndarray, prec: np.ndarray, npos: int, n_dt: int, p: VOCParams) -> float:
+    if npos:
+        return average_precision(rec, prec, method=p.ap_method)
+    if p.classes_without_gt == "exclude":
+        return float("nan")
+    # detectron2 divides 0 by 0: recall is NaN, so no 11-point threshold is reached (AP 0),
+    # and the all-points sum has NaN widths as soon as there is a detection.
+    return float("nan") if (p.ap_method == "all-points" and n_dt) else 0.0
+
+
+def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,
+                 **options: Any) -> VOCResult:
+    """Evaluate detections with the Pascal VOC protocol.
+
+    Parameters
+    ----------
+    gt : Dataset, str, PathLike or dict
+        Ground truth: a :class:`~deteval.data.Dataset` or a COCO instances file (or its
+        dict). Objects with ``ignore`` (VOC *difficult*) or ``iscrowd`` set are difficult.
+        Boxes are xyxy; with ``inclusive_pixels`` they are VOC's inclusive pixel indices.
+    dt : Detections, str, PathLike, list, dict or ndarray
+        Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads.
+    params : VOCParams, optional
+        Base settings (default :data:`VOC2012`); keyword options replace its fields.
+    **options
+        Any field of :class:`VOCParams`: ``iou_thresholds``, ``ap_method``,
+        ``iou_comparison``, ``inclusive_pixels``, ``round_detections``,
+        ``classes_without_gt``, ``image_ids``, ``category_ids``.
+
+    Returns
+    -------
+    VOCResult
+
+    Raises
+    ------
+    FormatError
+        Unreadable or invalid input files.
+    ValueError, TypeError
+        Invalid settings or inputs; an unknown option is a TypeError.
+
+    Notes
+    -----
+    Detections whose category is not a ground-truth category are dropped (``notes`` counts
+    them). Equal scores keep the input order (the devkit's stable sort). The inputs are never
+    modified.
+
+    Examples
+    --------
+    >>> from deteval.data import Categories, Dataset, Detections, GroundTruth, Images
+    >>> dataset = Dataset(Images(ids=[1]), Categories(ids=[1]),
+    ...                   GroundTruth(image_index=[0], category_index=[0],
+    ...                               boxes=[[0, 0, 9, 9]]))
+    >>> half = Detections(image_index=[0], category_index=[0], boxes=[[0, 0, 9, 4]],
+    ...                   scores=[0.9])  # IoU exactly 0.5 with the +1 convention
+    >>> evaluate_voc(dataset, half).map.tolist()
+    [1.0]
+    >>> evaluate_voc(dataset, half, iou_comparison=">").map.tolist()
+    [0.0]
+    """
+    started = time.perf_counter()
+    base = VOC2012 if params is None else params
+    if not isinstance(base, VOCParams):
+        raise TypeError(f"params must be a VOCParams; got {type(base).__name__}")
+    unknown = set(options) - {f.name for f in dataclasses.fields(VOCParams)}
+    if unknown:
+        raise TypeError(f"evaluate_voc() got unknown option(s): {', '.join(sorted(unknown))}")
+    p = dataclasses.replace(base, **options) if options else base
+    dataset, detections = _load(gt, dt)
+    notes = []
+
+    image_ids = np.asarray(p.image_ids if p.image_ids is not None else dataset.images.ids,
+                           dtype=np.int64)
+    category_ids = np.asarray(p.category_ids if p.category_ids is not None
+                              else dataset.categories.ids, dtype=np.int64)
+    p = dataclasses.replace(p, image_ids=tuple(image_ids.tolist()),
+                            category_ids=tuple(category_ids.tolist()))
+    n_k = len(category_ids)
+    image_ok = np.isin(dataset.images.ids, image_ids)
+    k_of_row = index_in(dataset.categories.ids, category_ids)   # -1: not evaluated
+    objects = dataset.gt
+    gt_k = np.where(image_ok[objects.image_index], k_of_row[objects.category_index], -1)
+    dt_k = np.where((detections.category_index >= 0) & image_ok[detections.image_index],
+                    k_of_row[np.maximum(detections.category_index, 0)], -1)
+    gt_group = np.where(gt_k >= 0, objects.image_index * n_k + gt_k, -1)
+    dt_group = np.where(dt_k >= 0, detections.image_index * n_k + dt_k, -1)
+    difficult = objects.ignore | objects.iscrowd
+
+    scores, dt_boxes = detections.scores, detections.boxes
+    if p.round_detections:
+        scores, dt_boxes = _round_as_text(scores, 3), _round_as_text(dt_boxes, 1)
+    gt_boxes = objects.boxes
+    loaded = time.perf_counter()
+
+    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        return _pair_iou(dt_boxes[d_rows], gt_boxes[g_rows], p.inclusive_pixels)
+
+    n_dt = len(detections)
+    table = match_detections(
+        dt_group=dt_group, dt_scores=scores, dt_area=np.zeros(n_dt), gt_group=gt_group,
+        gt_crowd=objects.iscrowd, gt_ignore=difficult, gt_area=np.zeros(len(objects)),
+        similarity=similarity, iou_thresholds=np.asarray(p.iou_thresholds),
+        area_ranges=np.array([[-np.inf, np.inf]]), max_detections=n_dt + 1, rule="voc",
+        strict=p.iou_comparison == ">")
+    matched = time.perf_counter()
+
+    # Curves: each class's detections by descending score, ties by row (a stable sort).
+    status = table.detection_status(0)                                  # (T, n_dt)
+    rows = np.flatnonzero(table.dt_kept)
+    order = rows[lexorder([dt_k[rows], table.dt_score_rank[rows]])]
+    bounds = np.searchsorted(dt_k[order], np.arange(n_k + 1), side="left")
+    tp_step, fp_step = status[:, order] == TP, status[:, order] == FP
+    tp_cum, tp_total = _segment_counts(tp_step, bounds)
+    fp_cum, fp_total = _segment_counts(fp_step, bounds)
+    counted = tp_step | fp_step
+    n_positives = np.bincount(gt_k[(gt_k >= 0) & ~difficult], minlength=n_k)
+    n_difficult = np.bincount(gt_k[(gt_k >= 0) & difficult], minlength=n_k)
+    n_detections = np.diff(bounds)
+    n_t = len(p.iou_thresholds)
+    ap = np.zeros((n_t, n_k))
+    # One small curve per (threshold, class): np.sum inside average_precision must see each
+    # curve alone to add in detectron2's (pairwise) order.
+    for t in range(n_t):
+        for k in range(n_k):
+            lo, hi = bounds[k], bounds[k + 1]
+            keep = counted[t, lo:hi]
+            tp = tp_cum[t, lo:hi][keep].astype(np.float64)
+            fp = fp_cum[t, lo:hi][keep].astype(np.float64)
+            npos = int(n_positives[k])
+            rec = tp / npos if npos else tp
+            ap[t, k] = _class_ap(rec, tp / (tp + fp), npos, hi - lo, p)
+    if p.classes_without_gt == "exclude":
+        valid = n_positives > 0
+        with np.errstate(all="ignore"):
+            mean = (np.mean(ap[:, valid], axis=1) if valid.any()
+                    else np.full(n_t, np.nan))
+    else:
+        mean = np.mean(ap, axis=1) if n_k else np.full(n_t, np.nan)
+    accumulated = time.perf_counter()
+
+    notes.extend(_notes(p, dataset, detections, gt_k, n_positives, n_detections, objects,
+                        category_ids, image_ids))
+    names_by_id = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names))
+    names = tuple(names_by_id.get(c, str(c)) for c in category_ids.tolist())
+    finished = time.perf_counter()
+    return VOCResult(
+        params=p, ap=ap, map=mean, category_ids=category_ids.copy(), category_names=names,
+        n_positives=n_positives, n_difficult=n_difficult, n_detections=n_detections,
+        tp=tp_total, fp=fp_total, matches=table, gt=dataset, detections=detections,
+        scores=np.array(scores, dtype=np.float64), notes=tuple(notes),
+        timings={"load": loaded - started, "match": matched - loaded,
+                 "accumulate": accumulated - matched, "total": finished - started},
+        _order=order, _tp_cum=tp_cum, _fp_cum=fp_cum, _counted=counted, _bounds=bounds)
+
+
+def _segment_counts(steps: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Running counts of ``steps`` (T, n) restarting at every segment ``[bounds[k],
+    bounds[k+1])``, and each segment's total, shape (T, K)."""
+    padded = np.zeros((steps.shape[0], steps.shape[1] + 1), dtype=np.int64)
+    np.cumsum(steps, axis=1, dtype=np.int64, out=padded[:, 1:])
+    segment_start = np.repeat(bounds[:-1], np.diff(bounds))
+    running = padded[:, 1:] - padded[:, segment_start]
+    return running, padded[:, bounds[1:]] - padded[:, bounds[:-1]]
+
+
+def _notes(p, dataset, detections, gt_k, n_positives, n_detections, objects, category_ids,
+           image_ids) -> list[str]:
+    notes = []
+    if len(detections) == 0:
+        notes.append("no detections: every class with ground truth has AP 0")
+    n_unknown = int(np.count_nonzero(detections.category_index < 0))
+    if n_unknown:
+        notes.append(f"{n_unknown} detection(s) dropped: their category is not a "
+                     "ground-truth category")
+    n_crowd = int(np.count_nonzero(objects.iscrowd & ~objects.ignore & (gt_k >= 0)))
+    if n_crowd:
+        notes.append(f"{n_crowd} crowd region(s) (iscrowd) treated as difficult objects")
+    unknown_images = int(np.count_nonzero(~np.isin(image_ids, dataset.images.ids)))
+    if unknown_images:
+        notes.append(f"{unknown_images} requested image id(s) are not images of the ground "
+                     "truth")
+    unknown_categories = int(np.count_nonzero(~np.isin(category_ids, dataset.categories.ids)))
+    if unknown_categories:
+        notes.append(f"{unknown_categories} requested category id(s) are not categories of "
+                     "the ground truth")
+    empty = np.flatnonzero(n_positives == 0)
+    if len(empty):
+        names_by_id = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names))
+        listed = ", ".join(names_by_id.get(int(c), str(int(c))) for c in category_ids[empty])
+        wasted = int(n_detections[empty].sum())
+        if p.classes_without_gt == "exclude":
+            text = (f"{len(empty)} class(es) without ground truth ({listed}): AP is NaN and "
+                    "they are left out of the mAP (the devkit would divide by zero)")
+            if wasted:
+                text += f"; their {wasted} detection(s) count nowhere"
+        else:
+            text = (f"{len(empty)} class(es) without ground truth ({listed}): AP as detectron2 "
+                    "computes it after dividing by zero (0 with 11-point AP; NaN with "
+                    "all-points AP when the class has detections), counted in the mAP")
+        notes.append(text)
+        if len(empty) == len(category_ids) and p.classes_without_gt == "exclude":
+            notes.append("no class has ground truth: the mAP is NaN")
+    return notes
