@@ -99,6 +99,11 @@ def detect_format(path: str | os.PathLike, *, kind: str = "gt") -> str:
     names = {p.name for p in path.iterdir()}
     suffixes = {p.suffix.lower() for p in path.iterdir() if p.is_file()}
     if kind == "gt":
+        xml_files = sorted(p for p in path.iterdir() if p.suffix.lower() == ".xml")
+        if xml_files and "Annotations" not in names and xml_root_tag(xml_files[0]) == \
+                "annotations":
+            raise FormatError(f"this folder holds a CVAT file, not Pascal VOC files: pass the "
+                              f"file itself ({xml_files[0]})", source=str(path))
         if "Annotations" in names or ".xml" in suffixes:
             return "voc"
         if ".json" in suffixes:
