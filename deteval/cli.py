@@ -1,4 +1,4 @@
-"""Command-line interface: ``deteval coco GT DT``, ``deteval demo``.
+"""Command-line interface: ``deteval coco``, ``voc``, ``eval``, ``convert`` and ``demo``.
 
 A thin shell over the library: it parses arguments, calls one function, prints the result.
 Errors go to stderr as ``deteval: error: ...`` with exit status 1; usage errors exit 2.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -28,8 +29,22 @@ def _number_list(kind):
     return parse
 
 
+def _iou_list(text: str) -> list[float]:
+    values = _number_list(float)(text)
+    if not values or not all(0 < v <= 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected IoU thresholds in (0, 1], e.g. '0.5 0.75'; "
+                                         f"got {text!r}")
+    return values
+
+
+class _UsageError(Exception):
+    """A combination of options the parser cannot see is wrong: exit 2 with the usage."""
+
+
 def _build_parser() -> argparse.ArgumentParser:
+    # The package is imported anyway (for __version__); the format lists cost nothing more.
     from . import __version__
+    from .io.formats import DETECTION_FORMATS, GT_FORMATS, WRITE_FORMATS
 
     parser = argparse.ArgumentParser(
         prog="deteval", description="Evaluate object detectors: COCO metrics equal to "
@@ -45,6 +60,59 @@ def _build_parser() -> argparse.ArgumentParser:
     coco.add_argument("gt", metavar="GT.json", help="COCO instances file (ground truth)")
     coco.add_argument("dt", metavar="DT.json", help="COCO results file (detections)")
     _add_coco_options(coco)
+
+    voc = commands.add_parser(
+        "voc", help="Pascal VOC evaluation (AP per class, mAP) of detections in any format",
+        description="Pascal VOC evaluation: the devkit's AP per class and mAP (VOC2012: "
+        "all-points AP; VOC2007: 11-point AP; IoU >= 0.5, inclusive pixels), or "
+        "detectron2's port with --detectron2. Ground truth and detections may be in any "
+        "supported format (guessed from the paths unless --gt-format/--dt-format say).")
+    voc.add_argument("gt", metavar="GT", help="ground truth: file or folder")
+    voc.add_argument("dt", metavar="DT", help="detections: file or folder")
+    voc.add_argument("--year", choices=["2007", "2012"], default="2012",
+                     help="devkit year: 2007 = 11-point AP, 2012 = all-points AP "
+                     "(default: 2012)")
+    voc.add_argument("--detectron2", action="store_true",
+                     help="detectron2's PascalVOCDetectionEvaluator: IoU > t for t = "
+                     "0.50:0.05:0.95, detections rounded as its result files")
+    voc.add_argument("--iou", type=_iou_list, metavar="'0.5 0.75'",
+                     help="IoU threshold(s) (default: the preset's)")
+    voc.add_argument("--json", metavar="OUT.json",
+                     help="write mAP, per-class table, summary and settings as JSON")
+    _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
+    voc.set_defaults(parser=voc)
+
+    eval_ = commands.add_parser(
+        "eval", help="read ground truth and detections in any format, run one protocol",
+        description="The general entry: read ground truth and detections in any supported "
+        "format (guessed from the paths unless --gt-format/--dt-format say) and evaluate "
+        "them with the COCO protocol (the output of `deteval coco`) or a VOC devkit preset "
+        "(the output of `deteval voc`).")
+    eval_.add_argument("gt", metavar="GT", help="ground truth: file or folder")
+    eval_.add_argument("dt", metavar="DT", help="detections: file or folder")
+    eval_.add_argument("--protocol", required=True, choices=["coco", "voc2007", "voc2012"],
+                       help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits")
+    eval_.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+    eval_.add_argument("--per-class", action="store_true",
+                       help="coco: print the per-class table (the VOC summary always has it)")
+    _add_input_options(eval_, GT_FORMATS, DETECTION_FORMATS)
+    eval_.set_defaults(parser=eval_)
+
+    convert = commands.add_parser(
+        "convert", help="convert ground truth between formats",
+        description="Read ground truth in any supported format and write it as COCO JSON, "
+        "a VOC XML folder, a YOLO folder or a CSV file. DST's format comes from its suffix "
+        "(.json: coco, .csv/.tsv: csv) unless --to says; folders need --to voc or yolo.")
+    convert.add_argument("src", metavar="SRC", help="ground truth to read: file or folder")
+    convert.add_argument("dst", metavar="DST", help="file or folder to write")
+    convert.add_argument("--from", dest="gt_format", choices=GT_FORMATS, metavar="FORMAT",
+                         help=f"format of SRC, one of {', '.join(GT_FORMATS)} "
+                         "(default: guessed)")
+    convert.add_argument("--to", dest="to_format", choices=WRITE_FORMATS, metavar="FORMAT",
+                         help=f"format of DST, one of {', '.join(WRITE_FORMATS)} "
+                         "(default: from DST's suffix)")
+    _add_gt_reader_options(convert, box_flag="--box-format")
+    convert.set_defaults(parser=convert)
 
     demo = commands.add_parser("demo", help="evaluate the bundled sample dataset",
                                description="Evaluate the bundled synthetic sample "
@@ -71,6 +139,123 @@ def _add_coco_options(parser: argparse.ArgumentParser) -> None:
                         help="evaluate only these category ids")
     parser.add_argument("--matches", metavar="OUT.csv",
                         help="write the match table (area 'all') as CSV")
+
+
+# Reader options: (argparse dest, flag, {format: keyword of that format's reader}).
+_GT_OPTIONS = (
+    ("classes", "--classes", {"voc": "classes", "csv": "classes", "openimages": "classes",
+                              "labelme": "classes", "cvat": "classes", "yolo": "names"}),
+    ("images", "--images", {f: "images_dir" for f in ("voc", "yolo", "csv", "openimages",
+                                                       "labelme")}),
+    ("one_based", "--one-based", {"voc": "one_based"}),
+    ("gt_box_format", "--gt-box-format", {"csv": "box_format"}),
+)
+_DT_OPTIONS = (
+    ("names", "--names", {"txt": "names", "yolo": "names", "csv": "names"}),
+    ("box_format", "--box-format", {"txt": "box_format", "csv": "box_format"}),
+)
+
+
+def _add_gt_reader_options(parser: argparse.ArgumentParser, *,
+                           box_flag: str = "--gt-box-format"):
+    from .boxes import BOX_FORMATS
+
+    group = parser.add_argument_group("reader options (each applies to the formats named)")
+    group.add_argument("--classes", metavar="FILE",
+                       help="ground-truth class names, one a line: the category order (voc, "
+                       "csv, openimages, labelme, cvat), or YOLO's names by class index")
+    group.add_argument("--images", metavar="DIR",
+                       help="folder of the images, for sizes the annotations lack (voc, yolo, "
+                       "csv, openimages, labelme)")
+    group.add_argument("--one-based", action="store_true",
+                       help="voc: read xmin/ymin as 1-based pixel indices (subtract 1)")
+    group.add_argument(box_flag, dest="gt_box_format", choices=BOX_FORMATS, metavar="BOX",
+                       help=f"csv ground truth: box columns, one of {', '.join(BOX_FORMATS)} "
+                       "(default: xyxy)")
+    return group
+
+
+def _add_input_options(parser: argparse.ArgumentParser, gt_formats: Sequence[str],
+                       dt_formats: Sequence[str]) -> None:
+    from .boxes import BOX_FORMATS
+
+    formats = parser.add_argument_group("formats")
+    formats.add_argument("--gt-format", choices=gt_formats, metavar="FORMAT",
+                         help=f"format of GT, one of {', '.join(gt_formats)} "
+                         "(default: guessed)")
+    formats.add_argument("--dt-format", choices=dt_formats, metavar="FORMAT",
+                         help=f"format of DT, one of {', '.join(dt_formats)} "
+                         "(default: guessed; a folder of .txt files is txt, YOLO's "
+                         "'class cx cy w h score' needs --dt-format yolo)")
+    group = _add_gt_reader_options(parser)
+    group.add_argument("--names", metavar="FILE",
+                       help="detections: class names by class index, one a line (txt, yolo, "
+                       "csv)")
+    group.add_argument("--box-format", choices=BOX_FORMATS, metavar="BOX",
+                       help=f"detections: box layout, one of {', '.join(BOX_FORMATS)} (txt: "
+                       "required; csv: default xyxy)")
+
+
+def _reader_options(args, table, format: str, what: str, path: str, *,
+                    flags: dict[str, str] | None = None) -> dict:
+    """The reader keywords of the options given; an option the format ignores is an error.
+
+    ``flags`` renames options (argparse dest -> flag) for the messages."""
+    options = {}
+    for dest, flag, keywords in table:
+        value = getattr(args, dest, None)
+        if value is None or value is False:
+            continue
+        flag = (flags or {}).get(dest, flag)
+        if format not in keywords:
+            users = ", ".join(sorted(keywords))
+            raise _UsageError(f"{flag} does not apply to {format} {what} ({path}); it is for "
+                              f"{users}")
+        options[keywords[format]] = value
+    return options
+
+
+def _guess_format(path: str, kind: str, flag: str) -> str:
+    """:func:`detect_format`, its advice worded for the command line."""
+    from .errors import FormatError
+    from .io.formats import detect_format
+
+    try:
+        return detect_format(path, kind=kind)
+    except FormatError as error:
+        if "pass format=" not in error.message:
+            raise
+        raise FormatError(error.message.replace("pass format=", f"pass {flag}"),
+                          source=error.source, record=error.record) from None
+
+
+# Advice in library messages, in the words of the command line.
+_CLI_WORDS = (("pass images_dir=... or image_sizes=...", "pass --images DIR"),
+              ("pass images_dir=...", "pass --images DIR"))
+
+
+def _read_inputs(args):
+    """Read GT and DT with the formats given or guessed; returns (dataset, detections)."""
+    from .errors import FormatError
+    from .io.formats import read_detections, read_gt
+
+    gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
+    dataset = read_gt(args.gt, gt_format,
+                      **_reader_options(args, _GT_OPTIONS, gt_format, "ground truth", args.gt))
+    dt_format = args.dt_format or _guess_format(args.dt, "detections", "--dt-format")
+    options = _reader_options(args, _DT_OPTIONS, dt_format, "detections", args.dt)
+    if dt_format == "txt" and "box_format" not in options:
+        raise _UsageError(f"txt detections ({args.dt}) need --box-format: xywh for 'class "
+                          "score x y w h', xyxy for 'class score x1 y1 x2 y2', cxcywhn for "
+                          "relative centres, ...; YOLO's 'class cx cy w h score' needs "
+                          "--dt-format yolo")
+    try:
+        return dataset, read_detections(args.dt, dataset, dt_format, **options)
+    except FormatError as error:
+        # A COCO results list is parsed before it is read: its errors name "<list>".
+        if error.source is not None and not error.source.startswith("<"):
+            raise
+        raise FormatError(error.message, source=args.dt, record=error.record) from None
 
 
 def format_per_class(rows: list[dict]) -> str:
@@ -142,6 +327,101 @@ def _report(result, out: TextIO, err: TextIO, *, per_class: bool) -> None:
         print(format_per_class(result.per_class()), file=out)
 
 
+def _voc_preset(name: str):
+    from .protocols import voc
+
+    return getattr(voc, name)
+
+
+def _report_voc(result, out: TextIO, err: TextIO) -> None:
+    """The summary table on ``out``; the notes (its last lines) on ``err`` as for coco."""
+    for note in result.notes:
+        print(f"deteval: note: {note}", file=err)
+    lines = result.summary().splitlines()
+    notes = [f"note: {note}" for note in result.notes]
+    if notes and lines[-len(notes):] == notes:
+        del lines[-len(notes):]
+    print("\n".join(lines), file=out)
+
+
+def _voc_json(result, preset: str) -> dict:
+    payload = result.to_dict()
+    payload["preset"] = preset
+    payload["timings"] = result.timings
+    return payload
+
+
+def _run_voc(args, out: TextIO, err: TextIO) -> int:
+    from .protocols.voc import evaluate_voc
+
+    _check_output_paths(args.json)
+    preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{args.year}"
+    dataset, detections = _read_inputs(args)
+    options = {} if args.iou is None else {"iou_thresholds": tuple(args.iou)}
+    result = evaluate_voc(dataset, detections, params=_voc_preset(preset), **options)
+    _report_voc(result, out, err)
+    if args.json:
+        _write_json(args.json, _voc_json(result, preset))
+    return 0
+
+
+def _run_eval(args, out: TextIO, err: TextIO) -> int:
+    _check_output_paths(args.json)
+    dataset, detections = _read_inputs(args)
+    if args.protocol == "coco":
+        from .protocols.coco import evaluate_coco
+
+        result = evaluate_coco(dataset, detections)
+        _report(result, out, err, per_class=args.per_class)
+        if args.json:
+            payload = result.to_dict()
+            payload["timings"] = result.timings
+            _write_json(args.json, payload)
+        return 0
+    from .protocols.voc import evaluate_voc
+
+    preset = args.protocol.upper()
+    result = evaluate_voc(dataset, detections, params=_voc_preset(preset))
+    _report_voc(result, out, err)
+    if args.json:
+        _write_json(args.json, _voc_json(result, preset))
+    return 0
+
+
+def _run_convert(args, out: TextIO, err: TextIO) -> int:
+    from .errors import DetevalError, FormatError
+    from .io.formats import convert
+
+    dst = Path(args.dst)
+    to_format = args.to_format or {".json": "coco", ".csv": "csv", ".tsv": "csv"}.get(
+        dst.suffix.lower())
+    if to_format is None:
+        raise _UsageError(f"cannot tell which format to write to {args.dst}: pass --to "
+                          "(coco, csv; a folder takes voc or yolo)")
+    if to_format in ("coco", "csv"):
+        _check_output_paths(args.dst)
+    if Path(args.src).resolve() == dst.resolve():
+        raise ValueError(f"{args.dst}: the destination is the source; write elsewhere")
+    src_format = args.gt_format or _guess_format(args.src, "gt", "--from")
+    options = _reader_options(args, _GT_OPTIONS, src_format, "ground truth", args.src,
+                              flags={"gt_box_format": "--box-format"})
+    try:
+        dataset = convert(args.src, dst, src_format=src_format, dst_format=to_format,
+                          read_options=options)
+    except FormatError:
+        raise
+    except (ValueError, TypeError, OSError) as error:
+        raise DetevalError(f"cannot convert {args.src} to {args.dst}: {error}") from error
+    gt = dataset.gt
+    extras = [f"{n} {what}" for n, what in ((int(gt.ignore.sum()), "difficult"),
+                                             (int(gt.iscrowd.sum()), "crowd")) if n]
+    print(f"deteval convert: {args.src} ({src_format}) -> {args.dst} ({to_format}): "
+          f"{len(dataset.images)} images, {len(gt)} objects"
+          f"{' (' + ', '.join(extras) + ')' if extras else ''}, "
+          f"{len(dataset.categories)} categories", file=out)
+    return 0
+
+
 def _run_demo(args, out: TextIO, err: TextIO) -> int:
     from .protocols.coco import evaluate_coco
 
@@ -172,7 +452,7 @@ def _run_demo(args, out: TextIO, err: TextIO) -> int:
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
          stderr: TextIO | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
-    from .errors import DetevalError
+    from .errors import DetevalError, FormatWarning, UndefinedMetricWarning
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -186,17 +466,41 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
                              f"got {' '.join(map(str, args.max_dets))!r}")
     except SystemExit as exit_:
         return int(exit_.code or 0)
-    runners = {"coco": _run_coco, "demo": _run_demo}
+    runners = {"coco": _run_coco, "voc": _run_voc, "eval": _run_eval,
+               "convert": _run_convert, "demo": _run_demo}
+    caught: list = []
     try:
-        return runners[args.command](args, out, err)
+        with warnings.catch_warnings(record=True) as caught:
+            # deteval's own warnings (e.g. a box beyond its image) are messages for the user.
+            warnings.simplefilter("always", FormatWarning)
+            warnings.simplefilter("always", UndefinedMetricWarning)
+            return runners[args.command](args, out, err)
     except BrokenPipeError:  # output piped into `head` and closed: not an error
         return 0
+    except _UsageError as error:
+        with contextlib.redirect_stderr(err):
+            try:
+                args.parser.error(str(error))
+            except SystemExit as exit_:
+                return int(exit_.code or 0)
     except (DetevalError, ValueError, TypeError, OSError) as error:
-        print(f"deteval: error: {error}", file=err)
+        _print_warnings(caught, err)
+        caught = []
+        message = str(error)
+        for api, cli in _CLI_WORDS:
+            message = message.replace(api, cli)
+        print(f"deteval: error: {message}", file=err)
         return 1
     except KeyboardInterrupt:  # pragma: no cover - interactive only
         print("deteval: interrupted", file=err)
         return 130
+    finally:
+        _print_warnings(caught, err)
+
+
+def _print_warnings(caught: list, err: TextIO) -> None:
+    for warning in caught:
+        print(f"deteval: warning: {warning.message}", file=err)
 
 
 if __name__ == "__main__":  # pragma: no cover

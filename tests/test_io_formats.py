@@ -932,3 +932,10 @@ def test_readers_never_modify_their_inputs(sample, tmp_path):
     before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
     read_gt(folder)
     assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()} == before
+
+
+def test_coco_results_list_file_errors_name_the_file(tmp_path):
+    path = tmp_path / "dets.json"
+    path.write_text(json.dumps([{"image_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}]))
+    with pytest.raises(FormatError, match=re.escape(f"{path}: results[0]: missing 'category_id'")):
+        read_detections(path, tiny_dataset())

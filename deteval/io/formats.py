@@ -211,7 +211,7 @@ def read_detections(path: str | os.PathLike, dataset: Dataset, format: str | Non
 
 def _read_coco_detections(path: Any, dataset: Dataset, *, match_by: str = "auto"):
     """COCO results; a dict with its own ``images``/``categories`` is matched by name."""
-    from ._json import box_column, load_json, number_column
+    from ._json import box_column, load_json, number_column, read_bytes
     from .coco import read_coco_results
 
     if match_by not in ("auto", "id", "name"):
@@ -219,14 +219,20 @@ def _read_coco_detections(path: Any, dataset: Dataset, *, match_by: str = "auto"
     if match_by == "id":
         return read_coco_results(path, dataset)
     name = source_name(path)
-    data = load_json(path, what="results").data if isinstance(path, (str, os.PathLike)) \
-        else path
+    is_file = isinstance(path, (str, os.PathLike))
+    if is_file:
+        raw = read_bytes(path, what="results")
+        if raw.lstrip()[:1] == b"[" and match_by == "auto":  # a plain results list
+            return read_coco_results(path, dataset)  # errors name the file; typed fast path
+        data = load_json(path, what="results", raw=raw).data
+    else:
+        data = path
     by_name = isinstance(data, dict) and "images" in data and "categories" in data
     if not by_name:
         if match_by == "name":
             raise FormatError("match_by='name' needs a results file with 'images' and "
                               "'categories' lists", source=name)
-        return read_coco_results(data, dataset)
+        return read_coco_results(path if is_file else data, dataset)
     sections = {}
     for key in ("images", "categories", "annotations"):
         if not isinstance(data.get(key), list):
