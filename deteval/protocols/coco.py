@@ -326,12 +326,7 @@ def _check_inputs(dataset: Dataset, detections: Detections) -> None:
                           record=f"object {bad[0]}")
     if len(np.unique(gt.ids)) != len(gt.ids):
         raise FormatError("ground-truth ids must be unique", source=dataset.source)
-    for name, values in (("scores", detections.scores), ("boxes", detections.boxes)):
-        finite = np.isfinite(values)
-        bad = np.flatnonzero(~(finite.all(axis=1) if finite.ndim == 2 else finite))
-        if len(bad):
-            raise ValueError(f"detection {name} must be finite; row {bad[0]} has "
-                             f"{values[bad[0]].tolist()}")
+    # Finite boxes and scores are guaranteed by the Detections constructor.
     n_images, n_categories = len(dataset.images), len(dataset.categories)
     if len(detections) and (detections.image_index.min() < 0
                             or detections.image_index.max() >= n_images):
