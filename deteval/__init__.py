@@ -8,6 +8,12 @@ from importlib.metadata import PackageNotFoundError, version
 
 from . import classification
 from .ap import AP_METHODS, average_precision
+from .confusion import (
+    DetectionConfusion,
+    OperatingPoints,
+    detection_confusion_matrix,
+    operating_points,
+)
 from .data import Categories, Dataset, Detections, GroundTruth, Images
 from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWarning
 from .io.coco import read_coco_gt, read_coco_results, write_coco_results
@@ -39,6 +45,7 @@ __all__ = [
     "DETECTRON2_VOC2007",
     "DETECTRON2_VOC2012",
     "Dataset",
+    "DetectionConfusion",
     "Detections",
     "DetevalError",
     "FormatError",
@@ -46,6 +53,7 @@ __all__ = [
     "GroundTruth",
     "Images",
     "MatchTable",
+    "OperatingPoints",
     "PRCurve",
     "STAT_NAMES",
     "UndefinedMetricWarning",
@@ -57,9 +65,11 @@ __all__ = [
     "classification",
     "convert",
     "detect_format",
+    "detection_confusion_matrix",
     "evaluate_coco",
     "evaluate_voc",
     "match_detections",
+    "operating_points",
     "read_coco_gt",
     "read_coco_results",
     "read_detections",
