@@ -10,8 +10,10 @@ from . import classification
 from .ap import AP_METHODS, average_precision
 from .confusion import (
     DetectionConfusion,
+    DetectionTopK,
     OperatingPoints,
     detection_confusion_matrix,
+    detection_top_k_accuracy,
     operating_points,
 )
 from .data import Categories, Dataset, Detections, GroundTruth, Images
@@ -46,6 +48,7 @@ __all__ = [
     "DETECTRON2_VOC2012",
     "Dataset",
     "DetectionConfusion",
+    "DetectionTopK",
     "Detections",
     "DetevalError",
     "FormatError",
@@ -66,6 +69,7 @@ __all__ = [
     "convert",
     "detect_format",
     "detection_confusion_matrix",
+    "detection_top_k_accuracy",
     "evaluate_coco",
     "evaluate_voc",
     "match_detections",

@@ -1,4 +1,5 @@
-"""Command-line interface: ``deteval coco``, ``voc``, ``eval``, ``convert`` and ``demo``.
+"""Command-line interface: ``deteval coco``, ``voc``, ``eval``, ``confusion``, ``classify``,
+``convert`` and ``demo``.
 
 A thin shell over the library: it parses arguments, calls one function, prints the result.
 Errors go to stderr as ``deteval: error: ...`` with exit status 1; usage errors exit 2.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import sys
 import warnings
 from collections.abc import Sequence
@@ -35,6 +37,30 @@ def _iou_list(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected IoU thresholds in (0, 1], e.g. '0.5 0.75'; "
                                          f"got {text!r}")
     return values
+
+
+def _unit_float(what: str, *, open_low: bool = False, high: float | None = 1.0):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        low_ok = value > 0 if open_low else value >= 0
+        if not (math.isfinite(value) and low_ok and (high is None or value <= high)):
+            bounds = f"{'(0' if open_low else '[0'}, {'1]' if high is not None else 'inf)'}"
+            raise argparse.ArgumentTypeError(f"expected a {what} in {bounds}; got {text!r}")
+        return value
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    return value
 
 
 class _UsageError(Exception):
@@ -97,6 +123,47 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="coco: print the per-class table (the VOC summary always has it)")
     _add_input_options(eval_, GT_FORMATS, DETECTION_FORMATS)
     eval_.set_defaults(parser=eval_)
+
+    confusion = commands.add_parser(
+        "confusion", help="detection confusion matrix (with an Unknown row and column)",
+        description="The detection confusion matrix at one IoU and one score threshold "
+        "(deteval.detection_confusion_matrix): rows are true classes, columns predicted "
+        "classes; the Unknown row counts background false positives (duplicates included), "
+        "the Unknown column missed objects. Ground truth and detections may be in any "
+        "supported format (guessed from the paths unless --gt-format/--dt-format say).")
+    confusion.add_argument("gt", metavar="GT", help="ground truth: file or folder")
+    confusion.add_argument("dt", metavar="DT", help="detections: file or folder")
+    confusion.add_argument("--iou", type=_unit_float("IoU threshold", open_low=True),
+                           default=0.5, metavar="T",
+                           help="IoU threshold, in (0, 1] (default: 0.5)")
+    confusion.add_argument("--score", type=_unit_float("score threshold", high=None),
+                           default=0.0, metavar="S",
+                           help="drop detections scoring below S (default: 0, keep all)")
+    confusion.add_argument("--normalize", choices=["true", "pred"],
+                           help="show rows (true: recall on the diagonal) or columns (pred: "
+                           "precision on the diagonal) as fractions (default: counts)")
+    confusion.add_argument("--json", metavar="OUT.json",
+                           help="write the counts, matrix, per-class and overall numbers")
+    _add_input_options(confusion, GT_FORMATS, DETECTION_FORMATS)
+    confusion.set_defaults(parser=confusion)
+
+    classify = commands.add_parser(
+        "classify", help="classification metrics of labels against scores or predictions",
+        description="Classification metrics: accuracy, top-k accuracy (scores given), "
+        "macro/micro/weighted precision, recall and F1, and the confusion matrix. LABELS: "
+        "a CSV file with one label (integer or string) a line, optional header, or a .npy "
+        "array. SCORES: a CSV file of n rows x K columns (optional header; a single column "
+        "holds predicted labels) or a .npy array (2-D scores, 1-D predicted labels). "
+        "Integer labels name the score columns 0..K-1; string labels the columns in sorted "
+        "order. The predicted class is the highest-scored column (a tie goes to the later "
+        "column, as top-k accuracy breaks ties).")
+    classify.add_argument("labels", metavar="LABELS", help="true labels: .csv or .npy")
+    classify.add_argument("scores", metavar="SCORES",
+                          help="scores (n x K) or predicted labels: .csv or .npy")
+    classify.add_argument("--top-k", type=_positive_int, metavar="K",
+                          help="k of the top-k accuracy (default: 5, at most K - 1)")
+    classify.add_argument("--json", metavar="OUT.json", help="also write the numbers as JSON")
+    classify.set_defaults(parser=classify)
 
     convert = commands.add_parser(
         "convert", help="convert ground truth between formats",
@@ -388,6 +455,240 @@ def _run_eval(args, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _run_confusion(args, out: TextIO, err: TextIO) -> int:
+    from .confusion import detection_confusion_matrix
+
+    _check_output_paths(args.json)
+    dataset, detections = _read_inputs(args)
+    result = detection_confusion_matrix(dataset, detections, iou_threshold=args.iou,
+                                        score_threshold=args.score, normalize=args.normalize)
+    overall = result.overall(zero_division=0)
+    print(f"deteval confusion: {len(dataset.images)} images, {len(dataset.categories)} "
+          f"categories, {int(result.counts[:-1].sum())} objects, {len(detections)} detections; "
+          f"IoU >= {result.iou_threshold:g}, score >= {result.score_threshold:g}", file=out)
+    print(file=out)
+    print(result.format_table(), file=out)
+    print(file=out)
+    print(f"overall: TP {overall['tp']}  FP {overall['fp']}  FN {overall['fn']}  "
+          f"precision {overall['precision']:.3f}  recall {overall['recall']:.3f}  "
+          f"F1 {overall['f1']:.3f}", file=out)
+    extras = [f"{n} {what}" for n, what in (
+        (int(result.n_ignored_detections.sum()), "matched a crowd region or ignored object"),
+        (result.n_dropped_detections, "have a category unknown to the ground truth")) if n]
+    if extras:
+        print(f"detections in no cell: {'; '.join(extras)}", file=out)
+    if args.json:
+        _write_json(args.json, result.to_dict(zero_division=0))
+    return 0
+
+
+def _read_table(path: str, what: str) -> list[list[str]]:
+    """The non-empty rows of a CSV file, cells stripped."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            sample = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise ValueError(f"cannot read {what} file {path}: {reason}") from None
+    delimiter = "\t" if path.lower().endswith(".tsv") else ","
+    rows = [[cell.strip() for cell in row]
+            for row in csv.reader(sample.splitlines(), delimiter=delimiter)]
+    return [row for row in rows if any(row)]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _labels_from_cells(cells: list[str], path: str, what: str):
+    """Integers when every cell is one, else strings."""
+    import numpy as np
+
+    try:
+        return np.array([int(c) for c in cells], dtype=np.int64)
+    except ValueError:
+        if all(_is_number(c) for c in cells):
+            bad = next(c for c in cells if not c.lstrip("+-").isdigit())
+            raise ValueError(f"{what} file {path}: labels must be integers or names; got "
+                             f"{bad!r}") from None
+        return np.array(cells, dtype=str)
+
+
+def _load_npy(path: str, what: str):
+    import numpy as np
+
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise ValueError(f"cannot read {what} file {path}: {reason}") from None
+    if not isinstance(array, np.ndarray):
+        raise ValueError(f"cannot read {what} file {path}: expected a .npy array")
+    return array
+
+
+def _read_labels(path: str, what: str = "LABELS"):
+    """One label a line (optional header) or a 1-D .npy array."""
+    if path.lower().endswith(".npy"):
+        array = _load_npy(path, what)
+        if array.ndim != 1 and not (array.ndim == 2 and array.shape[1] == 1):
+            raise ValueError(f"{what} file {path}: expected a 1-D array of labels; got shape "
+                             f"{array.shape}")
+        return array.reshape(-1)
+    rows = _read_table(path, what)
+    wide = next((i for i, row in enumerate(rows) if len(row) != 1), None)
+    if wide is not None:
+        raise ValueError(f"{what} file {path}: expected one label a line; line "
+                         f"{wide + 1} has {len(rows[wide])} cells")
+    cells = [row[0] for row in rows]
+    if cells and _has_header(cells):
+        cells = cells[1:]
+    if not cells:
+        raise ValueError(f"{what} file {path}: no labels")
+    return _labels_from_cells(cells, path, what)
+
+
+_HEADER_WORDS = {"label", "labels", "y", "y_true", "y_pred", "true", "pred", "prediction",
+                 "predicted", "class", "target", "category", "truth"}
+
+
+def _has_header(cells: list[str]) -> bool:
+    """A first line that is a name above numbers, or a usual column name not used again."""
+    first, rest = cells[0], cells[1:]
+    if not _is_number(first) and rest and all(_is_number(c) for c in rest):
+        return True
+    return first.lower() in _HEADER_WORDS and first not in rest
+
+
+def _read_scores(path: str):
+    """2-D scores (float) or 1-D predicted labels."""
+    import numpy as np
+
+    if path.lower().endswith(".npy"):
+        array = _load_npy(path, "SCORES")
+        if array.ndim == 2 and array.dtype.kind not in "biuf":
+            raise ValueError(f"SCORES file {path}: scores must be numbers; got dtype "
+                             f"{array.dtype}")
+        if array.ndim not in (1, 2):
+            raise ValueError(f"SCORES file {path}: expected a 2-D array of scores or a 1-D "
+                             f"array of predicted labels; got shape {array.shape}")
+        return array
+    rows = _read_table(path, "SCORES")
+    if rows and all(len(row) == 1 for row in rows):
+        return _read_labels(path, "SCORES")
+    if rows and not all(_is_number(c) for c in rows[0]):
+        rows = rows[1:]  # a header
+    if not rows:
+        raise ValueError(f"SCORES file {path}: no scores")
+    width = len(rows[0])
+    for i, row in enumerate(rows):
+        if len(row) != width:
+            raise ValueError(f"SCORES file {path}: every row needs {width} scores; row "
+                             f"{i + 1} has {len(row)}")
+        bad = next((c for c in row if not _is_number(c)), None)
+        if bad is not None:
+            raise ValueError(f"SCORES file {path}: scores must be numbers; got {bad!r} in "
+                             f"row {i + 1}")
+    return np.array([[float(c) for c in row] for row in rows], dtype=np.float64)
+
+
+def _format_matrix(classes, matrix) -> str:
+    names = [str(c) for c in classes]
+    corner = "true \\ pred"
+    first = max(len(corner), *(len(n) for n in names))
+    width = max(4, *(len(n) for n in names), *(len(str(int(v))) for v in matrix.ravel()))
+    lines = [f"{corner:<{first}}  " + "  ".join(f"{n:>{width}}" for n in names)]
+    for name, row in zip(names, matrix):
+        lines.append(f"{name:<{first}}  " + "  ".join(f"{int(v):>{width}}" for v in row))
+    return "\n".join(lines)
+
+
+def _run_classify(args, out: TextIO, err: TextIO) -> int:
+    import numpy as np
+
+    from . import classification as cls
+
+    _check_output_paths(args.json)
+    truth = _read_labels(args.labels)
+    scores = _read_scores(args.scores)
+    if len(scores) != len(truth):
+        raise ValueError(f"LABELS ({args.labels}) has {len(truth)} labels but SCORES "
+                         f"({args.scores}) has {len(scores)} rows")
+    top_k = None
+    if scores.ndim == 2:
+        n_columns = scores.shape[1]
+        if truth.dtype.kind in "iu":
+            classes = np.arange(n_columns)
+            outside = truth[(truth < 0) | (truth >= n_columns)]
+            if len(outside):
+                raise ValueError(f"LABELS ({args.labels}): integer labels index the "
+                                 f"{n_columns} score columns (0..{n_columns - 1}); got "
+                                 f"{outside[0]}")
+        else:
+            classes = np.unique(truth)
+            if len(classes) != n_columns:
+                raise ValueError(f"SCORES ({args.scores}) has {n_columns} columns but LABELS "
+                                 f"({args.labels}) has {len(classes)} distinct classes (string "
+                                 "labels name the columns in sorted order)")
+        if not np.isfinite(scores).all():
+            row, col = np.argwhere(~np.isfinite(scores))[0]
+            raise ValueError(f"SCORES ({args.scores}): scores must be finite; got "
+                             f"{scores[row, col]} at row {row + 1}, column {col + 1}")
+        # The highest column, a tie going to the later column (top_k_accuracy's order).
+        predicted = classes[n_columns - 1 - np.argmax(scores[:, ::-1], axis=1)]
+        k = args.top_k if args.top_k is not None else max(1, min(5, n_columns - 1))
+        top_k = (k, cls.top_k_accuracy(truth, scores, k=k, labels=classes))
+    else:
+        predicted = scores
+        if truth.dtype.kind != predicted.dtype.kind and {truth.dtype.kind,
+                                                         predicted.dtype.kind} != {"i", "u"}:
+            raise ValueError(f"LABELS ({args.labels}) and SCORES ({args.scores}) hold labels "
+                             "of different kinds (numbers and names)")
+        classes = np.unique(np.concatenate([truth, predicted]))
+        if args.top_k is not None:
+            raise ValueError(f"--top-k needs scores: SCORES ({args.scores}) holds predicted "
+                             "labels")
+    payload = _classify_numbers(cls, truth, predicted, classes)
+    if top_k is not None:
+        payload["top_k"] = {"k": top_k[0], "accuracy": top_k[1]}
+    print(f"deteval classify: {len(truth)} samples, {len(classes)} classes", file=out)
+    print(f"accuracy        {payload['accuracy']:.4f}", file=out)
+    if top_k is not None:
+        print(f"top-{top_k[0]} accuracy  {top_k[1]:.4f}", file=out)
+    print(file=out)
+    print(f"{'average':<10}{'precision':>10}{'recall':>10}{'F1':>10}", file=out)
+    for average in ("macro", "micro", "weighted"):
+        row = payload[average]
+        print(f"{average:<10}{row['precision']:>10.4f}{row['recall']:>10.4f}"
+              f"{row['f1']:>10.4f}", file=out)
+    print(file=out)
+    print(_format_matrix(classes, np.array(payload["confusion_matrix"])), file=out)
+    if args.json:
+        _write_json(args.json, payload)
+    return 0
+
+
+def _classify_numbers(cls, truth, predicted, classes) -> dict:
+    labels = classes.tolist()
+    payload = {"n_samples": len(truth), "labels": labels,
+               "accuracy": cls.accuracy(truth, predicted, labels=classes)}
+    for average in ("macro", "micro", "weighted"):
+        payload[average] = {
+            name: float(function(truth, predicted, average=average, labels=classes,
+                                 zero_division=0))
+            for name, function in (("precision", cls.precision), ("recall", cls.recall),
+                                   ("f1", cls.f1_score))}
+    payload["confusion_matrix"] = cls.confusion_matrix(truth, predicted,
+                                                       labels=classes).tolist()
+    return payload
+
+
 def _run_convert(args, out: TextIO, err: TextIO) -> int:
     from .errors import DetevalError, FormatError
     from .io.formats import convert
@@ -467,6 +768,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     except SystemExit as exit_:
         return int(exit_.code or 0)
     runners = {"coco": _run_coco, "voc": _run_voc, "eval": _run_eval,
+               "confusion": _run_confusion, "classify": _run_classify,
                "convert": _run_convert, "demo": _run_demo}
     caught: list = []
     try:

@@ -77,7 +77,7 @@ from typing import Any
 
 import numpy as np
 
-from .classification import _warn, _zero_division_value
+from .classification import _warn, _zero_division_value, top_k_accuracy
 from .data import Dataset, Detections
 from .io.coco import read_coco_gt, read_coco_results
 from .iou import coco_pair_iou
@@ -85,8 +85,10 @@ from .matching import match_detections
 
 __all__ = [
     "DetectionConfusion",
+    "DetectionTopK",
     "OperatingPoints",
     "detection_confusion_matrix",
+    "detection_top_k_accuracy",
     "operating_points",
 ]
 
@@ -618,3 +620,168 @@ def operating_points(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
                         "precision": p, "recall": r, "fbeta": f, "n_gt": c.n_gt}
     return OperatingPoints(labels=names, iou_threshold=iou_threshold, beta=beta,
                            curves=curves)
+
+
+# --------------------------------------------------------------------------------------
+# Top-k accuracy of matched detections
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class DetectionTopK:
+    """Result of :func:`detection_top_k_accuracy`.
+
+    Attributes
+    ----------
+    accuracy : float
+        Top-``k`` accuracy over the matched detections (the first ``k`` when several were
+        given); NaN when no detection matched.
+    k : tuple of int
+        The ``k`` values asked for, in the order given.
+    per_k : dict of int to float
+        The accuracy for every ``k``.
+    n_matched : int
+        Detections matched to a regular object (the denominator).
+    iou_threshold : float
+    detection_gt : ndarray of int, shape (n_dt,)
+        Row of ``gt.gt`` each detection matched; -1 if none (or a crowd region or an ignored
+        object: such detections are not counted).
+    """
+
+    accuracy: float
+    k: tuple[int, ...]
+    per_k: dict
+    n_matched: int
+    iou_threshold: float
+    detection_gt: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.detection_gt.setflags(write=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (NaN written as ``None``)."""
+        def clean(value: float) -> float | None:
+            return None if math.isnan(value) else value
+
+        return {"accuracy": clean(self.accuracy), "k": list(self.k),
+                "per_k": {str(k): clean(v) for k, v in self.per_k.items()},
+                "n_matched": self.n_matched, "iou_threshold": self.iou_threshold}
+
+
+def _k_values(k: Any) -> tuple[int, ...]:
+    if isinstance(k, (numbers.Integral, bool, np.bool_)):
+        values = (k,)
+    else:
+        try:
+            values = tuple(k)
+        except TypeError:
+            raise TypeError(f"k must be an integer or a list of integers; got "
+                            f"{type(k).__name__}") from None
+    if not values:
+        raise ValueError("k must be an integer or a non-empty list of integers")
+    for value in values:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"k must be an integer; got {type(value).__name__}")
+        if value < 1:
+            raise ValueError(f"k must be at least 1; got {value}")
+    return tuple(int(v) for v in values)
+
+
+def detection_top_k_accuracy(gt: Any, dt: Any, class_scores: Any, *, k: Any = 1,
+                             iou_threshold: float = 0.5) -> DetectionTopK:
+    """Top-k classification accuracy of the detections that found an object.
+
+    Detections are matched to objects **class-agnostically** with the shared greedy matcher
+    (:func:`~deteval.matching.match_detections`: one group per image, COCO rule, one IoU
+    threshold, area range ``[0, inf]``, every detection kept whatever its score or
+    category). Crowd regions and ignored objects take part in the matching, but a detection
+    that matches one is not counted. For each detection matched to a regular object, the
+    object's class is a hit when it is among the ``k`` highest columns of the detection's
+    score row, ties broken as :func:`deteval.classification.top_k_accuracy` breaks them
+    (which computes the accuracy on the matched rows).
+
+    Parameters
+    ----------
+    gt, dt
+        As for :func:`detection_confusion_matrix`.
+    class_scores : array_like, shape (n_detections, K)
+        Per-class scores of every detection, rows in the detections' order, columns in the
+        order of the dataset's categories table. Finite.
+    k : int or sequence of int, default 1
+        ``k >= K`` makes every matched detection a hit and emits an
+        :class:`~deteval.errors.UndefinedMetricWarning`.
+    iou_threshold : float, default 0.5
+        In ``(0, 1]``; a pair matches at IoU ``>= iou_threshold``.
+
+    Returns
+    -------
+    DetectionTopK
+        ``accuracy`` (NaN, with a warning, when nothing matched), ``per_k``, ``n_matched``.
+
+    Examples
+    --------
+    >>> gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "cat"},
+    ...       {"id": 2, "name": "dog"}, {"id": 3, "name": "cow"}], "annotations": [
+    ...       {"id": 1, "image_id": 1, "category_id": 2, "bbox": [0, 0, 10, 10], "area": 100}]}
+    >>> dt = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.9},
+    ...       {"image_id": 1, "category_id": 3, "bbox": [50, 50, 10, 10], "score": 0.8}]
+    >>> scores = [[0.6, 0.3, 0.1], [0.2, 0.2, 0.6]]
+    >>> result = detection_top_k_accuracy(gt, dt, scores, k=[1, 2])
+    >>> result.n_matched, result.per_k
+    (1, {1: 0.0, 2: 1.0})
+    """
+    iou_threshold = _number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
+    k_values = _k_values(k)
+    dataset, detections = _load(gt, dt)
+    n_k, n_dt = len(dataset.categories), len(detections)
+    matrix = np.asarray(class_scores)
+    if matrix.dtype.kind not in "biuf":
+        raise TypeError(f"class_scores must be real numbers; got dtype {matrix.dtype}")
+    if matrix.ndim != 2:
+        raise ValueError(f"class_scores must be 2-D (n_detections, n_categories); got shape "
+                         f"{matrix.shape}")
+    if matrix.shape[0] != n_dt:
+        raise ValueError(f"class_scores must have one row per detection ({n_dt}); got "
+                         f"{matrix.shape[0]} rows")
+    if matrix.shape[1] != n_k:
+        raise ValueError(f"class_scores must have one column per category of the dataset "
+                         f"({n_k}); got {matrix.shape[1]} columns")
+    matrix = matrix.astype(np.float64, copy=False)
+    if not np.isfinite(matrix).all():
+        row, col = np.argwhere(~np.isfinite(matrix))[0]
+        raise ValueError(f"class_scores must be finite; got {matrix[row, col]} at "
+                         f"[{row}, {col}]")
+
+    objects = dataset.gt
+    crowd = objects.iscrowd
+    ignored = crowd | objects.ignore
+    dt_xywh, gt_xywh = detections.as_xywh(), objects.as_xywh()
+
+    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], crowd[g_rows])
+
+    table = match_detections(
+        dt_group=detections.image_index.astype(np.int64), dt_scores=detections.scores,
+        dt_area=detections.area, gt_group=objects.image_index.astype(np.int64),
+        gt_crowd=crowd, gt_ignore=ignored, gt_area=objects.area, similarity=similarity,
+        iou_thresholds=np.array([iou_threshold]), area_ranges=np.array([[0.0, np.inf]]),
+        max_detections=max(n_dt, 1))
+    dt_gt = np.asarray(table.detection_matches()[0], dtype=np.int64).copy()
+    dt_gt[(dt_gt >= 0) & _take(ignored, dt_gt)] = -1
+    rows = np.flatnonzero(dt_gt >= 0)
+    truth = objects.category_index[dt_gt[rows]]
+    per_k = {}
+    for value in k_values:
+        if len(rows):
+            per_k[value] = top_k_accuracy(truth, matrix[rows], k=value,
+                                          labels=np.arange(n_k))
+        else:
+            if value >= n_k:
+                _warn(f"k ({value}) >= the number of classes ({n_k}): every sample is a hit, "
+                      "so the score is meaningless")
+            per_k[value] = math.nan
+    if not len(rows):
+        _warn("no detection matched an object: top-k accuracy is undefined (NaN)")
+    return DetectionTopK(accuracy=per_k[k_values[0]], k=k_values, per_k=per_k,
+                         n_matched=int(len(rows)), iou_threshold=iou_threshold,
+                         detection_gt=dt_gt)
