@@ -93,8 +93,6 @@ def _build_parser() -> argparse.ArgumentParser:
         "all-points AP; VOC2007: 11-point AP; IoU >= 0.5, inclusive pixels), or "
         "detectron2's port with --detectron2. Ground truth and detections may be in any "
         "supported format (guessed from the paths unless --gt-format/--dt-format say).")
-    voc.add_argument("gt", metavar="GT", help="ground truth: file or folder")
-    voc.add_argument("dt", metavar="DT", help="detections: file or folder")
     voc.add_argument("--year", choices=["2007", "2012"], default="2012",
                      help="devkit year: 2007 = 11-point AP, 2012 = all-points AP "
                      "(default: 2012)")
@@ -114,8 +112,6 @@ def _build_parser() -> argparse.ArgumentParser:
         "format (guessed from the paths unless --gt-format/--dt-format say) and evaluate "
         "them with the COCO protocol (the output of `deteval coco`) or a VOC devkit preset "
         "(the output of `deteval voc`).")
-    eval_.add_argument("gt", metavar="GT", help="ground truth: file or folder")
-    eval_.add_argument("dt", metavar="DT", help="detections: file or folder")
     eval_.add_argument("--protocol", required=True, choices=["coco", "voc2007", "voc2012"],
                        help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits")
     eval_.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
@@ -131,8 +127,6 @@ def _build_parser() -> argparse.ArgumentParser:
         "classes; the Unknown row counts background false positives (duplicates included), "
         "the Unknown column missed objects. Ground truth and detections may be in any "
         "supported format (guessed from the paths unless --gt-format/--dt-format say).")
-    confusion.add_argument("gt", metavar="GT", help="ground truth: file or folder")
-    confusion.add_argument("dt", metavar="DT", help="detections: file or folder")
     confusion.add_argument("--iou", type=_unit_float("IoU threshold", open_low=True),
                            default=0.5, metavar="T",
                            help="IoU threshold, in (0, 1] (default: 0.5)")
@@ -244,8 +238,11 @@ def _add_gt_reader_options(parser: argparse.ArgumentParser, *,
 
 def _add_input_options(parser: argparse.ArgumentParser, gt_formats: Sequence[str],
                        dt_formats: Sequence[str]) -> None:
+    """The GT and DT arguments and the reader options shared by voc, eval and confusion."""
     from .boxes import BOX_FORMATS
 
+    parser.add_argument("gt", metavar="GT", help="ground truth: file or folder")
+    parser.add_argument("dt", metavar="DT", help="detections: file or folder")
     formats = parser.add_argument_group("formats")
     formats.add_argument("--gt-format", choices=gt_formats, metavar="FORMAT",
                          help=f"format of GT, one of {', '.join(gt_formats)} "
