@@ -155,6 +155,23 @@ class _Columns:
         set_(self, "area", _column("area", area, np.float64, n))
         ids = np.arange(1, n + 1, dtype=np.int64) if self.ids is None else self.ids
         set_(self, "ids", _column("ids", ids, np.int64, n))
+        for name in ("masks", "polygons"):
+            value = getattr(self, name)
+            if value is not None:
+                array = np.empty(len(value), dtype=object)
+                array[:] = list(value)
+                if len(array) != n:
+                    raise ValueError(f"{name} must have length {n}; got {len(array)}")
+                set_(self, name, _freeze(array))
+        if self.keypoints is not None:
+            keypoints = np.array(self.keypoints, dtype=np.float64)  # a copy: never alias
+            if keypoints.ndim == 2 and keypoints.shape[1] % 3 == 0:
+                keypoints = keypoints.reshape(len(keypoints), -1, 3)
+            if keypoints.ndim != 3 or keypoints.shape[0] != n or keypoints.shape[2] != 3:
+                raise ValueError(f"keypoints must have shape ({n}, K, 3); got {keypoints.shape}")
+            set_(self, "keypoints", _freeze(keypoints))
+        if self.rboxes is not None:
+            set_(self, "rboxes", _column("rboxes", self.rboxes, np.float64, n, (5,)))
         return n
 
     def replace(self, **changes: Any):
@@ -197,6 +214,19 @@ class GroundTruth(_Columns):
         Annotation ids; defaults to ``1..n``.
     xywh : array of float, shape (n, 4), optional
         The original ``[x, y, w, h]`` numbers when the source stored them.
+    masks : array of object, shape (n,), optional
+        Instance masks as compressed RLE dicts ``{"size": [h, w], "counts": bytes}``, the
+        form pycocotools' mask routines take (readers convert polygons and uncompressed RLE).
+    keypoints : array of float, shape (n, K, 3), optional
+        Keypoints ``(x, y, v)``; rows of a category with fewer than K keypoints are padded
+        with NaN.
+    num_keypoints : array of int, shape (n,), optional
+        The COCO ``num_keypoints`` field (objects with 0 are ignored by the keypoint protocol).
+    polygons : array of object, shape (n,), optional
+        Exact outlines as shapely polygons (polygon and rotated-box protocols).
+    rboxes : array of float, shape (n, 5), optional
+        Rotated boxes ``(cx, cy, w, h, angle)``, angle in degrees, counter-clockwise as seen
+        on the image (y pointing down); see :mod:`deteval.geometry`.
     """
 
     image_index: np.ndarray
@@ -207,11 +237,19 @@ class GroundTruth(_Columns):
     ignore: np.ndarray | None = None
     ids: np.ndarray | None = None
     xywh: np.ndarray | None = None
+    masks: np.ndarray | None = None
+    keypoints: np.ndarray | None = None
+    num_keypoints: np.ndarray | None = None
+    polygons: np.ndarray | None = None
+    rboxes: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self._init_shared()
         object.__setattr__(self, "iscrowd", _column("iscrowd", self.iscrowd, bool, n))
         object.__setattr__(self, "ignore", _column("ignore", self.ignore, bool, n))
+        if self.num_keypoints is not None:
+            object.__setattr__(self, "num_keypoints",
+                               _column("num_keypoints", self.num_keypoints, np.int64, n))
 
     def __repr__(self) -> str:
         return (f"GroundTruth(n={len(self)}, crowd={int(self.iscrowd.sum())}, "
@@ -240,6 +278,8 @@ class Detections(_Columns):
         The category id each detection had in its source. Readers keep it because a
         result whose category is not in the ground truth (``category_index == -1``) still
         takes part in class-agnostic COCO evaluation when its id is requested.
+    masks, keypoints, polygons, rboxes : optional
+        As for :class:`GroundTruth`.
     """
 
     image_index: np.ndarray
@@ -250,6 +290,10 @@ class Detections(_Columns):
     ids: np.ndarray | None = None
     xywh: np.ndarray | None = None
     category_ids: np.ndarray | None = None
+    masks: np.ndarray | None = None
+    keypoints: np.ndarray | None = None
+    polygons: np.ndarray | None = None
+    rboxes: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self._init_shared()
