@@ -590,13 +590,9 @@ def test_example_i_segm_results_with_bbox():
     ]
     reference = run_pycocotools(gt, results, iou_type="segm")
     assert reference.stats[5] == 0.5
-    try:
-        result = evaluate(gt, results, iou_type="segm")
-    except (NotImplementedError, ValueError) as error:
-        if "not implemented" not in str(error):
-            raise
-        pytest.skip(f"segm evaluation is not implemented yet: {error}")
+    result = evaluate(gt, results, iou_type="segm")
     assert_parity(result, reference)
+    assert result.stats[5] == 0.5
 
 
 # ---------------------------------------------------------------------------------------------

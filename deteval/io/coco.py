@@ -27,10 +27,12 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import operator
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,6 +42,7 @@ import orjson
 
 from ..data import Categories, Dataset, Detections, GroundTruth, Images, index_in
 from ..errors import FormatError
+from ..masks import masks_from_segmentations
 from ._json import (
     JSONDocument,
     box_column,
@@ -48,6 +51,15 @@ from ._json import (
     number_column,
     read_bytes,
     source_name,
+)
+from ._shapes import (
+    check_iou_type,
+    keypoint_array,
+    keypoint_counts,
+    polygons,
+    result_keypoint_counts,
+    rotated_boxes,
+    segmentation_masks,
 )
 
 __all__ = ["read_coco_gt", "read_coco_results", "write_coco_results", "dataset_to_coco"]
@@ -76,13 +88,25 @@ def _strings(records: list, key: str, default: str = "") -> tuple[str, ...]:
     return tuple(str(r.get(key, default)) if isinstance(r, dict) else default for r in records)
 
 
-def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
+def read_coco_gt(source: str | os.PathLike | dict, *, iou_type: str = "bbox",
+                 invalid: str = "raise") -> Dataset:
     """Read a COCO instances file (or an already-loaded dict) into a :class:`Dataset`.
 
     Parameters
     ----------
     source : str, PathLike or dict
         Path of an instances JSON file, or its parsed content. A dict is never modified.
+    iou_type : {"bbox", "segm", "keypoints", "polygon", "rotated"}
+        Which shape to read besides the box: ``"segm"`` reads ``segmentation`` into
+        ``gt.masks`` (polygons rasterised at the image size, as pycocotools does);
+        ``"keypoints"`` reads ``keypoints`` (K from the category's ``keypoints`` list) and
+        ``num_keypoints``; ``"polygon"`` reads ``polygon`` (or a polygon ``segmentation``)
+        into ``gt.polygons``; ``"rotated"`` reads ``rbox`` ``[cx, cy, w, h, angle_degrees]``
+        into ``gt.rboxes`` and ``gt.polygons``. For all but keypoints a record without
+        ``bbox`` gets the tight box of its shape.
+    invalid : {"raise", "repair"}
+        Self-intersecting polygons (``"polygon"``): an error, or repaired with
+        ``shapely.make_valid`` (see :func:`deteval.geometry.polygons_from_coords`).
 
     Returns
     -------
@@ -100,6 +124,11 @@ def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
         non-numeric, non-finite or negative-size ``bbox``. Each message names the record.
     """
     name = source_name(source)
+    check_iou_type(iou_type)
+    if iou_type != "bbox":
+        data = (load_json(source, what="ground truth").data
+                if isinstance(source, (str, os.PathLike)) else source)
+        return _read_gt_with_shapes(data, name, iou_type, invalid)
     if isinstance(source, (str, os.PathLike)):
         raw = read_bytes(source, what="ground truth")
         columns = _typed_gt_columns(raw)
@@ -108,6 +137,81 @@ def read_coco_gt(source: str | os.PathLike | dict) -> Dataset:
     else:
         columns = _gt_columns(source, name)
     return _build_dataset(columns, name)
+
+
+def _image_sizes(data: dict, records: list, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Height and width of each record's image (NaN where unknown or the image is absent)."""
+    images = _require_list(data, "images", name)
+    ids = number_column(images, "id", np.int64, source=name, section="images")
+    heights = number_column(images, "height", np.float64, source=name, section="images",
+                            default=np.nan)
+    widths = number_column(images, "width", np.float64, source=name, section="images",
+                           default=np.nan)
+    image_ids = number_column(records, "image_id", np.int64, source=name, section="annotations")
+    row = index_in(image_ids, ids)
+    found = row >= 0
+    return (np.where(found, heights[np.maximum(row, 0)], np.nan),
+            np.where(found, widths[np.maximum(row, 0)], np.nan))
+
+
+def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> Dataset:
+    """The ground truth with the shapes ``iou_type`` needs (general path, every record read)."""
+    if not isinstance(data, dict):
+        raise FormatError("a COCO ground-truth file must hold a JSON object with 'images', "
+                          f"'annotations' and 'categories'; got a {type(data).__name__}",
+                          source=name)
+    records = _require_list(data, "annotations", name)
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise FormatError(f"must be a JSON object; got {type(record).__name__}",
+                              source=name, record=f"annotations[{i}]")
+    labels = [f"annotations[{i}] (id {r.get('id')})" for i, r in enumerate(records)]
+    heights, widths = _image_sizes(data, records, name)
+    shapes: dict[str, Any] = {}
+    shape_xywh = None
+    if iou_type == "segm":
+        from ..masks import mask_xywh
+
+        shapes["masks"] = segmentation_masks(records, heights, widths, labels, name)
+        if any("bbox" not in r for r in records):
+            shape_xywh = mask_xywh(shapes["masks"])
+    elif iou_type in ("polygon", "rotated"):
+        from ..geometry import polygon_bounds, polygons_from_rboxes
+
+        if iou_type == "rotated":
+            shapes["rboxes"] = rotated_boxes(records, labels, name)
+            shapes["polygons"] = polygons_from_rboxes(shapes["rboxes"])
+        else:
+            shapes["polygons"] = polygons(records, labels, name, invalid=invalid)
+        if any("bbox" not in r for r in records):
+            bounds = polygon_bounds(shapes["polygons"])
+            shape_xywh = np.column_stack([bounds[:, :2], bounds[:, 2:] - bounds[:, :2]])
+    if shape_xywh is not None:
+        records = [r if "bbox" in r else {**r, "bbox": b}
+                   for r, b in zip(records, shape_xywh.tolist())]
+        data = {**data, "annotations": records}
+    dataset = _build_dataset(_gt_columns(data, name), name)
+    gt = dataset.gt
+    if iou_type == "keypoints":
+        categories = data.get("categories")
+        counts = keypoint_counts(records, gt.category_index, categories, labels, name)
+        values = [r["keypoints"] for r in records]
+        shapes["keypoints"] = keypoint_array(values, counts, labels, name)
+        shapes["num_keypoints"] = number_column(
+            records, "num_keypoints", np.int64, source=name, section="annotations")
+    no_area = np.fromiter(("area" not in r for r in records), bool, len(records))
+    if no_area.any() and iou_type != "keypoints":
+        # A record without 'area' gets the area of its shape (pycocotools needs the field).
+        if iou_type == "segm":
+            from ..masks import mask_area
+
+            shape_area = mask_area(shapes["masks"]).astype(np.float64)
+        else:
+            from ..geometry import polygon_area
+
+            shape_area = polygon_area(shapes["polygons"])
+        shapes["area"] = np.where(no_area, shape_area, gt.area)
+    return dataclasses.replace(dataset, gt=gt.replace(**shapes))
 
 
 class _Image(msgspec.Struct, gc=False):
@@ -395,7 +499,8 @@ def _results_columns(source: Any, name: str, document: JSONDocument | None):
     return image_ids, category_ids, scores, xywh, section
 
 
-def read_coco_results(source: Any, dataset: Dataset) -> Detections:
+def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
+                      invalid: str = "raise") -> Detections:
     """Read COCO detection results for ``dataset``, as pycocotools' ``loadRes`` does.
 
     Parameters
@@ -407,6 +512,16 @@ def read_coco_results(source: Any, dataset: Dataset) -> Detections:
         modified.
     dataset : Dataset
         The ground truth the results refer to.
+    iou_type : {"bbox", "segm", "keypoints", "polygon", "rotated"}
+        Which shape to read besides the box (``segmentation`` as compressed RLE or polygons,
+        ``keypoints``, ``polygon``, ``rbox``). The area follows ``loadRes``: if the *first*
+        result has a non-empty ``bbox``, every result's area is its box's ``w * h`` (so segm
+        results carrying a box get a box area, a pycocotools quirk kept on purpose);
+        otherwise the mask's pixel count (segm), the extent of all K keypoints (keypoints), or
+        the polygon's area (polygon, rotated). Boxes missing from the records are the shape's
+        tight box.
+    invalid : {"raise", "repair"}
+        Self-intersecting polygons: an error, or repaired (``shapely.make_valid``).
 
     Returns
     -------
@@ -423,6 +538,16 @@ def read_coco_results(source: Any, dataset: Dataset) -> Detections:
         ``image_id`` that is not in the ground truth; each names the record.
     """
     name = source_name(source)
+    if check_iou_type(iou_type) != "bbox":
+        if isinstance(source, (str, os.PathLike)):
+            source = load_json(source, what="results").data
+        if isinstance(source, dict) and isinstance(source.get("annotations"), list):
+            return _results_with_shapes(source["annotations"], dataset, name, iou_type,
+                                        invalid, "annotations")
+        if not isinstance(source, (list, tuple)):
+            raise FormatError(f"iou_type {iou_type!r} needs a list of result records; got "
+                              f"{type(source).__name__}", source=name)
+        return _results_with_shapes(source, dataset, name, iou_type, invalid, "results")
     # The collector stays paused until the parsed objects are freed: it would otherwise
     # walk millions of them, none of which can be garbage.
     with gc_paused():
@@ -443,6 +568,95 @@ def read_coco_results(source: Any, dataset: Dataset) -> Detections:
     image_ids, category_ids, scores, xywh, section = columns
     return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
                              lambda i: f"{section}[{i}]")
+
+
+def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, iou_type: str,
+                         invalid: str, section: str) -> Detections:
+    """Results with masks, keypoints, polygons or rotated boxes, areas as ``loadRes`` sets."""
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise FormatError(f"must be a JSON object; got {type(record).__name__}",
+                              source=name, record=f"{section}[{i}]")
+    labels = [f"{section}[{i}]" for i in range(len(records))]
+    image_ids = number_column(records, "image_id", np.int64, source=name, section=section)
+    category_ids = number_column(records, "category_id", np.int64, source=name,
+                                 section=section)
+    scores = number_column(records, "score", np.float64, source=name, section=section)
+    image_index = index_in(image_ids, dataset.images.ids)
+    bad = np.flatnonzero(image_index < 0)
+    if len(bad):
+        raise FormatError(
+            f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
+            f"({dataset.source or 'dataset'}); {len(bad)} result(s) refer to unknown images",
+            source=name, record=labels[bad[0]])
+    category_index = index_in(category_ids, dataset.categories.ids)
+    heights = dataset.images.heights[image_index]
+    widths = dataset.images.widths[image_index]
+    # loadRes decides from the first record: a non-empty 'bbox' makes every area w * h.
+    box_branch = bool(records) and records[0].get("bbox") not in (None, [])
+    given_boxes = box_branch or all("bbox" in r for r in records)
+    xywh = (box_column(records, source=name, section=section).reshape(-1, 4)
+            if given_boxes else None)
+    shapes: dict[str, Any] = {}
+    if iou_type == "segm":
+        from ..masks import mask_area, mask_xywh
+
+        values = []
+        for i, record in enumerate(records):
+            if "segmentation" in record:
+                values.append(record["segmentation"])
+            elif box_branch:   # loadRes gives a box result its box as a polygon
+                x, y, w, h = xywh[i].tolist()
+                values.append([[x, y, x, y + h, x + w, y + h, x + w, y]])
+            else:
+                raise FormatError("missing 'segmentation' (iou_type 'segm' needs a mask, "
+                                  "as compressed RLE)", source=name, record=labels[i])
+        shapes["masks"] = masks_from_segmentations(values, heights=heights, widths=widths,
+                                                   source=name, records=labels)
+        if xywh is None:
+            xywh = mask_xywh(shapes["masks"])
+        area = xywh[:, 2] * xywh[:, 3] if box_branch else mask_area(shapes["masks"]).astype(
+            np.float64)
+    elif iou_type == "keypoints":
+        values = []
+        for i, record in enumerate(records):
+            if "keypoints" not in record:
+                raise FormatError("missing 'keypoints' (iou_type 'keypoints' needs x, y, v "
+                                  "triplets)", source=name, record=labels[i])
+            values.append(record["keypoints"])
+        gt = dataset.gt
+        per_category = np.full(len(dataset.categories), -1, dtype=np.int64)
+        if gt.keypoints is not None:
+            k_of_row = (~np.isnan(gt.keypoints[:, :, 0])).sum(axis=1)
+            per_category[gt.category_index] = k_of_row
+        counts = result_keypoint_counts(values, category_index, per_category)
+        keypoints = keypoint_array(values, counts, labels, name)
+        shapes["keypoints"] = keypoints
+        with np.errstate(invalid="ignore"):
+            x0, x1 = np.nanmin(keypoints[:, :, 0], axis=1), np.nanmax(keypoints[:, :, 0], axis=1)
+            y0, y1 = np.nanmin(keypoints[:, :, 1], axis=1), np.nanmax(keypoints[:, :, 1], axis=1)
+        extent = np.column_stack([x0, y0, x1 - x0, y1 - y0])
+        extent[~np.isfinite(extent)] = 0.0
+        if xywh is None:
+            xywh = extent
+        area = xywh[:, 2] * xywh[:, 3] if box_branch else (x1 - x0) * (y1 - y0)
+        area = np.nan_to_num(area)
+    else:
+        from ..geometry import polygon_area, polygon_bounds, polygons_from_rboxes
+
+        if iou_type == "rotated":
+            shapes["rboxes"] = rotated_boxes(records, labels, name)
+            shapes["polygons"] = polygons_from_rboxes(shapes["rboxes"])
+        else:
+            shapes["polygons"] = polygons(records, labels, name, invalid=invalid)
+        if xywh is None:
+            bounds = polygon_bounds(shapes["polygons"])
+            xywh = np.column_stack([bounds[:, :2], bounds[:, 2:] - bounds[:, :2]])
+        area = (xywh[:, 2] * xywh[:, 3] if box_branch
+                else polygon_area(shapes["polygons"]).astype(np.float64))
+    boxes = _xyxy(xywh, name, lambda i: labels[i])
+    return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
+                      scores=scores, area=area, xywh=xywh, category_ids=category_ids, **shapes)
 
 
 def write_coco_results(detections: Detections, dataset: Dataset,

@@ -45,11 +45,13 @@ import numpy as np
 from .._sorting import lexorder
 from ..data import Dataset, Detections, index_in
 from ..errors import FormatError
+from ..io._shapes import check_iou_type
 from ..io.coco import read_coco_gt, read_coco_results
 from ..iou import coco_pair_iou
 from ..matching import MatchTable, match_detections
 
-__all__ = ["COCO", "COCOParams", "COCOResult", "evaluate_coco", "STAT_NAMES"]
+__all__ = ["COCO", "COCO_KEYPOINTS", "COCOParams", "COCOResult", "evaluate_coco", "STAT_NAMES",
+           "KEYPOINT_STAT_NAMES"]
 
 _EPS = np.spacing(1)
 
@@ -58,7 +60,17 @@ STAT_NAMES = ("AP", "AP50", "AP75", "APs", "APm", "APl",
               "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")
 
 
-# (is_ap, iou threshold or None, area label, maxDets index or None for the literal 100)
+#: Short names of the 10 keypoint ``stats``, in pycocotools' order (all at maxDets 20).
+KEYPOINT_STAT_NAMES = ("AP", "AP50", "AP75", "APm", "APl", "AR", "AR50", "AR75", "ARm", "ARl")
+
+# (is_ap, iou threshold or None, area label, maxDets index or None for the literal value:
+# 100 for boxes, masks and polygons, 20 for keypoints)
+_KEYPOINT_STAT_SPECS = (
+    (True, None, "all", None), (True, 0.5, "all", None), (True, 0.75, "all", None),
+    (True, None, "medium", None), (True, None, "large", None),
+    (False, None, "all", None), (False, 0.5, "all", None), (False, 0.75, "all", None),
+    (False, None, "medium", None), (False, None, "large", None),
+)
 _STAT_SPECS = (
     (True, None, "all", None), (True, 0.5, "all", 2), (True, 0.75, "all", 2),
     (True, None, "small", 2), (True, None, "medium", 2), (True, None, "large", 2),
@@ -73,8 +85,10 @@ class COCOParams:
 
     Parameters
     ----------
-    iou_type : {"bbox"}
-        Similarity measure (``iouType``).
+    iou_type : {"bbox", "segm", "keypoints", "polygon", "rotated"}
+        Similarity measure (``iouType``): box IoU, mask IoU (pycocotools' RLE routines),
+        OKS, or exact IoU of polygons / rotated boxes (beyond pycocotools; crowd regions
+        score intersection over the detection's area, as for boxes).
     iou_thresholds : tuple of float
         (``iouThrs``) default ``np.linspace(.5, .95, 10)``.
     recall_thresholds : tuple of float
@@ -90,6 +104,10 @@ class COCOParams:
         (``useCats``) False pools all categories of an image (class-agnostic matching).
     image_ids, category_ids : tuple of int or None
         (``imgIds``, ``catIds``) subsets to evaluate; None means all of the ground truth.
+    keypoint_sigmas : tuple of float, or dict {category_id: sequence of float}, optional
+        (``kpt_oks_sigmas``) per-keypoint OKS sigmas. None: the COCO person sigmas for a
+        category with 17 keypoints (any other count must be given). A dict gives each
+        category its own.
     """
 
     iou_type: str = "bbox"
@@ -102,12 +120,12 @@ class COCOParams:
     use_categories: bool = True
     image_ids: tuple[int, ...] | None = None
     category_ids: tuple[int, ...] | None = None
+    keypoint_sigmas: Any = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if self.iou_type != "bbox":
-            raise ValueError(f"iou_type must be 'bbox'; got {self.iou_type!r} (segm and "
-                             "keypoints are not implemented yet)")
+        check_iou_type(self.iou_type)
+        set_(self, "keypoint_sigmas", _sigmas(self.keypoint_sigmas))
         for name in ("iou_thresholds", "recall_thresholds"):
             values = np.atleast_1d(np.asarray(getattr(self, name), dtype=np.float64))
             if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all():
@@ -115,7 +133,11 @@ class COCOParams:
                                  f"got {getattr(self, name)!r}")
             set_(self, name, tuple(values.tolist()))
         dets = _integers("max_detections", self.max_detections)
-        if len(dets) < 3 or min(dets) < 1:
+        if self.iou_type == "keypoints":
+            if min(dets) < 1:
+                raise ValueError("max_detections must hold positive integers; got "
+                                 f"{self.max_detections!r}")
+        elif len(dets) < 3 or min(dets) < 1:
             raise ValueError("max_detections must hold at least 3 positive integers (the COCO "
                              f"summary reads maxDets[0], [1] and [2]); got {self.max_detections!r}")
         set_(self, "max_detections", dets)
@@ -141,6 +163,25 @@ class COCOParams:
         _check_summary_lookups(self)
 
 
+def _sigma_tuple(values: Any, what: str) -> tuple[float, ...]:
+    array = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    if array.ndim != 1 or len(array) == 0 or not (np.isfinite(array).all() and (array > 0).all()):
+        raise ValueError(f"{what} must be a list of positive numbers; got {values!r}")
+    return tuple(array.tolist())
+
+
+def _sigmas(value: Any) -> Any:
+    """Keypoint sigmas as a tuple, or a sorted tuple of (category_id, tuple) pairs."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return tuple(sorted((int(k), _sigma_tuple(v, f"keypoint_sigmas[{k}]"))
+                            for k, v in value.items()))
+    if (isinstance(value, tuple) and value and isinstance(value[0], tuple)):
+        return value  # already normalised
+    return _sigma_tuple(value, "keypoint_sigmas")
+
+
 def _integers(name: str, values: Any) -> tuple[int, ...]:
     array = np.atleast_1d(np.asarray(values))
     if array.ndim != 1 or (array.size and (array.dtype.kind not in "iuf" or not np.array_equal(
@@ -156,10 +197,10 @@ def _check_summary_lookups(p: COCOParams) -> None:
     label or max-detections value matches several entries, numpy needs the two lists to
     broadcast, and pycocotools fails with an IndexError where they do not.
     """
-    for _, _, area, m_index in _STAT_SPECS:
+    for _, _, area, m_index in _stat_specs(p):
         n_area = sum(label == area for label in p.area_labels)
-        max_dets = 100 if m_index is None else p.max_detections[min(m_index,
-                                                                    len(p.max_detections) - 1)]
+        max_dets = _literal_max_dets(p) if m_index is None else p.max_detections[
+            min(m_index, len(p.max_detections) - 1)]
         n_dets = sum(m == max_dets for m in p.max_detections)
         if n_area != n_dets and 1 not in (n_area, n_dets):
             raise ValueError(
@@ -168,8 +209,23 @@ def _check_summary_lookups(p: COCOParams) -> None:
                 f"{max_dets} (pycocotools fails here with an IndexError); repeat neither")
 
 
+def _stat_specs(p: COCOParams) -> tuple:
+    return _KEYPOINT_STAT_SPECS if p.iou_type == "keypoints" else _STAT_SPECS
+
+
+def _literal_max_dets(p: COCOParams) -> int:
+    return 20 if p.iou_type == "keypoints" else 100
+
+
 #: The pycocotools defaults for bbox evaluation.
 COCO = COCOParams()
+
+#: The pycocotools defaults for keypoint evaluation (``setKpParams``): 20 detections per
+#: image, area ranges all / medium / large.
+COCO_KEYPOINTS = COCOParams(
+    iou_type="keypoints", max_detections=(20,),
+    area_ranges=((0.0, 1e10), (1024.0, 9216.0), (9216.0, 1e10)),
+    area_labels=("all", "medium", "large"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,8 +237,9 @@ class COCOResult:
     params : COCOParams
         The settings used, with ``image_ids`` and ``category_ids`` filled in (sorted) and
         ``max_detections`` sorted, as pycocotools normalises them.
-    stats : ndarray, shape (12,)
-        AP, AP50, AP75, APs, APm, APl, AR1, AR10, AR100, ARs, ARm, ARl (-1 if undefined).
+    stats : ndarray, shape (12,) or (10,)
+        AP, AP50, AP75, APs, APm, APl, AR1, AR10, AR100, ARs, ARm, ARl (-1 if undefined);
+        for keypoints the 10 of :data:`KEYPOINT_STAT_NAMES`.
     precision : ndarray, shape (T, R, K, A, M)
     recall : ndarray, shape (T, K, A, M)
     scores : ndarray, shape (T, R, K, A, M)
@@ -232,9 +289,9 @@ class COCOResult:
         """The 12 lines pycocotools' ``summarize()`` prints, character for character."""
         p = self.params
         lines = []
-        for spec, value in zip(_STAT_SPECS, self.stats):
+        for spec, value in zip(_stat_specs(p), self.stats):
             is_ap, iou, area, m_index = spec
-            max_dets = 100 if m_index is None else p.max_detections[m_index]
+            max_dets = _literal_max_dets(p) if m_index is None else p.max_detections[m_index]
             iou_text = (f"{p.iou_thresholds[0]:0.2f}:{p.iou_thresholds[-1]:0.2f}" if iou is None
                         else f"{iou:0.2f}")
             title, kind = ("Average Precision", "(AP)") if is_ap else ("Average Recall", "(AR)")
@@ -246,11 +303,17 @@ class COCOResult:
         """The summary text, identical line for line to pycocotools' ``summarize()``."""
         return "\n".join(self.summary_lines)
 
+    @property
+    def stat_names(self) -> tuple[str, ...]:
+        """Names of ``stats``: :data:`STAT_NAMES`, or :data:`KEYPOINT_STAT_NAMES`."""
+        return KEYPOINT_STAT_NAMES if self.params.iou_type == "keypoints" else STAT_NAMES
+
     def stat(self, name: str) -> float:
-        """One of the 12 stats by name (``"AP"``, ``"AP50"``, ... see ``STAT_NAMES``)."""
-        if name not in STAT_NAMES:
-            raise KeyError(f"unknown stat {name!r}; choose one of {', '.join(STAT_NAMES)}")
-        return float(self.stats[STAT_NAMES.index(name)])
+        """One of the stats by name (``"AP"``, ``"AP50"``, ... see ``stat_names``)."""
+        names = self.stat_names
+        if name not in names:
+            raise KeyError(f"unknown stat {name!r}; choose one of {', '.join(names)}")
+        return float(self.stats[names.index(name)])
 
     def per_class(self) -> list[dict[str, Any]]:
         """Per-category table: AP at the COCO settings, AR, and counts.
@@ -282,7 +345,7 @@ class COCOResult:
         """JSON-ready summary: stats (named and in order), summary lines, per-class table."""
         return {
             "stats": [float(s) for s in self.stats],
-            "stats_named": {n: float(s) for n, s in zip(STAT_NAMES, self.stats)},
+            "stats_named": {n: float(s) for n, s in zip(self.stat_names, self.stats)},
             "summary": self.summary_lines,
             "per_class": self.per_class(),
             "notes": list(self.notes),
@@ -295,7 +358,7 @@ def _summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area:
                      m_index: int | None) -> float:
     """pycocotools' ``_summarize`` on precision (5-D) or recall (4-D) arrays."""
     area_index = [i for i, label in enumerate(p.area_labels) if label == area]
-    max_dets = 100 if m_index is None else p.max_detections[m_index]
+    max_dets = _literal_max_dets(p) if m_index is None else p.max_detections[m_index]
     m_indices = [i for i, m in enumerate(p.max_detections) if m == max_dets]
     if iou is not None:
         values = values[np.where(iou == np.asarray(p.iou_thresholds))[0]]
@@ -307,12 +370,25 @@ def _summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area:
     return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
 
-def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
-    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt)
+_COLUMN_OF = {"segm": "masks", "keypoints": "keypoints", "polygon": "polygons",
+              "rotated": "polygons"}
+
+
+def _load(gt: Any, dt: Any, iou_type: str) -> tuple[Dataset, Detections]:
+    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt, iou_type=iou_type)
     if isinstance(dt, Detections):
         detections = dt
     else:
-        detections = read_coco_results(dt, dataset)
+        detections = read_coco_results(dt, dataset, iou_type=iou_type)
+    column = _COLUMN_OF.get(iou_type)
+    if column is not None:
+        for what, table in (("ground truth", dataset.gt), ("detections", detections)):
+            if getattr(table, column) is None and len(table):
+                raise ValueError(
+                    f"iou_type {iou_type!r} needs {column} but the {what} has none; read the "
+                    f"files with iou_type={iou_type!r} (or pass paths or dicts)")
+        if iou_type == "keypoints" and dataset.gt.num_keypoints is None and len(dataset.gt):
+            raise ValueError("iou_type 'keypoints' needs the ground truth's num_keypoints")
     _check_inputs(dataset, detections)
     return dataset, detections
 
@@ -349,7 +425,10 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads. An empty
         list is allowed: every category with ground truth then has AP 0 (pycocotools raises
         IndexError), and ``notes`` says so.
-    iou_type : {"bbox"}, optional
+    iou_type : {"bbox", "segm", "keypoints", "polygon", "rotated"}, optional
+        What to compare (default ``params.iou_type``, "bbox"). With "keypoints" and no
+        ``params``, the base settings are :data:`COCO_KEYPOINTS`. Files are read with the
+        shapes this needs; a :class:`Dataset` / :class:`Detections` must carry them.
     params : COCOParams, optional
         Base settings (default :data:`COCO`); the keyword options below replace its fields.
     **options
@@ -374,14 +453,17 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     ``notes`` counts them. The inputs are never modified.
     """
     started = time.perf_counter()
-    base = COCO if params is None else params
+    if params is None:
+        base = COCO_KEYPOINTS if iou_type == "keypoints" else COCO
+    else:
+        base = params
     if iou_type is not None:
         options["iou_type"] = iou_type
     unknown = set(options) - {f.name for f in dataclasses.fields(COCOParams)}
     if unknown:
         raise TypeError(f"evaluate_coco() got unknown option(s): {', '.join(sorted(unknown))}")
     p = dataclasses.replace(base, **options) if options else base
-    dataset, detections = _load(gt, dt)
+    dataset, detections = _load(gt, dt, p.iou_type)
     loaded = time.perf_counter()
 
     # Normalise the settings as COCOeval.evaluate() does.
@@ -433,14 +515,17 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     gt_xywh = gt_objects.as_xywh()[gt_perm]
     gt_crowd = gt_objects.iscrowd[gt_perm]
 
-    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-        return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], gt_crowd[g_rows])
+    similarity = _similarity(p, dataset, detections, gt_perm, dt_xywh, gt_xywh, gt_crowd)
+    # The ignore key is overwritten by iscrowd (pycocotools quirk, semantics.md §4); the
+    # keypoint protocol also ignores objects without keypoints.
+    gt_ignore = gt_crowd
+    if p.iou_type == "keypoints":
+        gt_ignore = gt_crowd | (gt_objects.num_keypoints[gt_perm] == 0)
 
     table = match_detections(
         dt_group=dt_group, dt_scores=detections.scores, dt_tie_key=dt_tie,
         dt_area=detections.area, gt_group=gt_group[gt_perm], gt_crowd=gt_crowd,
-        # The ignore key is overwritten by iscrowd (pycocotools quirk, semantics.md §4).
-        gt_ignore=gt_crowd, gt_area=gt_objects.area[gt_perm],
+        gt_ignore=gt_ignore, gt_area=gt_objects.area[gt_perm],
         similarity=similarity, iou_thresholds=np.asarray(p.iou_thresholds),
         area_ranges=np.asarray(p.area_ranges), max_detections=p.max_detections[-1])
     if not p.use_categories:
@@ -453,7 +538,7 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     accumulated = time.perf_counter()
 
     stats = np.array([_summarize_value(precision if is_ap else recall, p, iou, area, m)
-                      for is_ap, iou, area, m in _STAT_SPECS])
+                      for is_ap, iou, area, m in _stat_specs(p)])
     if p.use_categories:
         names_by_row = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names))
         names = tuple(names_by_row.get(c, str(c)) for c in category_ids.tolist())
@@ -484,6 +569,89 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         timings={"load": loaded - started, "match": matched - loaded,
                  "accumulate": accumulated - matched, "summarize": finished - accumulated,
                  "total": finished - started})
+
+
+def _similarity(p: COCOParams, dataset: Dataset, detections: Detections, gt_perm: np.ndarray,
+                dt_xywh: np.ndarray, gt_xywh: np.ndarray, gt_crowd: np.ndarray):
+    """The pair similarity of ``p.iou_type``, on GT rows in matcher (permuted) order."""
+    gt = dataset.gt
+    if p.iou_type == "bbox":
+        def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+            return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], gt_crowd[g_rows])
+    elif p.iou_type == "segm":
+        from ..masks import pair_mask_iou
+
+        gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
+        dt_masks = detections.masks
+
+        def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+            return pair_mask_iou(dt_masks, gt_masks, d_rows, g_rows, gt_crowd,
+                                 image_of_dt=detections.image_index)
+    elif p.iou_type == "keypoints":
+        similarity = _oks_similarity(p, dataset, detections, gt_perm, gt_xywh)
+    else:
+        from ..geometry import pair_iou
+
+        gt_polygons = gt.polygons[gt_perm] if len(gt) else gt.polygons
+        dt_polygons = detections.polygons
+
+        def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+            return pair_iou(dt_polygons[d_rows], gt_polygons[g_rows], gt_crowd[g_rows])
+    return similarity
+
+
+def _oks_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
+                    gt_perm: np.ndarray, gt_xywh: np.ndarray):
+    """OKS per pair, with each category's sigmas (semantics.md §5.4)."""
+    from ..keypoints import COCO_PERSON_SIGMAS, pair_oks
+
+    gt = dataset.gt
+    if not p.use_categories:
+        # pycocotools' computeOks looks the objects up under category -1 when categories
+        # are pooled, finds none, and so matches nothing (semantics.md §14).
+        return lambda d_rows, g_rows: np.full(len(d_rows), -1.0)
+    gt_keypoints = gt.keypoints[gt_perm] if len(gt) else gt.keypoints
+    gt_category = gt.category_index[gt_perm]
+    gt_area = gt.area[gt_perm]
+    per_category = dict(p.keypoint_sigmas) if isinstance(p.keypoint_sigmas, tuple) and \
+        p.keypoint_sigmas and isinstance(p.keypoint_sigmas[0], tuple) else None
+    n_kp = (~np.isnan(gt_keypoints[:, :, 0])).sum(axis=1) if len(gt) else np.zeros(0, int)
+    sigmas_of: dict[int, np.ndarray] = {}
+
+    def sigmas(category: int, k: int) -> np.ndarray:
+        if category not in sigmas_of:
+            category_id = int(dataset.categories.ids[category])
+            if per_category is not None:
+                if category_id not in per_category:
+                    raise ValueError(f"keypoint_sigmas gives no sigmas for category "
+                                     f"{category_id} ({dataset.categories.names[category]})")
+                values = np.array(per_category[category_id])
+            elif p.keypoint_sigmas is not None:
+                values = np.array(p.keypoint_sigmas)
+            elif k == len(COCO_PERSON_SIGMAS):
+                values = COCO_PERSON_SIGMAS
+            else:
+                raise ValueError(
+                    f"category {category_id} ({dataset.categories.names[category]}) has {k} "
+                    "keypoints; the default sigmas are COCO's 17 person sigmas: give "
+                    "keypoint_sigmas (a list of K sigmas, or {category_id: sigmas})")
+            if len(values) != k:
+                raise ValueError(f"category {category_id} has {k} keypoints but "
+                                 f"{len(values)} sigmas were given")
+            sigmas_of[category] = values
+        return sigmas_of[category]
+
+    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        out = np.empty(len(d_rows), dtype=np.float64)
+        category = gt_category[g_rows]
+        for c in np.unique(category):
+            sel = np.flatnonzero(category == c)
+            k = int(n_kp[g_rows[sel[0]]])
+            out[sel] = pair_oks(detections.keypoints, gt_keypoints, gt_xywh, gt_area,
+                                d_rows[sel], g_rows[sel], sigmas=sigmas(int(c), k))
+        return out
+
+    return similarity
 
 
 def _unpermute_gt(table: MatchTable, perm: np.ndarray) -> MatchTable:

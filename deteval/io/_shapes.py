@@ -1,0 +1,145 @@
+"""Masks, keypoints, polygons and rotated boxes of COCO-style records, read into columns.
+
+The COCO readers call these for ``iou_type`` other than ``"bbox"``: each walks the records
+once, checks the field it needs and returns the column :mod:`deteval.data` stores, naming
+the record in every error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import FormatError
+
+IOU_TYPES = ("bbox", "segm", "keypoints", "polygon", "rotated")
+
+
+def check_iou_type(iou_type: str) -> str:
+    if iou_type not in IOU_TYPES:
+        raise ValueError(f"iou_type must be one of {', '.join(map(repr, IOU_TYPES))}; got "
+                         f"{iou_type!r}")
+    return iou_type
+
+
+def _field(records: Sequence[dict], key: str, labels: Sequence[str], source: str,
+           hint: str) -> list:
+    values = []
+    for i, record in enumerate(records):
+        if key not in record:
+            raise FormatError(f"missing '{key}' ({hint})", source=source, record=labels[i])
+        values.append(record[key])
+    return values
+
+
+def segmentation_masks(records: Sequence[dict], heights: np.ndarray, widths: np.ndarray,
+                       labels: Sequence[str], source: str) -> np.ndarray:
+    """Masks (compressed RLE) of the records' ``segmentation`` fields."""
+    from ..masks import masks_from_segmentations
+
+    values = _field(records, "segmentation", labels, source,
+                    "iou_type 'segm' needs a mask: polygons or RLE")
+    return masks_from_segmentations(values, heights=heights, widths=widths, source=source,
+                                    records=labels)
+
+
+def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Sequence[str],
+                   source: str) -> np.ndarray:
+    """``(n, K, 3)`` float64 keypoints, NaN-padded; ``n_keypoints[i]`` is row i's K."""
+    n = len(values)
+    k_max = int(n_keypoints.max(initial=0))
+    out = np.full((n, k_max, 3), np.nan)
+    for i, value in enumerate(values):
+        ok = isinstance(value, (list, tuple)) and all(
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+            for v in value)
+        if not ok:
+            raise FormatError("'keypoints' must be a flat list of numbers x1, y1, v1, x2, ...",
+                              source=source, record=labels[i])
+        k = int(n_keypoints[i])
+        if len(value) != 3 * k:
+            raise FormatError(f"'keypoints' must hold 3 numbers per keypoint, {3 * k} for the "
+                              f"{k} keypoints of its category; got {len(value)}",
+                              source=source, record=labels[i])
+        row = np.asarray(value, dtype=np.float64).reshape(k, 3)
+        if not np.isfinite(row).all():
+            raise FormatError("'keypoints' must hold finite numbers", source=source,
+                              record=labels[i])
+        out[i, :k] = row
+    return out
+
+
+def keypoint_counts(records: Sequence[dict], category_index: np.ndarray,
+                    categories: Sequence[dict] | None, labels: Sequence[str],
+                    source: str) -> np.ndarray:
+    """The keypoint count K of each record: its category's ``keypoints`` list length when
+    the category lists its keypoints, else the record's own length / 3, which must then
+    agree across the category."""
+    n_cat = int(category_index.max(initial=-1)) + 1
+    if categories is not None:
+        n_cat = max(n_cat, len(categories))
+    per_category = np.full(n_cat, -1, dtype=np.int64)
+    if categories is not None:
+        for c, category in enumerate(categories):
+            names = category.get("keypoints") if isinstance(category, dict) else None
+            if isinstance(names, list) and names:
+                per_category[c] = len(names)
+    values = _field(records, "keypoints", labels, source,
+                    "iou_type 'keypoints' needs x, y, v triplets")
+    out = np.empty(len(records), dtype=np.int64)
+    for i, value in enumerate(values):
+        c = int(category_index[i])
+        own = len(value) // 3 if isinstance(value, (list, tuple)) else 0
+        if c >= 0 and per_category[c] < 0:
+            per_category[c] = own
+        out[i] = per_category[c] if c >= 0 else own
+    return out
+
+
+def result_keypoint_counts(values: Sequence[Any], category_index: np.ndarray,
+                           per_category: np.ndarray) -> np.ndarray:
+    """K of each result: that of its category in the ground truth (else its own length)."""
+    own = np.fromiter((len(v) // 3 if isinstance(v, (list, tuple)) else 0 for v in values),
+                      np.int64, len(values))
+    known = (category_index >= 0) & (category_index < len(per_category))
+    category_k = np.where(known, per_category[np.where(known, category_index, 0)], -1)
+    return np.where(category_k > 0, category_k, own)
+
+
+def polygons(records: Sequence[dict], labels: Sequence[str], source: str, *,
+             invalid: str = "raise") -> np.ndarray:
+    """Shapely polygons from ``polygon`` (flat or multi-part) or polygon ``segmentation``."""
+    from ..geometry import polygons_from_coords
+
+    coords = []
+    for i, record in enumerate(records):
+        value = record.get("polygon", record.get("segmentation"))
+        if value is None:
+            raise FormatError("missing 'polygon' (iou_type 'polygon' needs the outline as "
+                              "[x1, y1, x2, y2, ...])", source=source, record=labels[i])
+        if isinstance(value, dict):
+            raise FormatError("iou_type 'polygon' needs polygon coordinates; got an RLE mask "
+                              "(use iou_type 'segm')", source=source, record=labels[i])
+        coords.append(value)
+    return polygons_from_coords(coords, invalid=invalid, source=source, records=labels)
+
+
+def rotated_boxes(records: Sequence[dict], labels: Sequence[str], source: str
+                  ) -> np.ndarray:
+    """``(n, 5)`` rotated boxes from the records' ``rbox`` field ``[cx, cy, w, h, angle]``."""
+    values = _field(records, "rbox", labels, source,
+                    "iou_type 'rotated' needs [cx, cy, w, h, angle_degrees]")
+    out = np.empty((len(values), 5))
+    for i, value in enumerate(values):
+        ok = (isinstance(value, (list, tuple)) and len(value) == 5
+              and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+        if not ok:
+            raise FormatError(f"'rbox' must be 5 numbers [cx, cy, w, h, angle_degrees]; got "
+                              f"{value!r}", source=source, record=labels[i])
+        out[i] = value
+        if not np.isfinite(out[i]).all() or out[i, 2] < 0 or out[i, 3] < 0:
+            raise FormatError(f"'rbox' must be finite with w, h >= 0; got {value!r}",
+                              source=source, record=labels[i])
+    return out
