@@ -385,7 +385,7 @@ def test_usage_errors_exit_2(argv, message, capsys):
 
 @pytest.mark.parametrize(("argv", "message"), [
     pytest.param(["voc", "gt.json", "dt.json", "--images", "images"],
-                 "--images does not apply to coco ground truth ({gt.json}); it is for csv, "
+                 "--images does not apply to coco ground truth ({gt.json}); it is for csv, dota, "
                  "labelme, openimages, voc, yolo", id="images-for-coco"),
     pytest.param(["voc", "gt.json", "dt.json", "--names", "classes.txt"],
                  "--names does not apply to coco detections ({dt.json}); it is for csv, txt, "

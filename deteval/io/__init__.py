@@ -3,7 +3,7 @@
 ``read_gt`` / ``read_detections`` / ``write_gt`` / ``convert`` (in ``formats.py``) detect the
 format from the path and dispatch to one module per format: ``coco``, ``voc``, ``yolo``,
 ``csv`` (generic CSV/TSV and Open Images), ``labelme``, ``cvat``, ``txt`` (detection text
-files).
+files), ``dota`` (DOTA oriented-box labels and Task1 results).
 """
 
 from .coco import dataset_to_coco, read_coco_gt, read_coco_results, write_coco_results

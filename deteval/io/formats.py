@@ -16,6 +16,8 @@ format          ground truth                             detections
 ``cvat``        CVAT for images XML                      --
 ``txt``         --                                       ``class score <box>``, one file
                                                          per image
+``dota``        folder of DOTA ``x1 y1 ... x4 y4 class   folder of ``Task1_<class>.txt``
+                difficult`` txt (or one file)            (``image score x1 y1 ... y4``)
 =============== ======================================== ================================
 
 Images are identified across files by their *key*: the file name without folders and without
@@ -47,8 +49,8 @@ from ._json import source_name
 __all__ = ["DETECTION_FORMATS", "FormatWarning", "GT_FORMATS", "convert", "detect_format",
            "read_detections", "read_gt", "write_gt"]
 
-GT_FORMATS = ("coco", "voc", "yolo", "csv", "openimages", "labelme", "cvat")
-DETECTION_FORMATS = ("coco", "yolo", "csv", "openimages", "txt")
+GT_FORMATS = ("coco", "voc", "yolo", "csv", "openimages", "labelme", "cvat", "dota")
+DETECTION_FORMATS = ("coco", "yolo", "csv", "openimages", "txt", "dota")
 WRITE_FORMATS = ("coco", "voc", "yolo", "csv")
 
 def _looks_like_labelme(path: Path) -> bool:
@@ -64,7 +66,8 @@ def detect_format(path: str | os.PathLike, *, kind: str = "gt") -> str:
     ``.xml`` file is CVAT when its root is ``<annotations>`` and VOC when ``<annotation>``;
     a ``.csv``/``.tsv`` file is Open Images when its header has ``ImageID`` and ``XMin``, else
     generic CSV; a folder is VOC (``.xml`` files or an ``Annotations`` folder), LabelMe
-    (``.json``), or, with ``.txt`` files, YOLO ground truth or ``txt`` detections.
+    (``.json``), or, with ``.txt`` files, DOTA when they hold DOTA lines (ground truth) or
+    ``Task1_<class>.txt`` files (detections), else YOLO ground truth or ``txt`` detections.
 
     Raises
     ------
@@ -90,7 +93,11 @@ def detect_format(path: str | os.PathLike, *, kind: str = "gt") -> str:
                 header = handle.readline()
             guess = "openimages" if b"ImageID" in header and b"XMin" in header else "csv"
         elif suffix == ".txt" and kind == "detections":
-            guess = "txt"
+            from .dota import is_task1_file
+            guess = "dota" if is_task1_file(path) else "txt"
+        elif suffix == ".txt":
+            from .dota import looks_like_dota_labels
+            guess = "dota" if looks_like_dota_labels(path) else None
         if guess in formats:
             return guess
         raise FormatError(f"cannot tell the {'ground-truth' if kind == 'gt' else 'detection'} "
@@ -108,11 +115,15 @@ def detect_format(path: str | os.PathLike, *, kind: str = "gt") -> str:
             return "voc"
         if ".json" in suffixes:
             return "labelme"
+        from .dota import folder_looks_like_dota
+        if folder_looks_like_dota(path):
+            return "dota"
         if ({"obj_train_data", "labels", "obj.names", "classes.txt", "obj.data"} & names
                 or ".txt" in suffixes):
             return "yolo"
     elif ".txt" in suffixes:
-        return "txt"
+        from .dota import is_task1_file
+        return "dota" if any(is_task1_file(p) for p in path.iterdir()) else "txt"
     raise FormatError(f"cannot tell the format of this folder: pass format= (one of "
                       f"{', '.join(formats)})", source=str(path))
 
@@ -136,7 +147,8 @@ def read_gt(path: str | os.PathLike, format: str | None = None, **options: Any) 
         Passed to the format's reader: :func:`deteval.io.voc.read_voc`,
         :func:`deteval.io.yolo.read_yolo`, :func:`deteval.io.csv.read_csv`,
         :func:`deteval.io.csv.read_openimages`, :func:`deteval.io.labelme.read_labelme`,
-        :func:`deteval.io.cvat.read_cvat` (COCO takes none).
+        :func:`deteval.io.cvat.read_cvat`, :func:`deteval.io.dota.read_dota` (COCO takes
+        none).
     """
     format = format or detect_format(path, kind="gt")
     _check_format(format, GT_FORMATS)
@@ -160,6 +172,9 @@ def read_gt(path: str | os.PathLike, format: str | None = None, **options: Any) 
     if format == "labelme":
         from .labelme import read_labelme
         return read_labelme(path, **options)
+    if format == "dota":
+        from .dota import read_dota
+        return read_dota(path, **options)
     from .cvat import read_cvat
     return read_cvat(path, **options)
 
@@ -182,7 +197,8 @@ def read_detections(path: str | os.PathLike, dataset: Dataset, format: str | Non
         Passed to :func:`deteval.io.txt.read_txt_detections`,
         :func:`deteval.io.yolo.read_yolo_detections`,
         :func:`deteval.io.csv.read_csv_detections` or
-        :func:`deteval.io.csv.read_openimages_detections`. COCO takes ``match_by``:
+        :func:`deteval.io.csv.read_openimages_detections`,
+        :func:`deteval.io.dota.read_dota_detections`. COCO takes ``match_by``:
         ``"auto"`` (default), ``"id"`` or ``"name"``; a results file that is a dict with
         ``images`` and ``categories`` (as written by some tools) is matched by file name and
         category name under ``"auto"``, a plain list by ids.
@@ -199,6 +215,9 @@ def read_detections(path: str | os.PathLike, dataset: Dataset, format: str | Non
                               "centres, ...); YOLO's class cx cy w h score needs "
                               "format='yolo'", source=str(path))
         return read_txt_detections(path, dataset, **options)
+    if format == "dota":
+        from .dota import read_dota_detections
+        return read_dota_detections(path, dataset, **options)
     if format == "yolo":
         from .yolo import read_yolo_detections
         return read_yolo_detections(path, dataset, **options)

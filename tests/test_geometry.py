@@ -1,0 +1,517 @@
+"""Tests of deteval.geometry: rotated-box corners, polygon construction and validation, and
+polygon IoU against scalar shapely loops, rasterised estimates and the COCO box formula."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import shapely
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from shapely import Polygon
+
+from deteval.errors import FormatError
+from deteval.geometry import (
+    iou_matrix,
+    pair_iou,
+    polygon_area,
+    polygon_bounds,
+    polygons_from_coords,
+    polygons_from_rboxes,
+    rotated_box_corners,
+)
+from deteval.iou import coco_box_iou, coco_pair_iou
+
+# ---------------------------------------------------------------------- references
+
+
+def reference_iou(p: Polygon, q: Polygon, crowd: bool = False) -> float:
+    """The literal definition, one pair at a time with shapely's scalar API."""
+    if p.area == 0 or q.area == 0:
+        return 0.0
+    inter = p.intersection(q).area
+    union = p.area if crowd else p.area + q.area - inter
+    return inter / union if union > 0 else 0.0
+
+
+def reference_matrix(a, b, crowd=None) -> np.ndarray:
+    crowd = np.zeros(len(b), dtype=bool) if crowd is None else crowd
+    return np.array([[reference_iou(p, q, bool(c)) for q, c in zip(b, crowd)] for p in a],
+                    dtype=np.float64).reshape(len(a), len(b))
+
+
+def inside_rbox(x: np.ndarray, y: np.ndarray, rbox) -> np.ndarray:
+    """Points inside a rotated box by projecting onto its own axes (the documented frame)."""
+    cx, cy, w, h, angle = rbox
+    a = math.radians(angle)
+    dx, dy = x - cx, y - cy
+    u = dx * math.cos(a) - dy * math.sin(a)  # inverse of x = cx + u cos + v sin, ...
+    v = dx * math.sin(a) + dy * math.cos(a)
+    return (np.abs(u) <= w / 2) & (np.abs(v) <= h / 2)
+
+
+def raster_iou(p, q, samples: int = 800) -> float:
+    """IoU of two rotated boxes estimated on a fine grid of points."""
+    corners = rotated_box_corners([p, q]).reshape(-1, 2)
+    (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+    xs = x0 + (np.arange(samples) + 0.5) * (x1 - x0) / samples
+    ys = y0 + (np.arange(samples) + 0.5) * (y1 - y0) / samples
+    x, y = np.meshgrid(xs, ys)
+    in_p, in_q = inside_rbox(x, y, p), inside_rbox(x, y, q)
+    union = (in_p | in_q).sum()
+    return float((in_p & in_q).sum() / union) if union else 0.0
+
+
+def random_rboxes(rng, n: int) -> np.ndarray:
+    angles = np.where(rng.random(n) < 0.2, rng.choice([0, 90, 180, -90, 45], n),
+                      rng.uniform(-180, 180, n))
+    return np.column_stack([rng.uniform(0, 40, (n, 2)), rng.uniform(0.5, 25, (n, 2)), angles])
+
+
+def random_star(rng, k: int, centre, radius: float) -> list[float]:
+    """A simple polygon: k points around a centre, one in each of k equal sectors."""
+    angles = (np.arange(k) + rng.uniform(0.05, 0.95, k)) * 2 * np.pi / k
+    radii = rng.uniform(0.2, 1.0, k) * radius
+    x = centre[0] + radii * np.cos(angles)
+    y = centre[1] + radii * np.sin(angles)
+    return np.column_stack([x, y]).ravel().tolist()
+
+
+def random_polygons(rng, n: int) -> np.ndarray:
+    coords = [random_star(rng, int(rng.integers(3, 12)), rng.uniform(0, 40, 2),
+                          rng.uniform(2, 20)) for _ in range(n)]
+    return polygons_from_coords(coords)
+
+
+# ---------------------------------------------------------------------- rotated boxes
+
+
+def test_corners_follow_the_documented_convention():
+    corners = rotated_box_corners([[10, 20, 4, 2, 0], [10, 20, 4, 2, 90], [10, 20, 4, 2, 30]])
+    assert corners.shape == (3, 4, 2)
+    # angle 0: top-left, top-right, bottom-right, bottom-left (y down)
+    assert corners[0].tolist() == [[8, 19], [12, 19], [12, 21], [8, 21]]
+    # 90 degrees counter-clockwise as seen on the image: the width axis points up (-y)
+    assert corners[1].tolist() == [[9, 22], [9, 18], [11, 18], [11, 22]]
+    a = math.radians(30)
+    u_axis = (corners[2, 1] - corners[2, 0]) / 4
+    np.testing.assert_allclose(u_axis, [math.cos(a), -math.sin(a)], atol=1e-15)
+    np.testing.assert_allclose(corners[2].mean(axis=0), [10, 20], atol=1e-13)
+
+
+@pytest.mark.parametrize("angle", [0, 90, 180, 270, -90, 360, 450, -720, 1e6 * 360])
+def test_quarter_turns_are_exact(angle):
+    corners = rotated_box_corners([[0.5, 1.5, 3, 1, angle]])[0]
+    quarter = round(angle / 90) % 4
+    width, height = (3, 1) if quarter % 2 == 0 else (1, 3)
+    xs, ys = sorted(set(corners[:, 0].tolist())), sorted(set(corners[:, 1].tolist()))
+    assert xs == [0.5 - width / 2, 0.5 + width / 2]
+    assert ys == [1.5 - height / 2, 1.5 + height / 2]
+
+
+def test_radians_and_degrees_agree_and_pi_halves_are_exact():
+    boxes = np.array([[3, 4, 5, 2, 0], [3, 4, 5, 2, 37], [3, 4, 5, 2, -120]], dtype=float)
+    radians = boxes.copy()
+    radians[:, 4] = np.deg2rad(boxes[:, 4])
+    np.testing.assert_allclose(rotated_box_corners(radians, angle_unit="radians"),
+                               rotated_box_corners(boxes), atol=1e-13)
+    exact = rotated_box_corners([[0, 0, 2, 4, np.pi / 2], [0, 0, 2, 4, -np.pi]],
+                                angle_unit="radians")
+    assert set(exact.ravel().tolist()) <= {-2.0, -1.0, 1.0, 2.0}
+
+
+def test_angles_are_reduced_modulo_a_full_turn():
+    a = rotated_box_corners([[1, 2, 3, 4, 30], [1, 2, 3, 4, 390], [1, 2, 3, 4, -330]])
+    assert np.array_equal(a[0], a[1]) and np.array_equal(a[0], a[2])
+
+
+def test_rbox_polygons_have_the_box_area_and_do_not_touch_the_input():
+    rboxes = np.array([[5, 5, 4, 3, 17], [0, 0, 0, 3, 40], [1, 1, 2, 2, 0]], dtype=float)
+    rboxes.setflags(write=False)
+    polys = polygons_from_rboxes(rboxes)
+    assert polys.dtype == object and polys.shape == (3,)
+    np.testing.assert_allclose(polygon_area(polys), [12, 0, 4], atol=1e-12)
+    assert polygon_bounds(polys)[2].tolist() == [0, 0, 2, 2]
+    assert polygons_from_rboxes(np.zeros((0, 5))).shape == (0,)
+
+
+@pytest.mark.parametrize(("rboxes", "error", "match"), [
+    pytest.param([[0, 0, -1, 2, 0]], FormatError, r"rbox 0: .*w >= 0", id="negative-width"),
+    pytest.param([[0, 0, 1, 2, 0], [0, 0, 1, np.nan, 0]], FormatError,
+                 r"rbox 1: .*finite", id="nan"),
+    pytest.param([[0, 0, 1, 2, np.inf]], FormatError, r"finite", id="infinite-angle"),
+    pytest.param([[0, 0, 1, 2]], ValueError, r"shape \(n, 5\)", id="four-columns"),
+    pytest.param([["a", 0, 1, 2, 0]], TypeError, r"numbers", id="strings"),
+])
+def test_bad_rboxes(rboxes, error, match):
+    with pytest.raises(error, match=match):
+        polygons_from_rboxes(rboxes)
+
+
+def test_rbox_errors_name_the_source_and_record():
+    with pytest.raises(FormatError, match=r"^gt.json: annotations\[1\]: .*h >= 0"):
+        polygons_from_rboxes([[0, 0, 1, 1, 0], [0, 0, 1, -1, 0]], source="gt.json",
+                             records=["annotations[0]", "annotations[1]"])
+    with pytest.raises(ValueError, match="angle_unit"):
+        rotated_box_corners([[0, 0, 1, 1, 0]], angle_unit="grad")
+
+
+# ---------------------------------------------------------------------- polygons from coordinates
+
+
+def test_polygons_from_flat_and_multi_part_coordinates():
+    polys = polygons_from_coords([
+        [0, 0, 4, 0, 4, 2, 0, 2],                      # a DOTA-style quadrilateral
+        [[0, 0, 2, 0, 2, 2, 0, 2], [1, 1, 3, 1, 3, 3, 1, 3]],  # overlapping parts: union
+        [[0, 0, 1, 0, 0, 1], [5, 5, 6, 5, 5, 6]],      # parts apart: a MultiPolygon
+        [[0, 0, 1, 0, 1, 1, 0, 1]],                    # one part: a plain Polygon
+        (0, 0, 3, 0, 0, 3, 0, 0),                      # closing point repeated
+    ])
+    assert polygon_area(polys).tolist() == [8.0, 7.0, 1.0, 1.0, 4.5]
+    assert [p.geom_type for p in polys] == ["Polygon", "Polygon", "MultiPolygon", "Polygon",
+                                            "Polygon"]
+    assert polygon_bounds(polys)[2].tolist() == [0, 0, 6, 6]
+
+
+def test_polygons_from_a_2d_array_and_lists_agree():
+    rng = np.random.default_rng(3)
+    coords = rotated_box_corners(random_rboxes(rng, 50)).reshape(50, 8)
+    coords.setflags(write=False)
+    a = polygons_from_coords(coords)
+    b = polygons_from_coords(coords.tolist())
+    assert all(p.equals_exact(q, 0) for p, q in zip(a, b))
+    assert polygons_from_coords([]).shape == (0,)
+    assert polygons_from_coords(np.zeros((0, 8))).shape == (0,)
+
+
+@pytest.mark.parametrize(("coords", "match"), [
+    pytest.param([[0, 0, 1, 0, 1]], r"even number of coordinates .*got 5", id="odd"),
+    pytest.param([[0, 0, 1, 0]], r"at least 3 points; got 2", id="two-points"),
+    pytest.param([[0, 0, 1, 0, 0, 0]], r"at least 3 points; got 2", id="closed-two-points"),
+    pytest.param([[]], r"at least 3 points; got 0", id="empty"),
+    pytest.param([[0, 0, 1, 0, np.nan, 1]], r"finite; coordinate 4 is nan", id="nan"),
+    pytest.param([[0, 0, 1, 0, 1, np.inf]], r"finite; coordinate 5 is inf", id="inf"),
+    pytest.param([[0, 0, 1, 0, 1, "a"]], r"flat list of numbers", id="string-number"),
+    pytest.param(["0 0 1 0 1 1"], r"got a string", id="string"),
+    pytest.param([None], r"flat list of numbers", id="none"),
+    pytest.param([[[0, 0, 1, 0, 0, 1], [1, 2]]], r"part 1 of the polygon must have at least 3",
+                 id="short-part"),
+    pytest.param([[[0, 0, 1, 0, 0, 1], [[1, 2]]]], r"part 1 of the polygon must be a flat",
+                 id="nested-part"),
+])
+def test_coordinate_errors_name_the_record(coords, match):
+    with pytest.raises(FormatError, match=match) as info:
+        polygons_from_coords([[0, 0, 1, 0, 0, 1]] + coords, source="labels.txt",
+                             records=["line 1", "line 7"])
+    assert info.value.source == "labels.txt" and info.value.record == "line 7"
+    assert str(info.value).startswith("labels.txt: line 7: ")
+
+
+def test_default_record_label_and_source_per_object():
+    with pytest.raises(FormatError, match=r"^object 1: .*even"):
+        polygons_from_coords([[0, 0, 1, 0, 0, 1], [0, 0, 1]])
+    with pytest.raises(FormatError, match=r"^b.txt: line 4: ") as info:
+        polygons_from_coords([[0, 0, 1, 0, 0, 1], [0, 0, 1]], source=["a.txt", "b.txt"],
+                             records=["line 2", "line 4"])
+    assert info.value.source == "b.txt"
+    with pytest.raises(ValueError, match="records must have one label per object"):
+        polygons_from_coords([[0, 0, 1, 0, 0, 1]], records=["a", "b"])
+    with pytest.raises(ValueError, match="invalid must be"):
+        polygons_from_coords([[0, 0, 1, 0, 0, 1]], invalid="ignore")
+    with pytest.raises(TypeError, match="coords must be a sequence"):
+        polygons_from_coords(5)
+
+
+BOWTIE = [0, 0, 2, 2, 2, 0, 0, 2]
+
+
+def test_bowtie_raises_with_the_reason_and_the_way_out():
+    with pytest.raises(FormatError) as info:
+        polygons_from_coords([[0, 0, 1, 0, 0, 1], BOWTIE], source="gt.json",
+                             records=["annotations[0]", "annotations[1]"])
+    message = str(info.value)
+    assert message.startswith("gt.json: annotations[1]: polygon is not valid")
+    assert shapely.is_valid_reason(Polygon(np.reshape(BOWTIE, (4, 2)))) in message
+    assert "invalid='repair'" in message
+
+
+def test_repair_keeps_the_polygonal_part():
+    repaired = polygons_from_coords([BOWTIE, [0, 0, 4, 0, 4, 4, 0, 4]], invalid="repair")
+    assert polygon_area(repaired).tolist() == [2.0, 16.0]  # the two triangles of the bow-tie
+    assert all(p.is_valid for p in repaired)
+    assert polygon_bounds(repaired)[0].tolist() == [0, 0, 2, 2]
+    # a bow-tie part inside a multi-part object is repaired too, then joined by union
+    multi = polygons_from_coords([[BOWTIE, [10, 10, 11, 10, 11, 11]]], invalid="repair")
+    assert polygon_area(multi).tolist() == [2.5]
+    with pytest.raises(FormatError, match="part 0 of the polygon is not valid"):
+        polygons_from_coords([[BOWTIE, [10, 10, 11, 10, 11, 11]]])
+
+
+def test_repair_that_leaves_no_area_is_an_error():
+    with pytest.raises(FormatError, match=r"object 0: .*no area once repaired"):
+        polygons_from_coords([[0, 0, 1, 0, 1, 1, 1, 0]], invalid="repair")
+
+
+def test_collinear_points_give_a_degenerate_polygon_of_zero_area():
+    polys = polygons_from_coords([[0, 0, 1, 1, 2, 2], [0, 0, 0, 5, 0, 5, 0, 0],
+                                  [[0, 0, 1, 1, 2, 2], [0, 0, 1, 0, 0, 1]]])
+    assert polygon_area(polys).tolist() == [0.0, 0.0, 0.5]
+    assert polygon_bounds(polys)[0].tolist() == [0, 0, 2, 2]
+    square = polygons_from_coords([[-1, -1, 3, -1, 3, 3, -1, 3]])
+    assert iou_matrix(polys, square).ravel().tolist() == [0.0, 0.0, 0.5 / 16]
+
+
+# ---------------------------------------------------------------------- IoU against references
+
+
+def test_pair_iou_matches_scalar_shapely_on_random_rotated_boxes():
+    rng = np.random.default_rng(0)
+    dt, gt = random_rboxes(rng, 600), random_rboxes(rng, 600)
+    gt[:100] = dt[:100] + np.column_stack([rng.normal(0, 1, (100, 2)), np.zeros((100, 2)),
+                                           rng.normal(0, 10, 100)])  # close pairs
+    crowd = rng.random(600) < 0.25
+    a, b = polygons_from_rboxes(dt), polygons_from_rboxes(gt)
+    expected = [reference_iou(p, q, c) for p, q, c in zip(a, b, crowd)]
+    got = pair_iou(a, b, crowd)
+    assert got.dtype == np.float64 and got.shape == (600,)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+    assert (got > 0).sum() > 150  # the test does look at overlapping pairs
+
+
+def test_pair_iou_matches_scalar_shapely_on_random_polygons():
+    rng = np.random.default_rng(1)
+    a, b = random_polygons(rng, 300), random_polygons(rng, 300)
+    b[::3] = polygons_from_rboxes(random_rboxes(rng, 100))  # polygon against rotated box
+    crowd = rng.random(300) < 0.25
+    expected = [reference_iou(p, q, c) for p, q, c in zip(a, b, crowd)]
+    np.testing.assert_allclose(pair_iou(a, b, crowd), expected, rtol=0, atol=1e-9)
+    assert (np.array(expected) > 0).sum() > 50
+
+
+def test_iou_matrix_matches_the_loop_and_pair_iou_bit_for_bit():
+    rng = np.random.default_rng(2)
+    a = np.concatenate([polygons_from_rboxes(random_rboxes(rng, 25)), random_polygons(rng, 15)])
+    b = np.concatenate([polygons_from_rboxes(random_rboxes(rng, 20)), random_polygons(rng, 10)])
+    crowd = rng.random(len(b)) < 0.3
+    matrix = iou_matrix(a, b, crowd)
+    assert matrix.shape == (40, 30)
+    np.testing.assert_allclose(matrix, reference_matrix(a, b, crowd), rtol=0, atol=1e-9)
+    i, j = np.meshgrid(np.arange(40), np.arange(30), indexing="ij")
+    pairs = pair_iou(a[i.ravel()], b[j.ravel()], crowd[j.ravel()])
+    assert np.array_equal(matrix.ravel(), pairs)
+    assert np.array_equal(iou_matrix(a, b), iou_matrix(b, a).T)  # symmetric, same bits
+    assert iou_matrix(a[:0], b).shape == (0, 30) and iou_matrix(a, b[:0]).shape == (40, 0)
+    assert pair_iou([], []).shape == (0,)
+
+
+def test_rotated_boxes_agree_with_a_rasterised_estimate():
+    rng = np.random.default_rng(4)
+    dt = random_rboxes(rng, 12)
+    gt = dt + np.column_stack([rng.normal(0, 2, (12, 2)), rng.normal(0, 2, (12, 2)).clip(-0.4),
+                               rng.uniform(-40, 40, 12)])
+    got = pair_iou(polygons_from_rboxes(dt), polygons_from_rboxes(gt))
+    estimates = [raster_iou(p, q) for p, q in zip(dt, gt)]
+    assert min(estimates) > 0.05  # overlapping pairs: a meaningful comparison
+    np.testing.assert_allclose(got, estimates, atol=0.01)
+
+
+SQ = [0, 0, 10, 10, 0]  # a 10x10 square at the origin as (cx, cy, w, h, angle)
+
+
+@pytest.mark.parametrize(("p", "q", "iou"), [
+    pytest.param(SQ, SQ, 1.0, id="identical"),
+    pytest.param([0, 0, 10, 10, 33], [0, 0, 10, 10, 33], 1.0, id="identical-rotated"),
+    pytest.param(SQ, [10, 0, 10, 10, 0], 0.0, id="touching-edge"),
+    pytest.param(SQ, [10, 10, 10, 10, 0], 0.0, id="touching-corner"),
+    pytest.param([0, 0, 10, 10, 45], [10 / math.sqrt(2) + 5, 0, 10, 10, 0], 0.0,
+                 id="touching-rotated-corner"),
+    pytest.param(SQ, [0, 0, 4, 5, 30], 0.2, id="nested"),
+    pytest.param(SQ, [50, 50, 3, 3, 10], 0.0, id="disjoint"),
+    pytest.param([0, 0, 0, 10, 0], [0, 0, 0, 10, 0], 0.0, id="degenerate-identical"),
+    pytest.param(SQ, [0, 0, 0, 4, 20], 0.0, id="degenerate-inside"),
+    pytest.param([0, 0, 0, 0, 0], SQ, 0.0, id="point"),
+    pytest.param(SQ, [5, 0, 10, 10, 0], 1 / 3, id="half-shifted"),
+    pytest.param(SQ, [0, 0, 10, 10, 90], 1.0, id="square-quarter-turn"),
+    pytest.param(SQ, [0, 0, 10, 10, 45], 1 / math.sqrt(2), id="square-octagon"),
+])
+def test_hand_cases(p, q, iou):
+    a, b = polygons_from_rboxes([p]), polygons_from_rboxes([q])
+    assert pair_iou(a, b)[0] == pytest.approx(iou, abs=1e-12)
+    assert pair_iou(b, a)[0] == pytest.approx(iou, abs=1e-12)
+    assert iou_matrix(a, b)[0, 0] == pair_iou(a, b)[0]
+
+
+def test_identical_polygons_give_exactly_one():
+    rng = np.random.default_rng(5)
+    polys = np.concatenate([random_polygons(rng, 50),
+                            polygons_from_rboxes(random_rboxes(rng, 50))])
+    copies = polygons_from_coords([shapely.get_coordinates(p).ravel().tolist() for p in polys])
+    assert (pair_iou(polys, polys) == 1.0).all()
+    assert (pair_iou(polys, copies) == 1.0).all()
+    assert (pair_iou(polys, copies, np.ones(100, bool)) == 1.0).all()
+
+
+def test_crowd_is_intersection_over_the_detection_area():
+    dt = polygons_from_rboxes([[0, 0, 2, 2, 30], [0, 0, 2, 2, 30], [0, 0, 20, 20, 0]])
+    crowd_region = polygons_from_rboxes([[0, 0, 10, 10, 0], [1, 0, 2, 2, 30],
+                                         [0, 0, 2, 2, 0]])
+    ioa = pair_iou(dt, crowd_region, np.ones(3, dtype=bool))
+    assert ioa[0] == 1.0  # inside the crowd region
+    assert ioa[1] == pytest.approx(reference_iou(dt[1], crowd_region[1], True), abs=1e-12)
+    assert ioa[2] == pytest.approx(4 / 400, abs=1e-15)
+    # the same pairs without crowd
+    assert pair_iou(dt, crowd_region)[0] == pytest.approx(4 / 100, abs=1e-12)
+    with pytest.raises(ValueError, match=r"gt_crowd must have shape \(3,\)"):
+        pair_iou(dt, crowd_region, [True])
+    with pytest.raises(ValueError, match="only booleans or 0/1"):
+        pair_iou(dt, crowd_region, [0, 2, 1])
+    with pytest.raises(ValueError, match=r"crowd must have shape \(3,\)"):
+        iou_matrix(dt, crowd_region, [1, 0])
+
+
+# ---------------------------------------------------------------------- bit-exact with COCO boxes
+
+
+def _half_integer_boxes(rng, n):
+    """xywh boxes with integer or half-integer numbers, including zero sizes."""
+    xy = rng.integers(-20, 40, (n, 2)) / rng.choice([1, 2], (n, 2))
+    wh = rng.integers(0, 30, (n, 2)) / rng.choice([1, 2], (n, 2))
+    return np.column_stack([xy, wh]).astype(np.float64)
+
+
+@pytest.mark.parametrize("angle", [0, 90, 180, 270, -90, 360])
+def test_axis_aligned_rotated_boxes_are_bit_identical_to_coco(angle):
+    rng = np.random.default_rng(angle % 997)
+    dt, gt = _half_integer_boxes(rng, 3000), _half_integer_boxes(rng, 3000)
+    gt[:1000] = dt[:1000] + rng.integers(-3, 4, (1000, 4)) / 2  # overlapping pairs
+    gt[:, 2:] = np.abs(gt[:, 2:])
+    crowd = rng.random(3000) < 0.3
+
+    def as_rboxes(xywh):
+        x, y, w, h = xywh.T
+        swap = angle % 180 == 90
+        return np.column_stack([x + w / 2, y + h / 2, h if swap else w, w if swap else h,
+                                np.full(len(x), angle)])
+
+    a, b = polygons_from_rboxes(as_rboxes(dt)), polygons_from_rboxes(as_rboxes(gt))
+    expected = coco_pair_iou(dt, gt, crowd)
+    assert (expected > 0).sum() > 500
+    assert np.array_equal(pair_iou(a, b, crowd), expected)
+    assert np.array_equal(iou_matrix(a[:60], b[:50], crowd[:50]),
+                          coco_box_iou(dt[:60], gt[:50], crowd[:50]))
+
+
+def test_box_polygons_from_coordinates_take_the_coco_formula():
+    rng = np.random.default_rng(11)
+    dt, gt = _half_integer_boxes(rng, 500), _half_integer_boxes(rng, 500)
+    gt[:200] = dt[:200] + 0.5
+
+    def coco_polygon(xywh):  # the box polygon pycocotools' loadRes writes, as one part
+        x, y, w, h = xywh.T
+        return [[[x1, y1, x1, y2, x2, y2, x2, y1]] for x1, y1, x2, y2 in
+                zip(x, y, x + w, y + h)]
+
+    a, b = polygons_from_coords(coco_polygon(dt)), polygons_from_coords(coco_polygon(gt))
+    assert np.array_equal(pair_iou(a, b), coco_pair_iou(dt, gt, np.zeros(500, bool)))
+
+
+def test_radian_quarter_turns_are_bit_identical_too():
+    xywh = np.array([[0, 0, 10, 4], [3, 1, 6, 6]], dtype=float)
+    rb = np.array([[5, 2, 4, 10, np.pi / 2], [6, 4, 6, 6, np.pi]])
+    a = polygons_from_coords([[0, 0, 10, 0, 10, 4, 0, 4]] * 2)
+    got = pair_iou(a, polygons_from_rboxes(rb, angle_unit="radians"))
+    assert np.array_equal(got, coco_pair_iou(xywh[[0, 0]], xywh, [0, 0]))
+
+
+# ---------------------------------------------------------------------- bad polygons in IoU
+
+
+def test_iou_refuses_invalid_and_non_polygon_inputs():
+    good = polygons_from_rboxes([[0, 0, 2, 2, 0]])
+    bowtie = np.array([Polygon(np.reshape(BOWTIE, (4, 2)))], dtype=object)
+    with pytest.raises(ValueError, match=r"gt_polys\[0\] is not a valid polygon "
+                                         r"\(Self-intersection"):
+        pair_iou(good, bowtie)
+    with pytest.raises(ValueError, match=r"a\[0\] is not a valid polygon"):
+        iou_matrix(bowtie, good)
+    with pytest.raises(ValueError, match="not a valid polygon"), np.errstate(invalid="ignore"):
+        pair_iou(np.array([Polygon([(0, 0), (np.nan, 0), (1, 1)])], dtype=object), good)
+    with pytest.raises(TypeError, match=r"dt_polys\[0\] is LineString"):
+        pair_iou([shapely.LineString([(0, 0), (1, 1)])], good)
+    with pytest.raises(TypeError, match=r"must hold shapely polygons; dt_polys\[0\] is list"):
+        pair_iou([[0, 0, 1, 1]], good)
+    with pytest.raises(TypeError, match="not a single geometry"):
+        pair_iou(good[0], good)
+    with pytest.raises(ValueError, match="same length; got 1 and 2"):
+        pair_iou(good, np.concatenate([good, good]))
+
+
+def test_empty_polygons_have_no_overlap():
+    empty = np.array([Polygon()], dtype=object)
+    good = polygons_from_rboxes([[0, 0, 2, 2, 0]])
+    assert pair_iou(empty, good).tolist() == [0.0]
+    assert polygon_area(empty).tolist() == [0.0]
+    assert np.isnan(polygon_bounds(empty)).all()
+
+
+# ---------------------------------------------------------------------- properties
+
+coordinate = st.floats(-100, 100, allow_nan=False)
+size = st.one_of(st.just(0.0), st.floats(1, 100))
+angle = st.one_of(st.sampled_from([0.0, 90.0, 180.0, -90.0, 45.0]), st.floats(-360, 360))
+rbox = st.tuples(coordinate, coordinate, size, size, angle)
+
+
+@st.composite
+def star_polygon(draw):
+    k = draw(st.integers(3, 9))
+    cx, cy = draw(coordinate), draw(coordinate)
+    slots = draw(st.lists(st.floats(0.05, 0.95), min_size=k, max_size=k))
+    radii = draw(st.lists(st.floats(1, 60), min_size=k, max_size=k))
+    angles = (np.arange(k) + np.array(slots)) * 2 * np.pi / k  # one point per sector: simple
+    return np.column_stack([cx + np.array(radii) * np.cos(angles),
+                            cy + np.array(radii) * np.sin(angles)]).ravel().tolist()
+
+
+def shapes(draw_from):
+    return st.one_of(rbox.map(lambda r: polygons_from_rboxes([r])[0]),
+                     star_polygon().map(lambda c: polygons_from_coords([c])[0]))
+
+
+def rotate(poly, degrees, origin):
+    a = math.radians(degrees)
+    c, s = math.cos(a), math.sin(a)
+    ox, oy = origin
+
+    def turn(xy):
+        x, y = xy[:, 0] - ox, xy[:, 1] - oy
+        return np.column_stack([ox + c * x + s * y, oy - s * x + c * y])
+
+    return shapely.transform(poly, turn)
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=shapes(None), q=shapes(None), turn=st.floats(-360, 360),
+       origin=st.tuples(coordinate, coordinate), crowd=st.booleans())
+def test_iou_properties(p, q, turn, origin, crowd):
+    a, b = np.array([p], dtype=object), np.array([q], dtype=object)
+    iou = pair_iou(a, b, [crowd])[0]
+    assert 0.0 <= iou <= 1.0
+    assert iou == pytest.approx(reference_iou(p, q, crowd), abs=1e-9)
+    if not crowd:
+        assert iou == pytest.approx(pair_iou(b, a)[0], abs=1e-12)
+    turned = pair_iou(np.array([rotate(p, turn, origin)], dtype=object),
+                      np.array([rotate(q, turn, origin)], dtype=object), [crowd])[0]
+    assert turned == pytest.approx(iou, abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(p=shapes(None))
+def test_iou_with_itself_is_one(p):
+    assume(p.area > 0)
+    a = np.array([p], dtype=object)
+    assert pair_iou(a, a)[0] == 1.0
+    assert pair_iou(a, a, [True])[0] == 1.0
+    assert iou_matrix(a, a)[0, 0] == 1.0
