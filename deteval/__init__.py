@@ -21,7 +21,16 @@ from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWar
 from .io.coco import read_coco_gt, read_coco_results, write_coco_results
 from .io.formats import convert, detect_format, read_detections, read_gt, write_gt
 from .matching import MatchTable, match_detections
-from .protocols.coco import COCO, STAT_NAMES, COCOParams, COCOResult, evaluate_coco
+from .outcomes import DT_OUTCOMES, GT_OUTCOMES, Outcomes, match_outcomes
+from .protocols.coco import (
+    COCO,
+    COCO_KEYPOINTS,
+    KEYPOINT_STAT_NAMES,
+    STAT_NAMES,
+    COCOParams,
+    COCOResult,
+    evaluate_coco,
+)
 from .protocols.voc import (
     DETECTRON2_VOC2007,
     DETECTRON2_VOC2012,
@@ -41,10 +50,12 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 __all__ = [
     "AP_METHODS",
     "COCO",
+    "COCO_KEYPOINTS",
     "COCOParams",
     "COCOResult",
     "Categories",
     "DETECTRON2_VOC2007",
+    "DT_OUTCOMES",
     "DETECTRON2_VOC2012",
     "Dataset",
     "DetectionConfusion",
@@ -53,10 +64,13 @@ __all__ = [
     "DetevalError",
     "FormatError",
     "FormatWarning",
+    "GT_OUTCOMES",
     "GroundTruth",
     "Images",
+    "KEYPOINT_STAT_NAMES",
     "MatchTable",
     "OperatingPoints",
+    "Outcomes",
     "PRCurve",
     "STAT_NAMES",
     "UndefinedMetricWarning",
@@ -73,6 +87,7 @@ __all__ = [
     "evaluate_coco",
     "evaluate_voc",
     "match_detections",
+    "match_outcomes",
     "operating_points",
     "read_coco_gt",
     "read_coco_results",

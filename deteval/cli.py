@@ -1,5 +1,5 @@
 """Command-line interface: ``deteval coco``, ``voc``, ``eval``, ``confusion``, ``classify``,
-``convert`` and ``demo``.
+``convert``, ``report``, ``draw`` and ``demo``.
 
 A thin shell over the library: it parses arguments, calls one function, prints the result.
 Errors go to stderr as ``deteval: error: ...`` with exit status 1; usage errors exit 2.
@@ -117,6 +117,9 @@ def _build_parser() -> argparse.ArgumentParser:
     eval_.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
     eval_.add_argument("--per-class", action="store_true",
                        help="coco: print the per-class table (the VOC summary always has it)")
+    eval_.add_argument("--iou-type", choices=["bbox", "polygon"], default="bbox",
+                       help="coco: compare boxes, or the exact outlines of formats that "
+                       "carry polygons (DOTA quadrilaterals) (default: bbox)")
     _add_input_options(eval_, GT_FORMATS, DETECTION_FORMATS)
     eval_.set_defaults(parser=eval_)
 
@@ -140,6 +143,32 @@ def _build_parser() -> argparse.ArgumentParser:
                            help="write the counts, matrix, per-class and overall numbers")
     _add_input_options(confusion, GT_FORMATS, DETECTION_FORMATS)
     confusion.set_defaults(parser=confusion)
+
+    draw = commands.add_parser(
+        "draw", help="draw the matches on the images: TP, FP by reason, FN, ignored",
+        description="Match detections to ground truth (COCO greedy rule at one IoU and one "
+        "score threshold, as `deteval confusion`) and write each image with its detections "
+        "and objects outlined in the colour of their outcome (deteval.viz.draw): true "
+        "positives, false positives by reason (duplicate, wrong class, localization, "
+        "background), missed objects and ignored ones. Images are found in --images DIR "
+        "(required) by the file names of the ground truth and written to --out as PNG. A "
+        "missing or unreadable image is reported and skipped. Ground truth and detections may "
+        "be in any supported format (guessed from the paths unless --gt-format/--dt-format "
+        "say).")
+    draw.add_argument("--out", required=True, metavar="DIR",
+                      help="folder to write the drawings into (created if needed)")
+    draw.add_argument("--only-errors", action="store_true",
+                      help="draw only images with a false positive or a missed object, most "
+                      "errors first")
+    draw.add_argument("--limit", type=_positive_int, metavar="N",
+                      help="draw at most N images, most errors first")
+    draw.add_argument("--iou-threshold", type=_unit_float("IoU threshold", open_low=True),
+                      default=0.5, metavar="T", help="IoU threshold, in (0, 1] (default: 0.5)")
+    draw.add_argument("--score-threshold", type=_unit_float("score threshold", high=None),
+                      default=0.0, metavar="S",
+                      help="leave out detections scoring below S (default: 0, keep all)")
+    _add_input_options(draw, GT_FORMATS, DETECTION_FORMATS)   # its --images: required here
+    draw.set_defaults(parser=draw)
 
     classify = commands.add_parser(
         "classify", help="classification metrics of labels against scores or predictions",
@@ -179,19 +208,65 @@ def _build_parser() -> argparse.ArgumentParser:
                                description="Evaluate the bundled synthetic sample "
                                "(fixtures/demo) and print the summary and per-class table.")
     demo.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+
+    def gallery_size(text: str) -> int:
+        if not text.strip().isdigit():
+            raise argparse.ArgumentTypeError(f"expected a number of images >= 0; got {text!r}")
+        return int(text)
+
+    report = commands.add_parser(
+        "report", help="write a self-contained HTML report: tables, plots, worst images",
+        description="Evaluate and write a self-contained HTML report into the folder --out "
+        "(index.html, results.json, the figures and gallery/; no network needed to view "
+        "it): the summary, a per-class table sorted by clicking a header, precision-recall, "
+        "F1 and per-class AP plots, the confusion matrix, and a gallery of the images with "
+        "the most errors drawn with their matches. --images names the images folder of the "
+        "gallery (and of readers that need image sizes). Needs matplotlib: pip install "
+        "'deteval[plot]'.")
+    report.add_argument("--out", required=True, metavar="DIR",
+                        help="folder to write the report into (created if needed)")
+    report.add_argument("--protocol", choices=["coco", "voc2007", "voc2012"], default="coco",
+                        help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits "
+                        "(default: coco)")
+    report.add_argument("--iou-threshold", type=_unit_float("IoU threshold", open_low=True),
+                        default=0.5, metavar="T",
+                        help="IoU threshold of the curves, confusion matrix, error counts and "
+                        "gallery (coco: one of 0.50, 0.55, ..., 0.95; voc: the protocol's "
+                        "threshold; default: 0.5)")
+    report.add_argument("--score-threshold", type=_unit_float("score threshold", high=None),
+                        metavar="S", help="score threshold of the confusion matrix, error "
+                        "counts and gallery (default: the F1-optimal score)")
+    report.add_argument("--gallery", type=gallery_size, default=24, metavar="N",
+                        help="how many images to draw, most errors first (default: 24; "
+                        "0: none)")
+    report.add_argument("--figure-format", choices=["png", "svg"], default="png",
+                        help="file format of the plots (default: png)")
+    report.add_argument("--quiet", action="store_true",
+                        help="no progress bar (it is shown only on a terminal anyway)")
+    _add_input_options(report, GT_FORMATS, DETECTION_FORMATS)
+    report.set_defaults(parser=report)
     return parser
 
 
 def _add_coco_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--iou-type", default="bbox", choices=["bbox"],
-                        help="similarity measure (default: bbox)")
+    parser.add_argument("--iou-type", default="bbox",
+                        choices=["bbox", "segm", "keypoints", "polygon", "rotated"],
+                        help="what to compare: bbox, segm (masks), keypoints (OKS), polygon "
+                        "('polygon' or polygon 'segmentation' fields), rotated ('rbox' = "
+                        "[cx, cy, w, h, angle_degrees]) (default: bbox)")
+    parser.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",
+                        help="keypoints: OKS sigmas, one per keypoint (default: COCO person)")
+    parser.add_argument("--repair-polygons", action="store_true",
+                        help="polygon: repair self-intersecting polygons with make_valid "
+                        "instead of refusing them")
     parser.add_argument("--json", metavar="OUT.json",
                         help="write stats, summary and per-class table as JSON")
     parser.add_argument("--per-class", action="store_true", help="print the per-class table")
     parser.add_argument("--class-agnostic", action="store_true",
                         help="pool categories when matching (pycocotools useCats=0)")
     parser.add_argument("--max-dets", type=_number_list(int), metavar="'1 10 100'",
-                        help="max detections per image and category (3 values)")
+                        help="max detections per image and category (3 values; keypoints: "
+                        "any number, default 20)")
     parser.add_argument("--iou-thresholds", type=_number_list(float), metavar="'0.5 0.75'",
                         help="IoU thresholds (default: 0.50:0.05:0.95)")
     parser.add_argument("--image-ids", type=_number_list(int), metavar="IDS",
@@ -205,9 +280,10 @@ def _add_coco_options(parser: argparse.ArgumentParser) -> None:
 # Reader options: (argparse dest, flag, {format: keyword of that format's reader}).
 _GT_OPTIONS = (
     ("classes", "--classes", {"voc": "classes", "csv": "classes", "openimages": "classes",
-                              "labelme": "classes", "cvat": "classes", "yolo": "names"}),
-    ("images", "--images", {f: "images_dir" for f in ("voc", "yolo", "csv", "openimages",
-                                                       "labelme")}),
+                              "labelme": "classes", "cvat": "classes", "yolo": "names",
+                              "dota": "category_names"}),
+    ("images", "--images", {**{f: "images_dir" for f in ("voc", "yolo", "csv", "openimages",
+                                                          "labelme")}, "dota": "images"}),
     ("one_based", "--one-based", {"voc": "one_based"}),
     ("gt_box_format", "--gt-box-format", {"csv": "box_format"}),
 )
@@ -364,6 +440,15 @@ def _run_coco(args, out: TextIO, err: TextIO) -> int:
     _check_output_paths(args.json, args.matches)
 
     options = {"iou_type": args.iou_type}
+    if args.kpt_sigmas is not None:
+        options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
+    gt, dt = args.gt, args.dt
+    if args.iou_type in ("polygon", "rotated"):
+        from .io.coco import read_coco_gt, read_coco_results
+
+        invalid = "repair" if args.repair_polygons else "raise"
+        gt = read_coco_gt(args.gt, iou_type=args.iou_type, invalid=invalid)
+        dt = read_coco_results(args.dt, gt, iou_type=args.iou_type, invalid=invalid)
     if args.class_agnostic:
         options["use_categories"] = False
     for name, value in (("max_detections", args.max_dets),
@@ -371,7 +456,7 @@ def _run_coco(args, out: TextIO, err: TextIO) -> int:
                         ("image_ids", args.image_ids), ("category_ids", args.category_ids)):
         if value is not None:
             options[name] = tuple(value)
-    result = evaluate_coco(args.gt, args.dt, **options)
+    result = evaluate_coco(gt, dt, **options)
     _report(result, out, err, per_class=args.per_class)
     if args.json:
         payload = result.to_dict()
@@ -431,11 +516,13 @@ def _run_voc(args, out: TextIO, err: TextIO) -> int:
 
 def _run_eval(args, out: TextIO, err: TextIO) -> int:
     _check_output_paths(args.json)
+    if args.iou_type != "bbox" and args.protocol != "coco":
+        raise _UsageError(f"--iou-type {args.iou_type} needs --protocol coco")
     dataset, detections = _read_inputs(args)
     if args.protocol == "coco":
         from .protocols.coco import evaluate_coco
 
-        result = evaluate_coco(dataset, detections)
+        result = evaluate_coco(dataset, detections, iou_type=args.iou_type)
         _report(result, out, err, per_class=args.per_class)
         if args.json:
             payload = result.to_dict()
@@ -476,6 +563,38 @@ def _run_confusion(args, out: TextIO, err: TextIO) -> int:
         print(f"detections in no cell: {'; '.join(extras)}", file=out)
     if args.json:
         _write_json(args.json, result.to_dict(zero_division=0))
+    return 0
+
+
+def _run_draw(args, out: TextIO, err: TextIO) -> int:
+    from .outcomes import FP_OUTCOMES, match_outcomes
+    from .viz.draw import select_images, write_drawings
+
+    if args.images is None:
+        raise _UsageError("the following argument is required: --images DIR (the folder of "
+                          "the images to draw on)")
+    if not Path(args.images).is_dir():
+        raise FileNotFoundError(f"--images {args.images}: no such folder")
+    # --images is where the pictures are; it goes to the ground-truth reader only when that
+    # format reads image sizes from it (a COCO file has them).
+    gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
+    reader_args = argparse.Namespace(**vars(args))
+    reader_args.gt_format = gt_format
+    if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
+        reader_args.images = None
+    dataset, detections = _read_inputs(reader_args)
+    outcomes = match_outcomes(dataset, detections, iou_threshold=args.iou_threshold,
+                              score_threshold=args.score_threshold)
+    chosen = select_images(outcomes, only_errors=args.only_errors, limit=args.limit)
+    written = write_drawings(dataset, detections, args.images, args.out, outcomes=outcomes,
+                             only_errors=args.only_errors, limit=args.limit)
+    counts = outcomes.counts()
+    skipped = len(chosen) - len(written)
+    reasons = ", ".join(f"{counts[r]} {r.replace('_', ' ')}" for r in FP_OUTCOMES)
+    print(f"deteval draw: wrote {len(written)} of {len(chosen)} image(s) to {args.out}"
+          f"{f' ({skipped} skipped)' if skipped else ''}; IoU >= {outcomes.iou_threshold:g}, "
+          f"score >= {outcomes.score_threshold:g}: TP {counts['tp']}, FP {counts['fp']} "
+          f"({reasons}), FN {counts['fn']}", file=out)
     return 0
 
 
@@ -747,6 +866,40 @@ def _run_demo(args, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _run_report(args, out: TextIO, err: TextIO) -> int:
+    import json
+
+    from ._progress import ProgressBar
+    from .errors import DetevalError
+    from .report import write_report
+
+    # --images is the gallery's folder; it goes to the ground-truth reader only when that
+    # format reads image sizes from it (a COCO file has them).
+    gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
+    reader_args = argparse.Namespace(**vars(args))
+    reader_args.gt_format = gt_format
+    if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
+        reader_args.images = None
+    dataset, detections = _read_inputs(reader_args)
+    try:
+        with ProgressBar(stream=err, quiet=args.quiet) as bar:
+            index = write_report(dataset, detections, args.out, images_dir=args.images,
+                                 protocol=args.protocol, iou_threshold=args.iou_threshold,
+                                 score_threshold=args.score_threshold, gallery=args.gallery,
+                                 figure_format=args.figure_format, progress=bar)
+    except ImportError as error:  # matplotlib missing: say which extra to install
+        raise DetevalError(str(error)) from None
+    payload = json.loads((index.parent / "results.json").read_text(encoding="utf-8"))
+    first = payload["summary"]["rows"][0]
+    gallery = payload["gallery"]
+    print(f"deteval report: {index.resolve()}", file=out)
+    skipped = f", {len(gallery['skipped'])} skipped" if gallery["skipped"] else ""
+    value = "n/a" if first["value"] is None else f"{first['value']:.3f}"
+    print(f"{first['name']} = {value} ({args.protocol}); {len(gallery['images'])} images in "
+          f"the gallery{skipped}", file=out)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
          stderr: TextIO | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
@@ -759,14 +912,16 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         # argparse prints usage, --help and --version to sys.stdout/sys.stderr.
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             args = parser.parse_args(argv)
-            if getattr(args, "max_dets", None) is not None and len(args.max_dets) < 3:
+            if (getattr(args, "max_dets", None) is not None and len(args.max_dets) < 3
+                    and getattr(args, "iou_type", "bbox") != "keypoints"):
                 parser.error("--max-dets needs 3 values (the summary reads maxDets[0..2]); "
                              f"got {' '.join(map(str, args.max_dets))!r}")
     except SystemExit as exit_:
         return int(exit_.code or 0)
     runners = {"coco": _run_coco, "voc": _run_voc, "eval": _run_eval,
                "confusion": _run_confusion, "classify": _run_classify,
-               "convert": _run_convert, "demo": _run_demo}
+               "convert": _run_convert, "demo": _run_demo, "report": _run_report,
+               "draw": _run_draw}
     caught: list = []
     try:
         with warnings.catch_warnings(record=True) as caught:

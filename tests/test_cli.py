@@ -237,7 +237,7 @@ USAGE_ERRORS = [
     pytest.param(["coco", "gt.json", "dt.json", "--max-dets", "a b"], id="bad-max-dets"),
     pytest.param(["coco", "gt.json", "dt.json", "--iou-thresholds", "x"], id="bad-thresholds"),
     pytest.param(["coco", "gt.json", "dt.json", "--frobnicate"], id="unknown-option"),
-    pytest.param(["coco", "gt.json", "dt.json", "--iou-type", "segm"], id="bad-iou-type"),
+    pytest.param(["coco", "gt.json", "dt.json", "--iou-type", "mask"], id="bad-iou-type"),
 ]
 
 

@@ -1,0 +1,457 @@
+"""What happened to every detection and every object at one IoU and one score threshold.
+
+:func:`match_outcomes` gives each detection one outcome (a true positive, an ignored
+detection, or a false positive with its reason, in the spirit of TIDE) and each ground-truth
+object one outcome (found, missed, ignored). Drawings (:mod:`deteval.viz.draw`) and reports
+read these outcomes, so a picture shows exactly the numbers of the tables.
+
+Matching
+--------
+The shared greedy matcher (:func:`~deteval.matching.match_detections`, COCO rule, one IoU
+threshold, one area range ``[0, inf]``, every detection kept), within each image and
+category, exactly as pass 1 of :func:`~deteval.confusion.detection_confusion_matrix`. So the
+true and false positives of every class equal the confusion matrix's (its diagonal and its
+column totals minus the diagonal) and, for ground truth without ``ignore`` flags and at most
+100 detections per image and category, the COCO protocol's at the same IoU threshold (area
+"all").
+
+Outcome of a detection (``DT_OUTCOMES``), decided in this order
+----------------------------------------------------------------
+``below_threshold``
+    Its score is below ``score_threshold``: not matched at all.
+``ignored``
+    It matched a crowd region or an ignored object (``GroundTruth.ignore``, VOC *difficult*)
+    of its class, or its category is not a ground-truth category (the protocols drop it).
+``tp``
+    It matched a regular object of its class.
+
+Every other detection is a false positive, with the first reason that applies. ``t`` is the
+IoU threshold (capped at ``1 - 1e-10`` as the matcher caps it); IoU is the COCO box IoU with
+non-crowd objects of the same image (crowd regions are never a reason):
+
+``duplicate``
+    IoU ``>= t`` with an object of its class. Such an object was necessarily taken by a
+    higher-scoring detection (the greedy rule would have given it to this one otherwise):
+    a second detection of a found object. This includes a second detection on an ignored
+    object, which absorbs only one.
+``wrong_class``
+    IoU ``>= t`` with an object of another class (regular or ignored, found or not): right
+    place, wrong label.
+``localization``
+    Best IoU with an object of its class in ``[0.1, t)``: the right object, badly boxed.
+``background``
+    None of the above: it fired on background (its best IoU with any object of its class
+    is below 0.1, and with any other object below ``t``).
+
+``dt_gt`` names the object the outcome refers to (the matched one for ``tp`` and
+``ignored``; for a false positive the object of its reason with the highest IoU, the first
+in row order on ties) and ``dt_iou`` its IoU (for a crowd region the IoA, the similarity
+COCO matches crowds by); ``-1`` and NaN for ``background``, ``below_threshold`` and
+detections of an unknown category.
+
+Outcome of an object (``GT_OUTCOMES``)
+--------------------------------------
+``tp`` (a detection of its class matched it), ``missed`` (none did: a false negative) or
+``ignored`` (crowd region or ignored object, never missed). ``gt_dt`` is the matching
+detection; for an ignored object the highest-scoring detection it absorbed, if any.
+
+Examples
+--------
+>>> from deteval.data import Categories, Dataset, Detections, GroundTruth, Images
+>>> gt = GroundTruth(image_index=[0, 0], category_index=[0, 1],
+...                  boxes=[[0, 0, 10, 10], [50, 50, 60, 60]])
+>>> ds = Dataset(Images(ids=[1]), Categories(ids=[1, 2], names=("cat", "dog")), gt)
+>>> dt = Detections(image_index=[0, 0, 0, 0], category_index=[0, 0, 0, 0],
+...                 boxes=[[0, 0, 10, 10], [0, 0, 10, 9], [50, 50, 60, 60], [3, 3, 13, 13]],
+...                 scores=[0.9, 0.8, 0.7, 0.6])
+>>> out = match_outcomes(ds, dt)
+>>> out.dt_outcome_names
+('tp', 'duplicate', 'wrong_class', 'localization')
+>>> out.gt_outcome_names, out.errors_per_image.tolist()
+(('tp', 'missed'), [4])
+>>> out
+Outcomes(iou_threshold=0.5, score_threshold=0, tp=1, fp=3, fn=1, detections=4, objects=2,
+         images=1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .confusion import _load, _number
+from .data import Dataset, Detections
+from .iou import coco_pair_iou
+from .matching import match_detections
+
+__all__ = [
+    "DT_OUTCOMES",
+    "FP_OUTCOMES",
+    "GT_OUTCOMES",
+    "LOCALIZATION_MIN_IOU",
+    "ImageRows",
+    "Outcomes",
+    "match_outcomes",
+]
+
+#: Outcome names of detections; ``Outcomes.dt_outcome`` holds indices into this tuple.
+DT_OUTCOMES = ("tp", "duplicate", "wrong_class", "localization", "background", "ignored",
+               "below_threshold")
+#: The false-positive reasons, a subset of ``DT_OUTCOMES``.
+FP_OUTCOMES = ("duplicate", "wrong_class", "localization", "background")
+#: Outcome names of ground-truth objects; ``Outcomes.gt_outcome`` indexes this tuple.
+GT_OUTCOMES = ("tp", "missed", "ignored")
+#: Lowest IoU with an object of its class that makes a false positive a localization error.
+LOCALIZATION_MIN_IOU = 0.1
+
+_DT = {name: code for code, name in enumerate(DT_OUTCOMES)}
+_GT = {name: code for code, name in enumerate(GT_OUTCOMES)}
+_FP_CODES = np.array([_DT[name] for name in FP_OUTCOMES], dtype=np.int8)
+_IOU_CAP = 1 - 1e-10   # the matcher's cap: an IoU threshold of 1 accepts IoU >= 1 - 1e-10
+
+
+class ImageRows(NamedTuple):
+    """Rows of one image: ``detections`` (into the Detections) and ``gt`` (into the
+    GroundTruth), both int64 arrays in ascending order."""
+
+    detections: np.ndarray
+    gt: np.ndarray
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array = np.array(array, copy=True)
+    array.setflags(write=False)
+    return array
+
+
+def _rows_by_image(image_index: np.ndarray, n_images: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows sorted by image (stable) and the start of each image's run (length n_images + 1)."""
+    order = np.argsort(image_index, kind="stable")
+    starts = np.searchsorted(image_index[order], np.arange(n_images + 1))
+    return _frozen(order.astype(np.int64)), _frozen(starts.astype(np.int64))
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Outcomes:
+    """Result of :func:`match_outcomes` (see the module documentation for the rules).
+
+    All arrays are read-only.
+
+    Attributes
+    ----------
+    iou_threshold, score_threshold : float
+    dt_outcome : ndarray of int8, shape (n_dt,)
+        Index into :data:`DT_OUTCOMES` of each detection's outcome.
+    dt_gt : ndarray of int64, shape (n_dt,)
+        GT row matched (``tp``, ``ignored``) or that the false positive refers to; -1 if none.
+    dt_iou : ndarray of float64, shape (n_dt,)
+        IoU with ``dt_gt`` (IoA for a crowd region); NaN where ``dt_gt`` is -1.
+    gt_outcome : ndarray of int8, shape (n_gt,)
+        Index into :data:`GT_OUTCOMES`.
+    gt_dt : ndarray of int64, shape (n_gt,)
+        Matching detection row (for an ignored object the highest-scoring one it absorbed);
+        -1 if none.
+    errors_per_image : ndarray of int64, shape (n_images,)
+        False positives plus missed objects of each image.
+    dt_image_index, dt_category_index : ndarray of int64, shape (n_dt,)
+        The detections' image and category rows (category -1: unknown to the ground truth).
+    gt_image_index, gt_category_index : ndarray of int64, shape (n_gt,)
+    category_names : tuple of str
+        The dataset's category names, by category row.
+    """
+
+    iou_threshold: float
+    score_threshold: float
+    dt_outcome: np.ndarray
+    dt_gt: np.ndarray
+    dt_iou: np.ndarray
+    gt_outcome: np.ndarray
+    gt_dt: np.ndarray
+    errors_per_image: np.ndarray
+    dt_image_index: np.ndarray
+    dt_category_index: np.ndarray
+    gt_image_index: np.ndarray
+    gt_category_index: np.ndarray
+    category_names: tuple[str, ...]
+    _dt_by_image: tuple = field(init=False, repr=False)
+    _gt_by_image: tuple = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("dt_outcome", "dt_gt", "dt_iou", "gt_outcome", "gt_dt", "errors_per_image",
+                     "dt_image_index", "dt_category_index", "gt_image_index",
+                     "gt_category_index"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        n_images = len(self.errors_per_image)
+        object.__setattr__(self, "_dt_by_image", _rows_by_image(self.dt_image_index, n_images))
+        object.__setattr__(self, "_gt_by_image", _rows_by_image(self.gt_image_index, n_images))
+
+    def __repr__(self) -> str:
+        c = self.counts()
+        return (f"Outcomes(iou_threshold={self.iou_threshold:g}, "
+                f"score_threshold={self.score_threshold:g}, tp={c['tp']}, fp={c['fp']}, "
+                f"fn={c['fn']}, detections={self.n_detections}, objects={self.n_gt}, "
+                f"images={self.n_images})")
+
+    @property
+    def n_detections(self) -> int:
+        return len(self.dt_outcome)
+
+    @property
+    def n_gt(self) -> int:
+        return len(self.gt_outcome)
+
+    @property
+    def n_images(self) -> int:
+        return len(self.errors_per_image)
+
+    @property
+    def dt_outcome_names(self) -> tuple[str, ...]:
+        """The outcome of each detection by name, e.g. ``("tp", "background", ...)``."""
+        return tuple(DT_OUTCOMES[c] for c in self.dt_outcome.tolist())
+
+    @property
+    def gt_outcome_names(self) -> tuple[str, ...]:
+        """The outcome of each object by name, e.g. ``("tp", "missed", ...)``."""
+        return tuple(GT_OUTCOMES[c] for c in self.gt_outcome.tolist())
+
+    @property
+    def dt_is_fp(self) -> np.ndarray:
+        """Shape (n_dt,) bool: the detection is a false positive (any reason)."""
+        return np.isin(self.dt_outcome, _FP_CODES)
+
+    def for_image(self, image_index: int) -> ImageRows:
+        """Detection rows and GT rows of the image at row ``image_index`` of the images table.
+
+        Raises ``IndexError`` for a row outside the table.
+        """
+        if isinstance(image_index, (bool, np.bool_)) or not isinstance(
+                image_index, (int, np.integer)):
+            raise TypeError(f"image_index must be an integer; got {type(image_index).__name__}")
+        if not 0 <= image_index < self.n_images:
+            raise IndexError(f"image_index must be in [0, {self.n_images}); got {image_index}")
+        rows = []
+        for order, starts in (self._dt_by_image, self._gt_by_image):
+            chosen = np.sort(order[starts[image_index]:starts[image_index + 1]])
+            rows.append(chosen)
+        return ImageRows(detections=rows[0], gt=rows[1])
+
+    def counts(self, *, image_index: int | None = None,
+               category_index: int | None = None) -> dict[str, int]:
+        """Numbers of each outcome, for the whole dataset or one image and/or category.
+
+        Keys: ``tp``, ``fp`` (all reasons), ``fn`` (missed objects), each reason of
+        :data:`FP_OUTCOMES`, ``ignored_detections``, ``below_threshold`` and ``ignored_gt``.
+        """
+        dt_keep = np.ones(self.n_detections, bool)
+        gt_keep = np.ones(self.n_gt, bool)
+        if image_index is not None:
+            rows = self.for_image(image_index)
+            dt_keep[:] = False
+            dt_keep[rows.detections] = True
+            gt_keep[:] = False
+            gt_keep[rows.gt] = True
+        if category_index is not None:
+            dt_keep &= self.dt_category_index == category_index
+            gt_keep &= self.gt_category_index == category_index
+        dt = np.bincount(self.dt_outcome[dt_keep], minlength=len(DT_OUTCOMES))
+        gt = np.bincount(self.gt_outcome[gt_keep], minlength=len(GT_OUTCOMES))
+        out = {"tp": int(dt[_DT["tp"]]), "fp": int(sum(dt[_DT[r]] for r in FP_OUTCOMES)),
+               "fn": int(gt[_GT["missed"]])}
+        out.update({reason: int(dt[_DT[reason]]) for reason in FP_OUTCOMES})
+        out["ignored_detections"] = int(dt[_DT["ignored"]])
+        out["below_threshold"] = int(dt[_DT["below_threshold"]])
+        out["ignored_gt"] = int(gt[_GT["ignored"]])
+        return out
+
+    def per_class(self) -> list[dict[str, Any]]:
+        """One dict per category: ``name`` and the :meth:`counts` of that category."""
+        return [{"name": name, **self.counts(category_index=k)}
+                for k, name in enumerate(self.category_names)]
+
+    def images_by_errors(self, *, only_errors: bool = False,
+                         limit: int | None = None) -> np.ndarray:
+        """Image rows ordered by number of errors, most first (ties: table order).
+
+        ``only_errors`` drops images without error; ``limit`` keeps the first ``limit``.
+        """
+        order = np.argsort(-self.errors_per_image, kind="stable")
+        if only_errors:
+            order = order[self.errors_per_image[order] > 0]
+        if limit is not None:
+            order = order[:max(int(limit), 0)]
+        return order.astype(np.int64)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the settings, the outcomes by name, the rows referred to (IoU None
+        where NaN), errors per image and :meth:`counts`."""
+        return {
+            "iou_threshold": self.iou_threshold,
+            "score_threshold": self.score_threshold,
+            "dt_outcome": list(self.dt_outcome_names),
+            "dt_gt": self.dt_gt.tolist(),
+            "dt_iou": [None if v != v else v for v in self.dt_iou.tolist()],
+            "gt_outcome": list(self.gt_outcome_names),
+            "gt_dt": self.gt_dt.tolist(),
+            "errors_per_image": self.errors_per_image.tolist(),
+            "counts": self.counts(),
+        }
+
+
+def _best_per_detection(pair_dt: np.ndarray, pair_gt: np.ndarray, values: np.ndarray,
+                        allowed: np.ndarray, n_dt: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per detection, the allowed pair with the highest value (the first pair on ties).
+
+    Pairs must come grouped by detection, each detection's objects in row order. Returns the
+    GT row (-1 if none) and the value (NaN if none), shape (n_dt,) each."""
+    best_gt = np.full(n_dt, -1, dtype=np.int64)
+    best = np.full(n_dt, np.nan)
+    if not allowed.any():
+        return best_gt, best
+    starts = np.flatnonzero(np.r_[True, pair_dt[1:] != pair_dt[:-1]])
+    lengths = np.diff(np.r_[starts, len(pair_dt)])
+    keyed = np.where(allowed, values, -np.inf)
+    top = np.maximum.reduceat(keyed, starts)
+    at_top = allowed & (keyed == np.repeat(top, lengths))
+    first = np.minimum.reduceat(np.where(at_top, np.arange(len(values)), len(values)), starts)
+    found = first < len(values)
+    rows = pair_dt[starts[found]]
+    best_gt[rows] = pair_gt[first[found]]
+    best[rows] = values[first[found]]
+    return best_gt, best
+
+
+def _same_image_pairs(dt_rows: np.ndarray, dt_image: np.ndarray, gt_rows: np.ndarray,
+                      gt_image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (detection, object) pair of the same image among the given rows."""
+    gt_rows = gt_rows[np.argsort(gt_image[gt_rows], kind="stable")]
+    sorted_images = gt_image[gt_rows]
+    lo = np.searchsorted(sorted_images, dt_image[dt_rows], side="left")
+    hi = np.searchsorted(sorted_images, dt_image[dt_rows], side="right")
+    count = hi - lo
+    pair_dt = np.repeat(dt_rows, count)
+    offsets = np.arange(len(pair_dt)) - np.repeat(np.cumsum(count) - count, count)
+    pair_gt = gt_rows[np.repeat(lo, count) + offsets]
+    return pair_dt.astype(np.int64), pair_gt.astype(np.int64)
+
+
+def match_outcomes(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
+                   score_threshold: float = 0.0) -> Outcomes:
+    """The outcome of every detection and object at one IoU and one score threshold.
+
+    Parameters
+    ----------
+    gt : Dataset, str, PathLike or dict
+        Ground truth, or a COCO instances file (or its dict).
+    dt : Detections, str, PathLike, list, dict or ndarray
+        Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads.
+    iou_threshold : float, default 0.5
+        In ``(0, 1]``; a pair matches at IoU ``>= iou_threshold`` (COCO rule).
+    score_threshold : float, default 0
+        ``>= 0``; detections scoring lower are ``below_threshold`` and not matched.
+
+    Returns
+    -------
+    Outcomes
+        See the module documentation for the rules.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Invalid thresholds; detections that do not index the dataset.
+    FormatError
+        Unreadable input files.
+    """
+    iou_threshold = _number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
+    score_threshold = _number("score_threshold", score_threshold, low=0.0)
+    dataset, detections = _load(gt, dt)
+    if len(detections) and detections.category_index.min() < -1:
+        raise ValueError("detections.category_index must index the dataset's categories "
+                         "table (or be -1 for a category unknown to the ground truth)")
+    return _outcomes(dataset, detections, iou_threshold, score_threshold)
+
+
+def _outcomes(dataset: Dataset, detections: Detections, iou_threshold: float,
+              score_threshold: float) -> Outcomes:
+    objects = dataset.gt
+    n_k, n_images = len(dataset.categories), len(dataset.images)
+    n_dt, n_gt = len(detections), len(objects)
+    crowd = objects.iscrowd
+    ignored_gt = crowd | objects.ignore
+    dt_xywh, gt_xywh = detections.as_xywh(), objects.as_xywh()
+
+    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], crowd[g_rows])
+
+    # The call of pass 1 of detection_confusion_matrix: the same table, the same counts.
+    known = detections.category_index >= 0
+    above = detections.scores >= score_threshold
+    selected = known & above
+    table = match_detections(
+        dt_group=np.where(selected, detections.image_index * n_k + detections.category_index,
+                          -1),
+        dt_scores=detections.scores, dt_area=detections.area,
+        gt_group=objects.image_index * n_k + objects.category_index, gt_crowd=crowd,
+        gt_ignore=ignored_gt, gt_area=objects.area, similarity=similarity,
+        iou_thresholds=np.array([iou_threshold]), area_ranges=np.array([[0.0, np.inf]]),
+        max_detections=max(n_dt, 1))
+    matched_gt = table.detection_matches()[0]
+
+    outcome = np.full(n_dt, _DT["background"], dtype=np.int8)
+    dt_gt = np.full(n_dt, -1, dtype=np.int64)
+    dt_iou = np.full(n_dt, np.nan)
+    matched = np.flatnonzero(matched_gt >= 0)
+    g = matched_gt[matched]
+    outcome[matched] = np.where(ignored_gt[g], _DT["ignored"], _DT["tp"])
+    dt_gt[matched] = g
+    dt_iou[matched] = similarity(matched, g)
+
+    # False positives: why. Pairs with the non-crowd objects of the same image.
+    fp_rows = np.flatnonzero(selected & (matched_gt < 0))
+    pair_dt, pair_gt = _same_image_pairs(fp_rows, detections.image_index,
+                                         np.flatnonzero(~crowd), objects.image_index)
+    ious = coco_pair_iou(dt_xywh[pair_dt], gt_xywh[pair_gt], np.zeros(len(pair_dt), bool))
+    t = min(iou_threshold, _IOU_CAP)
+    near = (ious >= min(t, LOCALIZATION_MIN_IOU)) & (ious > 0)   # most pairs do not overlap
+    pair_dt, pair_gt, ious = pair_dt[near], pair_gt[near], ious[near]
+    same = objects.category_index[pair_gt] == detections.category_index[pair_dt]
+    dup_gt, dup_iou = _best_per_detection(pair_dt, pair_gt, ious, same & (ious >= t), n_dt)
+    cls_gt, cls_iou = _best_per_detection(pair_dt, pair_gt, ious, ~same & (ious >= t), n_dt)
+    loc_gt, loc_iou = _best_per_detection(pair_dt, pair_gt, ious,
+                                          same & (ious >= LOCALIZATION_MIN_IOU), n_dt)
+    undecided = np.zeros(n_dt, bool)
+    undecided[fp_rows] = True
+    for name, rows_gt, rows_iou in (("duplicate", dup_gt, dup_iou),
+                                    ("wrong_class", cls_gt, cls_iou),
+                                    ("localization", loc_gt, loc_iou)):
+        hit = undecided & (rows_gt >= 0)
+        outcome[hit] = _DT[name]
+        dt_gt[hit] = rows_gt[hit]
+        dt_iou[hit] = rows_iou[hit]
+        undecided &= ~hit
+
+    outcome[~known] = _DT["ignored"]
+    outcome[~above] = _DT["below_threshold"]
+
+    # Objects.
+    gt_dt = np.full(n_gt, -1, dtype=np.int64)
+    if len(matched):
+        # For an object absorbing several detections (a crowd), the best-ranked one.
+        order = np.lexsort((table.dt_rank[matched], g))
+        first = np.r_[True, g[order][1:] != g[order][:-1]]
+        gt_dt[g[order][first]] = matched[order][first]
+    gt_outcome = np.where(ignored_gt, _GT["ignored"],
+                          np.where(gt_dt >= 0, _GT["tp"], _GT["missed"])).astype(np.int8)
+
+    is_fp = np.isin(outcome, _FP_CODES)
+    errors = (np.bincount(detections.image_index[is_fp], minlength=n_images)
+              + np.bincount(objects.image_index[gt_outcome == _GT["missed"]],
+                            minlength=n_images)).astype(np.int64)
+    return Outcomes(
+        iou_threshold=iou_threshold, score_threshold=score_threshold, dt_outcome=outcome,
+        dt_gt=dt_gt, dt_iou=dt_iou, gt_outcome=gt_outcome, gt_dt=gt_dt,
+        errors_per_image=errors, dt_image_index=detections.image_index,
+        dt_category_index=detections.category_index, gt_image_index=objects.image_index,
+        gt_category_index=objects.category_index,
+        category_names=tuple(dataset.categories.names))

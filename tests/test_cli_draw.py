@@ -1,0 +1,129 @@
+"""Tests of ``deteval draw`` (deteval.cli) through ``main([...])`` on files written in a
+temporary folder: what is written, the one-line summary, missing images and size mismatches
+reported on stderr without failing, usage errors; and a run on the shared VOC sample."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+import deteval
+from deteval.cli import main
+from deteval.outcomes import match_outcomes
+from deteval.viz.draw import STYLES
+
+SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "voc_sample_100"
+
+
+def run(*argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main([str(a) for a in argv], stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture()
+def files(tmp_path) -> dict[str, Path]:
+    """Three images: a.png (1 error), b.png (missing, 1 error), c.png (wrong size, 2 errors)."""
+    images_dir = tmp_path / "images"
+    images_dir.mkdir()
+    Image.new("RGB", (100, 80), (128, 128, 128)).save(images_dir / "a.png")
+    Image.new("RGB", (90, 80), (128, 128, 128)).save(images_dir / "c.png")
+    gt = {"images": [{"id": i, "file_name": f"{n}.png", "width": 100, "height": 80}
+                     for i, n in ((1, "a"), (2, "b"), (3, "c"))],
+          "categories": [{"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}],
+          "annotations": [
+              {"id": 1, "image_id": 1, "category_id": 1, "bbox": [10, 10, 30, 30], "area": 900,
+               "iscrowd": 0},
+              {"id": 2, "image_id": 2, "category_id": 2, "bbox": [10, 10, 30, 30], "area": 900,
+               "iscrowd": 0},
+              {"id": 3, "image_id": 3, "category_id": 2, "bbox": [50, 10, 30, 30], "area": 900,
+               "iscrowd": 0}]}
+    dt = [{"image_id": 1, "category_id": 1, "bbox": [10, 10, 30, 30], "score": 0.9},
+          {"image_id": 1, "category_id": 1, "bbox": [60, 40, 20, 20], "score": 0.4},
+          {"image_id": 3, "category_id": 1, "bbox": [5, 40, 20, 20], "score": 0.7}]
+    paths = {"gt": tmp_path / "gt.json", "dt": tmp_path / "dt.json", "images": images_dir,
+             "out": tmp_path / "out"}
+    paths["gt"].write_text(json.dumps(gt))
+    paths["dt"].write_text(json.dumps(dt))
+    return paths
+
+
+def test_draw_writes_pictures_and_reports_problems(files):
+    status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
+                           "--out", files["out"])
+    assert status == 0, err
+    assert sorted(p.name for p in files["out"].iterdir()) == ["a.png", "c.png"]
+    lines = out.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"deteval draw: wrote 2 of 3 image(s) to {files['out']} "
+                               "(1 skipped); IoU >= 0.5, score >= 0: TP 1, FP 2 ")
+    assert "(0 duplicate, 0 wrong class, 0 localization, 2 background), FN 2" in lines[0]
+    warnings = [line for line in err.splitlines() if line.startswith("deteval: warning: ")]
+    assert len(warnings) == 2, err
+    assert re.search(r"image .*b\.png \(image id 2\) not found; skipped", err)
+    assert re.search(r"image .*c\.png \(image id 3\) is 90x80 pixels but its annotation says "
+                     r"100x80", err)
+    with Image.open(files["out"] / "a.png") as drawn:
+        assert drawn.size == (100, 80)
+        assert drawn.convert("RGB").getpixel((10, 25)) == STYLES["tp"].rgb
+
+
+def test_only_errors_and_limit_take_the_worst_images(files):
+    status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
+                           "--out", files["out"], "--only-errors", "--limit", "1")
+    assert status == 0, err
+    assert [p.name for p in files["out"].iterdir()] == ["c.png"]   # 2 errors
+    assert "wrote 1 of 1 image(s)" in out
+    assert "not found" not in err
+
+
+def test_thresholds_are_passed_on(files):
+    status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
+                           "--out", files["out"], "--score-threshold", "0.5",
+                           "--iou-threshold", "0.75")
+    assert status == 0, err
+    expected = match_outcomes(str(files["gt"]), str(files["dt"]), iou_threshold=0.75,
+                              score_threshold=0.5).counts()
+    assert expected["below_threshold"] == 1
+    assert (f"IoU >= 0.75, score >= 0.5: TP {expected['tp']}, FP {expected['fp']} "
+            in out)
+
+
+@pytest.mark.parametrize("argv, status, message", [
+    (["--out", "OUT"], 2, "required: --images DIR"),
+    (["--images", "IMAGES"], 2, "the following arguments are required: --out"),
+    (["--images", "IMAGES", "--out", "OUT", "--limit", "0"], 2, "expected a positive integer"),
+    (["--images", "IMAGES", "--out", "OUT", "--iou-threshold", "0"], 2,
+     "expected a IoU threshold in"),
+    (["--images", "NOWHERE", "--out", "OUT"], 1, "no such folder"),
+])
+def test_usage_errors(files, argv, status, message):
+    argv = [{"IMAGES": files["images"], "OUT": files["out"],
+             "NOWHERE": files["images"] / "nowhere"}.get(a, a) for a in argv]
+    code, out, err = run("draw", files["gt"], files["dt"], *argv)
+    assert code == status
+    assert message in err
+    assert not files["out"].exists()
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason=f"{SAMPLE} is absent")
+def test_voc_sample(tmp_path):
+    gt, dt = SAMPLE / "gts" / "pascalvoc_format", SAMPLE / "dets" / "abs_xyx2y2"
+    status, out, err = run("draw", gt, dt, "--box-format", "xyxy", "--names",
+                           SAMPLE / "voc.names", "--images", SAMPLE / "images", "--out",
+                           tmp_path, "--limit", "2")
+    assert status == 0, err
+    assert err == ""
+    written = sorted(tmp_path.glob("*.png"))
+    assert len(written) == 2
+    dataset = deteval.read_gt(gt)
+    detections = deteval.read_detections(dt, dataset, box_format="xyxy",
+                                         names=SAMPLE / "voc.names")
+    counts = match_outcomes(dataset, detections).counts()
+    assert f"wrote 2 of 2 image(s) to {tmp_path}; IoU >= 0.5, score >= 0: TP {counts['tp']}, " \
+           f"FP {counts['fp']} " in out

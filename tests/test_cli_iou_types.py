@@ -1,0 +1,158 @@
+"""``deteval coco --iou-type segm|keypoints|polygon|rotated``: the printed summary equals the
+library's (and pycocotools' where it has the protocol)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import deteval
+from deteval.cli import main
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "coco_val2014_100"
+
+
+def run(*argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main([str(a) for a in argv], stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def pycocotools_summary(gt: dict, results: list, iou_type: str) -> list[str]:
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        coco = COCO()
+        coco.dataset = copy.deepcopy(gt)
+        coco.createIndex()
+        evaluator = COCOeval(coco, coco.loadRes(copy.deepcopy(results)), iou_type)
+        evaluator.evaluate()
+        evaluator.accumulate()
+        evaluator.summarize()
+    return [line for line in text.getvalue().splitlines() if line.startswith(" Average")]
+
+
+def keypoint_scene() -> tuple[dict, list]:
+    rng = np.random.default_rng(3)
+    images = [{"id": i, "width": 120, "height": 90} for i in (1, 2)]
+    annotations, results = [], []
+    for n, image in enumerate(images * 2, start=1):
+        x, y = rng.uniform(0, 60, 2)
+        points = np.column_stack([rng.uniform(x, x + 40, 17), rng.uniform(y, y + 40, 17),
+                                  rng.integers(0, 3, 17)])
+        annotations.append({"id": n, "image_id": image["id"], "category_id": 1,
+                            "bbox": [x, y, 40, 40], "area": 1200.0 + 300 * n, "iscrowd": 0,
+                            "keypoints": points.ravel().tolist(),
+                            "num_keypoints": int((points[:, 2] > 0).sum())})
+        for shift, score in ((1.5, 0.9), (9.0, 0.4)):
+            moved = points.copy()
+            moved[:, :2] += rng.normal(0, shift, (17, 2))
+            results.append({"image_id": image["id"], "category_id": 1, "score": score,
+                            "keypoints": moved.ravel().tolist()})
+    gt = {"images": images, "annotations": annotations,
+          "categories": [{"id": 1, "name": "person"}]}
+    return gt, results
+
+
+def test_keypoints_summary_equals_pycocotools(tmp_path):
+    gt, results = keypoint_scene()
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    status, out, err = run("coco", tmp_path / "gt.json", tmp_path / "dt.json",
+                           "--iou-type", "keypoints", "--json", tmp_path / "out.json")
+    assert status == 0, err
+    lines = [line for line in out.splitlines() if line.startswith(" Average")]
+    assert lines == pycocotools_summary(gt, results, "keypoints")
+    assert len(lines) == 10 and "maxDets= 20" in lines[0]
+    payload = json.loads((tmp_path / "out.json").read_text())
+    assert set(payload["stats_named"]) == set(deteval.KEYPOINT_STAT_NAMES)
+
+
+def test_keypoint_sigmas_option_changes_the_numbers(tmp_path):
+    gt, results = keypoint_scene()
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    wide = " ".join(["0.5"] * 17)
+    status, out, _ = run("coco", tmp_path / "gt.json", tmp_path / "dt.json",
+                         "--iou-type", "keypoints", "--kpt-sigmas", wide)
+    assert status == 0
+    expected = deteval.evaluate_coco(gt, results, iou_type="keypoints",
+                                     keypoint_sigmas=[0.5] * 17)
+    assert [line for line in out.splitlines() if line.startswith(" Average")] == \
+        expected.summary_lines
+    default = deteval.evaluate_coco(gt, results, iou_type="keypoints")
+    assert not np.array_equal(default.stats, expected.stats)
+
+
+def test_wrong_sigma_count_is_a_clear_error(tmp_path):
+    gt, results = keypoint_scene()
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    status, _, err = run("coco", tmp_path / "gt.json", tmp_path / "dt.json",
+                         "--iou-type", "keypoints", "--kpt-sigmas", "0.1 0.2")
+    assert status == 1
+    assert "17 keypoints" in err and "2 sigmas" in err
+
+
+@pytest.mark.skipif(not DATA.exists(), reason=f"shared sample not found: {DATA}")
+def test_segm_on_the_shared_sample_prints_the_expected_summary():
+    expected = json.loads((DATA / "expected_pycocotools_2.0.11.json").read_text())["segm"]
+    status, out, err = run("coco", DATA / "instances_val2014_100.json",
+                           DATA / "instances_val2014_fakesegm100_results.json",
+                           "--iou-type", "segm")
+    assert status == 0, err
+    assert [line for line in out.splitlines() if line.startswith(" Average")] == \
+        expected["summary"]
+
+
+def test_segm_without_masks_in_the_ground_truth_names_the_record(tmp_path):
+    gt = {"images": [{"id": 1, "width": 10, "height": 10}],
+          "categories": [{"id": 1, "name": "a"}],
+          "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 4],
+                           "area": 16, "iscrowd": 0}]}
+    results = [{"image_id": 1, "category_id": 1, "score": 0.5,
+                "segmentation": {"size": [10, 10], "counts": "0:<0"}}]
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    status, _, err = run("coco", tmp_path / "gt.json", tmp_path / "dt.json",
+                         "--iou-type", "segm")
+    assert status == 1
+    assert "gt.json" in err and "annotations[0] (id 7)" in err and "segmentation" in err
+
+
+def test_dota_folders_evaluate_with_exact_polygon_iou(tmp_path):
+    from deteval.io.dota import read_dota, read_dota_detections
+
+    labels, dets = tmp_path / "labelTxt", tmp_path / "dets"
+    labels.mkdir()
+    dets.mkdir()
+    (labels / "P0001.txt").write_text(
+        "imagesource:GoogleEarth\ngsd:0.5\n"
+        "10 10 50 10 50 30 10 30 plane 0\n"
+        "100 100 140 120 130 140 90 120 ship 0\n"
+        "200 200 220 200 220 220 200 220 ship 1\n")
+    (labels / "P0002.txt").write_text("0 0 30 0 30 30 0 30 plane 0\n")
+    (dets / "Task1_plane.txt").write_text(
+        "P0001 0.9 11 10 50 11 49 30 10 29\n"
+        "P0002 0.8 40 40 60 40 60 60 40 60\n"
+        "P0002 0.7 1 1 29 1 29 29 1 29\n")
+    (dets / "Task1_ship.txt").write_text("P0001 0.6 100 101 139 121 130 139 91 120\n")
+    dataset = read_dota(labels)
+    expected = deteval.evaluate_coco(dataset, read_dota_detections(dets, dataset),
+                                     iou_type="polygon")
+    boxes = deteval.evaluate_coco(dataset, read_dota_detections(dets, dataset))
+    assert not np.array_equal(expected.precision, boxes.precision)  # the outlines matter
+    status, out, err = run("eval", labels, dets, "--protocol", "coco", "--iou-type", "polygon")
+    assert status == 0, err
+    assert [line for line in out.splitlines() if line.startswith(" Average")] == \
+        expected.summary_lines
+    status, _, err = run("eval", labels, dets, "--protocol", "voc2007", "--iou-type", "polygon")
+    assert status == 2 and "--protocol coco" in err
