@@ -1,0 +1,900 @@
+"""Seeded random COCO segm and keypoint datasets, a pycocotools keypoint runner, checks.
+
+``make_segm_dataset(seed, ...)`` returns ``(gt_dict, results)`` for instance-segmentation
+evaluation; ``make_keypoints_dataset(seed, ...)`` the same for keypoint evaluation. Every
+dataset is a pure function of its arguments (``np.random.default_rng(seed)``). Both mix, on
+purpose (see ``semantics.md`` §2, §4, §5.3, §5.4, §14):
+
+segm
+  * images of assorted sizes, from 7x5 (w x h) and 5x7 to 640x480;
+  * GT as polygons (one or several parts, convex and concave, integer, fractional and
+    half-integer vertices, vertices outside the image, vertices exactly on the borders,
+    triangles smaller than a pixel), as uncompressed RLE (``counts`` a list of runs) and as
+    compressed RLE (``counts`` a string); crowd GT as RLE;
+  * a GT ``area`` field that is mostly the pixel count, sometimes the polygon's shoelace
+    area, the limits 32**2 and 96**2 (and values next to them), 0 or another value;
+  * results as compressed RLE made by perturbing GT masks (copied, shifted, dilated, eroded,
+    cut, grown), random blobs, empty masks, full-image masks, masks of exactly 1024 and
+    9216 pixels, pieces of crowd regions;
+  * results with no ``bbox`` at all, with a ``bbox`` on every result (loadRes then gives
+    each the area w*h of its box, sometimes a box unlike its mask), or with a ``bbox`` on
+    some results but not the first one (loadRes ignores them);
+  * tied scores, results in shuffled order, more than 100 results in some groups, images
+    without GT, categories without results, results of a category not in the GT.
+
+keypoints
+  * person-like categories with the 17 COCO keypoints and, optionally, one category
+    with ``len(OTHER_SIGMAS)`` keypoints (evaluated with ``OTHER_SIGMAS``);
+  * GT keypoints with v = 0, 1, 2 (v = 0 at (0, 0) or at a real position), objects with
+    ``num_keypoints`` 0 (ignored), objects whose keypoints are all v = 0 but whose
+    ``num_keypoints`` is positive (OKS by the enlarged-box rule for a regular GT), crowd GT;
+  * GT ``area`` fields on and near the limits, and 0;
+  * results with and without ``bbox`` (loadRes gives keypoint results without a box the
+    area of their keypoints' extent, including keypoints reported at (0, 0)), integer and
+    float coordinates, tied scores, more than 20 results in some groups.
+
+``run_pycocotools_keypoints(gt, results, keypoint_sigmas=..., **params)`` runs pycocotools'
+``COCOeval`` for keypoints on deep copies of its inputs with stdout silenced; its keyword
+names are those of ``deteval.evaluate_coco``. For segm, ``cocogen.run_pycocotools`` with
+``iou_type="segm"`` does the same. ``assert_parity(result, reference)`` checks stats,
+precision, recall and scores with ``np.array_equal`` and the summary text line by line.
+``encode`` / ``decode`` / ``runs`` convert masks to compressed RLE, back, and to
+uncompressed RLE (run lengths).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import warnings
+from typing import Any
+
+import numpy as np
+from cocogen import PycocoResult
+from pycocotools import mask as mask_utils
+
+__all__ = [
+    "COCO_SIGMAS",
+    "OTHER_SIGMAS",
+    "assert_parity",
+    "decode",
+    "encode",
+    "make_keypoints_dataset",
+    "make_segm_dataset",
+    "run_pycocotools_keypoints",
+    "runs",
+]
+
+COCO_SIGMAS = np.array(
+    [0.26, 0.25, 0.25, 0.35, 0.35, 0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87,
+     0.89, 0.89]
+) / 10.0
+# The sigmas of the non-person category ("five points": four corners and a centre).
+OTHER_SIGMAS = np.array([0.05, 0.05, 0.07, 0.07, 0.031])
+
+_SCORE_POOL = (0.9, 0.8, 0.75, 0.5, 0.3, 0.1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _score(rng: np.random.Generator, mode: int) -> float:
+    """A score; modes 0-3 tie a lot (a small pool, one or two decimals), mode 4 rarely."""
+    if mode == 0 or (mode == 3 and rng.random() < 0.5):
+        return float(rng.choice(_SCORE_POOL))
+    if mode == 1:
+        return round(float(rng.random()), 1)
+    if mode == 2:
+        return round(float(rng.random()), 2)
+    return float(rng.random())
+
+
+def _distinct_ids(rng: np.random.Generator, n: int, pool: int) -> list[int]:
+    """``n`` distinct positive ids in a random (unsorted) order, sometimes far apart."""
+    base = rng.choice(np.arange(1, pool + 1), size=n, replace=False)
+    spread = int(rng.choice([1, 1, 7, 1000]))
+    ids = [int(v) * spread for v in base]
+    rng.shuffle(ids)
+    return ids
+
+
+def _finish(
+    rng: np.random.Generator,
+    annotations: list[dict],
+    results: list[dict],
+    bbox_mode: str,
+    make_box,
+) -> tuple[list[dict], list[dict]]:
+    """Shuffle, give the annotations distinct unsorted ids and apply the results' bbox mode."""
+    if rng.random() < 0.7:
+        results = [results[int(i)] for i in rng.permutation(len(results))]
+    for ann, ann_id in zip(
+        annotations, _distinct_ids(rng, len(annotations), max(2 * len(annotations), 10))
+    ):
+        ann["id"] = ann_id
+    if rng.random() < 0.5:
+        annotations = [annotations[int(i)] for i in rng.permutation(len(annotations))]
+    # "all": loadRes' bbox branch (area w*h from each box); "later": the first result has no
+    # box, so loadRes takes the segm / keypoints branch and the later boxes change nothing.
+    if bbox_mode == "all" or bbox_mode == "later":
+        for index, result in enumerate(results):
+            if bbox_mode == "all" or (index > 0 and rng.random() < 0.5):
+                result["bbox"] = make_box(result)
+    return annotations, results
+
+
+# ---------------------------------------------------------------------------------------------
+# Masks
+# ---------------------------------------------------------------------------------------------
+
+
+def encode(mask: np.ndarray, *, as_bytes: bool = False) -> dict:
+    """Compressed RLE of a 2-D mask, ``counts`` as ``str`` (as in JSON) or ``bytes``."""
+    rle = mask_utils.encode(np.array(mask, dtype=np.uint8, order="F"))
+    counts = rle["counts"] if as_bytes else rle["counts"].decode("ascii")
+    return {"size": [int(rle["size"][0]), int(rle["size"][1])], "counts": counts}
+
+
+def runs(mask: np.ndarray) -> dict:
+    """Uncompressed RLE (column-major runs, starting with a background run) of a mask."""
+    height, width = mask.shape
+    flat = mask.astype(bool).flatten(order="F")
+    changes = np.flatnonzero(np.diff(flat.astype(np.int8))) + 1
+    counts = np.diff(np.concatenate([[0], changes, [flat.size]])).tolist()
+    if flat.size and flat[0]:
+        counts = [0, *counts]
+    return {"size": [height, width], "counts": [int(c) for c in counts]}
+
+
+def decode(rle: dict) -> np.ndarray:
+    """The (h, w) bool mask of a compressed RLE (``counts`` str or bytes)."""
+    with warnings.catch_warnings():
+        # pycocotools 2.0.11's decode trips numpy 2's __array__(copy=...) deprecation
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return mask_utils.decode(rle).astype(bool)
+
+
+def _polygon_mask(parts: list[list[float]], height: int, width: int) -> np.ndarray:
+    rles = mask_utils.frPyObjects(parts, height, width)
+    return decode(mask_utils.merge(rles))
+
+
+def _shoelace(parts: list[list[float]]) -> float:
+    total = 0.0
+    for part in parts:
+        x, y = np.asarray(part[0::2]), np.asarray(part[1::2])
+        total += 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+    return total
+
+
+def _mask_box(mask: np.ndarray) -> list[float]:
+    """The tight box [x, y, w, h] of a mask ([0, 0, 0, 0] when empty), as ``toBbox``."""
+    rows, columns = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if len(rows) == 0:
+        return [0.0, 0.0, 0.0, 0.0]
+    return [float(columns[0]), float(rows[0]), float(columns[-1] - columns[0] + 1),
+            float(rows[-1] - rows[0] + 1)]
+
+
+def _round_style(rng: np.random.Generator, values: np.ndarray) -> list[float]:
+    """Integer, half-integer, one- or two-decimal, or full-precision coordinates."""
+    kind = int(rng.integers(5))
+    if kind == 0:
+        values = np.round(values)
+    elif kind == 1:
+        values = np.round(values * 2.0) / 2.0
+    elif kind == 2:
+        values = np.round(values, 1)
+    elif kind == 3:
+        values = np.round(values, 2)
+    return [float(v) for v in values]
+
+
+def _star(
+    rng: np.random.Generator, cx: float, cy: float, radius: float, concave: bool
+) -> np.ndarray:
+    """Vertices (n, 2) of a random star-shaped polygon around (cx, cy)."""
+    n = int(rng.integers(3, 13))
+    angles = np.sort(rng.uniform(0.0, 2.0 * np.pi, n))
+    radii = radius * rng.uniform(0.55, 1.0, n)
+    if concave and n >= 4:
+        radii[1::2] *= rng.uniform(0.2, 0.6, len(radii[1::2]))
+    if rng.random() < 0.5:  # clockwise or counter-clockwise
+        angles, radii = angles[::-1], radii[::-1]
+    stretch = rng.uniform(0.4, 1.6)
+    return np.stack([cx + radii * np.cos(angles) * stretch, cy + radii * np.sin(angles)], 1)
+
+
+def _polygon_part(rng: np.random.Generator, height: int, width: int) -> list[float]:
+    """One polygon (a flat x, y list of at least 3 points) of a random kind."""
+    size = max(height, width)
+    kind = int(rng.integers(10))
+    if kind == 0:  # axis-aligned rectangle, sometimes exactly on the image borders
+        x0, y0 = rng.uniform(-0.1 * width, width), rng.uniform(-0.1 * height, height)
+        x1, y1 = x0 + rng.uniform(0.5, width), y0 + rng.uniform(0.5, height)
+        if rng.random() < 0.5:
+            x0, y0, x1, y1 = 0.0, 0.0, float(width), float(height * rng.uniform(0.3, 1.0))
+        points = np.array([[x0, y0], [x0, y1], [x1, y1], [x1, y0]])
+    elif kind == 1:  # a triangle, sometimes smaller than a pixel
+        scale = rng.choice([0.4, 2.0, size / 3])
+        corner = rng.uniform([0, 0], [width, height])
+        points = corner + rng.uniform(-scale, scale, (3, 2))
+    elif kind == 2:  # a star clipped to the image: vertices on the borders
+        centre = rng.uniform([0, 0], [width, height])
+        points = _star(rng, centre[0], centre[1], rng.uniform(1.0, size * 0.6), rng.random() < 0.5)
+        points = np.clip(points, 0.0, [width, height])
+    elif kind == 3:  # mostly (or entirely) outside the image
+        centre = rng.uniform([-0.5 * width, -0.5 * height], [1.5 * width, 1.5 * height])
+        points = _star(rng, centre[0], centre[1], rng.uniform(1.0, size * 0.5), False)
+    else:  # a convex or concave blob inside or across the border
+        centre = rng.uniform([-0.1 * width, -0.1 * height], [1.1 * width, 1.1 * height])
+        radius = float(np.exp(rng.uniform(np.log(1.5), np.log(max(size * 0.45, 2.0)))))
+        points = _star(rng, centre[0], centre[1], radius, kind >= 7)
+    return _round_style(rng, points.ravel())
+
+
+def _blob(rng: np.random.Generator, height: int, width: int, scale: float | None = None):
+    """A random filled ellipse or rectangle (possibly cut by the image border)."""
+    mask = np.zeros((height, width), dtype=bool)
+    size = max(height, width)
+    ry = rx = float(np.exp(rng.uniform(np.log(0.6), np.log(max(size * 0.4, 1.0)))))
+    if scale is not None:
+        ry = rx = scale
+    ry *= rng.uniform(0.5, 1.5)
+    rx *= rng.uniform(0.5, 1.5)
+    cy, cx = rng.uniform(-0.1 * height, 1.1 * height), rng.uniform(-0.1 * width, 1.1 * width)
+    y0, y1 = max(int(np.floor(cy - ry)), 0), min(int(np.ceil(cy + ry)) + 1, height)
+    x0, x1 = max(int(np.floor(cx - rx)), 0), min(int(np.ceil(cx + rx)) + 1, width)
+    if y0 < y1 and x0 < x1:
+        if rng.random() < 0.7:
+            yy, xx = np.ogrid[y0:y1, x0:x1]
+            mask[y0:y1, x0:x1] = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 <= 1.0
+        else:
+            mask[y0:y1, x0:x1] = True
+    return mask
+
+
+def _dilate(mask: np.ndarray, steps: int) -> np.ndarray:
+    for _ in range(steps):
+        p = np.pad(mask, 1)
+        mask = p[1:-1, 1:-1] | p[:-2, 1:-1] | p[2:, 1:-1] | p[1:-1, :-2] | p[1:-1, 2:]
+    return mask
+
+
+def _erode(mask: np.ndarray, steps: int) -> np.ndarray:
+    return ~_dilate(~mask, steps)
+
+
+def _shift(mask: np.ndarray, dy: int, dx: int) -> np.ndarray:
+    height, width = mask.shape
+    out = np.zeros_like(mask)
+    if abs(dy) >= height or abs(dx) >= width:
+        return out
+    out[max(dy, 0) : height + min(dy, 0), max(dx, 0) : width + min(dx, 0)] = mask[
+        max(-dy, 0) : height + min(-dy, 0), max(-dx, 0) : width + min(-dx, 0)
+    ]
+    return out
+
+
+def _square(rng: np.random.Generator, height: int, width: int, side: int) -> np.ndarray | None:
+    """A mask of exactly side*side pixels (32*32 = 1024 or 96*96 = 9216), if it fits."""
+    if side > height or side > width:
+        return None
+    mask = np.zeros((height, width), dtype=bool)
+    y, x = int(rng.integers(0, height - side + 1)), int(rng.integers(0, width - side + 1))
+    mask[y : y + side, x : x + side] = True
+    return mask
+
+
+def _perturb(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
+    """A detection mask made from a GT mask: copy, shift, dilate, erode, cut, grow, ..."""
+    height, width = mask.shape
+    kind = int(rng.integers(9))
+    if kind == 0:
+        return mask.copy()
+    if kind == 1:
+        step = int(rng.choice([1, 1, 2, 3, 6]))
+        return _shift(mask, int(rng.integers(-step, step + 1)), int(rng.integers(-step, step + 1)))
+    if kind == 2:
+        return _dilate(mask, int(rng.integers(1, 4)))
+    if kind == 3:
+        return _erode(mask, int(rng.integers(1, 3)))
+    if kind == 4:
+        moved = _shift(mask, int(rng.integers(-2, 3)), int(rng.integers(-2, 3)))
+        return _dilate(moved, 1) if rng.random() < 0.5 else _erode(moved, 1)
+    if kind == 5:  # cut a half away
+        ys, xs = np.nonzero(mask)
+        out = mask.copy()
+        if len(ys):
+            if rng.random() < 0.5:
+                out[:, int(np.median(xs)) :] = False
+            else:
+                out[int(np.median(ys)) :, :] = False
+        return out
+    if kind == 6:  # grow by a neighbouring blob
+        return mask | _blob(rng, height, width, scale=max(1.0, np.sqrt(mask.sum()) / 3))
+    if kind == 7:  # lose a blob
+        return mask & ~_blob(rng, height, width, scale=max(1.0, np.sqrt(mask.sum()) / 3))
+    return _dilate(mask, 1) & ~_erode(mask, 1)  # a ring along the border
+
+
+def _gt_area(rng: np.random.Generator, pixels: int, parts: list | None) -> float:
+    """The GT ``area`` field: pixel count mostly; shoelace, limits, 0 or other sometimes."""
+    roll = rng.random()
+    if roll < 0.55:
+        return float(pixels)
+    if roll < 0.72 and parts is not None:
+        return _shoelace(parts)
+    if roll < 0.84:
+        return float(rng.choice([1023.5, 1024.0, 1024.5, 9215.5, 9216.0, 9216.5]))
+    if roll < 0.87:
+        return 0.0
+    return round(float(pixels) * float(rng.uniform(0.5, 2.0)) + float(rng.uniform(0, 50)), 2)
+
+
+def _image_size(rng: np.random.Generator) -> tuple[int, int]:
+    """(height, width): tiny, 640x480, small, medium."""
+    roll = rng.random()
+    if roll < 0.1:
+        return (5, 7) if rng.random() < 0.5 else (7, 5)
+    if roll < 0.2:
+        return (480, 640)
+    if roll < 0.65:
+        return int(rng.integers(8, 120)), int(rng.integers(8, 160))
+    return int(rng.integers(80, 260)), int(rng.integers(80, 300))
+
+
+def make_segm_dataset(
+    seed: int,
+    *,
+    n_images: int | None = None,
+    n_categories: int | None = None,
+    max_gt: int = 3,
+    max_dt: int = 5,
+    p_crowd: float = 0.15,
+    p_many: float = 0.04,
+    n_many: tuple[int, int] = (101, 125),
+    p_bytes: float = 0.0,
+    bbox_mode: str | None = None,
+    image_sizes: list[tuple[int, int]] | None = None,
+) -> tuple[dict, list[dict]]:
+    """Build a random COCO GT dict with segmentations and a compressed-RLE results list.
+
+    Parameters
+    ----------
+    seed : the seed of ``np.random.default_rng``; the dataset depends on nothing else.
+    n_images, n_categories : drawn from 3..8 and 1..3 when None.
+    max_gt, max_dt : the largest number of GT / unrelated detections per (image, category)
+        group (plus detections made from the GT and crowd pieces).
+    p_crowd : probability that a group gets a crowd region (RLE) with detections inside.
+    p_many : probability that a group gets ``n_many`` more results (more than 100).
+    p_bytes : probability that a result's (and a compressed GT's) ``counts`` is ``bytes``
+        rather than ``str`` (not JSON-serialisable then).
+    bbox_mode : "none", "all" or "later" (see the module docstring); drawn when None.
+    image_sizes : (height, width) of every image; drawn when None.
+
+    The result list never is empty (pycocotools' loadRes needs one element): when the draw
+    leaves it empty, one result with a category unknown to the GT is added (dropped at
+    evaluation).
+    """
+    rng = np.random.default_rng(seed)
+    if image_sizes is not None:
+        n_images = len(image_sizes)
+    n_images = int(rng.integers(3, 9)) if n_images is None else n_images
+    n_categories = int(rng.integers(1, 4)) if n_categories is None else n_categories
+    if bbox_mode is None:
+        bbox_mode = str(rng.choice(["none", "none", "all", "all", "later"]))
+    score_mode = int(rng.integers(5))
+
+    image_ids = _distinct_ids(rng, n_images, max(3 * n_images, 10))
+    category_ids = _distinct_ids(rng, n_categories, max(3 * n_categories, 10))
+    unknown_category = max(category_ids) + int(rng.integers(1, 5))
+    images = []
+    for n, image_id in enumerate(image_ids):
+        height, width = _image_size(rng) if image_sizes is None else image_sizes[n]
+        images.append(
+            {"id": image_id, "width": width, "height": height, "file_name": f"{image_id}.jpg"}
+        )
+    categories = [{"id": c, "name": f"class{c}", "supercategory": "thing"} for c in category_ids]
+
+    no_gt_images = {i for i in image_ids if rng.random() < 0.2}
+    no_dt_images = {i for i in image_ids if rng.random() < 0.1}
+    no_dt_categories = {c for c in category_ids if n_categories > 1 and rng.random() < 0.15}
+
+    annotations: list[dict] = []
+    results: list[dict] = []
+    masks_of_results: list[np.ndarray] = []  # parallel to results, for the boxes
+
+    def add_dt(image: dict, category: int, mask: np.ndarray) -> None:
+        results.append(
+            {
+                "image_id": image["id"],
+                "category_id": category,
+                "segmentation": encode(mask, as_bytes=bool(rng.random() < p_bytes)),
+                "score": _score(rng, score_mode),
+            }
+        )
+        masks_of_results.append(mask)
+
+    for image in images:
+        height, width = image["height"], image["width"]
+        for category in category_ids:
+            with_gt = image["id"] not in no_gt_images
+            with_dt = image["id"] not in no_dt_images and category not in no_dt_categories
+            gt_masks: list[np.ndarray] = []
+            if with_gt:
+                for _ in range(int(rng.integers(0, max_gt + 1))):
+                    roll = rng.random()
+                    parts = None
+                    if roll < 0.65:
+                        n_parts = 1 if rng.random() < 0.7 else int(rng.integers(2, 4))
+                        parts = [_polygon_part(rng, height, width) for _ in range(n_parts)]
+                        mask = _polygon_mask(parts, height, width)
+                        segmentation: Any = parts
+                    else:
+                        mask = _blob(rng, height, width)
+                        if rng.random() < 0.3:
+                            mask |= _blob(rng, height, width)
+                        if roll < 0.82:
+                            segmentation = runs(mask)
+                        else:
+                            segmentation = encode(mask, as_bytes=bool(rng.random() < p_bytes))
+                    annotations.append(
+                        {
+                            "id": 0,
+                            "image_id": image["id"],
+                            "category_id": category,
+                            "segmentation": segmentation,
+                            "area": _gt_area(rng, int(mask.sum()), parts),
+                            "bbox": _mask_box(mask),
+                            "iscrowd": 0,
+                        }
+                    )
+                    gt_masks.append(mask)
+                if gt_masks and rng.random() < 0.1:  # a duplicate GT: ties in IoU
+                    twin = dict(annotations[-1])
+                    annotations.append(twin)
+                    gt_masks.append(gt_masks[-1])
+            crowd_mask = None
+            if with_gt and rng.random() < p_crowd:
+                crowd_mask = _blob(rng, height, width, scale=max(height, width) * 0.3)
+                crowd_mask |= _blob(rng, height, width)
+                segmentation = (
+                    runs(crowd_mask) if rng.random() < 0.7 else encode(crowd_mask)
+                )
+                annotations.append(
+                    {
+                        "id": 0,
+                        "image_id": image["id"],
+                        "category_id": category,
+                        "segmentation": segmentation,
+                        "area": _gt_area(rng, int(crowd_mask.sum()), None),
+                        "bbox": _mask_box(crowd_mask),
+                        "iscrowd": 1,
+                    }
+                )
+            if not with_dt:
+                continue
+            for mask in gt_masks:
+                if rng.random() < 0.85:
+                    for _ in range(int(rng.integers(1, 4))):
+                        add_dt(image, category, _perturb(rng, mask))
+            if crowd_mask is not None:
+                for _ in range(int(rng.integers(1, 6))):
+                    piece = _blob(rng, height, width, scale=max(height, width) * 0.1)
+                    add_dt(image, category, piece & crowd_mask if rng.random() < 0.8 else piece)
+            for _ in range(int(rng.integers(0, max_dt + 1))):
+                roll = rng.random()
+                if roll < 0.08:
+                    add_dt(image, category, np.zeros((height, width), dtype=bool))
+                elif roll < 0.14:
+                    add_dt(image, category, np.ones((height, width), dtype=bool))
+                elif roll < 0.24:
+                    square = _square(rng, height, width, int(rng.choice([32, 96])))
+                    if square is not None:
+                        add_dt(image, category, square)
+                else:
+                    add_dt(image, category, _blob(rng, height, width))
+            if rng.random() < p_many:
+                for _ in range(int(rng.integers(n_many[0], n_many[1] + 1))):
+                    if gt_masks and rng.random() < 0.5:
+                        source = gt_masks[int(rng.integers(len(gt_masks)))]
+                        add_dt(image, category, _perturb(rng, source))
+                    else:
+                        add_dt(image, category, _blob(rng, height, width))
+        if rng.random() < 0.05:
+            add_dt(image, unknown_category, _blob(rng, height, width))
+    if not results:
+        first = images[0]
+        add_dt(first, unknown_category, np.ones((first["height"], first["width"]), bool))
+
+    mask_of = {id(r): m for r, m in zip(results, masks_of_results)}
+
+    def make_box(result: dict) -> list[float]:
+        box = _mask_box(mask_of[id(result)])
+        roll = rng.random()
+        if roll < 0.65:
+            return box
+        if roll < 0.8:  # a box whose area w*h sits on a limit
+            w, h = [(32.0, 32.0), (16.0, 64.0), (96.0, 96.0), (48.0, 192.0)][rng.integers(4)]
+            return [box[0], box[1], w, h]
+        jitter = [float(v) for v in rng.normal(0.0, 2.0, 4)]
+        return [round(box[0] + jitter[0], 2), round(box[1] + jitter[1], 2),
+                round(max(box[2] + jitter[2], 0.0), 2), round(max(box[3] + jitter[3], 0.0), 2)]
+
+    annotations, results = _finish(rng, annotations, results, bbox_mode, make_box)
+    gt = {
+        "info": {"description": f"maskgen segm seed {seed}"},
+        "images": images,
+        "annotations": annotations,
+        "categories": categories,
+    }
+    return gt, results
+
+
+# ---------------------------------------------------------------------------------------------
+# Keypoints
+# ---------------------------------------------------------------------------------------------
+
+# Positions of the 17 COCO keypoints in a person's box, (x, y) in [-0.5, 0.5].
+_PERSON = np.array(
+    [
+        [0.0, -0.40], [-0.04, -0.43], [0.04, -0.43], [-0.08, -0.41], [0.08, -0.41],
+        [-0.18, -0.28], [0.18, -0.28], [-0.26, -0.12], [0.26, -0.12], [-0.30, 0.02],
+        [0.30, 0.02], [-0.11, 0.05], [0.11, 0.05], [-0.12, 0.27], [0.12, 0.27],
+        [-0.13, 0.48], [0.13, 0.48],
+    ]
+)
+# The "five points" object: four corners and a centre.
+_OTHER = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5], [0.0, 0.0]])
+_PERSON_NAMES = [
+    "nose", "left_eye", "right_eye", "left_ear", "right_ear", "left_shoulder",
+    "right_shoulder", "left_elbow", "right_elbow", "left_wrist", "right_wrist", "left_hip",
+    "right_hip", "left_knee", "right_knee", "left_ankle", "right_ankle",
+]
+
+
+def _object_points(
+    rng: np.random.Generator, template: np.ndarray, width: int, height: int, scale=None
+) -> tuple[np.ndarray, float, float]:
+    """True keypoint positions (K, 2) of a random object, and its size (w, h)."""
+    tall = float(np.exp(rng.uniform(np.log(10.0), np.log(max(min(height, 420), 12)))))
+    tall = tall if scale is None else scale
+    wide = tall * float(rng.uniform(0.35, 0.9))
+    cx = float(rng.uniform(-0.1 * width, 1.1 * width))
+    cy = float(rng.uniform(-0.1 * height, 1.1 * height))
+    points = template * [wide, tall] + [cx, cy] + rng.normal(0.0, 0.02 * tall, template.shape)
+    return points, wide, tall
+
+
+def _coords(rng: np.random.Generator, values: np.ndarray, style: str) -> list[float]:
+    if style == "int":
+        return [int(v) for v in np.round(values)]
+    if style == "float":
+        return [float(v) for v in values]
+    return _round_style(rng, values)
+
+
+def _flat(coordinates: list, visibility: list) -> list:
+    """[x0, y0, x1, y1, ...] and [v0, v1, ...] -> [x0, y0, v0, x1, y1, v1, ...]."""
+    out: list = []
+    for x, y, v in zip(coordinates[0::2], coordinates[1::2], visibility):
+        out += [x, y, v]
+    return out
+
+
+def make_keypoints_dataset(
+    seed: int,
+    *,
+    n_images: int | None = None,
+    n_categories: int | None = None,
+    other_category: bool = False,
+    max_gt: int = 3,
+    max_dt: int = 3,
+    p_crowd: float = 0.15,
+    p_many: float = 0.06,
+    n_many: tuple[int, int] = (21, 32),
+    coordinates: str | None = None,
+    bbox_mode: str | None = None,
+) -> tuple[dict, list[dict]]:
+    """Build a random COCO keypoints GT dict and a keypoint results list.
+
+    Parameters
+    ----------
+    seed : the seed of ``np.random.default_rng``; the dataset depends on nothing else.
+    n_images, n_categories : drawn from 3..10 and 1..2 (person-like, 17 keypoints) when None.
+    other_category : add a category whose objects have ``len(OTHER_SIGMAS)`` keypoints; it is
+        the last of ``gt["categories"]``.
+    max_gt, max_dt : the largest number of GT / unrelated detections per (image, category).
+    p_crowd : probability that a group gets a crowd region with detections inside.
+    p_many : probability that a group gets ``n_many`` more results (more than 20).
+    coordinates : "int", "float" or "mixed" result coordinates; drawn when None. GT
+        coordinates are integers (as in COCO files) unless "float".
+    bbox_mode : "none", "all" or "later" (see the module docstring); drawn when None.
+    """
+    rng = np.random.default_rng(seed)
+    n_images = int(rng.integers(3, 11)) if n_images is None else n_images
+    n_categories = int(rng.integers(1, 3)) if n_categories is None else n_categories
+    if bbox_mode is None:
+        bbox_mode = str(rng.choice(["none", "none", "all", "later"]))
+    if coordinates is None:
+        coordinates = str(rng.choice(["int", "float", "mixed"]))
+    score_mode = int(rng.integers(5))
+
+    image_ids = _distinct_ids(rng, n_images, max(3 * n_images, 10))
+    category_ids = _distinct_ids(rng, n_categories + other_category, 10)
+    unknown_category = max(category_ids) + int(rng.integers(1, 5))
+    templates = {c: _PERSON for c in category_ids}
+    categories = [
+        {"id": c, "name": f"person{c}", "supercategory": "person", "keypoints": _PERSON_NAMES,
+         "skeleton": [[16, 14], [14, 12], [17, 15], [15, 13]]}
+        for c in category_ids
+    ]
+    if other_category:
+        templates[category_ids[-1]] = _OTHER
+        categories[-1] = {"id": category_ids[-1], "name": "fivepoints", "supercategory": "shape",
+                          "keypoints": ["tl", "tr", "br", "bl", "c"], "skeleton": []}
+    images = []
+    for image_id in image_ids:
+        width, height = int(rng.integers(60, 641)), int(rng.integers(60, 481))
+        images.append(
+            {"id": image_id, "width": width, "height": height, "file_name": f"{image_id}.jpg"}
+        )
+    no_gt_images = {i for i in image_ids if rng.random() < 0.15}
+    no_dt_images = {i for i in image_ids if rng.random() < 0.1}
+    no_dt_categories = {c for c in category_ids if len(category_ids) > 1 and rng.random() < 0.15}
+    gt_style = "float" if coordinates == "float" else "int"
+
+    annotations: list[dict] = []
+    results: list[dict] = []
+
+    def add_dt(image: dict, category: int, points: np.ndarray, scale: float) -> None:
+        k = len(points)
+        noisy = points + rng.normal(0.0, scale, points.shape)
+        at_origin = rng.random(k) < (0.08 if rng.random() < 0.3 else 0.0)
+        noisy[at_origin] = 0.0  # keypoints a model reports at (0, 0): they widen the extent
+        roll = rng.random()
+        if roll < 0.4:
+            visibility: list = [1] * k
+        elif roll < 0.6:
+            visibility = [2] * k
+        else:
+            visibility = [round(float(v), 3) for v in rng.random(k)]
+        results.append(
+            {
+                "image_id": image["id"],
+                "category_id": category,
+                "keypoints": _flat(_coords(rng, noisy.ravel(), coordinates), visibility),
+                "score": _score(rng, score_mode),
+            }
+        )
+
+    for image in images:
+        width, height = image["width"], image["height"]
+        for category in category_ids:
+            template = templates[category]
+            k = len(template)
+            with_gt = image["id"] not in no_gt_images
+            with_dt = image["id"] not in no_dt_images and category not in no_dt_categories
+            truths: list[tuple[np.ndarray, float]] = []
+            if with_gt:
+                for _ in range(int(rng.integers(0, max_gt + 1))):
+                    points, wide, tall = _object_points(rng, template, width, height)
+                    rate = float(rng.choice([0.0, 0.3, 0.7, 0.9, 1.0]))
+                    visible = rng.random(k) < rate
+                    v = np.where(visible, np.where(rng.random(k) < 0.75, 2, 1), 0)
+                    shown = points.copy()
+                    if rng.random() < 0.85:
+                        shown[~visible] = 0.0  # COCO writes unlabelled keypoints as 0, 0, 0
+                    num = int(np.count_nonzero(v))
+                    roll = rng.random()
+                    if roll < 0.05:
+                        num = 0  # ignored although it has visible keypoints
+                    elif roll < 0.12:
+                        v[:] = 0  # a regular GT without visible keypoints: enlarged-box OKS
+                        num = int(rng.integers(1, 6))
+                    x0, y0 = points.min(axis=0) - 0.05 * tall
+                    x1, y1 = points.max(axis=0) + 0.05 * tall
+                    box = _round_style(rng, np.array([x0, y0, x1 - x0, y1 - y0]))
+                    roll = rng.random()
+                    if roll < 0.7:
+                        area = round(box[2] * box[3] * float(rng.uniform(0.4, 0.8)), 2)
+                    elif roll < 0.9:
+                        area = float(rng.choice([1023.5, 1024.0, 1024.5, 9216.0, 9216.5]))
+                    elif roll < 0.93:
+                        area = 0.0
+                    else:
+                        area = box[2] * box[3]
+                    annotations.append(
+                        {
+                            "id": 0,
+                            "image_id": image["id"],
+                            "category_id": category,
+                            "keypoints": _flat(
+                                _coords(rng, shown.ravel(), gt_style), [int(x) for x in v]
+                            ),
+                            "num_keypoints": num,
+                            "bbox": box,
+                            "area": area,
+                            "iscrowd": 0,
+                            "segmentation": [
+                                [box[0], box[1], box[0], box[1] + box[3], box[0] + box[2],
+                                 box[1] + box[3], box[0] + box[2], box[1]]
+                            ],
+                        }
+                    )
+                    truths.append((points, max(float(np.sqrt(max(area, 1.0))), 2.0)))
+            crowd = None
+            if with_gt and rng.random() < p_crowd:
+                x, y = float(rng.uniform(-20, width / 2)), float(rng.uniform(-20, height / 2))
+                w, h = float(rng.uniform(60, 400)), float(rng.uniform(60, 400))
+                crowd = [round(x, 1), round(y, 1), round(w, 1), round(h, 1)]
+                annotations.append(
+                    {
+                        "id": 0,
+                        "image_id": image["id"],
+                        "category_id": category,
+                        "keypoints": [0] * (3 * k),
+                        "num_keypoints": 0,
+                        "bbox": crowd,
+                        "area": round(w * h * 0.7, 1),
+                        "iscrowd": 1,
+                        "segmentation": runs(np.ones((height, width), dtype=bool)),
+                    }
+                )
+            if not with_dt:
+                continue
+            for points, size in truths:
+                if rng.random() < 0.85:
+                    for _ in range(int(rng.integers(1, 4))):
+                        spread = size * float(rng.choice([0.0, 0.01, 0.03, 0.06, 0.12, 0.3]))
+                        add_dt(image, category, points, spread)
+            if crowd is not None:
+                for _ in range(int(rng.integers(1, 5))):
+                    scale = min(crowd[2], crowd[3]) * float(rng.uniform(0.1, 0.5))
+                    points, _, _ = _object_points(rng, template, width, height, scale=scale)
+                    points += [crowd[0] + crowd[2] / 2 - points[:, 0].mean(),
+                               crowd[1] + crowd[3] / 2 - points[:, 1].mean()]
+                    add_dt(image, category, points, scale * 0.2)
+            n_extra = int(rng.integers(0, max_dt + 1))
+            if rng.random() < p_many:
+                n_extra += int(rng.integers(n_many[0], n_many[1] + 1))
+            for _ in range(n_extra):
+                if truths and rng.random() < 0.4:
+                    points, size = truths[int(rng.integers(len(truths)))]
+                    add_dt(image, category, points, size * float(rng.uniform(0.02, 0.4)))
+                else:
+                    points, _, tall = _object_points(rng, template, width, height)
+                    add_dt(image, category, points, 0.02 * tall)
+        if rng.random() < 0.05:
+            points, _, _ = _object_points(rng, _PERSON, width, height)
+            add_dt(image, unknown_category, points, 1.0)
+    if not results:
+        points, _, _ = _object_points(rng, _PERSON, 100, 100)
+        add_dt(images[0], unknown_category, points, 1.0)
+
+    def make_box(result: dict) -> list[float]:
+        xy = np.reshape(result["keypoints"], (-1, 3))[:, :2].astype(np.float64)
+        x0, y0 = xy.min(axis=0)
+        x1, y1 = xy.max(axis=0)
+        roll = rng.random()
+        if roll < 0.2:  # w*h exactly on a limit
+            w, h = [(32.0, 32.0), (16.0, 64.0), (96.0, 96.0), (48.0, 192.0)][rng.integers(4)]
+            return [float(x0), float(y0), w, h]
+        pad = float(rng.uniform(0.0, 0.15)) * max(x1 - x0, y1 - y0)
+        return _round_style(rng, np.array([x0 - pad, y0 - pad, x1 - x0 + 2 * pad,
+                                           y1 - y0 + 2 * pad]))
+
+    annotations, results = _finish(rng, annotations, results, bbox_mode, make_box)
+    gt = {
+        "info": {"description": f"maskgen keypoints seed {seed}"},
+        "images": images,
+        "annotations": annotations,
+        "categories": categories,
+    }
+    return gt, results
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference
+# ---------------------------------------------------------------------------------------------
+
+
+def run_pycocotools_keypoints(
+    gt_dict: dict,
+    results: list[dict],
+    *,
+    keypoint_sigmas: Any = None,
+    iou_thresholds: Any = None,
+    recall_thresholds: Any = None,
+    max_detections: Any = None,
+    area_ranges: Any = None,
+    area_labels: Any = None,
+    use_categories: bool | None = None,
+    image_ids: Any = None,
+    category_ids: Any = None,
+) -> PycocoResult:
+    """Run pycocotools' COCOeval (iouType "keypoints") on deep copies, stdout silenced.
+
+    Like ``cocogen.run_pycocotools`` (which serves segm), with one more setting:
+    ``keypoint_sigmas`` (an array of K sigmas) becomes ``params.kpt_oks_sigmas``, which
+    pycocotools applies to every category.
+    """
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco_gt = COCO()
+        coco_gt.dataset = copy.deepcopy(gt_dict)
+        coco_gt.createIndex()
+        coco_dt = coco_gt.loadRes(copy.deepcopy(results))
+        evaluator = COCOeval(coco_gt, coco_dt, iouType="keypoints")
+        p = evaluator.params
+        if keypoint_sigmas is not None:
+            # an ndarray: pycocotools computes (sigmas * 2) ** 2
+            p.kpt_oks_sigmas = np.array(keypoint_sigmas, dtype=np.float64)
+        if iou_thresholds is not None:
+            p.iouThrs = np.asarray(iou_thresholds, dtype=np.float64)
+        if recall_thresholds is not None:
+            p.recThrs = np.asarray(recall_thresholds, dtype=np.float64)
+        if max_detections is not None:
+            p.maxDets = [int(m) for m in max_detections]
+        if area_ranges is not None:
+            p.areaRng = [[float(lo), float(hi)] for lo, hi in area_ranges]
+        if area_labels is not None:
+            p.areaRngLbl = list(area_labels)
+        if use_categories is not None:
+            p.useCats = int(bool(use_categories))
+        if image_ids is not None:
+            p.imgIds = list(image_ids)
+        if category_ids is not None:
+            p.catIds = list(category_ids)
+        evaluator.evaluate()
+        evaluator.accumulate()
+    summary = io.StringIO()
+    with contextlib.redirect_stdout(summary):
+        evaluator.summarize()
+    return PycocoResult(
+        stats=np.asarray(evaluator.stats, dtype=np.float64),
+        precision=evaluator.eval["precision"],
+        recall=evaluator.eval["recall"],
+        scores=evaluator.eval["scores"],
+        summary=summary.getvalue().splitlines(),
+        eval_imgs=evaluator.evalImgs,
+        params=evaluator.params,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison
+# ---------------------------------------------------------------------------------------------
+
+
+def _first_difference(name: str, mine: np.ndarray, theirs: np.ndarray) -> str:
+    if mine.shape != theirs.shape:
+        return f"{name}: shape {mine.shape} != pycocotools {theirs.shape}"
+    where = np.argwhere(~((mine == theirs) | (np.isnan(mine) & np.isnan(theirs))))
+    index = tuple(int(i) for i in where[0])
+    return (
+        f"{name}: {len(where)} of {mine.size} entries differ; first at {index}: "
+        f"deteval {mine[index]!r} != pycocotools {theirs[index]!r}"
+    )
+
+
+def assert_parity(result: Any, reference: PycocoResult, *, summary: bool = True) -> None:
+    """stats, precision, recall and scores exactly equal to pycocotools', and the summary."""
+    problems = []
+    for name in ("stats", "precision", "recall", "scores"):
+        mine = np.asarray(getattr(result, name), dtype=np.float64)
+        theirs = np.asarray(getattr(reference, name), dtype=np.float64)
+        if not np.array_equal(mine, theirs):
+            problems.append(_first_difference(name, mine, theirs))
+    if summary and result.summary().splitlines() != reference.summary:
+        problems.append(
+            "summary differs:\n" + result.summary() + "\npycocotools:\n"
+            + "\n".join(reference.summary)
+        )
+    assert not problems, "\n".join(problems)
