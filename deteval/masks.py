@@ -28,6 +28,8 @@ Examples
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,9 +37,10 @@ import numpy as np
 
 from .errors import FormatError
 
-__all__ = ["decode_counts", "mask_area", "mask_bounds", "masks_from_segmentations",
-           "pair_mask_iou"]
+__all__ = ["compressed_masks", "decode_counts", "mask_area", "mask_bounds",
+           "masks_from_segmentations", "pair_mask_iou"]
 
+_NUMBER_TYPES = {int, float}
 _MAX_DIGITS = 7  # 35 bits: more than any run of a 2**31-pixel mask needs
 
 
@@ -82,70 +85,128 @@ def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
     >>> counts.tolist(), offsets.tolist()
     ([0, 10, 10, 10, 5, 2], [0, 4, 6])
     """
-    lengths = np.fromiter(map(len, strings), np.int64, len(strings))
-    chars = np.frombuffer(b"".join(strings), dtype=np.uint8).astype(np.int64) - 48
-    string_of_char = np.repeat(np.arange(len(strings)), lengths)
-    bad = np.flatnonzero((chars < 0) | (chars > 63))
+    # Chunks of a few thousand strings keep the int64 running sums far from overflow.
+    n = len(strings)
+    lengths = np.fromiter(map(len, strings), np.int64, n)
+    string_ends = np.cumsum(lengths)
+    raw = np.frombuffer(b"".join(strings), dtype=np.uint8)
+
+    def owner(char_index: int) -> str:
+        return _record(records, int(np.searchsorted(string_ends, char_index, side="right")))
+
+    bad = np.flatnonzero((raw < 48) | (raw > 111))
     if len(bad):
-        i = int(string_of_char[bad[0]])
         raise FormatError(f"compressed RLE 'counts' has a character outside '0'..'o' "
-                          f"({chr(int(chars[bad[0]]) + 48)!r}); is it a compressed RLE string?",
-                          source=source, record=_record(records, i))
-    more = (chars & 0x20) != 0
-    ends = np.cumsum(lengths) - 1
-    truncated = np.flatnonzero((lengths > 0) & more[np.maximum(ends, 0)])
+                          f"({chr(int(raw[bad[0]]))!r}); is it a compressed RLE string?",
+                          source=source, record=owner(bad[0]))
+    chars = raw - np.uint8(48)
+    last = (chars & 0x20) == 0                      # the last character of each number
+    nonempty = lengths > 0
+    truncated = np.flatnonzero(nonempty & ~last[np.maximum(string_ends - 1, 0)])
     if len(truncated):
         raise FormatError("compressed RLE 'counts' ends in the middle of a number (truncated "
                           "string?)", source=source, record=_record(records, int(truncated[0])))
-    last = ~more                                    # the last character of each number
     number_ends = np.flatnonzero(last)
-    number_starts = np.concatenate([[0], number_ends[:-1] + 1]).astype(np.int64)
+    number_starts = np.empty_like(number_ends)
+    number_starts[:1] = 0
+    number_starts[1:] = number_ends[:-1] + 1
     digits = number_ends - number_starts + 1
     if len(digits) and digits.max() > _MAX_DIGITS:
-        i = int(string_of_char[number_starts[np.argmax(digits)]])
         raise FormatError(f"compressed RLE 'counts' holds a number of more than {_MAX_DIGITS} "
-                          "characters", source=source, record=_record(records, i))
-    position = np.arange(len(chars)) - np.repeat(number_starts, digits)
-    value = np.add.reduceat((chars & 0x1F) << (5 * position), number_starts) if len(
-        number_starts) else np.zeros(0, np.int64)
-    negative = (chars[number_ends] & 0x10) != 0
-    value = value - np.where(negative, np.int64(1) << (5 * digits), 0)
-    numbers_per_string = np.bincount(string_of_char[number_ends], minlength=len(strings))
-    offsets = np.zeros(len(strings) + 1, dtype=np.int64)
-    np.cumsum(numbers_per_string, out=offsets[1:])
+                          "characters", source=source,
+                          record=owner(number_starts[np.argmax(digits)]))
+    value = (chars[number_starts] & 0x1F).astype(np.int64)
+    for j in range(1, int(digits.max(initial=1))):
+        longer = np.flatnonzero(digits > j)
+        value[longer] |= (chars[number_starts[longer] + j] & 0x1F).astype(np.int64) << (5 * j)
+    negative = np.flatnonzero(chars[number_ends] & 0x10)
+    value[negative] -= np.int64(1) << (5 * digits[negative])
+    numbers_before = np.zeros(len(raw) + 1, dtype=np.int64)
+    np.cumsum(last, out=numbers_before[1:])
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets[1:] = numbers_before[string_ends]
+    numbers_per_string = np.diff(offsets)
     # Index i >= 3 adds the stored number at i - 2: a running sum along each parity chain
     # of a string (odd indices from 1, even ones from 2; index 0 stands alone). Running sums
     # over the global even and odd positions, minus the sum before each chain's start, give
-    # them without a sort. uint64 wraps, and the final reduction mod 2**32 is the uint32
-    # pycocotools stores.
-    wrapped = value.astype(np.uint64)
-    running = np.empty_like(wrapped)
-    running[0::2] = np.cumsum(wrapped[0::2], dtype=np.uint64)
-    running[1::2] = np.cumsum(wrapped[1::2], dtype=np.uint64)
-    before = running - wrapped                       # the running sum before each position
+    # them without a sort. pycocotools stores each as a uint32; a run outside [0, 2**32)
+    # is malformed, and refused.
+    running = np.empty_like(value)
+    running[0::2] = np.cumsum(value[0::2])
+    running[1::2] = np.cumsum(value[1::2])
     start = np.repeat(offsets[:-1], numbers_per_string)
     local = np.arange(len(value)) - start
-    chain_start = start + np.where(local % 2 == 1, 1, 2)
-    chain_start = np.minimum(chain_start, len(value) - 1)
-    counts = (running - before[chain_start]) & np.uint64(0xFFFFFFFF)
-    counts = np.where(local == 0, wrapped, counts).astype(np.int64)
+    chain_start = np.minimum(start + 2 - (local & 1), max(len(value) - 1, 0))
+    counts = running - (running[chain_start] - value[chain_start])
+    first = local == 0
+    counts[first] = value[first]
+    bad = np.flatnonzero((counts < 0) | (counts >= 2**32))
+    if len(bad):
+        k = int(np.searchsorted(offsets, bad[0], side="right")) - 1
+        raise FormatError(f"compressed RLE 'counts' decodes to a run length of "
+                          f"{int(counts[bad[0]])} (run {int(local[bad[0]])}); run lengths are "
+                          "0 to 2**32 - 1", source=source, record=_record(records, k))
     return counts, offsets
 
 
-def _check_runs(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
-                widths: np.ndarray, source: str | None, records: Sequence[str] | None) -> None:
-    owner = np.repeat(np.arange(len(heights)), np.diff(offsets))
-    totals = np.bincount(owner, weights=counts, minlength=len(heights)).astype(np.int64)
-    expected = heights * widths
-    bad = np.flatnonzero(totals != expected)
-    if len(bad):
-        i = int(bad[0])
-        raise FormatError(f"RLE run lengths add up to {int(totals[i])} pixels; a "
-                          f"{int(heights[i])}x{int(widths[i])} mask needs {int(expected[i])}",
-                          source=source, record=_record(records, i))
+_CHUNK = 2000  # strings decoded at a time: bounded memory, cache-friendly arrays
+
+
+class _Labels:
+    """Record labels made only when an error needs one."""
+
+    def __init__(self, make: Callable[[int], str], offset: int = 0):
+        self.make, self.offset = make, offset
+
+    def __getitem__(self, i: int) -> str:
+        return self.make(self.offset + i)
+
+
+def _run_sums(counts: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per string: the sum of all runs and of the odd (foreground) runs."""
+    n = len(offsets) - 1
+    if len(counts) == 0:
+        return np.zeros(n, np.int64), np.zeros(n, np.int64)
+    padded = np.append(counts, 0)        # a trailing empty string starts at len(counts)
+    odd_global = padded.copy()
+    odd_global[0::2] = 0
+    starts = offsets[:-1]
+    empty = offsets[1:] == offsets[:-1]
+    totals = np.where(empty, 0, np.add.reduceat(padded, starts))
+    odd = np.where(empty, 0, np.add.reduceat(odd_global, starts))
+    # A string starting at an odd global position has its local odd runs at even positions.
+    areas = np.where(offsets[:-1] % 2 == 0, odd, totals - odd)
+    return totals, areas
+
+
+def _totals_and_areas(strings: Sequence[bytes], heights: np.ndarray, widths: np.ndarray,
+                      source: str | None, labels: Callable[[int], str]) -> np.ndarray:
+    """Check compressed strings chunk by chunk; returns each mask's pixel count.
+
+    Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``. The
+    area is the sum of the odd (foreground) runs, what pycocotools' ``area`` returns.
+    """
+    areas = np.empty(len(strings), dtype=np.int64)
+    for lo in range(0, len(strings), _CHUNK):
+        hi = min(lo + _CHUNK, len(strings))
+        counts, offsets = decode_counts(strings[lo:hi], source=source,
+                                        records=_Labels(labels, lo))
+        totals, areas[lo:hi] = _run_sums(counts, offsets)
+        expected = heights[lo:hi] * widths[lo:hi]
+        bad = np.flatnonzero(totals != expected)
+        if len(bad):
+            i = int(bad[0])
+            raise FormatError(f"RLE run lengths add up to {int(totals[i])} pixels; a "
+                              f"{int(heights[lo + i])}x{int(widths[lo + i])} mask needs "
+                              f"{int(expected[i])}", source=source, record=labels(lo + i))
+    return areas
 
 
 def _size(value: Any, where: Callable[[], str], source: str | None) -> tuple[int, int]:
+    if type(value) is list and len(value) == 2:
+        h, w = value
+        if type(h) is int and type(w) is int and h >= 0 and w >= 0:
+            return h, w
     ok = (isinstance(value, (list, tuple)) and len(value) == 2
           and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0
                   for v in value))
@@ -164,8 +225,9 @@ def _polygon_parts(value: list, where: Callable[[], str], source: str | None) ->
         if not isinstance(part, (list, tuple)):
             raise FormatError(f"polygon {j} must be a list of numbers x1, y1, x2, y2, ...; got "
                               f"{type(part).__name__}", source=source, record=where())
-        if not all(isinstance(v, (int, float, np.integer, np.floating))
-                   and not isinstance(v, bool) for v in part):
+        if not set(map(type, part)) <= _NUMBER_TYPES and not all(
+                isinstance(v, (int, float, np.integer, np.floating))
+                and not isinstance(v, bool) for v in part):
             raise FormatError(f"polygon {j} must hold numbers only", source=source,
                               record=where())
         numbers = np.asarray(part, dtype=np.float64)
@@ -185,7 +247,7 @@ def _polygon_parts(value: list, where: Callable[[], str], source: str | None) ->
 
 def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widths: Any,
                              source: str | None = None, records: Sequence[str] | None = None,
-                             check_size: bool = True) -> np.ndarray:
+                             check_size: bool = True, with_area: bool = False) -> Any:
     """Convert COCO ``segmentation`` values to compressed RLE masks, as pycocotools does.
 
     Parameters
@@ -202,11 +264,13 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     check_size : bool
         Refuse an RLE whose size differs from its (known) image size. pycocotools would give
         such a mask an IoU of -1 with every same-image mask, so it could never match.
+    with_area : bool
+        Also return each mask's pixel count (pycocotools' ``area``), shape (n,), int64.
 
     Returns
     -------
     ndarray of object, shape (n,)
-        ``{"size": [h, w], "counts": bytes}`` per object.
+        ``{"size": [h, w], "counts": bytes}`` per object (and the areas with ``with_area``).
 
     Raises
     ------
@@ -235,24 +299,29 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     packed: list[bytes] = []
     sizes = np.zeros((n, 2), dtype=np.int64)
 
+    def label(i: int) -> str:
+        return _record(records, i)
+
     for i, value in enumerate(segmentations):
-        def where(i=i):
-            return _record(records, i)
-        if isinstance(value, (list, tuple)):
+        kind = type(value)
+        if kind is list or kind is tuple:
+            where = functools.partial(label, i)
             polygon_parts.append(_polygon_parts(value, where, source))
             polygon_rows.append(i)
-            if not (np.isfinite(heights[i]) and np.isfinite(widths[i])):
+            if not (math.isfinite(heights[i]) and math.isfinite(widths[i])):
                 raise FormatError("a polygon segmentation needs its image's 'height' and "
                                   "'width', which the ground truth does not give",
                                   source=source, record=where())
             sizes[i] = heights[i], widths[i]
-        elif isinstance(value, dict) and "counts" in value and "size" in value:
+        elif kind is dict and "counts" in value and "size" in value:
+            where = functools.partial(label, i)
             h, w = _size(value["size"], where, source)
-            sizes[i] = h, w
+            sizes[i, 0] = h
+            sizes[i, 1] = w
             counts = value["counts"]
-            if isinstance(counts, str):
+            if type(counts) is str:
                 counts = counts.encode("ascii", errors="replace")
-            if isinstance(counts, bytes):
+            if type(counts) is bytes:
                 packed_rows.append(i)
                 packed.append(counts)
             elif isinstance(counts, (list, tuple)):
@@ -270,25 +339,24 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
             else:
                 raise FormatError("RLE 'counts' must be a string (compressed) or a list of "
                                   f"run lengths; got {type(counts).__name__}", source=source,
-                                  record=where())
+                                  record=label(i))
         else:
             raise FormatError("'segmentation' must be a list of polygons or an RLE dict with "
                               f"'size' and 'counts'; got {type(value).__name__}",
-                              source=source, record=where())
+                              source=source, record=label(i))
 
+    areas = np.zeros(n, dtype=np.int64)
     if packed:
-        counts, offsets = decode_counts(packed, source=source,
-                                        records=[_record(records, i) for i in packed_rows])
         rows = np.asarray(packed_rows)
-        _check_runs(counts, offsets, sizes[rows, 0], sizes[rows, 1], source,
-                    [_record(records, i) for i in packed_rows])
-        for i, string in zip(packed_rows, packed):
-            out[i] = {"size": [int(sizes[i, 0]), int(sizes[i, 1])], "counts": string}
+        out[rows], areas[rows] = compressed_masks(
+            packed, sizes[rows], source=source, labels=lambda j: label(packed_rows[j]))
     if plain:
         for i, rle in zip(plain_rows, api.frUncompressedRLE(plain, 0, 0)):
             out[i] = rle
+        areas[plain_rows] = mask_area(out[plain_rows])
     if polygon_rows:
         _rasterise(out, polygon_rows, polygon_parts, sizes, api)
+        areas[polygon_rows] = mask_area(out[polygon_rows])
     if check_size:
         known = np.isfinite(heights) & np.isfinite(widths)
         mismatch = np.flatnonzero(known & ((sizes[:, 0] != np.nan_to_num(heights))
@@ -299,7 +367,36 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
                               f"image's {heights[i]:g}x{widths[i]:g}; masks are compared pixel "
                               "by pixel, so they must have the image's size", source=source,
                               record=_record(records, i))
-    return out
+    return (out, areas) if with_area else out
+
+
+def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,
+                     labels: Callable[[int], str] | None = None) -> tuple:
+    """Check compressed RLE strings against their sizes; return the masks and their areas.
+
+    Parameters
+    ----------
+    strings : sequence of bytes
+        ``counts`` of each mask.
+    sizes : ndarray of int, shape (n, 2)
+        ``[h, w]`` of each mask.
+    source, labels : optional
+        Named in errors: the file, and a function from row to record label.
+
+    Returns
+    -------
+    masks : ndarray of object, shape (n,)
+        ``{"size": [h, w], "counts": bytes}``.
+    areas : ndarray of int64, shape (n,)
+        Pixel counts (pycocotools' ``area``).
+    """
+    sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
+    labels = labels if labels is not None else (lambda i: f"mask {i}")
+    areas = _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels)
+    masks = np.empty(len(strings), dtype=object)
+    masks[:] = [{"size": size, "counts": string}
+                for size, string in zip(sizes.tolist(), strings)]
+    return masks, areas
 
 
 def _rasterise(out: np.ndarray, rows: list[int], parts: list[list[np.ndarray]],
@@ -346,9 +443,31 @@ def mask_xywh(masks: Sequence[dict]) -> np.ndarray:
     return np.asarray(_mask_api().toBbox(list(masks)), dtype=np.float64).reshape(-1, 4)
 
 
+def _ranks_within(key: np.ndarray, rows: np.ndarray):
+    """Dense rank of each pair's row among the distinct rows of its key, vectorised.
+
+    Returns the rank per pair (in the pairs' own order), a flag per position of the
+    (key, row)-sorted order marking the first pair of each distinct row, the bounds of the
+    key groups in that order, and the order itself.
+    """
+    order = np.lexsort((rows, key))
+    k, r = key[order], rows[order]
+    new_key = np.empty(len(order), dtype=bool)
+    new_key[:1] = True
+    new_key[1:] = k[1:] != k[:-1]
+    first = new_key.copy()
+    first[1:] |= r[1:] != r[:-1]
+    dense = np.cumsum(first) - 1
+    key_start = np.maximum.accumulate(np.where(new_key, np.arange(len(order)), 0))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = dense - dense[key_start]
+    bounds = np.append(np.flatnonzero(new_key), len(order))
+    return rank, first, bounds, order
+
+
 def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarray,
                   pair_gt: np.ndarray, gt_crowd: np.ndarray, *,
-                  image_of_dt: np.ndarray) -> np.ndarray:
+                  image_of_dt: np.ndarray, group: np.ndarray | None = None) -> np.ndarray:
     """Mask IoU of (detection, ground truth) pairs, with pycocotools' ``maskUtils.iou``.
 
     Parameters
@@ -362,6 +481,9 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
     image_of_dt : ndarray of int, shape (n_dt,)
         Image of each detection: the C routine is called once per image, on the distinct
         detections and objects of that image's pairs.
+    group : ndarray of int, shape (P,), optional
+        A finer key per pair (e.g. image and category): one call per key instead, so that
+        no mask is compared with masks of other categories.
 
     Returns
     -------
@@ -373,15 +495,16 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
     if len(pair_dt) == 0:
         return out
     api = _mask_api()
-    image = image_of_dt[pair_dt]
-    order = np.argsort(image, kind="stable")
-    bounds = np.flatnonzero(np.r_[True, image[order][1:] != image[order][:-1], True])
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    key = image_of_dt[pair_dt] if group is None else np.asarray(group, dtype=np.int64)
+    d_rank, d_first, bounds, order = _ranks_within(key, pair_dt)
+    g_rank, g_first, _, g_order = _ranks_within(key, pair_gt)
+    # g_order lists the pairs by (key, gt); its group bounds equal those of `order`.
+    crowd = gt_crowd.astype(np.uint8)
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         sel = order[lo:hi]
-        d_rows, d_pos = np.unique(pair_dt[sel], return_inverse=True)
-        g_rows, g_pos = np.unique(pair_gt[sel], return_inverse=True)
-        matrix = api.iou(list(dt_masks[d_rows]), list(gt_masks[g_rows]),
-                         gt_crowd[g_rows].astype(np.uint8))
+        d_rows = pair_dt[sel[d_first[lo:hi]]]
+        g_rows = pair_gt[g_order[lo:hi][g_first[lo:hi]]]
+        matrix = api.iou(list(dt_masks[d_rows]), list(gt_masks[g_rows]), crowd[g_rows])
         out[sel] = np.asarray(matrix, dtype=np.float64).reshape(len(d_rows), len(g_rows))[
-            d_pos, g_pos]
+            d_rank[sel], g_rank[sel]]
     return out

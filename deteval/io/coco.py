@@ -446,6 +446,81 @@ class _Result(msgspec.Struct, gc=False):
 _RESULTS_DECODER = msgspec.json.Decoder(list[_Result])
 
 
+class _RLE(msgspec.Struct, gc=False):
+    size: tuple[int, int]
+    counts: str
+
+
+class _SegmResult(msgspec.Struct, gc=False):
+    """One segm result in the common layout: a compressed RLE, with or without a box."""
+
+    image_id: int
+    category_id: int
+    score: float
+    segmentation: _RLE
+    bbox: tuple[float, float, float, float] | None = None
+
+
+_SEGM_DECODER = msgspec.json.Decoder(list[_SegmResult])
+
+
+def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections | None:
+    """Segm results in the common layout, decoded and type-checked in one pass, or None.
+
+    The strings are then checked and measured in bulk (:func:`deteval.masks.compressed_masks`);
+    anything unusual (polygons, uncompressed RLE, some records with a box and some without)
+    returns None and the general path reads the file.
+    """
+    from ..masks import compressed_masks, mask_xywh
+
+    try:
+        records = _SEGM_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    n = len(records)
+    has_box = sum(r.bbox is not None for r in records)
+    if has_box not in (0, n):
+        return None
+    image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
+    category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
+    scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
+    segmentations = list(map(operator.attrgetter("segmentation"), records))
+    sizes = np.fromiter(itertools.chain.from_iterable(
+        map(operator.attrgetter("size"), segmentations)), np.int64, 2 * n).reshape(n, 2)
+    strings = [c.encode("ascii", errors="replace")
+               for c in map(operator.attrgetter("counts"), segmentations)]
+    del segmentations
+    if not np.isfinite(scores).all() or (sizes < 0).any():
+        return None
+    xywh = None
+    if has_box:
+        xywh = np.fromiter(itertools.chain.from_iterable(
+            map(operator.attrgetter("bbox"), records)), np.float64, 4 * n).reshape(n, 4)
+        if not (np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
+            return None
+    del records
+    image_index = index_in(image_ids, dataset.images.ids)
+    if (image_index < 0).any():
+        return None     # the general path words the error
+    heights = dataset.images.heights[image_index]
+    widths = dataset.images.widths[image_index]
+    known = np.isfinite(heights) & np.isfinite(widths)
+    if (known & ((sizes[:, 0] != np.nan_to_num(heights))
+                 | (sizes[:, 1] != np.nan_to_num(widths)))).any():
+        return None
+    masks, pixels = compressed_masks(strings, sizes, source=name,
+                                     labels=lambda i: f"results[{i}]")
+    if xywh is None:
+        xywh = mask_xywh(masks)
+        area = pixels.astype(np.float64)
+    else:
+        area = xywh[:, 2] * xywh[:, 3]   # loadRes: a result with a box gets the box area
+    return Detections(image_index=image_index,
+                      category_index=index_in(category_ids, dataset.categories.ids),
+                      boxes=_xyxy(xywh, name, lambda i: f"results[{i}]"), scores=scores,
+                      area=area, xywh=xywh, category_ids=category_ids, masks=masks)
+
+
 def _typed_results_columns(raw: bytes):
     """Columns of a results file in the common layout, decoded and type-checked in one pass.
 
@@ -540,7 +615,13 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     name = source_name(source)
     if check_iou_type(iou_type) != "bbox":
         if isinstance(source, (str, os.PathLike)):
-            source = load_json(source, what="results").data
+            raw = read_bytes(source, what="results")
+            if iou_type == "segm":
+                with gc_paused():
+                    detections = _typed_segm_results(raw, dataset, name)
+                if detections is not None:
+                    return detections
+            source = load_json(source, what="results", raw=raw).data
         if isinstance(source, dict) and isinstance(source.get("annotations"), list):
             return _results_with_shapes(source["annotations"], dataset, name, iou_type,
                                         invalid, "annotations")
@@ -599,7 +680,7 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
             if given_boxes else None)
     shapes: dict[str, Any] = {}
     if iou_type == "segm":
-        from ..masks import mask_area, mask_xywh
+        from ..masks import mask_xywh
 
         values = []
         for i, record in enumerate(records):
@@ -611,12 +692,12 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
             else:
                 raise FormatError("missing 'segmentation' (iou_type 'segm' needs a mask, "
                                   "as compressed RLE)", source=name, record=labels[i])
-        shapes["masks"] = masks_from_segmentations(values, heights=heights, widths=widths,
-                                                   source=name, records=labels)
+        shapes["masks"], pixels = masks_from_segmentations(
+            values, heights=heights, widths=widths, source=name, records=labels,
+            with_area=True)
         if xywh is None:
             xywh = mask_xywh(shapes["masks"])
-        area = xywh[:, 2] * xywh[:, 3] if box_branch else mask_area(shapes["masks"]).astype(
-            np.float64)
+        area = xywh[:, 2] * xywh[:, 3] if box_branch else pixels.astype(np.float64)
     elif iou_type == "keypoints":
         values = []
         for i, record in enumerate(records):

@@ -583,10 +583,15 @@ def _similarity(p: COCOParams, dataset: Dataset, detections: Detections, gt_perm
 
         gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
         dt_masks = detections.masks
+        gt_category = gt.category_index[gt_perm]
+        n_categories = max(len(dataset.categories), 1)
 
         def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+            # One C call per (image, category): pairs never cross categories then.
+            group = (detections.image_index[d_rows] * n_categories + gt_category[g_rows]
+                     if p.use_categories else None)
             return pair_mask_iou(dt_masks, gt_masks, d_rows, g_rows, gt_crowd,
-                                 image_of_dt=detections.image_index)
+                                 image_of_dt=detections.image_index, group=group)
     elif p.iou_type == "keypoints":
         similarity = _oks_similarity(p, dataset, detections, gt_perm, gt_xywh)
     else:
