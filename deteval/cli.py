@@ -151,8 +151,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "and objects outlined in the colour of their outcome (deteval.viz.draw): true "
         "positives, false positives by reason (duplicate, wrong class, localization, "
         "background), missed objects and ignored ones. Images are found in --images DIR "
-        "(required) by the file names of the ground truth and written to --out as PNG. A "
-        "missing or unreadable image is reported and skipped. Ground truth and detections may "
+        "(required) by the file names of the ground truth and written to --out as PNG (never "
+        "over the images). A missing or unreadable image is reported and skipped (none drawn "
+        "at all is an error); one whose size differs from the annotation's is drawn with a "
+        "warning. Ground truth and detections may "
         "be in any supported format (guessed from the paths unless --gt-format/--dt-format "
         "say).")
     draw.add_argument("--out", required=True, metavar="DIR",
@@ -162,11 +164,15 @@ def _build_parser() -> argparse.ArgumentParser:
                       "errors first")
     draw.add_argument("--limit", type=_positive_int, metavar="N",
                       help="draw at most N images, most errors first")
-    draw.add_argument("--iou-threshold", type=_unit_float("IoU threshold", open_low=True),
-                      default=0.5, metavar="T", help="IoU threshold, in (0, 1] (default: 0.5)")
-    draw.add_argument("--score-threshold", type=_unit_float("score threshold", high=None),
-                      default=0.0, metavar="S",
+    draw.add_argument("--iou-threshold", "--iou", dest="iou_threshold",
+                      type=_unit_float("IoU threshold", open_low=True), default=0.5,
+                      metavar="T", help="IoU threshold, in (0, 1] (default: 0.5)")
+    draw.add_argument("--score-threshold", "--score", dest="score_threshold",
+                      type=_unit_float("score threshold", high=None), default=0.0,
+                      metavar="S",
                       help="leave out detections scoring below S (default: 0, keep all)")
+    draw.add_argument("--quiet", action="store_true",
+                      help="no progress bar (it is shown only on a terminal anyway)")
     _add_input_options(draw, GT_FORMATS, DETECTION_FORMATS)   # its --images: required here
     draw.set_defaults(parser=draw)
 
@@ -228,14 +234,16 @@ def _build_parser() -> argparse.ArgumentParser:
     report.add_argument("--protocol", choices=["coco", "voc2007", "voc2012"], default="coco",
                         help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits "
                         "(default: coco)")
-    report.add_argument("--iou-threshold", type=_unit_float("IoU threshold", open_low=True),
-                        default=0.5, metavar="T",
+    report.add_argument("--iou-threshold", "--iou", dest="iou_threshold",
+                        type=_unit_float("IoU threshold", open_low=True), default=0.5,
+                        metavar="T",
                         help="IoU threshold of the curves, confusion matrix, error counts and "
                         "gallery (coco: one of 0.50, 0.55, ..., 0.95; voc: the protocol's "
                         "threshold; default: 0.5)")
-    report.add_argument("--score-threshold", type=_unit_float("score threshold", high=None),
-                        metavar="S", help="score threshold of the confusion matrix, error "
-                        "counts and gallery (default: the F1-optimal score)")
+    report.add_argument("--score-threshold", "--score", dest="score_threshold",
+                        type=_unit_float("score threshold", high=None), metavar="S",
+                        help="score threshold of the confusion matrix, error counts and "
+                        "gallery (default: the F1-optimal score)")
     report.add_argument("--gallery", type=gallery_size, default=24, metavar="N",
                         help="how many images to draw, most errors first (default: 24; "
                         "0: none)")
@@ -567,6 +575,8 @@ def _run_confusion(args, out: TextIO, err: TextIO) -> int:
 
 
 def _run_draw(args, out: TextIO, err: TextIO) -> int:
+    from ._progress import ProgressBar
+    from .errors import DetevalError
     from .outcomes import FP_OUTCOMES, match_outcomes
     from .viz.draw import select_images, write_drawings
 
@@ -586,8 +596,14 @@ def _run_draw(args, out: TextIO, err: TextIO) -> int:
     outcomes = match_outcomes(dataset, detections, iou_threshold=args.iou_threshold,
                               score_threshold=args.score_threshold)
     chosen = select_images(outcomes, only_errors=args.only_errors, limit=args.limit)
-    written = write_drawings(dataset, detections, args.images, args.out, outcomes=outcomes,
-                             only_errors=args.only_errors, limit=args.limit)
+    with ProgressBar(stream=err, quiet=args.quiet) as bar:
+        written = write_drawings(dataset, detections, args.images, args.out,
+                                 outcomes=outcomes, only_errors=args.only_errors,
+                                 limit=args.limit, progress=bar)
+    if len(chosen) and not written:
+        raise DetevalError(f"none of the {len(chosen)} image(s) could be drawn: each is "
+                           f"missing or unreadable under --images {args.images} (see the "
+                           "warnings); is that the images folder?")
     counts = outcomes.counts()
     skipped = len(chosen) - len(written)
     reasons = ", ".join(f"{counts[r]} {r.replace('_', ' ')}" for r in FP_OUTCOMES)
@@ -895,8 +911,11 @@ def _run_report(args, out: TextIO, err: TextIO) -> int:
     print(f"deteval report: {index.resolve()}", file=out)
     skipped = f", {len(gallery['skipped'])} skipped" if gallery["skipped"] else ""
     value = "n/a" if first["value"] is None else f"{first['value']:.3f}"
-    print(f"{first['name']} = {value} ({args.protocol}); {len(gallery['images'])} images in "
-          f"the gallery{skipped}", file=out)
+    if args.images is None:
+        drawn = "no gallery (no --images DIR)"
+    else:
+        drawn = f"{len(gallery['images'])} images in the gallery{skipped}"
+    print(f"{first['name']} = {value} ({args.protocol}); {drawn}", file=out)
     return 0
 
 

@@ -10,7 +10,8 @@ whole, with no network access and nothing outside it:
   sheet or script is fetched.
 * ``results.json``: every number the page shows. The page's numbers are formatted from the
   very values written there (and those are the protocol's own: ``COCOResult.stats``,
-  ``VOCResult.map`` ...).
+  ``VOCResult.map`` ...). A ratio that is 0/0 (the recall of a class without objects, the
+  precision of one without detections) is undefined: null there and "n/a" on the page.
 * the figures (``pr_curves.png`` ...) and ``gallery/*.jpg``, linked relatively.
 
 Errors and the gallery are counted at one IoU threshold and one score threshold by
@@ -60,6 +61,9 @@ _FIGURES = (("pr_curves", "Precision-recall curves"), ("f1_curve", "F1 by score 
             ("confusion", "Confusion matrix"), ("ap_bars", "AP per class"))
 _GALLERY_MAX_SIDE = 1024          # gallery pictures are shrunk to this longest side
 _WARN_NAMES = 5                   # how many skipped images a warning names
+# 0/0 ratios (recall of a class without objects, precision without detections) are
+# undefined: NaN, null in results.json and "n/a" on the page, never a made-up 0.
+_UNDEFINED = float("nan")
 
 
 # --------------------------------------------------------------------------------------
@@ -159,7 +163,7 @@ def _summary(result: Any, protocol: str) -> dict[str, Any]:
 
 def _per_class(result: Any, protocol: str, cm: Any, points: Any) -> list[dict[str, Any]]:
     """One row per class: the protocol's numbers, then the counts at the operating point."""
-    at_threshold = {row["name"]: row for row in cm.per_class(zero_division=0)}
+    at_threshold = {row["name"]: row for row in cm.per_class(zero_division=_UNDEFINED)}
     best = {row["name"]: row for row in points.per_class()}
     rows = []
     if protocol == "coco":
@@ -276,16 +280,6 @@ def _figures(result: Any, points: Any, cm: Any, out: Path, iou_threshold: float,
     return files
 
 
-def _image_path(images_dir: Path, file_name: str) -> Path | None:
-    """The image file of a ``file_name`` under ``images_dir`` (also tried: its base name)."""
-    if not file_name:
-        return None
-    for candidate in (images_dir / file_name, images_dir / Path(file_name).name):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def _gallery(dataset: Any, detections: Any, outcomes: Any, images_dir: Path | None,
              limit: int, out: Path, step: Callable[[str], None]
              ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
@@ -295,7 +289,7 @@ def _gallery(dataset: Any, detections: Any, outcomes: Any, images_dir: Path | No
         return [], []
     from PIL import Image
 
-    from .viz.draw import draw_matches
+    from .viz.draw import _image_file, _size_mismatch, draw_matches
 
     folder = out / "gallery"
     folder.mkdir(exist_ok=True)
@@ -306,9 +300,9 @@ def _gallery(dataset: Any, detections: Any, outcomes: Any, images_dir: Path | No
         if len(entries) == limit:
             break
         file_name = images.file_names[image_index]
-        path = _image_path(images_dir, file_name)
+        path = _image_file(images_dir, file_name) if file_name else None
         label = file_name or f"image id {int(images.ids[image_index])}"
-        if path is None:
+        if path is None or not path.is_file():
             skipped.append({"image": label, "reason": "no file name" if not file_name
                             else f"not found in {images_dir}"})
             continue
@@ -316,6 +310,7 @@ def _gallery(dataset: Any, detections: Any, outcomes: Any, images_dir: Path | No
             with Image.open(path) as opened:
                 opened.load()
                 picture = opened.convert("RGB")
+            mismatch = _size_mismatch(dataset, image_index, picture.size)
             drawn = draw_matches(picture, dataset, detections, image_index, outcomes=outcomes,
                                  iou_threshold=outcomes.iou_threshold,
                                  score_threshold=outcomes.score_threshold)
@@ -330,7 +325,8 @@ def _gallery(dataset: Any, detections: Any, outcomes: Any, images_dir: Path | No
         entries.append({"image_id": int(images.ids[image_index]), "file_name": file_name,
                         "errors": int(outcomes.errors_per_image[image_index]),
                         "counts": counts, "file": target,
-                        "width": drawn.width, "height": drawn.height})
+                        "width": drawn.width, "height": drawn.height,
+                        "size_mismatch": mismatch})
         step(f"drawing {label}")
     return entries, skipped
 
@@ -361,7 +357,7 @@ nav a { margin-right: 1em; color: var(--accent); }
 .muted { color: var(--muted); }
 table { border-collapse: collapse; background: white; margin: 0.4em 0 1em; }
 caption { text-align: left; caption-side: top; padding: 0 0 4px; }
-th, td { border: 1px solid var(--line); padding: 3px 8px; }
+th, td { border: 1px solid var(--line); padding: 3px 7px; }
 th { background: var(--head); text-align: left; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 table.sortable th { cursor: pointer; user-select: none; white-space: nowrap; }
@@ -369,12 +365,16 @@ table.sortable th::after { content: " \\2195"; color: #9aa3b2; }
 table.sortable th[aria-sort="ascending"]::after { content: " \\2191"; color: var(--fg); }
 table.sortable th[aria-sort="descending"]::after { content: " \\2193"; color: var(--fg); }
 .scroll { overflow-x: auto; }
+/* The class column stays in view when a wide per-class table is scrolled sideways. */
+#per-class-table td:first-child, #per-class-table th:first-child {
+  position: sticky; left: 0; z-index: 1; white-space: nowrap; }
+#per-class-table td:first-child { background: white; }
 .figures { display: flex; flex-wrap: wrap; gap: 16px; }
 figure { margin: 0; background: white; border: 1px solid var(--line); padding: 8px; }
 figure img { max-width: 100%; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: 0.9em; margin-top: 4px; }
 .wide { flex: 1 1 100%; }
-.half { flex: 1 1 520px; max-width: 100%; }
+.half { flex: 1 1 420px; max-width: 100%; align-self: flex-start; }
 .gallery { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr));
            gap: 14px; }
 .legend { display: flex; flex-wrap: wrap; gap: 6px 18px; margin: 0.5em 0 1em; padding: 0;
@@ -382,6 +382,7 @@ figcaption { color: var(--muted); font-size: 0.9em; margin-top: 4px; }
 .swatch { display: inline-block; width: 26px; height: 0; border-top: 3px solid;
           vertical-align: middle; margin-right: 6px; }
 ul.notes li { margin: 0.2em 0; }
+.warn { color: #a33a00; }
 footer { color: var(--muted); font-size: 0.85em; max-width: 1200px; margin: 2em auto;
          padding: 0 20px; }
 """
@@ -508,7 +509,10 @@ def _page(payload: dict[str, Any], title: str) -> str:
 
     out.append('<h2 id="curves">Curves</h2><div class="figures">')
     figures = payload["figures"]
-    for name, caption in _FIGURES:
+    captions = dict(_FIGURES)
+    # The two narrow figures side by side, between the two wide ones.
+    for name in ("pr_curves", "f1_curve", "ap_bars", "confusion"):
+        caption = captions[name]
         size = "wide" if name in ("pr_curves", "confusion") else "half"
         out.append(f'<figure class="{size}"><img src="{_e(figures[name])}" '
                    f'alt="{_e(caption)}"><figcaption>{_e(caption)}</figcaption></figure>')
@@ -536,11 +540,17 @@ def _page(payload: dict[str, Any], title: str) -> str:
                    "errors (false positives and missed objects).</p><div class=\"gallery\">")
         for entry in gallery["images"]:
             c = entry["counts"]
-            out.append(f'<figure><img src="{_e(entry["file"])}" width="{entry["width"]}" '
-                       f'height="{entry["height"]}" loading="lazy" alt="{_e(entry["file_name"])}">'
+            # A click opens the drawing at full size.
+            out.append(f'<figure><a href="{_e(entry["file"])}"><img src="{_e(entry["file"])}" '
+                       f'width="{entry["width"]}" height="{entry["height"]}" loading="lazy" '
+                       f'alt="{_e(entry["file_name"])}"></a>'
                        f"<figcaption><b>{_e(entry['file_name'] or entry['image_id'])}</b> "
                        f"(id {entry['image_id']}): {entry['errors']} errors &middot; "
-                       f"TP {c['tp']}, FP {c['fp']}, FN {c['fn']}</figcaption></figure>")
+                       f"TP {c['tp']}, FP {c['fp']}, FN {c['fn']}"
+                       + (f'<br><span class="warn">The image {_e(entry["size_mismatch"])}: '
+                          "drawn in the annotation's coordinates.</span>"
+                          if entry["size_mismatch"] else "")
+                       + "</figcaption></figure>")
         out.append("</div>")
     else:
         out.append(f"<p class=\"muted\">{_e(gallery['why_empty'])}</p>")
@@ -583,6 +593,8 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         base name). Without it there is no gallery. Missing or unreadable images are
         skipped with a :class:`~deteval.errors.FormatWarning` naming them, and listed on
         the page and in ``results.json``; the next images by errors take their place.
+        An image whose size is not the annotation's width and height is drawn in the
+        annotation's coordinates, with a warning naming it and a note under it on the page.
     protocol : {"coco", "voc2007", "voc2012"}
         COCO (pycocotools numbers) or a VOC devkit preset.
     iou_threshold : float, default 0.5
@@ -678,6 +690,16 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
             warnings.warn(FormatWarning(
                 f"report gallery: {len(skipped)} image(s) skipped, missing or unreadable "
                 f"under {images_path}: {shown}{more}"), stacklevel=2)
+        mismatched = [e for e in entries if e["size_mismatch"]]
+        if mismatched:
+            shown = ", ".join(f"{e['file_name']} {e['size_mismatch']}"
+                              for e in mismatched[:_WARN_NAMES])
+            more = f" and {len(mismatched) - _WARN_NAMES} more" \
+                if len(mismatched) > _WARN_NAMES else ""
+            warnings.warn(FormatWarning(
+                f"report gallery: {len(mismatched)} image(s) differ in size from their "
+                f"annotation (drawn in the annotation's coordinates): {shown}{more}"),
+                stacklevel=2)
         if images_path is None:
             why = "No images folder was given (images_dir / --images): no gallery."
         elif gallery == 0:
@@ -688,7 +710,7 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
             why = "None of the images with errors could be read."
 
         gt_objects = dataset.gt
-        at = cm.overall(zero_division=0)
+        at = cm.overall(zero_division=_UNDEFINED)
         payload = _clean({
             "deteval_version": __version__,
             "settings": {"protocol": protocol, "iou_threshold": iou_threshold,
@@ -709,7 +731,7 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
                          **{k: points.best()[k] for k in ("tp", "fp", "fn", "precision",
                                                            "recall")},
                          "f1": points.best()["fbeta"]}},
-            "confusion": cm.to_dict(zero_division=0),
+            "confusion": cm.to_dict(zero_division=_UNDEFINED),
             "outcomes": {"counts": outcomes.counts(),
                          "errors_per_image": outcomes.errors_per_image},
             "figures": figures,

@@ -94,6 +94,56 @@ def test_thresholds_are_passed_on(files):
             in out)
 
 
+def test_score_and_iou_are_short_for_the_thresholds(files):
+    long = run("draw", files["gt"], files["dt"], "--images", files["images"], "--out",
+               files["out"], "--score-threshold", "0.5", "--iou-threshold", "0.75")
+    short = run("draw", files["gt"], files["dt"], "--images", files["images"], "--out",
+                files["out"], "--score", "0.5", "--iou", "0.75")
+    assert long == short and short[0] == 0
+    assert "IoU >= 0.75, score >= 0.5" in short[1]
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_bar_only_on_a_terminal_without_quiet(files):
+    argv = ["draw", files["gt"], files["dt"], "--images", files["images"], "--out",
+            files["out"]]
+    terminal = Terminal()
+    assert main([str(a) for a in argv], stdout=io.StringIO(), stderr=terminal) == 0
+    drawn = terminal.getvalue()
+    assert "] 3/3" in drawn and "\r" in drawn          # the last step is always drawn
+    quiet = Terminal()
+    assert main([str(a) for a in argv] + ["--quiet"], stdout=io.StringIO(), stderr=quiet) == 0
+    assert "\r" not in quiet.getvalue() and "] 3/3" not in quiet.getvalue()
+    assert quiet.getvalue().startswith("deteval: warning: ")   # the warnings stay
+    status, out, err = run(*argv)                        # not a terminal
+    assert status == 0 and "\r" not in err and "/3" not in err
+
+
+def test_no_image_drawn_is_an_error(files, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    status, out, err = run("draw", files["gt"], files["dt"], "--images", empty, "--out",
+                           files["out"])
+    assert status == 1
+    assert err.count("not found; skipped") == 3
+    assert err.splitlines()[-1] == (f"deteval: error: none of the 3 image(s) could be drawn: "
+                                    f"each is missing or unreadable under --images {empty} "
+                                    "(see the warnings); is that the images folder?")
+
+
+def test_the_images_are_never_overwritten(files):
+    before = {p.name: p.read_bytes() for p in files["images"].iterdir()}
+    status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
+                           "--out", files["images"])
+    assert status == 1
+    assert "is the images folder" in err
+    assert {p.name: p.read_bytes() for p in files["images"].iterdir()} == before
+
+
 @pytest.mark.parametrize("argv, status, message", [
     (["--out", "OUT"], 2, "required: --images DIR"),
     (["--images", "IMAGES"], 2, "the following arguments are required: --out"),

@@ -176,6 +176,30 @@ def test_files_are_written_as_png_and_svg(coco, demo, tmp_path):
     assert (tmp_path / "again.svg").read_text() == svg
 
 
+def test_axes_are_labelled(coco, voc, demo):
+    points = deteval.operating_points(*demo)
+    cm = deteval.detection_confusion_matrix(*demo)
+    labels = {
+        "pr": plots.plot_pr_curves(coco).axes[0],
+        "f1": plots.plot_f1_curve(points).axes[0],
+        "f2": plots.plot_f1_curve(deteval.operating_points(*demo, beta=2)).axes[0],
+        "cm": plots.plot_confusion_matrix(cm).axes[0],
+        "ap": plots.plot_ap_bars(voc).axes[0],
+    }
+    found = {name: (ax.get_xlabel(), ax.get_ylabel()) for name, ax in labels.items()}
+    assert found == {
+        "pr": ("recall", "precision"),
+        "f1": ("score threshold (detections scoring at least this)", "F1, precision, recall"),
+        "f2": ("score threshold (detections scoring at least this)", "F2, precision, recall"),
+        "cm": ("predicted class (Unknown: missed object)",
+               "true class (Unknown: background false positive)"),
+        "ap": ("AP@0.50", ""),   # the class names are the y tick labels
+    }
+    ranked = sorted((pair for pair in zip(voc.category_names, voc.ap[0])
+                     if np.isfinite(pair[1])), key=lambda pair: -pair[1])
+    assert [t.get_text() for t in labels["ap"].get_yticklabels()] == [n for n, _ in ranked]
+
+
 def test_drawing_on_given_axes(coco, demo):
     from matplotlib.figure import Figure
 

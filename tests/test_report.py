@@ -232,8 +232,35 @@ def test_coco_report_gallery_and_skipped_images(coco_report, scene):
     text = "".join(page.text)
     for entry in gallery["images"]:
         assert f"{entry['errors']} errors" in text
+        assert page.links.count(entry["file"]) == 2   # shown, and linked at full size
     for skipped in gallery["skipped"]:
         assert skipped["image"] in text
+
+
+def test_gallery_image_of_another_size_is_drawn_with_a_warning(scene, tmp_path):
+    from PIL import Image
+
+    images = tmp_path / "images"
+    images.mkdir()
+    names = scene["names"]
+    # The second-worst image (the worst is missing from the scene) at half its size.
+    with Image.open(scene["images"] / names[1]) as source:
+        size = source.size
+        source.resize((size[0] // 2, size[1] // 2)).save(images / names[1])
+    with pytest.warns(deteval.FormatWarning) as caught:
+        index = write_report(scene["gt"], scene["dt"], tmp_path / "report", images_dir=images,
+                             score_threshold=0.3, gallery=1)
+    messages = [str(w.message) for w in caught]
+    expected = (f"{names[1]} is {size[0] // 2}x{size[1] // 2} pixels but its annotation says "
+                f"{size[0]}x{size[1]}")
+    assert any("1 image(s) differ in size from their annotation" in m and expected in m
+               for m in messages), messages
+    payload = json.loads((index.parent / "results.json").read_text())
+    entry, = payload["gallery"]["images"]
+    assert entry["file_name"] == names[1]
+    assert entry["size_mismatch"] == expected[len(names[1]) + 1:]
+    assert f"The image {expected[len(names[1]) + 1:]}: drawn in the annotation" in "".join(
+        _parse(index).text)
 
 
 def test_progress_reaches_the_end(coco_report):
@@ -241,6 +268,32 @@ def test_progress_reaches_the_end(coco_report):
     assert calls[0][0] == 0 and calls[-1][0] == calls[-1][1]
     assert [c[0] for c in calls] == sorted(c[0] for c in calls)
     assert any("drawing" in c[2] for c in calls)
+
+
+def test_undefined_ratios_are_not_shown_as_zero(tmp_path):
+    gt, dt = make_demo(seed=1, n_images=4)
+    gt["categories"].append({"id": 99, "name": "unicorn"})     # no object, no detection
+    dt.append({"image_id": gt["images"][0]["id"], "category_id": 99,
+               "bbox": [5, 5, 20, 20], "score": 0.9})           # ... now one detection
+    gt["categories"].append({"id": 98, "name": "griffin"})     # neither
+    index = write_report(gt, dt, tmp_path, score_threshold=0.3)
+    page, payload = _check_folder(index)
+    rows = {row["name"]: row for row in payload["per_class"]}
+    # A false positive of a class without objects: precision 0, recall undefined, F1
+    # 2TP / (2TP + FP + FN) = 0.
+    assert (rows["unicorn"]["tp"], rows["unicorn"]["fp"], rows["unicorn"]["fn"]) == (0, 1, 0)
+    assert rows["unicorn"]["precision"] == 0.0 and rows["unicorn"]["f1"] == 0.0
+    assert rows["unicorn"]["recall"] is None
+    assert [rows["griffin"][k] for k in ("precision", "recall", "f1")] == [None] * 3
+    cells = {row["name"]["text"]: row for row in _body_rows(page, "per-class-table")}
+    assert cells["unicorn"]["recall"]["text"] == "n/a"
+    assert cells["unicorn"]["precision"]["text"] == "0.000"
+    # Defined ratios are the confusion matrix's.
+    cm = deteval.detection_confusion_matrix(gt, dt, score_threshold=0.3)
+    for expected in cm.per_class(zero_division=0):
+        row = rows[expected["name"]]
+        for key in ("precision", "recall", "f1"):
+            assert row[key] == expected[key] or (row[key] is None and expected[key] == 0)
 
 
 def test_report_without_images_has_no_gallery(scene, tmp_path):
@@ -334,6 +387,23 @@ def test_cli_report_usage_errors(scene, tmp_path):
     assert main(base + ["--out", str(tmp_path), "--iou-threshold", "0.62"],
                 stdout=io.StringIO(), stderr=err) == 1
     assert err.getvalue().startswith("deteval: error: iou_threshold must be one of the COCO")
+
+
+def test_cli_report_without_images_says_why_there_is_no_gallery(scene, tmp_path):
+    folder = scene["folder"]
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["report", str(folder / "gt.json"), str(folder / "dt.json"), "--out",
+                 str(tmp_path), "--iou", "0.75", "--score", "0.3"], stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    stats = deteval.evaluate_coco(scene["gt"], scene["dt"]).stats
+    assert out.getvalue().splitlines()[1] == (f"AP = {stats[0]:.3f} (coco); no gallery (no "
+                                              "--images DIR)")
+    assert err.getvalue() == ""
+    payload = json.loads((tmp_path / "results.json").read_text())
+    # --iou and --score are --iou-threshold and --score-threshold, as for deteval confusion.
+    assert payload["settings"]["iou_threshold"] == 0.75
+    assert payload["settings"]["score_threshold"] == 0.3
+    assert not (tmp_path / "gallery").exists()
 
 
 # --------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Tests of deteval.viz.draw: pixel tests on generated images (each outcome in its colour and
-line style, masks and polygons outlined, labels inside tiny images), image modes, the input
-left untouched, write_drawings' problems (missing, unreadable, wrong size) and an end-to-end
-run on the shared VOC sample."""
+line style, masks, polygons and rotated boxes outlined, labels inside tiny images and scaled
+on large ones), image modes, the input left untouched, write_drawings' problems (missing,
+unreadable, wrong size, the images folder as output) and an end-to-end run on the shared VOC
+sample."""
 
 from __future__ import annotations
 
@@ -201,6 +202,29 @@ def test_polygons_are_outlined_instead_of_boxes():
     assert picture.getpixel((35, 40)) == GREY
 
 
+def test_rotated_boxes_are_outlined_instead_of_boxes():
+    # (cx, cy, w, h, angle): 45 degrees; its axis-aligned bounds are its boxes.
+    rbox = [80.0, 60.0, 40.0, 20.0, 45.0]
+    half = (20 + 10) * np.sqrt(0.5)
+    bounds = [80 - half, 60 - half, 80 + half, 60 + half]
+    dataset, dt = scene([(CAT, bounds)], [(CAT, bounds, 0.9)], gt={"rboxes": [rbox]},
+                        dt={"rboxes": [rbox]})
+    picture = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=2)
+    tp = STYLES["tp"].rgb
+    # The middle of the edge u = +w/2 (x = cx + 20 cos 45, y = cy - 20 sin 45).
+    edge = (80 + 20 * np.sqrt(0.5), 60 - 20 * np.sqrt(0.5))
+    near = [(int(edge[0]) + dx, int(edge[1]) + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)]
+    assert tp in colours(picture, near)
+    assert picture.getpixel((int(bounds[0]) + 1, int(bounds[1]) + 1)) == GREY  # box corner
+    assert picture.getpixel((80, 60)) == GREY
+    # A missed rotated object: dashed along its outline, in the FN colour.
+    dataset, dt = scene([(DOG, bounds)], [], gt={"rboxes": [rbox]})
+    missed = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=1)
+    seen = {colour for _, colour in missed.getcolors(maxcolors=W * H)}
+    assert seen == {GREY, STYLES["fn"].rgb}
+    assert missed.getpixel((int(bounds[0]) + 1, int(bounds[1]) + 1)) == GREY
+
+
 def test_shapes_fall_back_to_the_box_and_masks_are_cropped_to_the_image():
     big = np.zeros((150, 200), np.uint8)
     big[10:140, 100:190] = 1   # runs past the 160 x 120 image
@@ -316,6 +340,23 @@ def test_line_width_and_font_grow_with_the_image():
     picture = draw_matches(grey((1000, 800)), dataset, dt, 0, labels=False)
     row = np.all(np.asarray(picture)[100:120, 250] == STYLES["tp"].rgb, axis=-1)
     assert row.sum() == 3     # round(800 / 250)
+
+
+@pytest.mark.parametrize("size", [(400, 300), (3200, 2400)])
+def test_labels_keep_their_size_relative_to_the_image(size):
+    """The label's height is about the same fraction of the image on a small and a large
+    picture (min(w, h) / 32 px of font), so it stays legible when a large image is shown
+    shrunk to a screen."""
+    w, h = size
+    k = w / 400
+    box = [50 * k, 100 * k, 300 * k, 250 * k]
+    dataset, dt = scene([(CAT, box)], [(CAT, box, 0.9)], size=size)
+    picture = np.asarray(draw_matches(grey(size), dataset, dt, 0))
+    # The label's background: the rows above the box with TP-coloured pixels in its left part.
+    left = picture[:int(box[1]), int(box[0]):int(box[0] + 40 * k)]
+    label_rows = np.all(left == STYLES["tp"].rgb, axis=-1).any(axis=1)
+    label_height = int(label_rows.sum())
+    assert 0.03 * h <= label_height <= 0.06 * h, label_height
 
 
 # --------------------------------------------------------------------------------------
@@ -440,6 +481,38 @@ def test_write_drawings_on_problem_and_order(tmp_path):
     limited = write_drawings(dataset, dt, images_dir, tmp_path / "out2", limit=1,
                              on_problem=lambda *a: None, outcomes=outcomes)
     assert [p.name for p in limited] == ["a.png"]
+
+
+def test_write_drawings_never_overwrites_the_images(tmp_path):
+    images_dir = tmp_path / "images"
+    images_dir.mkdir()
+    grey().save(images_dir / "x.png")
+    before = (images_dir / "x.png").read_bytes()
+    dataset, dt = scene(*FOUND)
+    dataset = Dataset(Images(ids=[7], widths=[W], heights=[H], file_names=["x.png"]),
+                      dataset.categories, dataset.gt)
+    with pytest.raises(ValueError, match="the output folder .* is the images folder"):
+        write_drawings(dataset, dt, images_dir, images_dir)
+    with pytest.raises(ValueError, match="is the images folder"):
+        write_drawings(dataset, dt, images_dir, images_dir / "." / "")
+    # Named with a folder ("images/x.png") that is not under images_dir, the image is found
+    # by its base name; written under the parent, its drawing would be the image itself.
+    nested = Dataset(Images(ids=[7], widths=[W], heights=[H], file_names=["images/x.png"]),
+                     dataset.categories, dataset.gt)
+    with pytest.raises(ValueError, match="would replace the image itself"):
+        write_drawings(nested, dt, images_dir, tmp_path)
+    assert (images_dir / "x.png").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["images", "x.png"]
+
+
+def test_write_drawings_reports_progress(tmp_path):
+    dataset, dt, images_dir = folder_scene(tmp_path)
+    calls = []
+    paths = write_drawings(dataset, dt, images_dir, tmp_path / "out", only_errors=True,
+                           on_problem=lambda *a: None, progress=lambda *a: calls.append(a))
+    # One call per chosen image, drawn or skipped (missing.png), in drawing order.
+    assert calls == [(1, 3, "a.png"), (2, 3, "sub/wrong.png"), (3, 3, "missing.png")]
+    assert len(paths) == 2
 
 
 def test_write_drawings_keeps_names_apart(tmp_path):

@@ -22,7 +22,8 @@ key                  colour          line    tag    drawn for
 
 :data:`STYLES` holds them (tests and the report legend read the same values) and
 :func:`legend` lists the entries shown. A shape is outlined from its mask (``masks``,
-compressed RLE) if it has one, else from its polygon (``polygons``, shapely), else its box.
+compressed RLE) if it has one, else from its polygon (``polygons``, shapely), else from its
+rotated box (``rboxes``), else its box.
 Labels give the tag, class name, score and IoU; the IoU of a wrong-class detection is with
 the object (of the class named in brackets) it sits on.
 
@@ -143,6 +144,7 @@ _GROUPS = {"fp": FP_OUTCOMES}
 _LAYER = {"below_threshold": 0, "ignored": 0, "fn": 1, "duplicate": 2, "wrong_class": 2,
           "localization": 2, "background": 2, "tp": 3}
 _MIN_FONT = 6
+_MAX_FONT = 256   # default font size: min(w, h) / 32, from 8 px up to this
 _FAR = 1e6  # coordinates are clipped to +-this before drawing (Pillow takes C ints)
 
 
@@ -341,7 +343,9 @@ def _place_label(text: str, box: np.ndarray, size: tuple[int, int], font_size: i
     first. Returns None when not even a truncated label fits (an image a few pixels high).
     """
     w, h = size
-    sizes = range(font_size, min(_MIN_FONT, font_size) - 1, -1)
+    sizes = [font_size]
+    while sizes[-1] > _MIN_FONT:   # about 6% smaller each step (1 px for small fonts)
+        sizes.append(max(_MIN_FONT, sizes[-1] - max(1, sizes[-1] // 16)))
     for s in sizes:
         font, pad = _font(s), max(1, s // 8)
         lw, lh, bbox = _measure(font, text, pad)
@@ -532,6 +536,18 @@ def _draw_shape(overlay: Image.Image, draw: ImageDraw.ImageDraw, item: _Item, wi
     if polygons is not None and polygons[item.row] is not None:
         if _draw_polygon(draw, polygons[item.row], rgba, width, pattern):
             return
+    rboxes = getattr(item.columns, "rboxes", None)
+    if rboxes is not None and np.isfinite(rboxes[item.row]).all():
+        from ..errors import FormatError
+        from ..geometry import rotated_box_corners
+
+        try:
+            corners = rotated_box_corners(rboxes[item.row:item.row + 1])[0]
+        except FormatError:
+            corners = None   # a negative width or height: its box below
+        if corners is not None:
+            _draw_path(draw, np.vstack([corners, corners[:1]]), rgba, width, pattern)
+            return
     _draw_box(draw, item.columns.boxes[item.row], rgba, width, pattern, overlay.size)
 
 
@@ -569,7 +585,8 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
         right edge; on a small image the font shrinks (to 6 px) and the text is cut ("..").
     line_width, font_size : int, optional
         In pixels; by default they grow with the image: ``min(w, h) / 250`` (at least 1)
-        and ``min(w, h) / 32`` (8 to 32).
+        and ``min(w, h) / 32`` (8 to 256), so that labels keep their size relative to the
+        picture when a large image is viewed shrunk to a screen.
 
     Returns
     -------
@@ -598,7 +615,7 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
     w, h = image.size
     width = (max(1, round(min(w, h) / 250)) if line_width is None
              else _positive("line_width", line_width))
-    size = (int(np.clip(round(min(w, h) / 32), 8, 32)) if font_size is None
+    size = (int(np.clip(round(min(w, h) / 32), 8, _MAX_FONT)) if font_size is None
             else _positive("font_size", font_size))
 
     overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
@@ -642,7 +659,56 @@ def select_images(outcomes: Outcomes, *, only_errors: bool = False,
 
 
 def _warn(path: Path | None, message: str) -> None:
-    warnings.warn(message, FormatWarning, stacklevel=3)
+    warnings.warn(message, FormatWarning, stacklevel=4)   # at write_drawings' caller
+
+
+def _image_file(images_dir: Path, file_name: str) -> Path:
+    """Where the image of ``file_name`` is under ``images_dir`` (if a name with folders is
+    absent, its last part is tried); the first candidate when neither exists."""
+    path = images_dir / file_name
+    if not path.is_file() and (images_dir / Path(file_name).name).is_file():
+        path = images_dir / Path(file_name).name
+    return path
+
+
+def _read_image(dataset: Dataset, image_index: int, images_dir: Path,
+                report: Callable[[Path | None, str], Any]) -> tuple[Path | None, Any]:
+    """The file and the picture (loaded, the file closed) of one image row, or None for the
+    picture after ``report(path, message)`` when it has no file name, is missing or cannot
+    be read; a picture whose size differs from the annotation's is returned after a
+    report."""
+    images = dataset.images
+    image_id, name = int(images.ids[image_index]), images.file_names[image_index]
+    if not name:
+        report(None, f"image id {image_id} has no file name; skipped")
+        return None, None
+    path = _image_file(images_dir, name)
+    if not path.is_file():
+        report(path, f"image {path} (image id {image_id}) not found; skipped")
+        return path, None
+    try:
+        with Image.open(path) as opened:
+            opened.load()
+            picture = opened.copy()
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
+        report(path, f"cannot read image {path} (image id {image_id}): {error}; skipped")
+        return path, None
+    mismatch = _size_mismatch(dataset, image_index, picture.size)
+    if mismatch:
+        report(path, f"image {path} (image id {image_id}) {mismatch}; drawn in the "
+               "annotation's coordinates")
+    return path, picture
+
+
+def _size_mismatch(dataset: Dataset, image_index: int, size: tuple[int, int]) -> str | None:
+    """``"is WxH pixels but its annotation says WxH"`` when the picture's size is not the
+    annotation's width and height (unknown sizes are not compared), else None."""
+    images = dataset.images
+    expected = (images.widths[image_index], images.heights[image_index])
+    if not all(np.isfinite(expected)) or tuple(map(float, size)) == expected:
+        return None
+    return (f"is {size[0]}x{size[1]} pixels but its annotation says {expected[0]:g}x"
+            f"{expected[1]:g}")
 
 
 def _output_path(out_dir: Path, file_name: str, image_id: int, used: set[Path]) -> Path:
@@ -655,13 +721,21 @@ def _output_path(out_dir: Path, file_name: str, image_id: int, used: set[Path]) 
     return path
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (b.exists() and a.samefile(b))
+    except OSError:
+        return False
+
+
 def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | os.PathLike,
                    out_dir: str | os.PathLike, *, only_errors: bool = False,
                    limit: int | None = None, iou_threshold: float = 0.5,
                    score_threshold: float = 0.0,
                    on_problem: Callable[[Path | None, str], Any] | None = None,
                    outcomes: Outcomes | None = None, show: Iterable[str] = DEFAULT_SHOW,
-                   labels: bool = True) -> list[Path]:
+                   labels: bool = True,
+                   progress: Callable[[int, int, str], Any] | None = None) -> list[Path]:
     """Draw the matches on the dataset's images and write them as PNG files.
 
     Parameters
@@ -674,6 +748,8 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
     out_dir : str or PathLike
         Created if needed. Each image is written to ``out_dir / file_name`` with the suffix
         ``.png`` (lossless, so the colours are exact); a repeated name gets ``-<image id>``.
+        It may not be ``images_dir`` itself, and a drawing that would replace its own
+        source image raises ``ValueError``: the images are never overwritten.
     only_errors, limit : optional
         Which images, in which order: see :func:`select_images`.
     iou_threshold, score_threshold : float
@@ -687,6 +763,9 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         Precomputed outcomes of ``dataset`` and ``detections``.
     show, labels :
         As for :func:`draw_matches`.
+    progress : callable, optional
+        Called as ``progress(done, total, file_name)`` after each chosen image (drawn or
+        skipped), e.g. a progress bar.
 
     Returns
     -------
@@ -702,6 +781,8 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
     ------
     OSError
         ``out_dir`` or a file in it cannot be written.
+    ValueError
+        ``out_dir`` is ``images_dir``, or a drawing would replace its source image.
     """
     if not isinstance(dataset, Dataset):
         raise TypeError(f"dataset must be a deteval Dataset; got {type(dataset).__name__}")
@@ -709,6 +790,12 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         raise TypeError(f"detections must be deteval Detections; got "
                         f"{type(detections).__name__}")
     _shown_keys(show)
+    if limit is not None:
+        _positive("limit", limit)
+    images_dir, out_dir = Path(images_dir), Path(out_dir)
+    if _same_file(out_dir, images_dir):
+        raise ValueError(f"the output folder {out_dir} is the images folder: the drawings "
+                         "would mix with (or replace) the images; choose another folder")
     if outcomes is None:
         outcomes = match_outcomes(dataset, detections, iou_threshold=iou_threshold,
                                   score_threshold=score_threshold)
@@ -716,41 +803,26 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         _check_outcomes(outcomes, dataset, detections)
     chosen = select_images(outcomes, only_errors=only_errors, limit=limit)
     report = _warn if on_problem is None else on_problem
-    images_dir, out_dir = Path(images_dir), Path(out_dir)
     images = dataset.images
     written: list[Path] = []
     used: set[Path] = set()
-    for i in chosen.tolist():
-        image_id, name = int(images.ids[i]), images.file_names[i]
-        if not name:
-            report(None, f"image id {image_id} has no file name; skipped")
-            continue
-        path = images_dir / name
-        if not path.is_file() and (images_dir / Path(name).name).is_file():
-            path = images_dir / Path(name).name
-        if not path.is_file():
-            report(path, f"image {path} (image id {image_id}) not found; skipped")
-            continue
-        try:
-            with Image.open(path) as opened:
-                opened.load()
-                picture = opened.copy()
-        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
-            report(path, f"cannot read image {path} (image id {image_id}): {error}; skipped")
-            continue
-        expected = (images.widths[i], images.heights[i])
-        if all(np.isfinite(expected)) and tuple(map(float, picture.size)) != expected:
-            report(path, f"image {path} (image id {image_id}) is {picture.width}x"
-                   f"{picture.height} pixels but its annotation says {expected[0]:g}x"
-                   f"{expected[1]:g}; drawn in the annotation's coordinates")
-        drawn = draw_matches(picture, dataset, detections, i, outcomes=outcomes, show=show,
-                             labels=labels)
-        target = _output_path(out_dir, name, image_id, used)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            drawn.save(target, format="PNG", compress_level=3)   # 3x faster than 6, ~3% larger
-        except (OSError, KeyError, ValueError):   # a mode PNG cannot hold (F, CMYK, ...)
-            drawn.convert("RGB").save(target, format="PNG", compress_level=3)
-        used.add(target)
-        written.append(target)
+    for done, i in enumerate(chosen.tolist(), start=1):
+        path, picture = _read_image(dataset, i, images_dir, report)
+        if picture is not None:
+            name, image_id = images.file_names[i], int(images.ids[i])
+            target = _output_path(out_dir, name, image_id, used)
+            if _same_file(target, path):
+                raise ValueError(f"the drawing of {path} would replace the image itself; "
+                                 "choose an output folder outside the images folder")
+            drawn = draw_matches(picture, dataset, detections, i, outcomes=outcomes,
+                                 show=show, labels=labels)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                drawn.save(target, format="PNG", compress_level=3)   # 3x faster than 6
+            except (OSError, KeyError, ValueError):   # a mode PNG cannot hold (F, CMYK, ...)
+                drawn.convert("RGB").save(target, format="PNG", compress_level=3)
+            used.add(target)
+            written.append(target)
+        if progress is not None:
+            progress(done, len(chosen), images.file_names[i] or f"image id {images.ids[i]}")
     return written

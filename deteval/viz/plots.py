@@ -327,6 +327,7 @@ def plot_f1_curve(points: Any, *, category: str | None = None, ax: Any = None,
     ax.set_title(f"{f_name}, precision and recall by score threshold ({name}, IoU "
                  f"{points.iou_threshold:g})", fontsize="medium")
     ax.set_xlabel("score threshold (detections scoring at least this)")
+    ax.set_ylabel(f"{f_name}, precision, recall")
     ax.set_ylim(0.0, 1.02)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
