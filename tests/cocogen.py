@@ -17,10 +17,19 @@ purpose (see ``semantics.md``):
 * unsorted image and category ids (e.g. 7, 3, 1000) and GT annotation ids not in file order;
 * optionally more than 100 detections in some (image, category) groups.
 
-``run_pycocotools(gt_dict, results, **params)`` runs ``COCOeval`` (iouType ``bbox``) on deep
-copies of its inputs with stdout silenced, and returns the stats, the accumulated arrays and
-the lines printed by ``summarize()``. Its keyword names are those of
-``deteval.evaluate_coco``, so the same ``params`` dict can be passed to both.
+``run_pycocotools(gt_dict, results, **params)`` runs ``COCOeval`` (iouType ``bbox`` unless
+``iou_type`` says otherwise) on deep copies of its inputs with stdout silenced, and returns
+the stats, the accumulated arrays and the lines printed by ``summarize()``. Its keyword names
+are those of ``deteval.evaluate_coco``, so the same ``params`` dict can be passed to both.
+
+What the parity tests share (bbox with this generator, segm and keypoints with ``maskgen``):
+``variant_cases(VARIANTS)`` and ``build_case(make, seed, kwargs, params)`` turn a table of
+named variants into seeded pytest cases; ``assert_parity(result, reference)`` compares
+stats, precision, recall and scores with ``np.array_equal`` and, unless ``summary=False``,
+the summary text line by line; ``assert_file_inputs_parity`` and
+``assert_read_functions_parity`` evaluate a dataset given as JSON files or as deteval's
+read functions' output; ``Coco100`` holds deteval's evaluation of the shared
+``coco_val2014_100`` sample and checks it against the stored pycocotools output.
 """
 
 from __future__ import annotations
@@ -28,12 +37,29 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
-__all__ = ["PycocoResult", "make_dataset", "run_pycocotools"]
+import deteval
+
+__all__ = [
+    "COCO100",
+    "Coco100",
+    "PycocoResult",
+    "assert_file_inputs_parity",
+    "assert_parity",
+    "assert_read_functions_parity",
+    "build_case",
+    "make_dataset",
+    "run_pycocotools",
+    "variant_cases",
+]
 
 # Scores drawn from this pool tie a lot, within and across images.
 _SCORE_POOL = (0.9, 0.8, 0.75, 0.5, 0.3, 0.1)
@@ -376,6 +402,7 @@ def run_pycocotools(
     results: list[dict],
     *,
     iou_type: str = "bbox",
+    keypoint_sigmas: Any = None,
     iou_thresholds: Any = None,
     recall_thresholds: Any = None,
     max_detections: Any = None,
@@ -387,7 +414,9 @@ def run_pycocotools(
 ) -> PycocoResult:
     """Run pycocotools' COCOeval on deep copies of the inputs, with stdout silenced.
 
-    The keyword names and meanings are those of ``deteval.evaluate_coco``.
+    The keyword names and meanings are those of ``deteval.evaluate_coco``. ``keypoint_sigmas``
+    (an array of K sigmas, used by iouType "keypoints") becomes ``params.kpt_oks_sigmas``,
+    which pycocotools applies to every category.
     """
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
@@ -399,6 +428,9 @@ def run_pycocotools(
         coco_dt = coco_gt.loadRes(copy.deepcopy(results))
         evaluator = COCOeval(coco_gt, coco_dt, iouType=iou_type)
         p = evaluator.params
+        if keypoint_sigmas is not None:
+            # an ndarray: pycocotools computes (sigmas * 2) ** 2
+            p.kpt_oks_sigmas = np.array(keypoint_sigmas, dtype=np.float64)
         if iou_thresholds is not None:
             p.iouThrs = np.asarray(iou_thresholds, dtype=np.float64)
         if recall_thresholds is not None:
@@ -429,3 +461,147 @@ def run_pycocotools(
         eval_imgs=evaluator.evalImgs,
         params=evaluator.params,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Random cases and the checks shared by the parity tests
+# ---------------------------------------------------------------------------------------------
+
+
+def variant_cases(variants: dict[str, tuple[int, int, dict, Any]]) -> list:
+    """``pytest.param(seed, kwargs, params, id="<name>-seed<seed>")`` for every seed of every
+    variant ``name -> (number of seeds, first seed, generator kwargs, params)``, in order.
+
+    ``params`` is a dict of evaluation settings or a function of ``(gt, rng)`` giving them
+    (see ``build_case``).
+    """
+    return [
+        pytest.param(seed, kwargs, params, id=f"{name}-seed{seed}")
+        for name, (count, first, kwargs, params) in variants.items()
+        for seed in range(first, first + count)
+    ]
+
+
+def build_case(
+    make: Callable[..., tuple[dict, list[dict]]], seed: int, kwargs: dict, params: Any
+) -> tuple[dict, list[dict], Any]:
+    """The dataset ``make(seed, **kwargs)`` and its params: ``params`` itself, or, when it is
+    callable, ``params(gt, np.random.default_rng(seed + 10**6))``."""
+    gt, results = make(seed, **kwargs)
+    if callable(params):
+        params = params(gt, np.random.default_rng(seed + 10**6))
+    return gt, results, params
+
+
+def _first_difference(name: str, mine: np.ndarray, theirs: np.ndarray) -> str:
+    if mine.shape != theirs.shape:
+        return f"{name}: shape {mine.shape} != pycocotools {theirs.shape}"
+    where = np.argwhere(~((mine == theirs) | (np.isnan(mine) & np.isnan(theirs))))
+    index = tuple(int(i) for i in where[0])
+    return (
+        f"{name}: {len(where)} of {mine.size} entries differ; first at {index}: "
+        f"deteval {mine[index]!r} != pycocotools {theirs[index]!r}"
+    )
+
+
+def assert_parity(result: Any, reference: PycocoResult, *, summary: bool = True) -> None:
+    """stats, precision, recall and scores exactly equal to pycocotools', and the summary.
+
+    With ``summary=False`` the summary text is not compared. One message lists every
+    difference (for an array: how many entries differ and the first of them).
+    """
+    problems = []
+    for name in ("stats", "precision", "recall", "scores"):
+        mine = np.asarray(getattr(result, name), dtype=np.float64)
+        theirs = np.asarray(getattr(reference, name), dtype=np.float64)
+        if not np.array_equal(mine, theirs):
+            problems.append(_first_difference(name, mine, theirs))
+    if summary and result.summary().splitlines() != reference.summary:
+        their_summary = "\n".join(reference.summary)
+        problems.append(f"summary differs:\n{result.summary()}\npycocotools:\n{their_summary}")
+    assert not problems, "\n".join(problems)
+
+
+def assert_file_inputs_parity(
+    gt_dict: dict,
+    results: list[dict],
+    reference: PycocoResult,
+    *,
+    evaluate: Callable[..., Any],
+    directory: Path,
+    summary: bool = True,
+) -> None:
+    """Write ``gt.json`` and ``results.json`` into ``directory``; ``evaluate`` given their
+    paths, as ``Path`` and as ``str``, equals ``reference`` (see ``assert_parity``)."""
+    gt_path, results_path = directory / "gt.json", directory / "results.json"
+    gt_path.write_text(json.dumps(gt_dict))
+    results_path.write_text(json.dumps(results))
+    assert_parity(evaluate(gt_path, results_path), reference, summary=summary)
+    assert_parity(evaluate(str(gt_path), str(results_path)), reference, summary=summary)
+
+
+def assert_read_functions_parity(
+    gt_dict: dict,
+    results: list[dict],
+    reference: PycocoResult,
+    *,
+    evaluate: Callable[..., Any],
+    iou_type: str,
+) -> None:
+    """``deteval.read_coco_gt`` / ``read_coco_results`` of the dicts (one detection per
+    result), given to ``evaluate``, equal ``reference`` (see ``assert_parity``)."""
+    dataset = deteval.read_coco_gt(gt_dict, iou_type=iou_type)
+    detections = deteval.read_coco_results(results, dataset, iou_type=iou_type)
+    assert len(detections) == len(results)
+    assert_parity(evaluate(dataset, detections), reference)
+
+
+# ---------------------------------------------------------------------------------------------
+# coco_val2014_100: the shared sample and its stored pycocotools 2.0.11 output
+# ---------------------------------------------------------------------------------------------
+
+COCO100 = Path(__file__).resolve().parents[2] / "shared" / "data" / "coco_val2014_100"
+
+
+@dataclass(frozen=True)
+class Coco100:
+    """deteval's evaluation of the shared sample's GT and one of its results files, and what
+    pycocotools 2.0.11 gave for them (``expected``: ``stats``, ``summary``,
+    ``per_category_ap``, as stored in ``expected_pycocotools_2.0.11.json``)."""
+
+    result: Any
+    expected: dict
+    gt_path: Path
+    results_path: Path
+
+    @classmethod
+    def evaluate(cls, evaluate: Callable[..., Any], results_name: str, key: str) -> Coco100:
+        """``evaluate(gt path, results path)`` of the sample, and the stored output under
+        ``key`` ("bbox", "segm"). Skips the calling test when the sample is absent."""
+        if not COCO100.is_dir():
+            pytest.skip(f"shared sample not found: {COCO100}")
+        expected = json.loads((COCO100 / "expected_pycocotools_2.0.11.json").read_text())
+        gt_path, results_path = COCO100 / "instances_val2014_100.json", COCO100 / results_name
+        return cls(evaluate(gt_path, results_path), expected[key], gt_path, results_path)
+
+    def read(self) -> tuple[dict, list[dict]]:
+        """The GT dict and the results list, parsed afresh from the files."""
+        return json.loads(self.gt_path.read_text()), json.loads(self.results_path.read_text())
+
+    def assert_stats(self) -> None:
+        """The stats equal the stored ones, to 1e-12."""
+        np.testing.assert_allclose(self.result.stats, self.expected["stats"], rtol=0, atol=1e-12)
+
+    def assert_summary(self) -> None:
+        assert self.result.summary().splitlines() == self.expected["summary"]
+
+    def assert_per_category_ap(self) -> None:
+        """Each category's AP (IoU .50:.95, area all, maxDets 100) equals the stored one."""
+        expected = self.expected["per_category_ap"]
+        category_ids = sorted(int(c) for c in expected)
+        precision = self.result.precision
+        assert precision.shape[2] == len(category_ids)
+        for k, category_id in enumerate(category_ids):
+            values = precision[:, :, k, 0, 2]
+            ap = float(np.mean(values[values > -1])) if np.any(values > -1) else -1.0
+            assert ap == expected[str(category_id)], category_id

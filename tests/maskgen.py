@@ -1,4 +1,4 @@
-"""Seeded random COCO segm and keypoint datasets, a pycocotools keypoint runner, checks.
+"""Seeded random COCO segm and keypoint datasets, and mask helpers.
 
 ``make_segm_dataset(seed, ...)`` returns ``(gt_dict, results)`` for instance-segmentation
 evaluation; ``make_keypoints_dataset(seed, ...)`` the same for keypoint evaluation. Every
@@ -33,36 +33,28 @@ keypoints
     area of their keypoints' extent, including keypoints reported at (0, 0)), integer and
     float coordinates, tied scores, more than 20 results in some groups.
 
-``run_pycocotools_keypoints(gt, results, keypoint_sigmas=..., **params)`` runs pycocotools'
-``COCOeval`` for keypoints on deep copies of its inputs with stdout silenced; its keyword
-names are those of ``deteval.evaluate_coco``. For segm, ``cocogen.run_pycocotools`` with
-``iou_type="segm"`` does the same. ``assert_parity(result, reference)`` checks stats,
-precision, recall and scores with ``np.array_equal`` and the summary text line by line.
+The reference and the checks are in ``cocogen``: ``run_pycocotools`` with
+``iou_type="segm"`` or ``"keypoints"`` (and ``keypoint_sigmas``), and ``assert_parity``.
 ``encode`` / ``decode`` / ``runs`` convert masks to compressed RLE, back, and to
 uncompressed RLE (run lengths).
 """
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import io
 import warnings
 from typing import Any
 
 import numpy as np
-from cocogen import PycocoResult
+from cocogen import _distinct_ids, _score
 from pycocotools import mask as mask_utils
 
 __all__ = [
     "COCO_SIGMAS",
     "OTHER_SIGMAS",
-    "assert_parity",
     "decode",
     "encode",
     "make_keypoints_dataset",
     "make_segm_dataset",
-    "run_pycocotools_keypoints",
     "runs",
 ]
 
@@ -73,32 +65,10 @@ COCO_SIGMAS = np.array(
 # The sigmas of the non-person category ("five points": four corners and a centre).
 OTHER_SIGMAS = np.array([0.05, 0.05, 0.07, 0.07, 0.031])
 
-_SCORE_POOL = (0.9, 0.8, 0.75, 0.5, 0.3, 0.1)
-
 
 # ---------------------------------------------------------------------------------------------
-# Shared helpers
+# Shared helpers (scores and ids are drawn by cocogen's _score and _distinct_ids)
 # ---------------------------------------------------------------------------------------------
-
-
-def _score(rng: np.random.Generator, mode: int) -> float:
-    """A score; modes 0-3 tie a lot (a small pool, one or two decimals), mode 4 rarely."""
-    if mode == 0 or (mode == 3 and rng.random() < 0.5):
-        return float(rng.choice(_SCORE_POOL))
-    if mode == 1:
-        return round(float(rng.random()), 1)
-    if mode == 2:
-        return round(float(rng.random()), 2)
-    return float(rng.random())
-
-
-def _distinct_ids(rng: np.random.Generator, n: int, pool: int) -> list[int]:
-    """``n`` distinct positive ids in a random (unsorted) order, sometimes far apart."""
-    base = rng.choice(np.arange(1, pool + 1), size=n, replace=False)
-    spread = int(rng.choice([1, 1, 7, 1000]))
-    ids = [int(v) * spread for v in base]
-    rng.shuffle(ids)
-    return ids
 
 
 def _finish(
@@ -107,8 +77,16 @@ def _finish(
     results: list[dict],
     bbox_mode: str,
     make_box,
-) -> tuple[list[dict], list[dict]]:
-    """Shuffle, give the annotations distinct unsorted ids and apply the results' bbox mode."""
+    *,
+    images: list[dict],
+    categories: list[dict],
+    description: str,
+) -> tuple[dict, list[dict]]:
+    """Shuffle, give the annotations distinct unsorted ids, apply the results' bbox mode.
+
+    Returns the GT dict (``info`` with ``description``, ``images``, ``annotations``,
+    ``categories``) and the results list.
+    """
     if rng.random() < 0.7:
         results = [results[int(i)] for i in rng.permutation(len(results))]
     for ann, ann_id in zip(
@@ -123,7 +101,13 @@ def _finish(
         for index, result in enumerate(results):
             if bbox_mode == "all" or (index > 0 and rng.random() < 0.5):
                 result["bbox"] = make_box(result)
-    return annotations, results
+    gt = {
+        "info": {"description": description},
+        "images": images,
+        "annotations": annotations,
+        "categories": categories,
+    }
+    return gt, results
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,14 +509,8 @@ def make_segm_dataset(
         return [round(box[0] + jitter[0], 2), round(box[1] + jitter[1], 2),
                 round(max(box[2] + jitter[2], 0.0), 2), round(max(box[3] + jitter[3], 0.0), 2)]
 
-    annotations, results = _finish(rng, annotations, results, bbox_mode, make_box)
-    gt = {
-        "info": {"description": f"maskgen segm seed {seed}"},
-        "images": images,
-        "annotations": annotations,
-        "categories": categories,
-    }
-    return gt, results
+    return _finish(rng, annotations, results, bbox_mode, make_box, images=images,
+                   categories=categories, description=f"maskgen segm seed {seed}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -788,113 +766,5 @@ def make_keypoints_dataset(
         return _round_style(rng, np.array([x0 - pad, y0 - pad, x1 - x0 + 2 * pad,
                                            y1 - y0 + 2 * pad]))
 
-    annotations, results = _finish(rng, annotations, results, bbox_mode, make_box)
-    gt = {
-        "info": {"description": f"maskgen keypoints seed {seed}"},
-        "images": images,
-        "annotations": annotations,
-        "categories": categories,
-    }
-    return gt, results
-
-
-# ---------------------------------------------------------------------------------------------
-# The reference
-# ---------------------------------------------------------------------------------------------
-
-
-def run_pycocotools_keypoints(
-    gt_dict: dict,
-    results: list[dict],
-    *,
-    keypoint_sigmas: Any = None,
-    iou_thresholds: Any = None,
-    recall_thresholds: Any = None,
-    max_detections: Any = None,
-    area_ranges: Any = None,
-    area_labels: Any = None,
-    use_categories: bool | None = None,
-    image_ids: Any = None,
-    category_ids: Any = None,
-) -> PycocoResult:
-    """Run pycocotools' COCOeval (iouType "keypoints") on deep copies, stdout silenced.
-
-    Like ``cocogen.run_pycocotools`` (which serves segm), with one more setting:
-    ``keypoint_sigmas`` (an array of K sigmas) becomes ``params.kpt_oks_sigmas``, which
-    pycocotools applies to every category.
-    """
-    from pycocotools.coco import COCO
-    from pycocotools.cocoeval import COCOeval
-
-    with contextlib.redirect_stdout(io.StringIO()):
-        coco_gt = COCO()
-        coco_gt.dataset = copy.deepcopy(gt_dict)
-        coco_gt.createIndex()
-        coco_dt = coco_gt.loadRes(copy.deepcopy(results))
-        evaluator = COCOeval(coco_gt, coco_dt, iouType="keypoints")
-        p = evaluator.params
-        if keypoint_sigmas is not None:
-            # an ndarray: pycocotools computes (sigmas * 2) ** 2
-            p.kpt_oks_sigmas = np.array(keypoint_sigmas, dtype=np.float64)
-        if iou_thresholds is not None:
-            p.iouThrs = np.asarray(iou_thresholds, dtype=np.float64)
-        if recall_thresholds is not None:
-            p.recThrs = np.asarray(recall_thresholds, dtype=np.float64)
-        if max_detections is not None:
-            p.maxDets = [int(m) for m in max_detections]
-        if area_ranges is not None:
-            p.areaRng = [[float(lo), float(hi)] for lo, hi in area_ranges]
-        if area_labels is not None:
-            p.areaRngLbl = list(area_labels)
-        if use_categories is not None:
-            p.useCats = int(bool(use_categories))
-        if image_ids is not None:
-            p.imgIds = list(image_ids)
-        if category_ids is not None:
-            p.catIds = list(category_ids)
-        evaluator.evaluate()
-        evaluator.accumulate()
-    summary = io.StringIO()
-    with contextlib.redirect_stdout(summary):
-        evaluator.summarize()
-    return PycocoResult(
-        stats=np.asarray(evaluator.stats, dtype=np.float64),
-        precision=evaluator.eval["precision"],
-        recall=evaluator.eval["recall"],
-        scores=evaluator.eval["scores"],
-        summary=summary.getvalue().splitlines(),
-        eval_imgs=evaluator.evalImgs,
-        params=evaluator.params,
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Comparison
-# ---------------------------------------------------------------------------------------------
-
-
-def _first_difference(name: str, mine: np.ndarray, theirs: np.ndarray) -> str:
-    if mine.shape != theirs.shape:
-        return f"{name}: shape {mine.shape} != pycocotools {theirs.shape}"
-    where = np.argwhere(~((mine == theirs) | (np.isnan(mine) & np.isnan(theirs))))
-    index = tuple(int(i) for i in where[0])
-    return (
-        f"{name}: {len(where)} of {mine.size} entries differ; first at {index}: "
-        f"deteval {mine[index]!r} != pycocotools {theirs[index]!r}"
-    )
-
-
-def assert_parity(result: Any, reference: PycocoResult, *, summary: bool = True) -> None:
-    """stats, precision, recall and scores exactly equal to pycocotools', and the summary."""
-    problems = []
-    for name in ("stats", "precision", "recall", "scores"):
-        mine = np.asarray(getattr(result, name), dtype=np.float64)
-        theirs = np.asarray(getattr(reference, name), dtype=np.float64)
-        if not np.array_equal(mine, theirs):
-            problems.append(_first_difference(name, mine, theirs))
-    if summary and result.summary().splitlines() != reference.summary:
-        problems.append(
-            "summary differs:\n" + result.summary() + "\npycocotools:\n"
-            + "\n".join(reference.summary)
-        )
-    assert not problems, "\n".join(problems)
+    return _finish(rng, annotations, results, bbox_mode, make_box, images=images,
+                   categories=categories, description=f"maskgen keypoints seed {seed}")

@@ -12,42 +12,30 @@ Three kinds of cases:
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
+import functools
 
 import numpy as np
 import pytest
-from cocogen import make_dataset, run_pycocotools
+from cocogen import (
+    Coco100,
+    assert_file_inputs_parity,
+    build_case,
+    make_dataset,
+    run_pycocotools,
+    variant_cases,
+)
+from cocogen import assert_parity as _assert_parity
 
 import deteval
-
-DATA = Path(__file__).parents[2] / "shared" / "data" / "coco_val2014_100"
 
 
 def evaluate(gt, results, **params):
     return deteval.evaluate_coco(gt, results, **params)
 
 
-def _first_difference(name: str, mine: np.ndarray, theirs: np.ndarray) -> str:
-    if mine.shape != theirs.shape:
-        return f"{name}: shape {mine.shape} != pycocotools {theirs.shape}"
-    where = np.argwhere(~((mine == theirs) | (np.isnan(mine) & np.isnan(theirs))))
-    index = tuple(int(i) for i in where[0])
-    return (
-        f"{name}: {len(where)} of {mine.size} entries differ; first at {index}: "
-        f"deteval {mine[index]!r} != pycocotools {theirs[index]!r}"
-    )
-
-
-def assert_parity(result, reference) -> None:
-    """stats, precision, recall and scores exactly equal to pycocotools'."""
-    problems = []
-    for name in ("stats", "precision", "recall", "scores"):
-        mine = np.asarray(getattr(result, name), dtype=np.float64)
-        theirs = np.asarray(getattr(reference, name), dtype=np.float64)
-        if not np.array_equal(mine, theirs):
-            problems.append(_first_difference(name, mine, theirs))
-    assert not problems, "\n".join(problems)
+# stats, precision, recall and scores exactly equal to pycocotools'. The summary text has a
+# test of its own here (test_summary_text, on a subset of the cases).
+assert_parity = functools.partial(_assert_parity, summary=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,25 +130,12 @@ VARIANTS: dict[str, tuple[int, int, dict, object]] = {
 }
 
 
-def _cases():
-    for name, (count, first, kwargs, params) in VARIANTS.items():
-        for seed in range(first, first + count):
-            yield pytest.param(seed, kwargs, params, id=f"{name}-seed{seed}")
-
-
-def _build(seed: int, kwargs: dict, params) -> tuple[dict, list, dict]:
-    gt, results = make_dataset(seed, **kwargs)
-    if callable(params):
-        params = params(gt, np.random.default_rng(seed + 10**6))
-    return gt, results, params
-
-
-PARITY_CASES = list(_cases())
+PARITY_CASES = variant_cases(VARIANTS)
 
 
 @pytest.mark.parametrize(("seed", "kwargs", "params"), PARITY_CASES)
 def test_random_dataset_parity(seed, kwargs, params):
-    gt, results, params = _build(seed, kwargs, params)
+    gt, results, params = build_case(make_dataset, seed, kwargs, params)
     reference = run_pycocotools(gt, results, **params)
     assert_parity(evaluate(gt, results, **params), reference)
     if params.get("max_detections") is not None and 100 not in params["max_detections"]:
@@ -178,7 +153,7 @@ MATCH_CASES = [
 @pytest.mark.parametrize(("seed", "kwargs", "params"), MATCH_CASES)
 def test_match_table_parity(seed, kwargs, params):
     """Every detection's matched GT and ignore flag equal pycocotools' evalImgs."""
-    gt, results, params = _build(seed, kwargs, params)
+    gt, results, params = build_case(make_dataset, seed, kwargs, params)
     reference = run_pycocotools(gt, results, **params)
     result = evaluate(gt, results, **params)
     table = result.matches
@@ -213,7 +188,7 @@ SUMMARY_CASES = [
 
 @pytest.mark.parametrize(("seed", "kwargs", "params"), SUMMARY_CASES)
 def test_summary_text(seed, kwargs, params):
-    gt, results, params = _build(seed, kwargs, params)
+    gt, results, params = build_case(make_dataset, seed, kwargs, params)
     reference = run_pycocotools(gt, results, **params)
     assert evaluate(gt, results, **params).summary().splitlines() == reference.summary
 
@@ -244,12 +219,10 @@ def test_array_input_unchanged_and_equal(seed):
 @pytest.mark.parametrize("seed", [31, 32, 33], ids="seed{}".format)
 def test_file_inputs(seed, tmp_path):
     gt, results = make_dataset(seed)
-    gt_path, results_path = tmp_path / "gt.json", tmp_path / "results.json"
-    gt_path.write_text(json.dumps(gt))
-    results_path.write_text(json.dumps(results))
     reference = run_pycocotools(gt, results)
-    assert_parity(evaluate(gt_path, results_path), reference)
-    assert_parity(evaluate(str(gt_path), str(results_path)), reference)
+    assert_file_inputs_parity(
+        gt, results, reference, evaluate=evaluate, directory=tmp_path, summary=False
+    )
 
 
 @pytest.mark.parametrize("seed", [41, 42, 43], ids="seed{}".format)
@@ -602,39 +575,23 @@ def test_example_i_segm_results_with_bbox():
 
 @pytest.fixture(scope="module")
 def coco100():
-    if not DATA.is_dir():
-        pytest.skip(f"shared sample not found: {DATA}")
-    expected = json.loads((DATA / "expected_pycocotools_2.0.11.json").read_text())
-    result = evaluate(
-        DATA / "instances_val2014_100.json", DATA / "instances_val2014_fakebbox100_results.json"
-    )
-    return result, expected["bbox"]
+    return Coco100.evaluate(evaluate, "instances_val2014_fakebbox100_results.json", "bbox")
 
 
 def test_coco100_stats(coco100):
-    result, expected = coco100
-    np.testing.assert_allclose(result.stats, expected["stats"], rtol=0, atol=1e-12)
+    coco100.assert_stats()
 
 
 def test_coco100_summary(coco100):
-    result, expected = coco100
-    assert result.summary().splitlines() == expected["summary"]
+    coco100.assert_summary()
 
 
 def test_coco100_per_category_ap(coco100):
-    result, expected = coco100
-    category_ids = sorted(int(c) for c in expected["per_category_ap"])
-    assert result.precision.shape[2] == len(category_ids)
-    for k, category_id in enumerate(category_ids):
-        values = result.precision[:, :, k, 0, 2]  # IoU .50:.95, area all, maxDets 100
-        ap = float(np.mean(values[values > -1])) if np.any(values > -1) else -1.0
-        assert ap == expected["per_category_ap"][str(category_id)], category_id
-    table = {row["category_id"]: row["AP"] for row in result.per_class()}
-    assert table == {int(c): v for c, v in expected["per_category_ap"].items()}
+    coco100.assert_per_category_ap()
+    table = {row["category_id"]: row["AP"] for row in coco100.result.per_class()}
+    assert table == {int(c): v for c, v in coco100.expected["per_category_ap"].items()}
 
 
 def test_coco100_arrays_equal_pycocotools(coco100):
-    result, _ = coco100
-    gt = json.loads((DATA / "instances_val2014_100.json").read_text())
-    results = json.loads((DATA / "instances_val2014_fakebbox100_results.json").read_text())
-    assert_parity(result, run_pycocotools(gt, results))
+    gt, results = coco100.read()
+    assert_parity(coco100.result, run_pycocotools(gt, results))

@@ -12,17 +12,17 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
-from maskgen import (
-    COCO_SIGMAS,
-    OTHER_SIGMAS,
+from cocogen import (
+    assert_file_inputs_parity,
     assert_parity,
-    make_keypoints_dataset,
-    run_pycocotools_keypoints,
+    assert_read_functions_parity,
+    build_case,
+    run_pycocotools,
+    variant_cases,
 )
+from maskgen import COCO_SIGMAS, OTHER_SIGMAS, make_keypoints_dataset
 
 import deteval
 
@@ -32,7 +32,7 @@ def evaluate(gt, results, **params):
 
 
 def reference(gt, results, **params):
-    return run_pycocotools_keypoints(gt, results, **params)
+    return run_pycocotools(gt, results, iou_type="keypoints", **params)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,21 +109,13 @@ VARIANTS: dict[str, tuple[int, int, dict, object]] = {
 }
 
 
-def _cases():
-    for name, (count, first, kwargs, params) in VARIANTS.items():
-        for seed in range(first, first + count):
-            yield pytest.param(seed, kwargs, params, id=f"{name}-seed{seed}")
-
-
 def _build(seed: int, kwargs: dict, params) -> tuple[dict, list, dict, dict]:
-    gt, results = make_keypoints_dataset(seed, **kwargs)
-    if callable(params):
-        params = params(gt, np.random.default_rng(seed + 10**6))
+    gt, results, params = build_case(make_keypoints_dataset, seed, kwargs, params)
     mine, theirs = params if isinstance(params, tuple) else (params, params)
     return gt, results, mine, theirs
 
 
-@pytest.mark.parametrize(("seed", "kwargs", "params"), list(_cases()))
+@pytest.mark.parametrize(("seed", "kwargs", "params"), variant_cases(VARIANTS))
 def test_random_dataset_parity(seed, kwargs, params):
     gt, results, mine, theirs = _build(seed, kwargs, params)
     expected = reference(gt, results, **theirs)
@@ -230,21 +222,17 @@ def test_use_categories_false(seed):
 @pytest.mark.parametrize("seed", [31, 32], ids="seed{}".format)
 def test_file_inputs(seed, tmp_path):
     gt, results = make_keypoints_dataset(seed)
-    gt_path, results_path = tmp_path / "gt.json", tmp_path / "results.json"
-    gt_path.write_text(json.dumps(gt))
-    results_path.write_text(json.dumps(results))
-    expected = reference(gt, results)
-    assert_parity(evaluate(gt_path, results_path), expected)
-    assert_parity(evaluate(str(gt_path), str(results_path)), expected)
+    assert_file_inputs_parity(
+        gt, results, reference(gt, results), evaluate=evaluate, directory=tmp_path
+    )
 
 
 @pytest.mark.parametrize("seed", [41, 42], ids="seed{}".format)
 def test_read_functions_then_evaluate(seed):
     gt, results = make_keypoints_dataset(seed)
-    dataset = deteval.read_coco_gt(gt, iou_type="keypoints")
-    detections = deteval.read_coco_results(results, dataset, iou_type="keypoints")
-    assert len(detections) == len(results)
-    assert_parity(evaluate(dataset, detections), reference(gt, results))
+    assert_read_functions_parity(
+        gt, results, reference(gt, results), evaluate=evaluate, iou_type="keypoints"
+    )
 
 
 # ---------------------------------------------------------------------------------------------

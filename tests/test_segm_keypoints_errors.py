@@ -13,16 +13,8 @@ import re
 
 import numpy as np
 import pytest
-from cocogen import run_pycocotools
-from maskgen import (
-    COCO_SIGMAS,
-    assert_parity,
-    encode,
-    make_keypoints_dataset,
-    make_segm_dataset,
-    run_pycocotools_keypoints,
-    runs,
-)
+from cocogen import assert_parity, run_pycocotools
+from maskgen import COCO_SIGMAS, encode, make_keypoints_dataset, make_segm_dataset, runs
 
 import deteval
 
@@ -109,7 +101,7 @@ def test_starting_points_are_valid():
     expected = run_pycocotools(gt, results, iou_type="segm")
     assert_parity(deteval.evaluate_coco(gt, results, iou_type="segm"), expected)
     gt, results = keypoints_case()
-    expected = run_pycocotools_keypoints(gt, results)
+    expected = run_pycocotools(gt, results, iou_type="keypoints")
     assert_parity(deteval.evaluate_coco(gt, results, iou_type="keypoints"), expected)
 
 
@@ -132,16 +124,20 @@ def _long_counts() -> dict:
     return encode(mask)
 
 
-def _set_gt_segmentation(segmentation):
+def _set_gt(key, value):
+    """A breaker that sets ``key`` of GT 907 (``annotations[3]``) to ``value``."""
+
     def breaker(gt, results):
-        gt["annotations"][3]["segmentation"] = segmentation
+        gt["annotations"][3][key] = value
 
     return breaker
 
 
-def _set_result_segmentation(segmentation):
+def _set_result(key, value):
+    """A breaker that sets ``key`` of ``results[BAD_RESULT]`` to ``value``."""
+
     def breaker(gt, results):
-        results[BAD_RESULT]["segmentation"] = segmentation
+        results[BAD_RESULT][key] = value
 
     return breaker
 
@@ -149,20 +145,6 @@ def _set_result_segmentation(segmentation):
 def _drop_gt_key(key):
     def breaker(gt, results):
         del gt["annotations"][3][key]
-
-    return breaker
-
-
-def _set_gt_keypoints(values):
-    def breaker(gt, results):
-        gt["annotations"][3]["keypoints"] = values
-
-    return breaker
-
-
-def _set_result_keypoints(values):
-    def breaker(gt, results):
-        results[BAD_RESULT]["keypoints"] = values
 
     return breaker
 
@@ -182,88 +164,89 @@ SUM_600 = r"\b600\b|20\s*[x×*]\s*30|\[20, 30\]"  # h*w of image 8
 CASES = {
     "gt-rle-bad-characters": (
         "segm",
-        _set_gt_segmentation({"size": [20, 30], "counts": GOOD["counts"][:-1] + "{ !"}),
+        _set_gt("segmentation", {"size": [20, 30], "counts": GOOD["counts"][:-1] + "{ !"}),
         GT_RECORD,
         r"(?i)character|counts|rle",
     ),
     "result-rle-bad-characters": (
         "segm",
-        _set_result_segmentation({"size": [20, 30], "counts": "0~" + GOOD["counts"][2:]}),
+        _set_result("segmentation", {"size": [20, 30], "counts": "0~" + GOOD["counts"][2:]}),
         RESULT_RECORD,
         r"(?i)character|counts|rle",
     ),
     "result-rle-non-ascii": (
         "segm",
-        _set_result_segmentation({"size": [20, 30], "counts": GOOD["counts"] + "é"}),
+        _set_result("segmentation", {"size": [20, 30], "counts": GOOD["counts"] + "é"}),
         RESULT_RECORD,
         r"(?i)character|counts|rle",
     ),
     "result-rle-truncated": (
         "segm",
-        _set_result_segmentation({"size": [20, 30], "counts": _truncated(LONG["counts"])}),
+        _set_result("segmentation", {"size": [20, 30], "counts": _truncated(LONG["counts"])}),
         RESULT_RECORD,
         r"(?i)truncat|incomplete|end|counts|rle",
     ),
     "gt-rle-truncated": (
         "segm",
-        _set_gt_segmentation({"size": [20, 30], "counts": _truncated(LONG["counts"])}),
+        _set_gt("segmentation", {"size": [20, 30], "counts": _truncated(LONG["counts"])}),
         GT_RECORD,
         r"(?i)truncat|incomplete|end|counts|rle",
     ),
     "gt-uncompressed-rle-sum-short": (
         "segm",
-        _set_gt_segmentation({"size": [20, 30], "counts": [100, 50, 200]}),
+        _set_gt("segmentation", {"size": [20, 30], "counts": [100, 50, 200]}),
         GT_RECORD,
         SUM_600,
     ),
     "gt-uncompressed-rle-sum-long": (
         "segm",
-        _set_gt_segmentation({"size": [20, 30], "counts": [100, 50, 500]}),
+        _set_gt("segmentation", {"size": [20, 30], "counts": [100, 50, 500]}),
         GT_RECORD,
         SUM_600,
     ),
     "result-rle-sum-short": (
         "segm",
         # the runs of a 20x29 mask declared as 20x30: they sum to 580
-        _set_result_segmentation(
-            {"size": [20, 30], "counts": encode(_rect(20, 29, 2, 8, 2, 12))["counts"]}
+        _set_result(
+            "segmentation",
+            {"size": [20, 30], "counts": encode(_rect(20, 29, 2, 8, 2, 12))["counts"]},
         ),
         RESULT_RECORD,
         SUM_600,
     ),
     "gt-polygon-odd-count": (
         "segm",
-        _set_gt_segmentation([[1, 10, 1, 17, 9, 17, 9]]),
+        _set_gt("segmentation", [[1, 10, 1, 17, 9, 17, 9]]),
         GT_RECORD,
         r"(?i)even|odd|pair",
     ),
     "gt-polygon-odd-count-second-part": (
         "segm",
-        _set_gt_segmentation([[1, 10, 1, 17, 9, 17], [20, 1, 25, 1, 25, 6, 20]]),
+        _set_gt("segmentation", [[1, 10, 1, 17, 9, 17], [20, 1, 25, 1, 25, 6, 20]]),
         GT_RECORD,
         r"(?i)even|odd|pair",
     ),
     "gt-polygon-one-point": (
         "segm",
-        _set_gt_segmentation([[1, 10]]),
+        _set_gt("segmentation", [[1, 10]]),
         GT_RECORD,
         r"(?i)\b[23]\b|two|three|point",
     ),
     "gt-polygon-second-part-one-point": (
         "segm",
-        _set_gt_segmentation([[1, 10, 1, 17, 9, 17], [20, 1]]),
+        _set_gt("segmentation", [[1, 10, 1, 17, 9, 17], [20, 1]]),
         GT_RECORD,
         r"(?i)\b[23]\b|two|three|point",
     ),
     "result-mask-size-differs": (
         "segm",
-        _set_result_segmentation(encode(_rect(21, 30, 2, 8, 2, 12))),
+        _set_result("segmentation", encode(_rect(21, 30, 2, 8, 2, 12))),
         RESULT_RECORD,
         r"(?i)size|height|width",
     ),
     "result-mask-size-transposed": (
         "segm",
-        _set_result_segmentation(encode(_rect(30, 20, 2, 8, 2, 12))),
+        _set_result("segmentation", encode(_rect(30, 20, 2, 8, 2, 12))),
         RESULT_RECORD,
         r"(?i)size|height|width",
     ),
@@ -275,25 +258,25 @@ CASES = {
     ),
     "gt-keypoints-50-numbers": (
         "keypoints",
-        _set_gt_keypoints([10] * 50),
+        _set_gt("keypoints", [10] * 50),
         GT_RECORD,
         r"\b(51|17)\b",
     ),
     "gt-keypoints-5-triples": (
         "keypoints",
-        _set_gt_keypoints([10, 10, 2] * 5),
+        _set_gt("keypoints", [10, 10, 2] * 5),
         GT_RECORD,
         r"\b(51|17)\b",
     ),
     "result-keypoints-48-numbers": (
         "keypoints",
-        _set_result_keypoints([10.0] * 48),
+        _set_result("keypoints", [10.0] * 48),
         RESULT_RECORD,
         r"\b(51|17)\b",
     ),
     "result-keypoints-18-triples": (
         "keypoints",
-        _set_result_keypoints([10.0, 10.0, 1] * 18),
+        _set_result("keypoints", [10.0, 10.0, 1] * 18),
         RESULT_RECORD,
         r"\b(51|17)\b",
     ),

@@ -12,17 +12,21 @@
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from cocogen import run_pycocotools
-from maskgen import assert_parity, decode, encode, make_segm_dataset, runs
+from cocogen import (
+    Coco100,
+    assert_file_inputs_parity,
+    assert_parity,
+    assert_read_functions_parity,
+    build_case,
+    run_pycocotools,
+    variant_cases,
+)
+from maskgen import decode, encode, make_segm_dataset, runs
 
 import deteval
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "coco_val2014_100"
 
 
 def evaluate(gt, results, **params):
@@ -85,22 +89,9 @@ VARIANTS: dict[str, tuple[int, int, dict, object]] = {
 }
 
 
-def _cases():
-    for name, (count, first, kwargs, params) in VARIANTS.items():
-        for seed in range(first, first + count):
-            yield pytest.param(seed, kwargs, params, id=f"{name}-seed{seed}")
-
-
-def _build(seed: int, kwargs: dict, params) -> tuple[dict, list, dict]:
-    gt, results = make_segm_dataset(seed, **kwargs)
-    if callable(params):
-        params = params(gt, np.random.default_rng(seed + 10**6))
-    return gt, results, params
-
-
-@pytest.mark.parametrize(("seed", "kwargs", "params"), list(_cases()))
+@pytest.mark.parametrize(("seed", "kwargs", "params"), variant_cases(VARIANTS))
 def test_random_dataset_parity(seed, kwargs, params):
-    gt, results, params = _build(seed, kwargs, params)
+    gt, results, params = build_case(make_segm_dataset, seed, kwargs, params)
     assert_parity(evaluate(gt, results, **params), reference(gt, results, **params))
 
 
@@ -138,22 +129,18 @@ def test_generator_covers_the_issue():
 @pytest.mark.parametrize("seed", [31, 32], ids="seed{}".format)
 def test_file_inputs(seed, tmp_path):
     gt, results = make_segm_dataset(seed)
-    gt_path, results_path = tmp_path / "gt.json", tmp_path / "results.json"
-    gt_path.write_text(json.dumps(gt))
-    results_path.write_text(json.dumps(results))
-    expected = reference(gt, results)
-    assert_parity(evaluate(gt_path, results_path), expected)
-    assert_parity(evaluate(str(gt_path), str(results_path)), expected)
+    assert_file_inputs_parity(
+        gt, results, reference(gt, results), evaluate=evaluate, directory=tmp_path
+    )
 
 
 @pytest.mark.parametrize("seed", [41, 42, 43], ids="seed{}".format)
 def test_read_functions_then_evaluate(seed):
     """read_coco_gt / read_coco_results output evaluates like the raw dicts."""
     gt, results = make_segm_dataset(seed)
-    dataset = deteval.read_coco_gt(gt, iou_type="segm")
-    detections = deteval.read_coco_results(results, dataset, iou_type="segm")
-    assert len(detections) == len(results)
-    assert_parity(evaluate(dataset, detections), reference(gt, results))
+    assert_read_functions_parity(
+        gt, results, reference(gt, results), evaluate=evaluate, iou_type="segm"
+    )
 
 
 @pytest.mark.parametrize("seed", [51, 52, 53], ids="seed{}".format)
@@ -256,40 +243,24 @@ def test_segm_encodings_are_equivalent():
 
 @pytest.fixture(scope="module")
 def coco100():
-    if not DATA.is_dir():
-        pytest.skip(f"shared sample not found: {DATA}")
-    expected = json.loads((DATA / "expected_pycocotools_2.0.11.json").read_text())
-    result = evaluate(
-        DATA / "instances_val2014_100.json", DATA / "instances_val2014_fakesegm100_results.json"
-    )
-    return result, expected["segm"]
+    return Coco100.evaluate(evaluate, "instances_val2014_fakesegm100_results.json", "segm")
 
 
 def test_coco100_stats(coco100):
-    result, expected = coco100
-    assert len(result.stats) == 12
-    np.testing.assert_allclose(result.stats, expected["stats"], rtol=0, atol=1e-12)
+    assert len(coco100.result.stats) == 12
+    coco100.assert_stats()
 
 
 def test_coco100_summary(coco100):
-    result, expected = coco100
-    assert result.summary().splitlines() == expected["summary"]
+    coco100.assert_summary()
 
 
 def test_coco100_per_category_ap(coco100):
-    result, expected = coco100
-    category_ids = sorted(int(c) for c in expected["per_category_ap"])
-    assert result.precision.shape[2] == len(category_ids)
-    for k, category_id in enumerate(category_ids):
-        values = result.precision[:, :, k, 0, 2]  # IoU .50:.95, area all, maxDets 100
-        ap = float(np.mean(values[values > -1])) if np.any(values > -1) else -1.0
-        assert ap == expected["per_category_ap"][str(category_id)], category_id
+    coco100.assert_per_category_ap()
 
 
 def test_coco100_arrays_equal_pycocotools(coco100):
-    result, _ = coco100
-    gt = json.loads((DATA / "instances_val2014_100.json").read_text())
-    results = json.loads((DATA / "instances_val2014_fakesegm100_results.json").read_text())
+    gt, results = coco100.read()
     before = copy.deepcopy(results)
-    assert_parity(result, reference(gt, results))
+    assert_parity(coco100.result, reference(gt, results))
     assert results == before

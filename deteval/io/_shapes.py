@@ -7,6 +7,7 @@ the record in every error.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,6 +52,20 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
     n = len(values)
     k_max = int(n_keypoints.max(initial=0))
     out = np.full((n, k_max, 3), np.nan)
+    # Fast path: every value a list of plain numbers of the right length, converted per
+    # keypoint count in one call; anything else is walked record by record below.
+    lengths = np.fromiter((len(v) if type(v) is list else -1 for v in values), np.int64, n)
+    if (lengths == 3 * n_keypoints).all() and set(
+            map(type, itertools.chain.from_iterable(values))) <= {int, float}:
+        finite = True
+        for k in np.unique(n_keypoints).tolist():
+            rows = np.flatnonzero(n_keypoints == k)
+            block = np.array([values[i] for i in rows], dtype=np.float64).reshape(-1, k, 3)
+            finite = finite and bool(np.isfinite(block).all())
+            out[rows, :k] = block
+        if finite:
+            return out
+        out[:] = np.nan     # the walk below names the record with a non-finite number
     for i, value in enumerate(values):
         ok = isinstance(value, (list, tuple)) and all(
             isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
