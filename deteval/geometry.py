@@ -43,8 +43,14 @@ crowd boxes. Pairs whose bounding boxes do not overlap are 0 without computing a
 intersection; a zero-area union gives 0. When both polygons of a pair are axis-aligned
 rectangles (four corners, horizontal and vertical edges) the IoU is computed with the COCO box
 formula, with the same floating-point operations as :func:`deteval.iou.coco_pair_iou`, so
-rotated boxes at angle 0 give bit-for-bit the IoU of the bbox protocol; other pairs get the
-exact area of their intersection from shapely (GEOS).
+rotated boxes at angle 0 give bit-for-bit the IoU of the bbox protocol. When both are strictly
+convex quadrilaterals (rotated boxes, DOTA quads), the area of their intersection is found in
+numpy, all pairs at once, by clipping one against the four edges of the other
+(Sutherland-Hodgman) and the shoelace formula: it agrees with shapely's to about 1e-12
+relative (1e-9 or better, and closer to the exact area than GEOS's far from the origin) at a
+tenth of the cost. Other pairs get the area of their intersection from shapely (GEOS). Either
+way, a polygon covered by the other (shapely's exact predicate) counts with its own area, so
+identical polygons give exactly 1.
 
 Examples
 --------
@@ -300,15 +306,16 @@ def _strictly_convex(corners: np.ndarray) -> np.ndarray:
     return clear.all(axis=1) & ((cross > 0).all(axis=1) | (cross < 0).all(axis=1))
 
 
-def _validity(polys: np.ndarray, quads: tuple[np.ndarray, np.ndarray] | None = None
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _validity(polys: np.ndarray, quads: tuple[np.ndarray, np.ndarray] | None = None,
+              convex: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(valid, degenerate)`` flags: valid polygons, and finite ones of zero extent in some
     direction (all points on one line), which shapely calls invalid. ``quads`` is
-    :func:`_quad_corners` of ``polys`` when already known."""
+    :func:`_quad_corners` of ``polys`` and ``convex`` :func:`_strictly_convex` of its corners,
+    when already known."""
     valid = np.zeros(len(polys), dtype=bool)
     rows, corners = _quad_corners(polys) if quads is None else quads
     if len(rows):
-        valid[rows[_strictly_convex(corners)]] = True
+        valid[rows[_strictly_convex(corners) if convex is None else convex]] = True
     rest = np.flatnonzero(~valid)
     if len(rest):
         valid[rest] = shapely.is_valid(polys[rest])
@@ -624,7 +631,8 @@ class _Prepared:
         self.geoms = _as_geometries(polys, name)
         n = len(self.geoms)
         quads = _quad_corners(self.geoms)
-        valid, degenerate = _validity(self.geoms, quads)
+        convex = _strictly_convex(quads[1])
+        valid, degenerate = _validity(self.geoms, quads, convex)
         bad = np.flatnonzero(~valid & ~degenerate)
         if len(bad):
             i = int(bad[0])
@@ -649,6 +657,18 @@ class _Prepared:
             self.xywh[rows] = np.column_stack([x0, y0, x.max(axis=1) - x0,
                                                y.max(axis=1) - y0])
             self.rect[rows] = True
+        # Strictly convex quadrilaterals, corners turned counter-clockwise (positive shoelace
+        # area), for the numpy intersection of two such polygons.
+        self.quad = np.zeros(n, dtype=bool)
+        self.corners = np.full((n, 4, 2), np.nan)
+        if n:
+            rows, c = quads
+            convex &= self.area[rows] > 0
+            rows, c = rows[convex], c[convex]
+            x, y = c[..., 0], c[..., 1]
+            signed = (x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)
+            self.corners[rows] = np.where((signed < 0)[:, None, None], c[:, ::-1], c)
+            self.quad[rows] = True
 
 
 def _as_flags(crowd: Any, n: int, name: str) -> np.ndarray:
@@ -665,6 +685,62 @@ def _as_flags(crowd: Any, n: int, name: str) -> np.ndarray:
     return flags.astype(bool)
 
 
+def _convex_quad_intersection_area(subject: np.ndarray, clip: np.ndarray) -> np.ndarray:
+    """Area of the intersection of convex polygons, pair by pair, by Sutherland-Hodgman.
+
+    Parameters
+    ----------
+    subject, clip : numpy.ndarray, shape (m, 4, 2)
+        Corners of strictly convex quadrilaterals, counter-clockwise (positive shoelace area).
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,), float64
+        ``subject[k]`` clipped by the four half-planes of ``clip[k]``'s edges, all pairs at
+        once, and the shoelace area of what is left (0 when fewer than 3 points are left).
+        The coordinates are first moved so that ``subject[k]``'s first corner is the origin,
+        which keeps the shoelace sum free of the cancellation of far-away coordinates.
+    """
+    m = len(subject)
+    x, y = subject[..., 0] - subject[:, :1, 0], subject[..., 1] - subject[:, :1, 1]
+    ex, ey = clip[..., 0] - subject[:, :1, 0], clip[..., 1] - subject[:, :1, 1]
+    dx, dy = np.roll(ex, -1, axis=1) - ex, np.roll(ey, -1, axis=1) - ey
+    count = np.full(m, 4)
+    rows = np.arange(m)
+
+    def following(values: np.ndarray) -> np.ndarray:
+        """Each point's successor on the outline: the next slot, the first after the last."""
+        out = np.roll(values, -1, axis=1)
+        out[rows, np.maximum(count - 1, 0)] = values[:, 0]
+        return out
+
+    for k in range(4):
+        width = x.shape[1]
+        valid = np.arange(width) < count[:, None]
+        # > 0 left of (inside) the edge, < 0 outside, for a counter-clockwise clip polygon
+        side = dx[:, k, None] * (y - ey[:, k, None]) - dy[:, k, None] * (x - ex[:, k, None])
+        side_next, x_next, y_next = following(side), following(x), following(y)
+        keep = valid & (side >= 0)
+        cross = valid & (((side > 0) & (side_next < 0)) | ((side < 0) & (side_next > 0)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.where(cross, side / (side - side_next), 0.0)
+        # Each point is followed by where the outline leaves or enters the half-plane after it.
+        flags = np.stack([keep, cross], axis=2).reshape(m, 2 * width)
+        at = np.cumsum(flags.view(np.int8), axis=1, dtype=np.int16)
+        count = at[:, -1].astype(np.int64)
+        capacity = max(int(count.max(initial=0)), 1)
+        # Flat positions of the points kept; the dropped ones all go to one extra last slot.
+        target = np.where(flags, at + (rows * capacity - 1)[:, None], m * capacity).ravel()
+        new_x, new_y = np.zeros(m * capacity + 1), np.zeros(m * capacity + 1)
+        new_x[target] = np.stack([x, x + t * (x_next - x)], axis=2).ravel()
+        new_y[target] = np.stack([y, y + t * (y_next - y)], axis=2).ravel()
+        x, y = new_x[:-1].reshape(m, capacity), new_y[:-1].reshape(m, capacity)
+    valid = np.arange(x.shape[1]) < count[:, None]
+    terms = np.where(valid, x * following(y) - following(x) * y, 0.0)
+    area = 0.5 * terms.sum(axis=1)
+    return np.where(count >= 3, np.maximum(area, 0.0), 0.0)
+
+
 def _exact_iou(a: _Prepared, b: _Prepared, i: np.ndarray, j: np.ndarray,
                crowd: np.ndarray) -> np.ndarray:
     """IoU (IoA where ``crowd``) of the pairs ``(a[i], b[j])`` from exact intersection areas;
@@ -679,8 +755,17 @@ def _exact_iou(a: _Prepared, b: _Prepared, i: np.ndarray, j: np.ndarray,
     first = np.argmax(differ, axis=1)
     rows = np.arange(len(i))
     swap = differ.any(axis=1) & (key_a[rows, first] > key_b[rows, first])
-    left, right = np.where(swap, gb, ga), np.where(swap, ga, gb)
-    inter = np.asarray(shapely.area(shapely.intersection(left, right)), dtype=np.float64)
+    inter = np.empty(len(i))
+    quad = a.quad[i] & b.quad[j]  # two convex quadrilaterals: clipped in numpy
+    if quad.any():
+        ca, cb, flip = a.corners[i[quad]], b.corners[j[quad]], swap[quad, None, None]
+        inter[quad] = _convex_quad_intersection_area(np.where(flip, cb, ca),
+                                                     np.where(flip, ca, cb))
+    rest = np.flatnonzero(~quad)
+    if len(rest):
+        left = np.where(swap[rest], gb[rest], ga[rest])
+        right = np.where(swap[rest], ga[rest], gb[rest])
+        inter[rest] = shapely.area(shapely.intersection(left, right))
     # Exact where one polygon covers the other: the overlay's area can be an ulp off.
     inter = np.minimum(inter, np.minimum(area_a, area_b))
     inter = np.where(shapely.covered_by(gb, ga), area_b, inter)

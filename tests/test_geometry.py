@@ -4,6 +4,7 @@ polygon IoU against scalar shapely loops, rasterised estimates and the COCO box 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -14,6 +15,8 @@ from shapely import Polygon
 
 from deteval.errors import FormatError
 from deteval.geometry import (
+    _convex_quad_intersection_area,
+    _strictly_convex,
     iou_matrix,
     pair_iou,
     polygon_area,
@@ -515,3 +518,194 @@ def test_iou_with_itself_is_one(p):
     assert pair_iou(a, a)[0] == 1.0
     assert pair_iou(a, a, [True])[0] == 1.0
     assert iou_matrix(a, a)[0, 0] == 1.0
+
+
+# ---------------------------------------------------------------------- convex quadrilaterals
+
+
+def counter_clockwise(corners: np.ndarray) -> np.ndarray:
+    x, y = corners[..., 0], corners[..., 1]
+    signed = (x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)
+    return np.where((signed < 0)[:, None, None], corners[:, ::-1], corners)
+
+
+def quad_families(rng, n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Pairs of convex quadrilaterals (n, 4, 2) in the situations that stress clipping."""
+
+    def boxes(cx, cy, w, h, a):
+        return rotated_box_corners(np.column_stack([cx, cy, w, h, a]))
+
+    def quads(cx, cy, radius):  # DOTA-like: one corner per quarter turn, either orientation
+        turn = (np.arange(4) + rng.uniform(0.1, 0.9, (n, 4))) * np.pi / 2
+        turn = turn + rng.uniform(0, 2 * np.pi, (n, 1))
+        r = radius[:, None] * rng.uniform(0.5, 1.0, (n, 4))
+        q = np.stack([cx[:, None] + r * np.cos(turn), cy[:, None] + r * np.sin(turn)], -1)
+        return np.where(rng.random(n)[:, None, None] < 0.5, q, q[:, ::-1])
+
+    cx, cy = rng.uniform(0, 100, n), rng.uniform(0, 100, n)
+    w, h, a = rng.uniform(1, 40, n), rng.uniform(1, 40, n), rng.uniform(-180, 180, n)
+    box = boxes(cx, cy, w, h, a)
+    rad = np.deg2rad(a)
+    ux, uy, vx, vy = np.cos(rad), -np.sin(rad), np.sin(rad), np.cos(rad)  # the box's axes
+    gap = rng.choice([-1e-9, -1e-12, 0.0, 1e-12, 1e-9], n) * w
+    along = rng.uniform(-0.8, 0.8, n) * h
+    h2 = h * rng.uniform(0.3, 2.0, n)
+    slide = rng.uniform(-0.7, 0.7, n) * w
+    poke = rng.uniform(0.05, 0.3, n) * np.minimum(w, h)
+    side = rng.uniform(2, 10, n)
+    tip_x, tip_y = cx + (w / 2 - poke) * ux, cy + (w / 2 - poke) * uy
+    f = rng.uniform(0.05, 0.5, n) * np.minimum(w, h)
+    radius = rng.uniform(2, 30, n)
+    out = {
+        "near": (box, boxes(cx + rng.normal(0, 5, n), cy + rng.normal(0, 5, n),
+                            w * rng.uniform(0.5, 1.5, n), h * rng.uniform(0.5, 1.5, n),
+                            a + rng.normal(0, 20, n))),
+        # side by side, a hair apart or overlapping
+        "near-touching": (box, boxes(cx + (w + gap) * ux + along * vx,
+                                     cy + (w + gap) * uy + along * vy, w, h, a)),
+        # part of an edge in common, running the same way
+        "shared-edge": (box, boxes(cx + slide * ux + (h2 - h) / 2 * vx,
+                                   cy + slide * uy + (h2 - h) / 2 * vy, w, h2, a)),
+        # a square turned 45 degrees with one corner inside the box
+        "vertex-inside": (box, boxes(tip_x + side / math.sqrt(2) * ux,
+                                     tip_y + side / math.sqrt(2) * uy, side, side, a + 45)),
+        "nested": (box, boxes(cx + rng.uniform(-0.2, 0.2, n) * w,
+                              cy + rng.uniform(-0.2, 0.2, n) * h, f, f, rng.uniform(-180, 180, n))),
+        "identical": (box, box.copy()),
+        "identical-reordered": (box, np.roll(box[:, ::-1], 2, axis=1)),
+        "nearly-identical": (box, boxes(cx + 1e-3 * vx, cy + 1e-3 * vy, w, h, a)),
+        "dota": (quads(cx, cy, radius), quads(cx + rng.normal(0, 8, n), cy + rng.normal(0, 8, n),
+                                              radius * rng.uniform(0.5, 1.5, n))),
+    }
+    for name in ("near", "shared-edge", "vertex-inside", "dota"):
+        p, q = out[name]
+        out[name + "-tiny"] = (p * 1e-6, q * 1e-6)
+        out[name + "-huge"] = (p * 1e6, q * 1e6)
+    return out
+
+
+def test_convex_quad_clipping_matches_shapely_intersection_areas():
+    rng = np.random.default_rng(20)
+    families = quad_families(rng, 400)
+    checked = overlapping = 0
+    for name, (p, q) in families.items():
+        keep = _strictly_convex(p) & _strictly_convex(q)
+        assert keep.mean() > 0.95, name
+        p, q = p[keep], q[keep]
+        pp, qq = shapely.polygons(p), shapely.polygons(q)
+        expected = shapely.area(shapely.intersection(pp, qq))
+        smaller = np.minimum(shapely.area(pp), shapely.area(qq))
+        got = _convex_quad_intersection_area(counter_clockwise(p), counter_clockwise(q))
+        # 1e-9 relative; slivers and touching pairs to 1e-12 of the smaller polygon
+        np.testing.assert_array_less(np.abs(got - expected),
+                                     1e-9 * expected + 1e-12 * smaller + 1e-300, err_msg=name)
+        # the other way round, and with the roles of the two polygons swapped
+        swapped = _convex_quad_intersection_area(counter_clockwise(q), counter_clockwise(p))
+        np.testing.assert_array_less(np.abs(swapped - got),
+                                     1e-9 * got + 1e-12 * smaller + 1e-300, err_msg=name)
+        checked += len(p)
+        overlapping += int((expected > 1e-9 * smaller).sum())
+    assert checked > 6500 and overlapping > 5500
+
+
+def exact_clip_area(p, q) -> Fraction:
+    """Area of convex p clipped by counter-clockwise convex q, in exact rational numbers."""
+    poly = [(Fraction(x), Fraction(y)) for x, y in p.tolist()]
+    edges = [(Fraction(x), Fraction(y)) for x, y in q.tolist()]
+    for k in range(len(edges)):
+        (ax, ay), (bx, by) = edges[k], edges[(k + 1) % len(edges)]
+        kept = []
+        for i, (px, py) in enumerate(poly):
+            nx, ny = poly[(i + 1) % len(poly)]
+            s = (bx - ax) * (py - ay) - (by - ay) * (px - ax)
+            s_next = (bx - ax) * (ny - ay) - (by - ay) * (nx - ax)
+            if s >= 0:
+                kept.append((px, py))
+            if s * s_next < 0:
+                t = s / (s - s_next)
+                kept.append((px + t * (nx - px), py + t * (ny - py)))
+        poly = kept
+    pairs = zip(poly, poly[1:] + poly[:1])
+    return abs(sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in pairs)) / 2
+
+
+def test_convex_quad_clipping_far_from_the_origin_is_close_to_exact():
+    # Small boxes at coordinates ~1e6: the inputs are only known to ulp(1e6) ~ 1e-10, and
+    # GEOS's overlay (which rounds its intersection points) is itself ~1e-9 off there.
+    rng = np.random.default_rng(21)
+    families = quad_families(rng, 15)
+    p = np.concatenate([families[k][0] for k in ("near", "vertex-inside", "dota")]) + 1e6
+    q = np.concatenate([families[k][1] for k in ("near", "vertex-inside", "dota")]) + 1e6
+    p, q = counter_clockwise(p), counter_clockwise(q)
+    got = _convex_quad_intersection_area(p, q)
+    exact = np.array([float(exact_clip_area(a, b)) for a, b in zip(p, q)])
+    assert (exact > 0).sum() > 25
+    np.testing.assert_allclose(got, exact, rtol=1e-9, atol=1e-15)
+    geos = shapely.area(shapely.intersection(shapely.polygons(p), shapely.polygons(q)))
+    smaller = np.minimum(shapely.area(shapely.polygons(p)), shapely.area(shapely.polygons(q)))
+    np.testing.assert_array_less(np.abs(got - geos), 1e-8 * smaller)
+
+
+def test_pair_iou_of_convex_quads_skips_geos_and_ignores_corner_order(monkeypatch):
+    rng = np.random.default_rng(22)
+    families = quad_families(rng, 200)
+    p = np.concatenate([pair[0] for pair in families.values()])
+    q = np.concatenate([pair[1] for pair in families.values()])
+    family = np.repeat(list(families), [len(pair[0]) for pair in families.values()])
+    keep = _strictly_convex(p) & _strictly_convex(q)
+    p, q, family = p[keep], q[keep], family[keep]
+    a = shapely.polygons(p)
+    b = shapely.polygons(q)
+    crowd = rng.random(len(p)) < 0.2
+    expected = np.array([reference_iou(x, y, c) for x, y, c in zip(a, b, crowd)])
+    intersected = []
+    original = shapely.intersection
+
+    def counting(x, y, *args, **kwargs):
+        intersected.append(np.size(x))
+        return original(x, y, *args, **kwargs)
+
+    monkeypatch.setattr(shapely, "intersection", counting)
+    got = pair_iou(a, b, crowd)
+    assert sum(intersected) == 0  # every pair was clipped in numpy
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+    assert ((got > 0) & (got < 1)).sum() > 2000
+    # identical polygons, also listed the other way round, give exactly 1.0
+    assert (family == "identical").sum() == 200 and (got[family == "identical"] == 1.0).all()
+    # listed the other way round: shapely's area of the ring may be an ulp apart (as before)
+    same = family == "identical-reordered"
+    assert same.sum() == 200 and (np.abs(got[same] - 1) < 1e-14).all()
+    reordered = shapely.polygons(np.roll(p[:, ::-1], 1, axis=1))
+    np.testing.assert_allclose(pair_iou(a, reordered), 1.0, rtol=0, atol=1e-14)
+    # orientation and starting corner do not matter
+    flipped = shapely.polygons(np.roll(q[:, ::-1], 3, axis=1))
+    np.testing.assert_allclose(pair_iou(a, flipped, crowd), got, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(pair_iou(flipped, a), pair_iou(b, a), rtol=0, atol=1e-12)
+    # a polygon inside another gets exactly the smaller area over the larger
+    nested = families["nested"]
+    inner, outer = shapely.polygons(nested[1]), shapely.polygons(nested[0])
+    inside = shapely.covered_by(inner, outer)
+    assert inside.sum() > 150
+    small, large = shapely.area(inner), shapely.area(outer)
+    assert np.array_equal(pair_iou(inner, outer)[inside],
+                          (small / ((small + large) - small))[inside])
+    assert np.array_equal(pair_iou(inner, outer, np.ones(200, bool))[inside], np.ones(200)[inside])
+    assert sum(intersected) == 0
+
+
+def test_concave_quads_and_polygons_still_go_to_geos(monkeypatch):
+    arrow = polygons_from_coords([[0, 0, 4, 2, 0, 4, 1, 2]])  # concave quadrilateral
+    pentagon = polygons_from_coords([[0, 0, 3, 0, 4, 2, 2, 4, 0, 3]])
+    box = polygons_from_rboxes([[2, 2, 3, 3, 20]])
+    intersected = []
+    original = shapely.intersection
+
+    def counting(x, y, *args, **kwargs):
+        intersected.append(np.size(x))
+        return original(x, y, *args, **kwargs)
+
+    monkeypatch.setattr(shapely, "intersection", counting)
+    got = pair_iou(np.concatenate([arrow, pentagon, box]), np.concatenate([box, box, box]))
+    assert intersected == [2]
+    expected = [reference_iou(arrow[0], box[0]), reference_iou(pentagon[0], box[0]), 1.0]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
