@@ -1,0 +1,127 @@
+"""deteval.masks against pycocotools' own RLE routines, on seeded random masks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pycocotools.mask as mask_utils
+import pytest
+
+from deteval.errors import FormatError
+from deteval.masks import (
+    compressed_masks,
+    decode_counts,
+    mask_area,
+    mask_xywh,
+    masks_from_segmentations,
+    pair_mask_iou,
+)
+
+
+def random_runs(rng, h: int, w: int) -> list[int]:
+    """Run lengths adding up to h * w, with zero-length runs and long runs mixed in."""
+    runs, left = [], h * w
+    while left > 0:
+        size = int(min(left, rng.choice([0, 1, 2, int(rng.integers(0, h * w + 1))])))
+        runs.append(size)
+        left -= size
+    if rng.random() < 0.3:
+        runs.append(0)
+    return runs
+
+
+def random_rles(seed: int, n: int = 300) -> tuple[list[dict], list[list[int]]]:
+    rng = np.random.default_rng(seed)
+    rles, runs = [], []
+    for _ in range(n):
+        h, w = (int(v) for v in rng.integers(1, 70, 2))
+        if rng.random() < 0.5:
+            r = random_runs(rng, h, w)
+            rle = mask_utils.frPyObjects({"size": [h, w], "counts": r}, h, w)
+        else:
+            bitmap = (rng.random((h, w)) < rng.random()).astype(np.uint8)
+            rle = mask_utils.encode(np.asfortranarray(bitmap))
+            flat = bitmap.ravel(order="F")
+            edges = np.flatnonzero(np.diff(flat)) + 1
+            bounds = np.r_[0, edges, flat.size]
+            r = np.diff(bounds).tolist()
+            if flat[0] == 1:
+                r = [0, *r]
+        rles.append(rle)
+        runs.append(r)
+    return rles, runs
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_decoding_gives_the_runs_pycocotools_encoded(seed):
+    rles, runs = random_rles(seed)
+    counts, offsets = decode_counts([r["counts"] for r in rles])
+    for i, expected in enumerate(runs):
+        assert counts[offsets[i]:offsets[i + 1]].tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_areas_and_boxes_equal_pycocotools(seed):
+    rles, _ = random_rles(100 + seed)
+    sizes = np.array([r["size"] for r in rles])
+    masks, areas = compressed_masks([r["counts"] for r in rles], sizes)
+    assert areas.tolist() == [int(mask_utils.area(r)) for r in rles]
+    assert np.array_equal(mask_area(masks), areas)
+    assert np.array_equal(mask_xywh(masks), np.array([mask_utils.toBbox(r) for r in rles]))
+
+
+def test_empty_strings_and_chunks_are_handled():
+    rles, runs = random_rles(7, n=4500)           # more than two chunks
+    strings = [r["counts"] for r in rles]
+    strings.insert(3, b"")
+    counts, offsets = decode_counts(strings)
+    assert offsets[4] == offsets[3]
+    sizes = np.array([r["size"] for r in rles])
+    _, areas = compressed_masks([r["counts"] for r in rles], sizes)
+    assert areas.tolist() == [sum(r[1::2]) for r in runs]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_iou_equals_the_full_matrix_of_pycocotools(seed):
+    rng = np.random.default_rng(seed)
+    h, w = 30, 40
+    bitmaps = [(rng.random((h, w)) < rng.uniform(0.05, 0.6)).astype(np.uint8)
+               for _ in range(24)]
+    rles = np.empty(24, dtype=object)
+    rles[:] = [mask_utils.encode(np.asfortranarray(b)) for b in bitmaps]
+    dt, gt = rles[:14], rles[14:]
+    crowd = rng.random(10) < 0.3
+    image = rng.integers(0, 3, 14)
+    pair_dt = np.repeat(np.arange(14), 10)
+    pair_gt = np.tile(np.arange(10), 14)
+    got = pair_mask_iou(dt, gt, pair_dt, pair_gt, crowd, image_of_dt=image,
+                        group=rng.integers(0, 4, len(pair_dt)))
+    expected = np.asarray(mask_utils.iou(list(dt), list(gt), crowd.astype(np.uint8)))
+    assert np.array_equal(got, expected[pair_dt, pair_gt])
+
+
+def test_polygons_rasterise_as_pycocotools_and_merge_parts():
+    square = [0, 0, 10, 0, 10, 10, 0, 10]
+    far = [20, 20, 30, 20, 30, 25]
+    masks, areas = masks_from_segmentations([[square, far], [square]], heights=[32, 32],
+                                            widths=[40, 40], with_area=True)
+    reference = mask_utils.merge(mask_utils.frPyObjects([square, far], 32, 40))
+    assert masks[0]["counts"] == reference["counts"]
+    assert areas.tolist() == [int(mask_utils.area(reference)), 100]
+
+
+@pytest.mark.parametrize(("strings", "message"), [
+    ([b"0::0", b"0:x"], "outside '0'..'o'"),
+    ([b"0:"], None),                                    # runs do not add up: checked by size
+    ([b"0h"], "middle of a number"),
+    ([b"0" + b"h" * 8 + b"0"], "more than 7"),
+    ([b"10@"], "run length of -16"),
+])
+def test_malformed_strings_name_the_mask(strings, message):
+    if message is None:
+        with pytest.raises(FormatError, match=r"mask 0: RLE run lengths add up to 10 pixels; "
+                                              r"a 4x5 mask needs 20"):
+            compressed_masks(strings, np.array([[4, 5]]))
+        return
+    with pytest.raises(FormatError, match=message) as error:
+        decode_counts(strings, source="dt.json", records=["results[0]", "results[1]"])
+    assert str(error.value).startswith("dt.json: results[")
