@@ -41,6 +41,7 @@ __all__ = ["compressed_masks", "decode_counts", "mask_area", "mask_bounds",
            "masks_from_segmentations", "pair_mask_iou"]
 
 _NUMBER_TYPES = {int, float}
+_ALPHABET = bytes(range(48, 112))  # '0'..'o', the characters of compressed RLE strings
 _MAX_DIGITS = 7  # 35 bits: more than any run of a 2**31-pixel mask needs
 
 
@@ -85,71 +86,83 @@ def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
     >>> counts.tolist(), offsets.tolist()
     ([0, 10, 10, 10, 5, 2], [0, 4, 6])
     """
-    # Chunks of a few thousand strings keep the int64 running sums far from overflow.
+    # Callers decode in chunks (see _totals_and_areas): int64 running sums stay far from
+    # overflow.
     n = len(strings)
     lengths = np.fromiter(map(len, strings), np.int64, n)
     string_ends = np.cumsum(lengths)
-    raw = np.frombuffer(b"".join(strings), dtype=np.uint8)
+    joined = b"".join(strings)
 
     def owner(char_index: int) -> str:
         return _record(records, int(np.searchsorted(string_ends, char_index, side="right")))
 
-    bad = np.flatnonzero((raw < 48) | (raw > 111))
-    if len(bad):
+    if joined.translate(None, _ALPHABET):
+        raw = np.frombuffer(joined, dtype=np.uint8)
+        bad = np.flatnonzero((raw < 48) | (raw > 111))
         raise FormatError(f"compressed RLE 'counts' has a character outside '0'..'o' "
                           f"({chr(int(raw[bad[0]]))!r}); is it a compressed RLE string?",
                           source=source, record=owner(bad[0]))
-    chars = raw - np.uint8(48)
-    last = (chars & 0x20) == 0                      # the last character of each number
-    nonempty = lengths > 0
-    truncated = np.flatnonzero(nonempty & ~last[np.maximum(string_ends - 1, 0)])
+    chars = np.frombuffer(joined, dtype=np.uint8) - np.uint8(48)
+    last = chars < 32                               # no continuation bit: a number ends
+    truncated = np.flatnonzero((lengths > 0) & ~last[np.maximum(string_ends - 1, 0)])
     if len(truncated):
         raise FormatError("compressed RLE 'counts' ends in the middle of a number (truncated "
                           "string?)", source=source, record=_record(records, int(truncated[0])))
     number_ends = np.flatnonzero(last)
-    number_starts = np.empty_like(number_ends)
-    number_starts[:1] = 0
-    number_starts[1:] = number_ends[:-1] + 1
-    digits = number_ends - number_starts + 1
-    if len(digits) and digits.max() > _MAX_DIGITS:
-        raise FormatError(f"compressed RLE 'counts' holds a number of more than {_MAX_DIGITS} "
-                          "characters", source=source,
-                          record=owner(number_starts[np.argmax(digits)]))
-    value = (chars[number_starts] & 0x1F).astype(np.int64)
-    for j in range(1, int(digits.max(initial=1))):
-        longer = np.flatnonzero(digits > j)
-        value[longer] |= (chars[number_starts[longer] + j] & 0x1F).astype(np.int64) << (5 * j)
-    negative = np.flatnonzero(chars[number_ends] & 0x10)
-    value[negative] -= np.int64(1) << (5 * digits[negative])
-    numbers_before = np.zeros(len(raw) + 1, dtype=np.int64)
-    np.cumsum(last, out=numbers_before[1:])
     offsets = np.zeros(n + 1, dtype=np.int64)
-    offsets[1:] = numbers_before[string_ends]
-    numbers_per_string = np.diff(offsets)
+    offsets[1:] = np.searchsorted(number_ends, string_ends)
+    m = len(number_ends)
+    if m == 0:
+        return np.zeros(0, dtype=np.int64), offsets
+    number_starts = np.empty_like(number_ends)
+    number_starts[0] = 0
+    number_starts[1:] = number_ends[:-1] + 1
+    value = (chars[number_starts] & 0x1F).astype(np.int64)
+    longer = np.flatnonzero(number_ends != number_starts)     # numbers of 2+ characters
+    j = 1
+    while len(longer):
+        if j >= _MAX_DIGITS:
+            raise FormatError(f"compressed RLE 'counts' holds a number of more than "
+                              f"{_MAX_DIGITS} characters", source=source,
+                              record=owner(number_starts[longer[0]]))
+        at = number_starts[longer] + j
+        value[longer] |= (chars[at] & 0x1F).astype(np.int64) << (5 * j)
+        longer = longer[at < number_ends[longer]]
+        j += 1
+    negative = np.flatnonzero(chars[number_ends] & 0x10)
+    value[negative] -= np.int64(1) << (5 * (number_ends[negative] - number_starts[negative] + 1))
     # Index i >= 3 adds the stored number at i - 2: a running sum along each parity chain
     # of a string (odd indices from 1, even ones from 2; index 0 stands alone). Running sums
-    # over the global even and odd positions, minus the sum before each chain's start, give
-    # them without a sort. pycocotools stores each as a uint32; a run outside [0, 2**32)
-    # is malformed, and refused.
+    # over the global even and odd positions, minus the sum before each chain's first
+    # element, give them without a sort. pycocotools stores each as a uint32; a run outside
+    # [0, 2**32) is malformed, and refused.
     running = np.empty_like(value)
     running[0::2] = np.cumsum(value[0::2])
     running[1::2] = np.cumsum(value[1::2])
-    start = np.repeat(offsets[:-1], numbers_per_string)
-    local = np.arange(len(value)) - start
-    chain_start = np.minimum(start + 2 - (local & 1), max(len(value) - 1, 0))
-    counts = running - (running[chain_start] - value[chain_start])
-    first = local == 0
+    per_string = np.diff(offsets)
+    starts = offsets[:-1]
+    odd_first = np.minimum(starts + 1, m - 1)
+    even_first = np.minimum(starts + 2, m - 1)
+    # An element is at an odd index of its string when its global parity differs from its
+    # string's first element's.
+    odd_index = (np.arange(m) & 1) != np.repeat(starts & 1, per_string)
+    base = np.where(odd_index,
+                    np.repeat(running[odd_first] - value[odd_first], per_string),
+                    np.repeat(running[even_first] - value[even_first], per_string))
+    counts = running - base
+    first = starts[per_string > 0]
     counts[first] = value[first]
     bad = np.flatnonzero((counts < 0) | (counts >= 2**32))
     if len(bad):
         k = int(np.searchsorted(offsets, bad[0], side="right")) - 1
         raise FormatError(f"compressed RLE 'counts' decodes to a run length of "
-                          f"{int(counts[bad[0]])} (run {int(local[bad[0]])}); run lengths are "
-                          "0 to 2**32 - 1", source=source, record=_record(records, k))
+                          f"{int(counts[bad[0]])} (run {int(bad[0] - offsets[k])}); run "
+                          "lengths are 0 to 2**32 - 1", source=source,
+                          record=_record(records, k))
     return counts, offsets
 
 
-_CHUNK = 2000  # strings decoded at a time: bounded memory, cache-friendly arrays
+_CHUNK = 150_000  # characters decoded at a time: bounded memory, cache-friendly arrays
 
 
 class _Labels:
@@ -187,8 +200,11 @@ def _totals_and_areas(strings: Sequence[bytes], heights: np.ndarray, widths: np.
     area is the sum of the odd (foreground) runs, what pycocotools' ``area`` returns.
     """
     areas = np.empty(len(strings), dtype=np.int64)
-    for lo in range(0, len(strings), _CHUNK):
-        hi = min(lo + _CHUNK, len(strings))
+    # Chunks of about _CHUNK characters keep every array of a chunk in cache.
+    ends = np.cumsum(np.fromiter(map(len, strings), np.int64, len(strings)))
+    cuts = np.searchsorted(ends, np.arange(_CHUNK, ends[-1] if len(ends) else 0, _CHUNK))
+    bounds = np.unique(np.r_[0, cuts, len(strings)])
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         counts, offsets = decode_counts(strings[lo:hi], source=source,
                                         records=_Labels(labels, lo))
         totals, areas[lo:hi] = _run_sums(counts, offsets)
