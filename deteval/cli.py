@@ -418,12 +418,14 @@ def format_per_class(rows: list[dict]) -> str:
       1  cat   0.500  1.000  0.500      -  0.500      -  0.500     2     3
     """
     width = max([4] + [len(r["name"]) for r in rows])
-    head = (f"{'id':>3}  {'name':<{width}}" + "".join(f"{c:>7}" for c in
-            ("AP", "AP50", "AP75", "APs", "APm", "APl", "AR100")) + f"{'n_gt':>6}{'n_dt':>6}")
+    # The metric columns are those of the rows (keypoint rows have no APs, and AR at 20).
+    columns = [c for c in (rows[0] if rows else {"AP": 0}) if c not in (
+        "category_id", "name", "n_gt", "n_crowd", "n_detections")]
+    head = (f"{'id':>3}  {'name':<{width}}" + "".join(f"{c:>7}" for c in columns)
+            + f"{'n_gt':>6}{'n_dt':>6}")
     lines = [head]
     for r in rows:
-        cells = "".join(f"{'-':>7}" if r[c] < 0 else f"{r[c]:7.3f}" for c in
-                        ("AP", "AP50", "AP75", "APs", "APm", "APl", "AR100"))
+        cells = "".join(f"{'-':>7}" if r[c] < 0 else f"{r[c]:7.3f}" for c in columns)
         lines.append(f"{r['category_id']:>3}  {r['name']:<{width}}{cells}"
                      f"{r['n_gt']:>6}{r['n_detections']:>6}")
     return "\n".join(lines)
@@ -443,6 +445,7 @@ def _check_output_paths(*paths: str | None) -> None:
 
 
 def _run_coco(args, out: TextIO, err: TextIO) -> int:
+    from .errors import FormatError
     from .protocols.coco import evaluate_coco
 
     _check_output_paths(args.json, args.matches)
@@ -450,13 +453,8 @@ def _run_coco(args, out: TextIO, err: TextIO) -> int:
     options = {"iou_type": args.iou_type}
     if args.kpt_sigmas is not None:
         options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
-    gt, dt = args.gt, args.dt
-    if args.iou_type in ("polygon", "rotated"):
-        from .io.coco import read_coco_gt, read_coco_results
-
-        invalid = "repair" if args.repair_polygons else "raise"
-        gt = read_coco_gt(args.gt, iou_type=args.iou_type, invalid=invalid)
-        dt = read_coco_results(args.dt, gt, iou_type=args.iou_type, invalid=invalid)
+    if args.repair_polygons:
+        options["invalid"] = "repair"
     if args.class_agnostic:
         options["use_categories"] = False
     for name, value in (("max_detections", args.max_dets),
@@ -464,7 +462,12 @@ def _run_coco(args, out: TextIO, err: TextIO) -> int:
                         ("image_ids", args.image_ids), ("category_ids", args.category_ids)):
         if value is not None:
             options[name] = tuple(value)
-    result = evaluate_coco(gt, dt, **options)
+    try:
+        result = evaluate_coco(args.gt, args.dt, **options)
+    except FormatError as error:
+        raise FormatError(error.message.replace("pass invalid='repair'",
+                                                "pass --repair-polygons"),
+                          source=error.source, record=error.record) from None
     _report(result, out, err, per_class=args.per_class)
     if args.json:
         payload = result.to_dict()
@@ -527,6 +530,15 @@ def _run_eval(args, out: TextIO, err: TextIO) -> int:
     if args.iou_type != "bbox" and args.protocol != "coco":
         raise _UsageError(f"--iou-type {args.iou_type} needs --protocol coco")
     dataset, detections = _read_inputs(args)
+    if args.iou_type == "polygon":
+        for what, path, table in (("ground truth", args.gt, dataset.gt),
+                                  ("detections", args.dt, detections)):
+            if table.polygons is None and len(table):
+                raise ValueError(
+                    f"--iou-type polygon compares outlines, but {path} ({what}) gives boxes "
+                    "only: DOTA labels and Task1 results carry outlines; for COCO "
+                    "files with 'polygon' or polygon 'segmentation' fields use `deteval coco "
+                    "--iou-type polygon`")
     if args.protocol == "coco":
         from .protocols.coco import evaluate_coco
 

@@ -86,6 +86,9 @@ __all__ = [
 _POLYGON, _MULTIPOLYGON = 3, 6  # shapely type ids
 _ANGLE_UNITS = ("degrees", "radians")
 _INVALID = ("raise", "repair")
+# Coordinates (and rotated-box sizes) are refused from this magnitude on: products of two
+# of them, as areas take, must stay finite in float64 (whose largest value is ~1.8e308).
+_MAX_COORDINATE = 1e150
 # Unit offsets of the four corners in the box frame, in the documented order.
 _CORNER_U = np.array([-0.5, 0.5, 0.5, -0.5])
 _CORNER_V = np.array([-0.5, -0.5, 0.5, 0.5])
@@ -162,6 +165,11 @@ def _as_rboxes(rboxes: Any, source: Any, records: Any) -> np.ndarray:
         i = int(bad[0])
         raise _error(f"rotated box must have w >= 0 and h >= 0; got w={array[i, 2]:g}, "
                      f"h={array[i, 3]:g}", where(i))
+    bad = np.flatnonzero((np.abs(array[:, :4]) >= _MAX_COORDINATE).any(axis=1))
+    if len(bad):
+        i = int(bad[0])
+        raise _error(f"rotated box {array[i].tolist()}: cx, cy, w and h must be below "
+                     f"{_MAX_COORDINATE:g} in magnitude (areas would overflow)", where(i))
     return array
 
 
@@ -279,6 +287,10 @@ def _check_part(flat: np.ndarray, location, what: str) -> None:
         bad = int(np.flatnonzero(~np.isfinite(flat))[0])
         raise _error(f"{what} coordinates must be finite; coordinate {bad} is {float(flat[bad])!r}",
                      location)
+    if (np.abs(flat) >= _MAX_COORDINATE).any():
+        bad = int(np.flatnonzero(np.abs(flat) >= _MAX_COORDINATE)[0])
+        raise _error(f"{what} coordinate {bad} is {float(flat[bad])!r}: coordinates must be "
+                     f"below {_MAX_COORDINATE:g} in magnitude (areas would overflow)", location)
     points = count // 2
     closed = points > 1 and flat[0] == flat[-2] and flat[1] == flat[-1]
     if points - closed < 3:
@@ -522,7 +534,8 @@ def _parse_coords(coords: Any, n: int, where):
     finite = np.isfinite(values)
     part_of = np.repeat(np.arange(len(counts)), counts)
     nonfinite = np.zeros(len(counts), dtype=bool)
-    nonfinite[part_of[~finite]] = True
+    with np.errstate(invalid="ignore"):
+        nonfinite[part_of[~(finite & (np.abs(values) < _MAX_COORDINATE))]] = True
     points = counts // 2
     closed = np.zeros(len(counts), dtype=bool)
     pairs = (points > 1) & ~odd
@@ -639,10 +652,17 @@ class _Prepared:
             reason = shapely.is_valid_reason(self.geoms[i])
             raise ValueError(f"{name}[{i}] is not a valid polygon ({reason}); build polygons "
                              "with polygons_from_coords(..., invalid='repair') to repair them")
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):
             self.area = np.nan_to_num(shapely.area(self.geoms), nan=0.0) if n else np.zeros(0)
             self.bounds = np.asarray(shapely.bounds(self.geoms)).reshape(-1, 4)
         self.area = np.where(degenerate, 0.0, self.area)
+        huge = np.flatnonzero(~np.isfinite(self.area) | (np.abs(self.bounds) >= _MAX_COORDINATE
+                                                         ).any(axis=1))
+        if len(huge):
+            i = int(huge[0])
+            raise ValueError(f"{name}[{i}] has coordinates of magnitude {_MAX_COORDINATE:g} or "
+                             "more (its bounds are "
+                             f"{self.bounds[i].tolist()}); areas and IoUs would overflow")
         self.xywh = np.full((n, 4), np.nan)
         self.rect = np.zeros(n, dtype=bool)
         if n:
@@ -665,7 +685,9 @@ class _Prepared:
             rows, c = quads
             convex &= self.area[rows] > 0
             rows, c = rows[convex], c[convex]
-            x, y = c[..., 0], c[..., 1]
+            # Shoelace sign about the first corner: raw coordinates far from the origin
+            # (1e9, say) would cancel catastrophically and could give the wrong sign.
+            x, y = c[..., 0] - c[:, :1, 0], c[..., 1] - c[:, :1, 1]
             signed = (x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)
             self.corners[rows] = np.where((signed < 0)[:, None, None], c[:, ::-1], c)
             self.quad[rows] = True

@@ -56,11 +56,19 @@ def pair_oks(dt_keypoints: np.ndarray, gt_keypoints: np.ndarray, gt_xywh: np.nda
     ndarray of float64, shape (P,)
     """
     sigmas = np.asarray(sigmas, dtype=np.float64)
-    k = len(sigmas)
     out = np.zeros(len(pair_dt), dtype=np.float64)
     if len(pair_dt) == 0:
         return out
     variances = (sigmas * 2) ** 2
+    # Far-off keypoints (|coordinates| beyond ~1e154) overflow to an infinite distance, whose
+    # similarity exp(-inf) is 0, as in pycocotools: not worth a warning.
+    with np.errstate(over="ignore"):
+        return _pair_oks(dt_keypoints, gt_keypoints, gt_xywh, gt_area, pair_dt, pair_gt,
+                         variances, out)
+
+
+def _pair_oks(dt_keypoints, gt_keypoints, gt_xywh, gt_area, pair_dt, pair_gt, variances, out):
+    k = len(variances)
     g = gt_keypoints[pair_gt, :k]
     d = dt_keypoints[pair_dt, :k]
     visible = g[:, :, 2] > 0

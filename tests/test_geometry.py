@@ -646,6 +646,29 @@ def test_convex_quad_clipping_far_from_the_origin_is_close_to_exact():
     np.testing.assert_array_less(np.abs(got - geos), 1e-8 * smaller)
 
 
+@pytest.mark.parametrize("offset", [1e8, 1e9])
+def test_pair_iou_of_rotated_boxes_far_from_the_origin(offset):
+    """Boxes of a few pixels at coordinates ~1e9: the orientation of each quadrilateral must
+    not come from a shoelace sum of raw coordinates (~1e18 per term, which cancels to noise
+    and once turned the clipping inside out: IoU 0 for boxes that overlap by two thirds)."""
+    rng = np.random.default_rng(23)
+    n = 300
+    a = np.column_stack([rng.integers(0, 20, (n, 2)), rng.integers(1, 10, (n, 2)),
+                         rng.choice([0.0, 15, 30, 45, 90, 135, 7.5], n)]).astype(float)
+    b = a.copy()
+    b[:, :2] += rng.integers(-3, 4, (n, 2))
+    a[:, :2] += offset
+    b[:, :2] += offset
+    pa, pb = polygons_from_rboxes(a), polygons_from_rboxes(b)
+    got = pair_iou(pa, pb)
+    # The same polygons moved back to the origin (exactly: the corners are within a factor
+    # of 2 of the offset), where the literal definition is accurate.
+    near = [reference_iou(p, q) for p, q in zip(shapely.transform(pa, lambda c: c - offset),
+                                                  shapely.transform(pb, lambda c: c - offset))]
+    assert (np.asarray(near) > 0.3).sum() > 50
+    np.testing.assert_allclose(got, near, rtol=0, atol=1e-8)
+
+
 def test_pair_iou_of_convex_quads_skips_geos_and_ignores_corner_order(monkeypatch):
     rng = np.random.default_rng(22)
     families = quad_families(rng, 200)

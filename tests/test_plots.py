@@ -208,3 +208,15 @@ def test_drawing_on_given_axes(coco, demo):
     assert plots.plot_pr_curves(coco, ax=left) is figure
     assert plots.plot_ap_bars(coco, ax=right) is figure
     assert left.get_lines() and right.containers
+
+
+def test_ap_bars_of_a_keypoint_result_use_its_own_columns():
+    from test_cli_iou_types import keypoint_scene
+
+    from deteval.viz.plots import plot_ap_bars
+
+    result = deteval.evaluate_coco(*keypoint_scene(), iou_type="keypoints")
+    bars = plot_ap_bars(result, metric="AR").axes[0].containers[0]
+    assert [bar.get_width() for bar in bars] == [row["AR"] for row in result.per_class()]
+    with pytest.raises(ValueError, match="'APm', 'APl', 'AR'; got 'APs'"):
+        plot_ap_bars(result, metric="APs")

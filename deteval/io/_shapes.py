@@ -55,7 +55,7 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
     # Fast path: every value a list of plain numbers of the right length, converted per
     # keypoint count in one call; anything else is walked record by record below.
     lengths = np.fromiter((len(v) if type(v) is list else -1 for v in values), np.int64, n)
-    if (lengths == 3 * n_keypoints).all() and set(
+    if (n_keypoints > 0).all() and (lengths == 3 * n_keypoints).all() and set(
             map(type, itertools.chain.from_iterable(values))) <= {int, float}:
         finite = True
         for k in np.unique(n_keypoints).tolist():
@@ -74,6 +74,11 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
             raise FormatError("'keypoints' must be a flat list of numbers x1, y1, v1, x2, ...",
                               source=source, record=labels[i])
         k = int(n_keypoints[i])
+        if not value or len(value) % 3:
+            expected = f"; {3 * k} for the {k} keypoints of its category" if k > 0 else ""
+            raise FormatError(f"'keypoints' must hold x, y, v triplets (a non-zero multiple of "
+                              f"3 numbers{expected}); got {len(value)} numbers", source=source,
+                              record=labels[i])
         if len(value) != 3 * k:
             raise FormatError(f"'keypoints' must hold 3 numbers per keypoint, {3 * k} for the "
                               f"{k} keypoints of its category; got {len(value)}",
@@ -90,8 +95,9 @@ def keypoint_counts(records: Sequence[dict], category_index: np.ndarray,
                     categories: Sequence[dict] | None, labels: Sequence[str],
                     source: str) -> np.ndarray:
     """The keypoint count K of each record: its category's ``keypoints`` list length when
-    the category lists its keypoints, else the record's own length / 3, which must then
-    agree across the category."""
+    the category lists its keypoints, else the most common length / 3 among the category's
+    records (the first such length on a tie), which every record must then have: the odd
+    one out is the record named in the error."""
     n_cat = int(category_index.max(initial=-1)) + 1
     if categories is not None:
         n_cat = max(n_cat, len(categories))
@@ -103,14 +109,17 @@ def keypoint_counts(records: Sequence[dict], category_index: np.ndarray,
                 per_category[c] = len(names)
     values = _field(records, "keypoints", labels, source,
                     "iou_type 'keypoints' needs x, y, v triplets")
-    out = np.empty(len(records), dtype=np.int64)
-    for i, value in enumerate(values):
-        c = int(category_index[i])
-        own = len(value) // 3 if isinstance(value, (list, tuple)) else 0
-        if c >= 0 and per_category[c] < 0:
-            per_category[c] = own
-        out[i] = per_category[c] if c >= 0 else own
-    return out
+    own = np.fromiter((len(v) // 3 if isinstance(v, (list, tuple)) and len(v) % 3 == 0
+                       else -1 for v in values), np.int64, len(values))
+    category_index = np.asarray(category_index, dtype=np.int64)
+    unlisted = (category_index >= 0) & (per_category[np.maximum(category_index, 0)] < 0)
+    for c in np.unique(category_index[unlisted & (own > 0)]).tolist():
+        lengths = own[(category_index == c) & (own > 0)]
+        kinds, first, tally = np.unique(lengths, return_index=True, return_counts=True)
+        best = np.flatnonzero(tally == tally.max())
+        per_category[c] = kinds[best[np.argmin(first[best])]]
+    return np.where(category_index >= 0, per_category[np.maximum(category_index, 0)],
+                    np.maximum(own, 0))
 
 
 def result_keypoint_counts(values: Sequence[Any], category_index: np.ndarray,
@@ -151,8 +160,10 @@ def rotated_boxes(records: Sequence[dict], labels: Sequence[str], source: str
         ok = (isinstance(value, (list, tuple)) and len(value) == 5
               and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
         if not ok:
+            hint = (" (a quadrilateral x1, y1, ..., x4, y4 is a polygon: read it with iou_type "
+                    "'polygon')" if isinstance(value, (list, tuple)) and len(value) == 8 else "")
             raise FormatError(f"'rbox' must be 5 numbers [cx, cy, w, h, angle_degrees]; got "
-                              f"{value!r}", source=source, record=labels[i])
+                              f"{value!r}{hint}", source=source, record=labels[i])
         out[i] = value
         if not np.isfinite(out[i]).all() or out[i, 2] < 0 or out[i, 3] < 0:
             raise FormatError(f"'rbox' must be finite with w, h >= 0; got {value!r}",

@@ -154,6 +154,23 @@ def _image_sizes(data: dict, records: list, name: str) -> tuple[np.ndarray, np.n
             np.where(found, widths[np.maximum(row, 0)], np.nan))
 
 
+def _has_box(record: dict) -> bool:
+    """Whether a record gives a box: a ``bbox`` that is neither absent, null nor ``[]``."""
+    box = record.get("bbox")
+    return box is not None and not (isinstance(box, list) and not box)
+
+
+def _box_areas(xywh: np.ndarray, name: str, where) -> np.ndarray:
+    """``w * h`` of each box, refusing a product that overflows float64."""
+    with np.errstate(over="ignore"):
+        area = xywh[:, 2] * xywh[:, 3]
+    bad = np.flatnonzero(~np.isfinite(area))
+    if len(bad):
+        raise FormatError(f"box {xywh[bad[0]].tolist()} has an area w * h that overflows "
+                          "float64", source=name, record=where(int(bad[0])))
+    return area
+
+
 def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> Dataset:
     """The ground truth with the shapes ``iou_type`` needs (general path, every record read)."""
     if not isinstance(data, dict):
@@ -173,21 +190,22 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
         from ..masks import mask_xywh
 
         shapes["masks"] = segmentation_masks(records, heights, widths, labels, name)
-        if any("bbox" not in r for r in records):
+        if not all(map(_has_box, records)):
             shape_xywh = mask_xywh(shapes["masks"])
     elif iou_type in ("polygon", "rotated"):
         from ..geometry import polygon_bounds, polygons_from_rboxes
 
         if iou_type == "rotated":
             shapes["rboxes"] = rotated_boxes(records, labels, name)
-            shapes["polygons"] = polygons_from_rboxes(shapes["rboxes"])
+            shapes["polygons"] = polygons_from_rboxes(shapes["rboxes"], source=name,
+                                                     records=labels)
         else:
             shapes["polygons"] = polygons(records, labels, name, invalid=invalid)
-        if any("bbox" not in r for r in records):
+        if not all(map(_has_box, records)):
             bounds = polygon_bounds(shapes["polygons"])
             shape_xywh = np.column_stack([bounds[:, :2], bounds[:, 2:] - bounds[:, :2]])
     if shape_xywh is not None:
-        records = [r if "bbox" in r else {**r, "bbox": b}
+        records = [r if _has_box(r) else {**r, "bbox": b}
                    for r, b in zip(records, shape_xywh.tolist())]
         data = {**data, "annotations": records}
     dataset = _build_dataset(_gt_columns(data, name), name)
@@ -369,7 +387,11 @@ def _build_dataset(c: _GTColumns, name: str) -> Dataset:
                           "'categories'", source=name, record=where(bad[0]))
     boxes = _xyxy(c.xywh, name, where)
     # A record without 'area' gets its box area (pycocotools would raise KeyError).
-    areas = np.where(np.isnan(c.areas), c.xywh[:, 2] * c.xywh[:, 3], c.areas)
+    no_area = np.isnan(c.areas)
+    areas = c.areas.copy()
+    if no_area.any():
+        rows = np.flatnonzero(no_area)
+        areas[rows] = _box_areas(c.xywh[rows], name, lambda i: where(int(rows[i])))
     gt = GroundTruth(image_index=image_index, category_index=category_index, boxes=boxes,
                      area=areas, iscrowd=c.iscrowd != 0, ignore=c.ignore != 0, ids=ann_ids,
                      xywh=c.xywh)
@@ -430,7 +452,7 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
     boxes = _xyxy(xywh, name, where)
     # loadRes: area = w * h, ids 1..N in input order.
     return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
-                      scores=scores, area=xywh[:, 2] * xywh[:, 3], xywh=xywh,
+                      scores=scores, area=_box_areas(xywh, name, where), xywh=xywh,
                       category_ids=category_ids)
 
 
@@ -514,7 +536,8 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
         xywh = mask_xywh(masks)
         area = pixels.astype(np.float64)
     else:
-        area = xywh[:, 2] * xywh[:, 3]   # loadRes: a result with a box gets the box area
+        # loadRes: a result with a box gets the box area
+        area = _box_areas(xywh, name, lambda i: f"results[{i}]")
     return Detections(image_index=image_index,
                       category_index=index_in(category_ids, dataset.categories.ids),
                       boxes=_xyxy(xywh, name, lambda i: f"results[{i}]"), scores=scores,
@@ -593,8 +616,9 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
         result has a non-empty ``bbox``, every result's area is its box's ``w * h`` (so segm
         results carrying a box get a box area, a pycocotools quirk kept on purpose);
         otherwise the mask's pixel count (segm), the extent of all K keypoints (keypoints), or
-        the polygon's area (polygon, rotated). Boxes missing from the records are the shape's
-        tight box.
+        the polygon's area (polygon, rotated). A box missing from a record (or ``[]``, which
+        ``loadRes`` also takes for none) is the shape's tight box; outside the box branch a
+        keypoint result's box is always its keypoints' extent, as ``loadRes`` sets it.
     invalid : {"raise", "repair"}
         Self-intersecting polygons: an error, or repaired (``shapely.make_valid``).
 
@@ -673,11 +697,18 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
     category_index = index_in(category_ids, dataset.categories.ids)
     heights = dataset.images.heights[image_index]
     widths = dataset.images.widths[image_index]
-    # loadRes decides from the first record: a non-empty 'bbox' makes every area w * h.
-    box_branch = bool(records) and records[0].get("bbox") not in (None, [])
-    given_boxes = box_branch or all("bbox" in r for r in records)
-    xywh = (box_column(records, source=name, section=section).reshape(-1, 4)
-            if given_boxes else None)
+    # loadRes decides from the first record: a non-empty 'bbox' makes every area w * h, and
+    # every record must then have a box. Otherwise the areas are the shapes', and a record's
+    # own box (where it gives one; 'bbox': [] is none) is kept only to be shown.
+    box_branch = bool(records) and _has_box(records[0])
+    given = np.fromiter(map(_has_box, records), bool, len(records))
+    xywh = None
+    if box_branch:
+        xywh = box_column(records, source=name, section=section).reshape(-1, 4)
+    elif given.any() and iou_type != "keypoints":  # loadRes replaces a keypoint result's box
+        placeholder = {"bbox": [0.0, 0.0, 0.0, 0.0]}
+        xywh = box_column([r if g else placeholder for r, g in zip(records, given)],
+                          source=name, section=section).reshape(-1, 4)
     shapes: dict[str, Any] = {}
     if iou_type == "segm":
         from ..masks import mask_xywh
@@ -687,6 +718,11 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
             if "segmentation" in record:
                 values.append(record["segmentation"])
             elif box_branch:   # loadRes gives a box result its box as a polygon
+                if not (math.isfinite(heights[i]) and math.isfinite(widths[i])):
+                    raise FormatError("a result without 'segmentation' is rasterised from its "
+                                      "'bbox' (as pycocotools' loadRes does), which needs its "
+                                      "image's 'height' and 'width'; the ground truth does not "
+                                      "give them", source=name, record=labels[i])
                 x, y, w, h = xywh[i].tolist()
                 values.append([[x, y, x, y + h, x + w, y + h, x + w, y]])
             else:
@@ -695,9 +731,10 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
         shapes["masks"], pixels = masks_from_segmentations(
             values, heights=heights, widths=widths, source=name, records=labels,
             with_area=True)
-        if xywh is None:
-            xywh = mask_xywh(shapes["masks"])
-        area = xywh[:, 2] * xywh[:, 3] if box_branch else pixels.astype(np.float64)
+        if not box_branch:
+            xywh = _own_or_shape_boxes(xywh, given, mask_xywh(shapes["masks"]))
+        area = (_box_areas(xywh, name, lambda i: labels[i]) if box_branch
+                else pixels.astype(np.float64))
     elif iou_type == "keypoints":
         values = []
         for i, record in enumerate(records):
@@ -713,31 +750,47 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
         counts = result_keypoint_counts(values, category_index, per_category)
         keypoints = keypoint_array(values, counts, labels, name)
         shapes["keypoints"] = keypoints
-        with np.errstate(invalid="ignore"):
-            x0, x1 = np.nanmin(keypoints[:, :, 0], axis=1), np.nanmax(keypoints[:, :, 0], axis=1)
-            y0, y1 = np.nanmin(keypoints[:, :, 1], axis=1), np.nanmax(keypoints[:, :, 1], axis=1)
-        extent = np.column_stack([x0, y0, x1 - x0, y1 - y0])
-        extent[~np.isfinite(extent)] = 0.0
-        if xywh is None:
-            xywh = extent
-        area = xywh[:, 2] * xywh[:, 3] if box_branch else (x1 - x0) * (y1 - y0)
-        area = np.nan_to_num(area)
+        if box_branch:
+            area = _box_areas(xywh, name, lambda i: labels[i])
+        else:
+            # The extent of all K keypoints, those reported at (0, 0) included (loadRes).
+            # Every row has K >= 1 keypoints (keypoint_array refuses empty lists).
+            with np.errstate(over="ignore"):
+                x0 = np.nanmin(keypoints[:, :, 0], axis=1, initial=np.inf)
+                x1 = np.nanmax(keypoints[:, :, 0], axis=1, initial=-np.inf)
+                y0 = np.nanmin(keypoints[:, :, 1], axis=1, initial=np.inf)
+                y1 = np.nanmax(keypoints[:, :, 1], axis=1, initial=-np.inf)
+                xywh = np.column_stack([x0, y0, x1 - x0, y1 - y0]).reshape(-1, 4)
+                area = xywh[:, 2] * xywh[:, 3]
+            bad = np.flatnonzero(~np.isfinite(area))
+            if len(bad):
+                raise FormatError("the keypoints' extent overflows float64 (coordinates too "
+                                  "large)", source=name, record=labels[int(bad[0])])
     else:
         from ..geometry import polygon_area, polygon_bounds, polygons_from_rboxes
 
         if iou_type == "rotated":
             shapes["rboxes"] = rotated_boxes(records, labels, name)
-            shapes["polygons"] = polygons_from_rboxes(shapes["rboxes"])
+            shapes["polygons"] = polygons_from_rboxes(shapes["rboxes"], source=name,
+                                                     records=labels)
         else:
             shapes["polygons"] = polygons(records, labels, name, invalid=invalid)
-        if xywh is None:
+        if not box_branch:
             bounds = polygon_bounds(shapes["polygons"])
-            xywh = np.column_stack([bounds[:, :2], bounds[:, 2:] - bounds[:, :2]])
-        area = (xywh[:, 2] * xywh[:, 3] if box_branch
+            xywh = _own_or_shape_boxes(
+                xywh, given, np.column_stack([bounds[:, :2], bounds[:, 2:] - bounds[:, :2]]))
+        area = (_box_areas(xywh, name, lambda i: labels[i]) if box_branch
                 else polygon_area(shapes["polygons"]).astype(np.float64))
     boxes = _xyxy(xywh, name, lambda i: labels[i])
     return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
                       scores=scores, area=area, xywh=xywh, category_ids=category_ids, **shapes)
+
+
+def _own_or_shape_boxes(own: np.ndarray | None, given: np.ndarray,
+                        shape: np.ndarray) -> np.ndarray:
+    """Each record's own box where it gave one, else the tight box of its shape."""
+    shape = np.asarray(shape, dtype=np.float64).reshape(-1, 4)
+    return shape if own is None else np.where(given[:, None], own, shape)
 
 
 def write_coco_results(detections: Detections, dataset: Dataset,
@@ -769,8 +822,83 @@ def write_coco_results(detections: Detections, dataset: Dataset,
     return len(records)
 
 
+def _polygon_parts(polys: np.ndarray) -> tuple[list[list[list[float]]], int]:
+    """Each geometry as COCO polygon parts (outer rings, closing point dropped), and how many
+    geometries had holes, which COCO polygons cannot hold."""
+    import shapely
+
+    out: list[list[list[float]]] = [[] for _ in range(len(polys))]
+    if not len(polys):
+        return out, 0
+    parts, owner = shapely.get_parts(polys, return_index=True)
+    keep = ~shapely.is_empty(parts)
+    parts, owner = parts[keep], owner[keep]
+    with_holes = len(np.unique(owner[shapely.get_num_interior_rings(parts) > 0]))
+    coords, ring = shapely.get_coordinates(shapely.get_exterior_ring(parts), return_index=True)
+    ends = np.searchsorted(ring, np.arange(len(parts)), side="right")
+    starts = np.r_[0, ends[:-1]]
+    flat = coords.tolist()
+    for k, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist())):
+        out[int(owner[k])].append(list(itertools.chain.from_iterable(flat[lo:hi - 1])))
+    return out, with_holes
+
+
+def _shape_fields(gt: GroundTruth) -> list[dict]:
+    """The shapes a ground truth carries, as COCO annotation fields, one dict per object:
+    masks as compressed-RLE ``segmentation``, polygons as polygon ``segmentation`` (or as
+    ``polygon`` beside masks), rotated boxes as ``rbox``, keypoints as ``keypoints`` and
+    ``num_keypoints``."""
+    import warnings
+
+    from ..errors import FormatWarning
+
+    fields: list[dict] = [{} for _ in range(len(gt))]
+    if gt.masks is not None:
+        for row, mask in zip(fields, gt.masks):
+            counts = mask["counts"]
+            row["segmentation"] = {"size": list(mask["size"]), "counts": counts.decode("ascii")
+                                   if isinstance(counts, bytes) else counts}
+    if gt.polygons is not None:
+        parts, with_holes = _polygon_parts(gt.polygons)
+        if with_holes:
+            warnings.warn(f"{with_holes} polygon(s) have holes, which COCO polygons cannot "
+                          "hold: only their outer outlines were written", FormatWarning,
+                          stacklevel=3)
+        key = "polygon" if gt.masks is not None else "segmentation"
+        for row, value in zip(fields, parts):
+            if value:
+                row[key] = value
+    if gt.rboxes is not None:
+        for row, rbox in zip(fields, gt.rboxes.tolist()):
+            row["rbox"] = rbox
+    if gt.keypoints is not None:
+        known = ~np.isnan(gt.keypoints[:, :, 0])
+        for row, points, mask in zip(fields, gt.keypoints.tolist(), known.tolist()):
+            row["keypoints"] = [v for point, ok in zip(points, mask) if ok for v in point]
+    if gt.num_keypoints is not None:
+        for row, count in zip(fields, gt.num_keypoints.tolist()):
+            row["num_keypoints"] = count
+    return fields
+
+
 def dataset_to_coco(dataset: Dataset) -> dict:
-    """The dataset as a COCO instances dict (boxes in xywh, the original numbers if kept)."""
+    """The dataset as a COCO instances dict (boxes in xywh, the original numbers if kept).
+
+    Shapes are written too: masks as compressed-RLE ``segmentation``; polygons (DOTA
+    quadrilaterals, say) as polygon ``segmentation`` (as ``polygon`` when masks are written
+    too), outer outlines only, with a :class:`~deteval.errors.FormatWarning` for polygons
+    with holes; rotated boxes as ``rbox``; keypoints as ``keypoints`` and ``num_keypoints``.
+    So the file reads back with :func:`read_coco_gt` and the matching ``iou_type``.
+
+    Examples
+    --------
+    >>> from deteval.geometry import polygons_from_coords
+    >>> gt = GroundTruth(image_index=[0], category_index=[0], boxes=[[0, 0, 4, 2]],
+    ...                  polygons=polygons_from_coords([[0, 0, 4, 0, 4, 2]]))
+    >>> ds = Dataset(Images(ids=[1]), Categories(ids=[1]), gt)
+    >>> dataset_to_coco(ds)["annotations"][0]["segmentation"]
+    [[0.0, 0.0, 4.0, 0.0, 4.0, 2.0]]
+    """
     images = [{"id": int(i), "file_name": f, **({"width": w} if np.isfinite(w) else {}),
                **({"height": h} if np.isfinite(h) else {})}
               for i, f, w, h in zip(dataset.images.ids, dataset.images.file_names,
@@ -781,9 +909,11 @@ def dataset_to_coco(dataset: Dataset) -> dict:
                                      dataset.categories.supercategories)]
     gt = dataset.gt
     annotations = [{"id": int(a), "image_id": int(i), "category_id": int(c), "bbox": b,
-                    "area": float(ar), "iscrowd": int(cr), **({"ignore": 1} if ig else {})}
-                   for a, i, c, b, ar, cr, ig in zip(
+                    "area": float(ar), "iscrowd": int(cr), **({"ignore": 1} if ig else {}),
+                    **shapes}
+                   for a, i, c, b, ar, cr, ig, shapes in zip(
                        gt.ids, dataset.images.ids[gt.image_index],
                        dataset.categories.ids[gt.category_index],
-                       gt.as_xywh().tolist(), gt.area, gt.iscrowd, gt.ignore)]
+                       gt.as_xywh().tolist(), gt.area, gt.iscrowd, gt.ignore,
+                       _shape_fields(gt))]
     return {"images": images, "annotations": annotations, "categories": categories}

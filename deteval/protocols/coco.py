@@ -79,6 +79,18 @@ _STAT_SPECS = (
 )
 
 
+_DETECTION_DEFAULTS = {
+    "max_detections": (1, 10, 100),
+    "area_ranges": ((0.0, 1e10), (0.0, 1024.0), (1024.0, 9216.0), (9216.0, 1e10)),
+    "area_labels": ("all", "small", "medium", "large"),
+}
+_KEYPOINT_DEFAULTS = {
+    "max_detections": (20,),
+    "area_ranges": ((0.0, 1e10), (1024.0, 9216.0), (9216.0, 1e10)),
+    "area_labels": ("all", "medium", "large"),
+}
+
+
 @dataclass(frozen=True)
 class COCOParams:
     """Settings of the COCO protocol (pycocotools ``Params`` names in brackets).
@@ -93,13 +105,16 @@ class COCOParams:
         (``iouThrs``) default ``np.linspace(.5, .95, 10)``.
     recall_thresholds : tuple of float
         (``recThrs``) default ``np.linspace(0, 1, 101)``.
-    max_detections : tuple of int
-        (``maxDets``) at least 3 values, sorted ascending at evaluation; default (1, 10, 100).
-    area_ranges : tuple of (float, float)
-        (``areaRng``) inclusive bounds; default all, small, medium, large.
-    area_labels : tuple of str
+    max_detections : tuple of int, optional
+        (``maxDets``) at least 3 values (any number for keypoints), sorted ascending at
+        evaluation. Default, as pycocotools' ``Params(iouType)``: (1, 10, 100), or (20,) for
+        keypoints.
+    area_ranges : tuple of (float, float), optional
+        (``areaRng``) inclusive bounds. Default: all, small, medium, large; for keypoints all,
+        medium, large.
+    area_labels : tuple of str, optional
         (``areaRngLbl``) one label per range; the summary looks up "all", "small",
-        "medium" and "large".
+        "medium" and "large". Default: the labels of the default ranges of ``iou_type``.
     use_categories : bool
         (``useCats``) False pools all categories of an image (class-agnostic matching).
     image_ids, category_ids : tuple of int or None
@@ -113,10 +128,9 @@ class COCOParams:
     iou_type: str = "bbox"
     iou_thresholds: tuple[float, ...] = tuple(np.linspace(0.5, 0.95, 10).tolist())
     recall_thresholds: tuple[float, ...] = tuple(np.linspace(0.0, 1.0, 101).tolist())
-    max_detections: tuple[int, ...] = (1, 10, 100)
-    area_ranges: tuple[tuple[float, float], ...] = (
-        (0.0, 1e10), (0.0, 1024.0), (1024.0, 9216.0), (9216.0, 1e10))
-    area_labels: tuple[str, ...] = ("all", "small", "medium", "large")
+    max_detections: tuple[int, ...] | None = None
+    area_ranges: tuple[tuple[float, float], ...] | None = None
+    area_labels: tuple[str, ...] | None = None
     use_categories: bool = True
     image_ids: tuple[int, ...] | None = None
     category_ids: tuple[int, ...] | None = None
@@ -125,6 +139,11 @@ class COCOParams:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         check_iou_type(self.iou_type)
+        # pycocotools' Params(iouType) defaults: setKpParams for keypoints, else setDetParams.
+        defaults = _KEYPOINT_DEFAULTS if self.iou_type == "keypoints" else _DETECTION_DEFAULTS
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                set_(self, name, value)
         set_(self, "keypoint_sigmas", _sigmas(self.keypoint_sigmas))
         for name in ("iou_thresholds", "recall_thresholds"):
             values = np.atleast_1d(np.asarray(getattr(self, name), dtype=np.float64))
@@ -222,10 +241,7 @@ COCO = COCOParams()
 
 #: The pycocotools defaults for keypoint evaluation (``setKpParams``): 20 detections per
 #: image, area ranges all / medium / large.
-COCO_KEYPOINTS = COCOParams(
-    iou_type="keypoints", max_detections=(20,),
-    area_ranges=((0.0, 1e10), (1024.0, 9216.0), (9216.0, 1e10)),
-    area_labels=("all", "medium", "large"))
+COCO_KEYPOINTS = COCOParams(iou_type="keypoints")
 
 
 @dataclass(frozen=True, eq=False)
@@ -322,19 +338,25 @@ class COCOResult:
         ``APl`` (IoU .50:.95 unless named, maxDets 100 or the largest setting), ``AR100``
         (recall at the same maxDets), ``n_gt``, ``n_crowd`` and ``n_detections``. A value is
         -1 where it is undefined (no ground truth of that category in that area range), as
-        in pycocotools.
+        in pycocotools. Keypoint results name their columns as their stats do
+        (:data:`KEYPOINT_STAT_NAMES`): ``AP``, ``AP50``, ``AP75``, ``APm``, ``APl`` and ``AR``
+        (no small range; maxDets 20 or the largest setting).
         """
         p = self.params
-        m = (p.max_detections.index(100) if 100 in p.max_detections
+        keypoints = p.iou_type == "keypoints"
+        literal = _literal_max_dets(p)
+        m = (p.max_detections.index(literal) if literal in p.max_detections
              else len(p.max_detections) - 1)
+        columns = (("AP", None, "all"), ("AP50", 0.5, "all"), ("AP75", 0.75, "all"),
+                   *(() if keypoints else (("APs", None, "small"),)),
+                   ("APm", None, "medium"), ("APl", None, "large"))
         rows = []
         for k, (cid, name) in enumerate(zip(self.category_ids.tolist(), self.category_names)):
             row: dict[str, Any] = {"category_id": cid, "name": name}
-            for label, iou, area in (("AP", None, "all"), ("AP50", 0.5, "all"),
-                                     ("AP75", 0.75, "all"), ("APs", None, "small"),
-                                     ("APm", None, "medium"), ("APl", None, "large")):
+            for label, iou, area in columns:
                 row[label] = _summarize_value(self.precision[:, :, k:k + 1], p, iou, area, m)
-            row["AR100"] = _summarize_value(self.recall[:, k:k + 1], p, None, "all", m)
+            row["AR" if keypoints else "AR100"] = _summarize_value(
+                self.recall[:, k:k + 1], p, None, "all", m)
             row["n_gt"] = int(self.n_gt[k])
             row["n_crowd"] = int(self.n_crowd[k])
             row["n_detections"] = int(self.n_detections[k])
@@ -374,19 +396,21 @@ _COLUMN_OF = {"segm": "masks", "keypoints": "keypoints", "polygon": "polygons",
               "rotated": "polygons"}
 
 
-def _load(gt: Any, dt: Any, iou_type: str) -> tuple[Dataset, Detections]:
-    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt, iou_type=iou_type)
+def _load(gt: Any, dt: Any, iou_type: str, invalid: str) -> tuple[Dataset, Detections]:
+    dataset = (gt if isinstance(gt, Dataset)
+               else read_coco_gt(gt, iou_type=iou_type, invalid=invalid))
     if isinstance(dt, Detections):
         detections = dt
     else:
-        detections = read_coco_results(dt, dataset, iou_type=iou_type)
+        detections = read_coco_results(dt, dataset, iou_type=iou_type, invalid=invalid)
     column = _COLUMN_OF.get(iou_type)
     if column is not None:
-        for what, table in (("ground truth", dataset.gt), ("detections", detections)):
+        for what, table_has, table in (("ground truth", "has", dataset.gt),
+                                       ("detections", "have", detections)):
             if getattr(table, column) is None and len(table):
                 raise ValueError(
-                    f"iou_type {iou_type!r} needs {column} but the {what} has none; read the "
-                    f"files with iou_type={iou_type!r} (or pass paths or dicts)")
+                    f"iou_type {iou_type!r} needs {column} but the {what} {table_has} none; "
+                    f"read the files with iou_type={iou_type!r} (or pass paths or dicts)")
         if iou_type == "keypoints" and dataset.gt.num_keypoints is None and len(dataset.gt):
             raise ValueError("iou_type 'keypoints' needs the ground truth's num_keypoints")
     _check_inputs(dataset, detections)
@@ -414,7 +438,8 @@ def _check_inputs(dataset: Dataset, detections: Detections) -> None:
 
 
 def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
-                  params: COCOParams | None = None, **options: Any) -> COCOResult:
+                  params: COCOParams | None = None, invalid: str = "raise",
+                  **options: Any) -> COCOResult:
     """Evaluate detections with the COCO protocol, equal to pycocotools' ``COCOeval``.
 
     Parameters
@@ -431,6 +456,10 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         shapes this needs; a :class:`Dataset` / :class:`Detections` must carry them.
     params : COCOParams, optional
         Base settings (default :data:`COCO`); the keyword options below replace its fields.
+    invalid : {"raise", "repair"}
+        For polygons read here (``iou_type="polygon"``): refuse a self-intersecting polygon,
+        or repair it with ``shapely.make_valid`` (see
+        :func:`deteval.geometry.polygons_from_coords`).
     **options
         Any field of :class:`COCOParams`: ``iou_thresholds``, ``recall_thresholds``,
         ``max_detections``, ``area_ranges``, ``area_labels``, ``use_categories``,
@@ -463,7 +492,9 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     if unknown:
         raise TypeError(f"evaluate_coco() got unknown option(s): {', '.join(sorted(unknown))}")
     p = dataclasses.replace(base, **options) if options else base
-    dataset, detections = _load(gt, dt, p.iou_type)
+    if invalid not in ("raise", "repair"):
+        raise ValueError(f"invalid must be 'raise' or 'repair'; got {invalid!r}")
+    dataset, detections = _load(gt, dt, p.iou_type, invalid)
     loaded = time.perf_counter()
 
     # Normalise the settings as COCOeval.evaluate() does.
@@ -558,6 +589,13 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
                      "ground-truth category (pycocotools drops them too)")
     if not np.isin(image_ids, dataset.images.ids).any():
         notes.append("none of the requested image_ids is an image of the ground truth")
+    literal = _literal_max_dets(p)
+    if literal not in p.max_detections:
+        notes.append(f"the summary reads maxDets={literal} but max_detections is "
+                     f"{p.max_detections}: the stats that use it are -1, as in pycocotools")
+    if p.iou_type == "keypoints" and not p.use_categories and len(gt_objects) and n_dt:
+        notes.append("keypoints with use_categories=False match nothing: pycocotools looks the "
+                     "objects' keypoints up under category -1 and finds none, so AP is 0")
     if not np.isin(category_ids, dataset.categories.ids).any():
         notes.append("none of the requested category_ids is a category of the ground truth")
     finished = time.perf_counter()

@@ -445,17 +445,18 @@ def plot_ap_bars(result: Any, *, metric: str = "AP", iou_threshold: float | None
     >>> [bar.get_width() for bar in bars] == [row["AP"] for row in result.per_class()]
     True
     """
-    from ..protocols.coco import STAT_NAMES
-
     coco = _is_coco(result)
     path = _check_path(path)
     if coco:
-        if metric not in _COCO_METRICS:
-            raise ValueError(f"metric must be one of 'AP', 'AP50', 'AP75', 'APs', 'APm', "
-                             f"'APl', 'AR100'; got {metric!r}")
-        pairs = [(row["name"], float(row[metric])) for row in result.per_class()
-                 if row[metric] >= 0]
-        if metric in STAT_NAMES:
+        rows = result.per_class()
+        # The per-class keys of this result (keypoint results have no APs, and AR for AR100).
+        choices = [k for k in (rows[0] if rows else {}) if k.startswith(("AP", "AR"))] or list(
+            _COCO_METRICS)
+        if metric not in choices:
+            raise ValueError(f"metric must be one of {', '.join(map(repr, choices))}; got "
+                             f"{metric!r}")
+        pairs = [(row["name"], float(row[metric])) for row in rows if row[metric] >= 0]
+        if metric in result.stat_names:
             mean, mean_label = result.stat(metric), metric
         else:
             mean = float(np.mean([v for _, v in pairs])) if pairs else float("nan")
