@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import pytest
+from scenes import BIRD, CAT, DOG, NAMES, box, scene
 
 from deteval.confusion import (
     DetectionConfusion,
@@ -16,7 +17,7 @@ from deteval.confusion import (
     detection_confusion_matrix,
     operating_points,
 )
-from deteval.data import Categories, Dataset, Detections, GroundTruth, Images
+from deteval.data import Dataset, Detections
 from deteval.demo import make_demo
 from deteval.errors import UndefinedMetricWarning
 from deteval.io.coco import read_coco_gt, read_coco_results
@@ -24,27 +25,7 @@ from deteval.iou import coco_pair_iou
 from deteval.matching import FP, IGNORED, TP, match_detections
 from deteval.protocols.coco import evaluate_coco
 
-NAMES = ("cat", "dog", "bird")
-CAT, DOG, BIRD, UNKNOWN = 0, 1, 2, 3
-
-
-def box(x: float, y: float, size: float = 10.0) -> list[float]:
-    return [x, y, x + size, y + size]
-
-
-def scene(objects, detections, n_images: int = 1) -> tuple[Dataset, Detections]:
-    """objects: (image, class, box[, crowd, ignore]); detections: (image, class, box, score)."""
-    objects = [tuple(o) + (False, False)[len(o) - 3:] for o in objects]
-    gt = GroundTruth(image_index=[o[0] for o in objects], category_index=[o[1] for o in objects],
-                     boxes=np.array([o[2] for o in objects], dtype=float).reshape(-1, 4),
-                     iscrowd=[o[3] for o in objects], ignore=[o[4] for o in objects])
-    dataset = Dataset(Images(ids=np.arange(1, n_images + 1)),
-                      Categories(ids=[1, 2, 3], names=NAMES), gt)
-    dt = Detections(image_index=[d[0] for d in detections],
-                    category_index=[d[1] for d in detections],
-                    boxes=np.array([d[2] for d in detections], dtype=float).reshape(-1, 4),
-                    scores=[d[3] for d in detections])
-    return dataset, dt
+UNKNOWN = 3
 
 
 def only(cells: dict) -> list[list[int]]:

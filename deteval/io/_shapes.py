@@ -169,3 +169,16 @@ def rotated_boxes(records: Sequence[dict], labels: Sequence[str], source: str
             raise FormatError(f"'rbox' must be finite with w, h >= 0; got {value!r}",
                               source=source, record=labels[i])
     return out
+
+
+def outline_shapes(records: Sequence[dict], labels: Sequence[str], source: str,
+                   iou_type: str, *, invalid: str = "raise") -> dict[str, np.ndarray]:
+    """The outline columns of ``"polygon"`` (``polygons``) or ``"rotated"`` records
+    (``rboxes`` and the ``polygons`` they describe)."""
+    from ..geometry import polygons_from_rboxes
+
+    if iou_type == "rotated":
+        rboxes = rotated_boxes(records, labels, source)
+        return {"rboxes": rboxes,
+                "polygons": polygons_from_rboxes(rboxes, source=source, records=labels)}
+    return {"polygons": polygons(records, labels, source, invalid=invalid)}

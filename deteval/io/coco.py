@@ -56,9 +56,8 @@ from ._shapes import (
     check_iou_type,
     keypoint_array,
     keypoint_counts,
-    polygons,
+    outline_shapes,
     result_keypoint_counts,
-    rotated_boxes,
     segmentation_masks,
 )
 
@@ -193,14 +192,9 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
         if not all(map(_has_box, records)):
             shape_xywh = mask_xywh(shapes["masks"])
     elif iou_type in ("polygon", "rotated"):
-        from ..geometry import polygon_bounds, polygons_from_rboxes
+        from ..geometry import polygon_bounds
 
-        if iou_type == "rotated":
-            shapes["rboxes"] = rotated_boxes(records, labels, name)
-            shapes["polygons"] = polygons_from_rboxes(shapes["rboxes"], source=name,
-                                                     records=labels)
-        else:
-            shapes["polygons"] = polygons(records, labels, name, invalid=invalid)
+        shapes.update(outline_shapes(records, labels, name, iou_type, invalid=invalid))
         if not all(map(_has_box, records)):
             bounds = polygon_bounds(shapes["polygons"])
             shape_xywh = np.column_stack([bounds[:, :2], bounds[:, 2:] - bounds[:, :2]])
@@ -767,14 +761,9 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
                 raise FormatError("the keypoints' extent overflows float64 (coordinates too "
                                   "large)", source=name, record=labels[int(bad[0])])
     else:
-        from ..geometry import polygon_area, polygon_bounds, polygons_from_rboxes
+        from ..geometry import polygon_area, polygon_bounds
 
-        if iou_type == "rotated":
-            shapes["rboxes"] = rotated_boxes(records, labels, name)
-            shapes["polygons"] = polygons_from_rboxes(shapes["rboxes"], source=name,
-                                                     records=labels)
-        else:
-            shapes["polygons"] = polygons(records, labels, name, invalid=invalid)
+        shapes.update(outline_shapes(records, labels, name, iou_type, invalid=invalid))
         if not box_branch:
             bounds = polygon_bounds(shapes["polygons"])
             xywh = _own_or_shape_boxes(
