@@ -102,8 +102,10 @@ def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
         raise FormatError(f"compressed RLE 'counts' has a character outside '0'..'o' "
                           f"({chr(int(raw[bad[0]]))!r}); is it a compressed RLE string?",
                           source=source, record=owner(bad[0]))
-    chars = np.frombuffer(joined, dtype=np.uint8) - np.uint8(48)
-    last = chars < 32                               # no continuation bit: a number ends
+    # A character is 48 + 6 bits: bit 5 says "more characters follow", bits 0-4 are the
+    # next 5 bits of the number, least significant first; bit 4 of the last one is the sign.
+    raw = np.frombuffer(joined, dtype=np.uint8)
+    last = raw < 80                                  # no continuation bit: a number ends
     truncated = np.flatnonzero((lengths > 0) & ~last[np.maximum(string_ends - 1, 0)])
     if len(truncated):
         raise FormatError("compressed RLE 'counts' ends in the middle of a number (truncated "
@@ -114,46 +116,45 @@ def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
     m = len(number_ends)
     if m == 0:
         return np.zeros(0, dtype=np.int64), offsets
-    number_starts = np.empty_like(number_ends)
-    number_starts[0] = 0
-    number_starts[1:] = number_ends[:-1] + 1
-    value = (chars[number_starts] & 0x1F).astype(np.int64)
-    longer = np.flatnonzero(number_ends != number_starts)     # numbers of 2+ characters
+    # Horner's rule from each number's last (most significant, signed) character down: the
+    # last character's 5 bits as a signed value (shifted into an int8's top bits and back),
+    # then * 32 plus each earlier character's 5 bits while the character before is a
+    # continuation. (The first character overall cannot be preceded by one: position -1
+    # reads the final character, which ends a number.)
+    top = np.frombuffer(joined, dtype=np.uint8).take(number_ends) - np.uint8(48)
+    value = ((top << np.uint8(3)).view(np.int8) >> np.int8(3)).astype(np.int64)
+    at = number_ends - 1
+    longer = np.flatnonzero(~last[at])               # numbers of 2+ characters
+    at = at[longer]
     j = 1
     while len(longer):
         if j >= _MAX_DIGITS:
             raise FormatError(f"compressed RLE 'counts' holds a number of more than "
-                              f"{_MAX_DIGITS} characters", source=source,
-                              record=owner(number_starts[longer[0]]))
-        at = number_starts[longer] + j
-        value[longer] |= (chars[at] & 0x1F).astype(np.int64) << (5 * j)
-        longer = longer[at < number_ends[longer]]
+                              f"{_MAX_DIGITS} characters", source=source, record=owner(at[0]))
+        value[longer] = value[longer] * 32 + (raw.take(at) - np.uint8(80))
+        at -= 1
+        more = ~last[at]
+        longer, at = longer[more], at[more]
         j += 1
-    negative = np.flatnonzero(chars[number_ends] & 0x10)
-    value[negative] -= np.int64(1) << (5 * (number_ends[negative] - number_starts[negative] + 1))
     # Index i >= 3 adds the stored number at i - 2: a running sum along each parity chain
-    # of a string (odd indices from 1, even ones from 2; index 0 stands alone). Running sums
-    # over the global even and odd positions, minus the sum before each chain's first
-    # element, give them without a sort. pycocotools stores each as a uint32; a run outside
-    # [0, 2**32) is malformed, and refused.
-    running = np.empty_like(value)
-    running[0::2] = np.cumsum(value[0::2])
-    running[1::2] = np.cumsum(value[1::2])
-    per_string = np.diff(offsets)
+    # of a string (odd indices from 1; even ones from 0, index 2 restarting it). In each of
+    # the two global parity sequences, every string holds one contiguous segment (one of
+    # its chains), so one cumulative sum per sequence does all strings, once each segment's
+    # first element has the previous segment's total subtracted.
     starts = offsets[:-1]
-    odd_first = np.minimum(starts + 1, m - 1)
-    even_first = np.minimum(starts + 2, m - 1)
-    # An element is at an odd index of its string when its global parity differs from its
-    # string's first element's.
-    odd_index = (np.arange(m) & 1) != np.repeat(starts & 1, per_string)
-    base = np.where(odd_index,
-                    np.repeat(running[odd_first] - value[odd_first], per_string),
-                    np.repeat(running[even_first] - value[even_first], per_string))
-    counts = running - base
-    first = starts[per_string > 0]
-    counts[first] = value[first]
-    bad = np.flatnonzero((counts < 0) | (counts >= 2**32))
-    if len(bad):
+    per_string = np.diff(offsets)
+    restart = starts[per_string >= 3]
+    value[restart + 2] -= value[restart]             # index 2 is stored as is
+    for parity, seg_start, seg_len in _parity_segments(offsets):
+        seq = value[parity::2]
+        first = seg_start[seg_len > 0]
+        if len(first) > 1:
+            seq[first[1:]] -= np.add.reduceat(seq, first)[:-1]
+        np.cumsum(seq, out=seq)
+    counts = value
+    # pycocotools stores each run as a uint32; a run outside [0, 2**32) is malformed.
+    if counts.min() < 0 or counts.max() >= 2**32:
+        bad = np.flatnonzero((counts < 0) | (counts >= 2**32))
         k = int(np.searchsorted(offsets, bad[0], side="right")) - 1
         raise FormatError(f"compressed RLE 'counts' decodes to a run length of "
                           f"{int(counts[bad[0]])} (run {int(bad[0] - offsets[k])}); run "
@@ -162,7 +163,20 @@ def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
     return counts, offsets
 
 
-_CHUNK = 150_000  # characters decoded at a time: bounded memory, cache-friendly arrays
+def _parity_segments(offsets: np.ndarray):
+    """Per global parity: where each string's elements of that parity start, and how many.
+
+    Yields ``(parity, start, length)``, ``start`` and ``length`` of shape (n_strings,),
+    ``start`` an index into ``array[parity::2]``.
+    """
+    starts, ends = offsets[:-1], offsets[1:]
+    even_start = (starts + 1) // 2
+    odd_start = starts // 2
+    yield 0, even_start, (ends + 1) // 2 - even_start
+    yield 1, odd_start, ends // 2 - odd_start
+
+
+_CHUNK = 60_000  # characters decoded at a time: bounded memory, cache-friendly arrays
 
 
 class _Labels:
@@ -178,18 +192,16 @@ class _Labels:
 def _run_sums(counts: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per string: the sum of all runs and of the odd (foreground) runs."""
     n = len(offsets) - 1
-    if len(counts) == 0:
-        return np.zeros(n, np.int64), np.zeros(n, np.int64)
-    padded = np.append(counts, 0)        # a trailing empty string starts at len(counts)
-    odd_global = padded.copy()
-    odd_global[0::2] = 0
-    starts = offsets[:-1]
-    empty = offsets[1:] == offsets[:-1]
-    totals = np.where(empty, 0, np.add.reduceat(padded, starts))
-    odd = np.where(empty, 0, np.add.reduceat(odd_global, starts))
-    # A string starting at an odd global position has its local odd runs at even positions.
-    areas = np.where(offsets[:-1] % 2 == 0, odd, totals - odd)
-    return totals, areas
+    sums = []
+    for parity, seg_start, seg_len in _parity_segments(offsets):
+        total = np.zeros(n, dtype=np.int64)
+        filled = seg_len > 0
+        if filled.any():
+            total[filled] = np.add.reduceat(counts[parity::2], seg_start[filled])
+        sums.append(total)
+    # A string's odd (local) runs sit at the global parity opposite to its first element's.
+    odd_local = np.where(offsets[:-1] % 2 == 0, sums[1], sums[0])
+    return sums[0] + sums[1], odd_local
 
 
 def _totals_and_areas(strings: Sequence[bytes], heights: np.ndarray, widths: np.ndarray,
@@ -405,6 +417,12 @@ def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str
         ``{"size": [h, w], "counts": bytes}``.
     areas : ndarray of int64, shape (n,)
         Pixel counts (pycocotools' ``area``).
+
+    Examples
+    --------
+    >>> masks, areas = compressed_masks([b"52", b"0::0"], [[7, 1], [6, 5]])
+    >>> areas.tolist(), masks[0]
+    ([2, 20], {'size': [7, 1], 'counts': b'52'})
     """
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
     labels = labels if labels is not None else (lambda i: f"mask {i}")

@@ -69,6 +69,40 @@ def test_areas_and_boxes_equal_pycocotools(seed):
     assert np.array_equal(mask_xywh(masks), np.array([mask_utils.toBbox(r) for r in rles]))
 
 
+def compress(runs: list[int]) -> bytes:
+    """COCO's string form of run lengths: from the fourth run on, the difference to the run
+    two before; each number in 5-bit groups, least significant first, a continuation bit
+    (0x20) and the sign in bit 0x10 of the last group; each group + 48."""
+    out = bytearray()
+    for i, run in enumerate(runs):
+        x = run - runs[i - 2] if i > 2 else run
+        while True:
+            c = x & 0x1F
+            x >>= 5
+            more = x != -1 if c & 0x10 else x != 0
+            out.append(48 + (c | 0x20 if more else c))
+            if not more:
+                break
+    return bytes(out)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_long_numbers_and_large_masks_decode_exactly(seed):
+    """Runs up to 2**31 need numbers of up to 7 characters, of either sign."""
+    rng = np.random.default_rng(50 + seed)
+    runs = [[int(v) for v in rng.integers(0, 2 ** int(rng.integers(1, 32)), int(k))]
+            for k in rng.integers(1, 12, 400)]
+    strings = [compress(r) for r in runs]
+    assert compress([0, 5, 3, 2]) == mask_utils.frPyObjects(
+        {"size": [10, 1], "counts": [0, 5, 3, 2]}, 10, 1)["counts"]
+    assert max(map(len, strings)) > 30 and any(b"\x7f" > s[-1:] >= b"@" for s in strings)
+    counts, offsets = decode_counts(strings)
+    for i, expected in enumerate(runs):
+        assert counts[offsets[i]:offsets[i + 1]].tolist() == expected
+    sizes = np.array([[sum(r), 1] for r in runs])
+    assert compressed_masks(strings, sizes)[1].tolist() == [sum(r[1::2]) for r in runs]
+
+
 def test_empty_strings_and_chunks_are_handled():
     rles, runs = random_rles(7, n=4500)           # more than two chunks
     strings = [r["counts"] for r in rles]
