@@ -172,6 +172,10 @@ class _Columns:
             set_(self, "keypoints", _freeze(keypoints))
         if self.rboxes is not None:
             set_(self, "rboxes", _column("rboxes", self.rboxes, np.float64, n, (5,)))
+        if self.mask_area is not None:
+            set_(self, "mask_area", _column("mask_area", self.mask_area, np.float64, n))
+        if self.mask_xywh is not None:
+            set_(self, "mask_xywh", _column("mask_xywh", self.mask_xywh, np.float64, n, (4,)))
         return n
 
     def replace(self, **changes: Any):
@@ -179,7 +183,8 @@ class _Columns:
 
         Columns derived from a replaced one are dropped unless given too, so that nothing
         stale survives: new ``boxes`` drop ``xywh`` (and, for detections, recompute
-        ``area``); a new ``category_index`` drops the source ``category_ids``.
+        ``area``); a new ``category_index`` drops the source ``category_ids``; new ``masks``
+        drop ``mask_area`` and ``mask_xywh``.
         """
         if "boxes" in changes:
             changes.setdefault("xywh", None)
@@ -187,6 +192,9 @@ class _Columns:
                 changes.setdefault("area", None)
         if "category_index" in changes and hasattr(self, "category_ids"):
             changes.setdefault("category_ids", None)
+        if "masks" in changes:
+            changes.setdefault("mask_area", None)
+            changes.setdefault("mask_xywh", None)
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]
 
 
@@ -227,6 +235,11 @@ class GroundTruth(_Columns):
     rboxes : array of float, shape (n, 5), optional
         Rotated boxes ``(cx, cy, w, h, angle)``, angle in degrees, counter-clockwise as seen
         on the image (y pointing down); see :mod:`deteval.geometry`.
+    mask_area, mask_xywh : array of float, shape (n,) and (n, 4), optional
+        Pixel count and tight box ``[x, y, w, h]`` of each mask (pycocotools' ``area`` and
+        ``toBbox``), when a reader has them at hand. They only let the segm evaluation skip
+        pairs whose IoU cannot reach its lowest threshold; they are dropped when ``masks``
+        is replaced, and computed from the masks where needed and absent.
     """
 
     image_index: np.ndarray
@@ -242,6 +255,8 @@ class GroundTruth(_Columns):
     num_keypoints: np.ndarray | None = None
     polygons: np.ndarray | None = None
     rboxes: np.ndarray | None = None
+    mask_area: np.ndarray | None = None
+    mask_xywh: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self._init_shared()
@@ -278,7 +293,7 @@ class Detections(_Columns):
         The category id each detection had in its source. Readers keep it because a
         result whose category is not in the ground truth (``category_index == -1``) still
         takes part in class-agnostic COCO evaluation when its id is requested.
-    masks, keypoints, polygons, rboxes : optional
+    masks, keypoints, polygons, rboxes, mask_area, mask_xywh : optional
         As for :class:`GroundTruth`.
     """
 
@@ -294,6 +309,8 @@ class Detections(_Columns):
     keypoints: np.ndarray | None = None
     polygons: np.ndarray | None = None
     rboxes: np.ndarray | None = None
+    mask_area: np.ndarray | None = None
+    mask_xywh: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self._init_shared()

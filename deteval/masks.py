@@ -29,6 +29,7 @@ Examples
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,7 +38,7 @@ import numpy as np
 
 from .errors import FormatError
 
-__all__ = ["compressed_masks", "decode_counts", "mask_area", "mask_bounds",
+__all__ = ["compressed_masks", "decode_counts", "mask_area", "mask_bounds", "mask_iou_bound",
            "masks_from_segmentations", "pair_mask_iou"]
 
 _NUMBER_TYPES = {int, float}
@@ -99,8 +100,10 @@ def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
     if joined.translate(None, _ALPHABET):
         raw = np.frombuffer(joined, dtype=np.uint8)
         bad = np.flatnonzero((raw < 48) | (raw > 111))
+        byte = int(raw[bad[0]])
+        shown = repr(chr(byte)) if byte < 128 else "a non-ASCII character"
         raise FormatError(f"compressed RLE 'counts' has a character outside '0'..'o' "
-                          f"({chr(int(raw[bad[0]]))!r}); is it a compressed RLE string?",
+                          f"({shown}); is it a compressed RLE string?",
                           source=source, record=owner(bad[0]))
     # A character is 48 + 6 bits: bit 5 says "more characters follow", bits 0-4 are the
     # next 5 bits of the number, least significant first; bit 4 of the last one is the sign.
@@ -244,33 +247,82 @@ def _size(value: Any, where: Callable[[], str], source: str | None) -> tuple[int
     return int(value[0]), int(value[1])
 
 
+def _plain_runs(counts: Sequence[Any]) -> np.ndarray | None:
+    """Uncompressed RLE run lengths as int64, or None unless all are integers in [0, 2**32)."""
+    if set(map(type, counts)) <= {int}:
+        try:
+            runs = np.asarray(counts, dtype=np.int64)
+        except OverflowError:
+            return None
+    elif all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in counts):
+        runs = np.asarray([int(v) for v in counts], dtype=np.int64)
+    else:
+        return None
+    if len(runs) and (runs.min() < 0 or runs.max() >= 2**32):
+        return None
+    return runs
+
+
 def _polygon_parts(value: list, where: Callable[[], str], source: str | None) -> list:
+    """The parts of one polygon segmentation, their structure checked.
+
+    Numbers are checked in bulk afterwards (:func:`_polygon_arrays`); a part with a value
+    that is not a number is refused there, naming the record.
+    """
     if not value:
         raise FormatError("'segmentation' is an empty list: expected polygons [[x1, y1, x2, "
                           "y2, ...], ...] or an RLE", source=source, record=where())
-    parts = []
     for j, part in enumerate(value):
         if not isinstance(part, (list, tuple)):
             raise FormatError(f"polygon {j} must be a list of numbers x1, y1, x2, y2, ...; got "
                               f"{type(part).__name__}", source=source, record=where())
-        if not set(map(type, part)) <= _NUMBER_TYPES and not all(
-                isinstance(v, (int, float, np.integer, np.floating))
-                and not isinstance(v, bool) for v in part):
-            raise FormatError(f"polygon {j} must hold numbers only", source=source,
-                              record=where())
-        numbers = np.asarray(part, dtype=np.float64)
-        if len(numbers) % 2:
-            raise FormatError(f"polygon {j} has an odd number of coordinates ({len(numbers)}); "
+        size = len(part)
+        if size % 2:
+            raise FormatError(f"polygon {j} has an odd number of coordinates ({size}); "
                               "expected x, y pairs", source=source, record=where())
-        if len(numbers) < 4:
-            raise FormatError(f"polygon {j} has {len(numbers) // 2} point(s); a polygon needs "
+        if size < 4:
+            raise FormatError(f"polygon {j} has {size // 2} point(s); a polygon needs "
                               "at least 2 (3 for a non-empty area)", source=source,
                               record=where())
-        if not np.isfinite(numbers).all():
-            raise FormatError(f"polygon {j} holds a non-finite coordinate", source=source,
-                              record=where())
-        parts.append(numbers)
-    return parts
+    return value
+
+
+def _numbers_only(part: Sequence[Any]) -> bool:
+    return all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+               for v in part)
+
+
+def _polygon_arrays(parts: list[list], where: Callable[[int], str],
+                    source: str | None) -> list[list[np.ndarray]]:
+    """Every polygon's parts as float64 arrays, converted and checked all at once.
+
+    ``parts[i]`` are the parts of polygon object ``i``; ``where(i)`` names its record.
+    """
+    flat_parts = list(itertools.chain.from_iterable(parts))
+    numbers = itertools.chain.from_iterable(flat_parts)
+    if not set(map(type, numbers)) <= _NUMBER_TYPES:
+        for i, value in enumerate(parts):
+            for j, part in enumerate(value):
+                if not set(map(type, part)) <= _NUMBER_TYPES and not _numbers_only(part):
+                    raise FormatError(f"polygon {j} must hold numbers only", source=source,
+                                      record=where(i))
+    sizes = np.fromiter(map(len, flat_parts), np.int64, len(flat_parts))
+    ends = np.cumsum(sizes)
+    flat = np.fromiter(itertools.chain.from_iterable(flat_parts), np.float64,
+                       int(ends[-1]) if len(ends) else 0)
+    if not np.isfinite(flat).all():
+        k = int(np.searchsorted(ends, np.flatnonzero(~np.isfinite(flat))[0], side="right"))
+        per_object = np.cumsum([len(value) for value in parts])
+        i = int(np.searchsorted(per_object, k, side="right"))
+        j = k - (int(per_object[i - 1]) if i else 0)
+        raise FormatError(f"polygon {j} holds a non-finite coordinate", source=source,
+                          record=where(i))
+    arrays = [flat[e - n:e] for e, n in zip(ends.tolist(), sizes.tolist())]
+    out, at = [], 0
+    for value in parts:
+        out.append(arrays[at:at + len(value)])
+        at += len(value)
+    return out
 
 
 def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widths: Any,
@@ -320,7 +372,7 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     widths = np.asarray(widths, dtype=np.float64).reshape(-1)
     out = np.empty(n, dtype=object)
     polygon_rows: list[int] = []
-    polygon_parts: list[list[np.ndarray]] = []
+    polygon_parts: list[Any] = []
     plain_rows: list[int] = []
     plain: list[dict] = []
     packed_rows: list[int] = []
@@ -348,16 +400,15 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
             sizes[i, 1] = w
             counts = value["counts"]
             if type(counts) is str:
-                counts = counts.encode("ascii", errors="replace")
+                counts = counts.encode()  # UTF-8: a non-ASCII character fails the check
             if type(counts) is bytes:
                 packed_rows.append(i)
                 packed.append(counts)
             elif isinstance(counts, (list, tuple)):
-                if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                           and 0 <= v < 2**32 for v in counts):
+                runs = _plain_runs(counts)
+                if runs is None:
                     raise FormatError("uncompressed RLE 'counts' must be integers >= 0",
                                       source=source, record=where())
-                runs = np.asarray(counts, dtype=np.int64)
                 if int(runs.sum()) != h * w:
                     raise FormatError(f"RLE run lengths add up to {int(runs.sum())} pixels; "
                                       f"a {h}x{w} mask needs {h * w}", source=source,
@@ -383,6 +434,7 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
             out[i] = rle
         areas[plain_rows] = mask_area(out[plain_rows])
     if polygon_rows:
+        polygon_parts = _polygon_arrays(polygon_parts, lambda j: label(polygon_rows[j]), source)
         _rasterise(out, polygon_rows, polygon_parts, sizes, api)
         areas[polygon_rows] = mask_area(out[polygon_rows])
     if check_size:
@@ -475,6 +527,52 @@ def mask_xywh(masks: Sequence[dict]) -> np.ndarray:
     if len(masks) == 0:
         return np.zeros((0, 4))
     return np.asarray(_mask_api().toBbox(list(masks)), dtype=np.float64).reshape(-1, 4)
+
+
+def mask_iou_bound(area_dt: np.ndarray, area_gt: np.ndarray, crowd: np.ndarray,
+                   xywh_dt: np.ndarray | None = None,
+                   xywh_gt: np.ndarray | None = None) -> np.ndarray:
+    """The largest value :func:`pair_mask_iou` could return per pair, from areas and boxes.
+
+    pycocotools' value is ``float(i) / float(u)`` with ``i`` the common pixels and ``u =
+    a_dt + a_gt - i`` (a crowd region: ``u = a_dt``). ``i`` is at most the smaller area
+    and, given the masks' tight boxes, the pixels the two boxes share. ``i / u`` grows
+    with ``i`` and correctly rounded division keeps that order, so the value at the
+    largest possible ``i`` is never below the routine's own result, to the last bit.
+
+    Parameters
+    ----------
+    area_dt, area_gt : array of float, shape (P,)
+        Pixel counts of the two masks of each pair (pycocotools' ``area``).
+    crowd : array of bool, shape (P,)
+        Whether the pair's object is a crowd region.
+    xywh_dt, xywh_gt : array of float, shape (P, 4), optional
+        The masks' tight boxes (pycocotools' ``toBbox``).
+
+    Returns
+    -------
+    ndarray of float64, shape (P,)
+        0 where nothing can overlap.
+
+    Examples
+    --------
+    >>> mask_iou_bound(np.array([100.0, 100.0]), np.array([50.0, 400.0]),
+    ...                np.array([False, True])).tolist()
+    [0.5, 1.0]
+    """
+    area_dt = np.asarray(area_dt, dtype=np.float64)
+    area_gt = np.asarray(area_gt, dtype=np.float64)
+    common = np.minimum(area_dt, area_gt)
+    if xywh_dt is not None and xywh_gt is not None:
+        d, g = np.asarray(xywh_dt, np.float64), np.asarray(xywh_gt, np.float64)
+        w = np.minimum(d[:, 0] + d[:, 2], g[:, 0] + g[:, 2]) - np.maximum(d[:, 0], g[:, 0])
+        h = np.minimum(d[:, 1] + d[:, 3], g[:, 1] + g[:, 3]) - np.maximum(d[:, 1], g[:, 1])
+        common = np.minimum(common, np.where((w > 0) & (h > 0), w * h, 0.0))
+    union = np.where(crowd, area_dt, area_dt + area_gt - common)
+    bound = np.zeros(len(common), dtype=np.float64)
+    some = common > 0
+    bound[some] = common[some] / union[some]
+    return bound
 
 
 def _ranks_within(key: np.ndarray, rows: np.ndarray):

@@ -188,7 +188,7 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
     if iou_type == "segm":
         from ..masks import mask_xywh
 
-        shapes["masks"] = segmentation_masks(records, heights, widths, labels, name)
+        shapes["masks"], pixels = segmentation_masks(records, heights, widths, labels, name)
         if not all(map(_has_box, records)):
             shape_xywh = mask_xywh(shapes["masks"])
     elif iou_type in ("polygon", "rotated"):
@@ -215,14 +215,15 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
     if no_area.any() and iou_type != "keypoints":
         # A record without 'area' gets the area of its shape (pycocotools needs the field).
         if iou_type == "segm":
-            from ..masks import mask_area
-
-            shape_area = mask_area(shapes["masks"]).astype(np.float64)
+            shape_area = pixels.astype(np.float64)
         else:
             from ..geometry import polygon_area
 
             shape_area = polygon_area(shapes["polygons"])
         shapes["area"] = np.where(no_area, shape_area, gt.area)
+    if iou_type == "segm":
+        shapes["mask_area"] = pixels
+        shapes["mask_xywh"] = shape_xywh
     return dataclasses.replace(dataset, gt=gt.replace(**shapes))
 
 
@@ -503,8 +504,8 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     segmentations = list(map(operator.attrgetter("segmentation"), records))
     sizes = np.fromiter(itertools.chain.from_iterable(
         map(operator.attrgetter("size"), segmentations)), np.int64, 2 * n).reshape(n, 2)
-    strings = [c.encode("ascii", errors="replace")
-               for c in map(operator.attrgetter("counts"), segmentations)]
+    # UTF-8 is ASCII for valid strings (and fast); other characters fail the check later.
+    strings = list(map(str.encode, map(operator.attrgetter("counts"), segmentations)))
     del segmentations
     if not np.isfinite(scores).all() or (sizes < 0).any():
         return None
@@ -526,8 +527,9 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
         return None
     masks, pixels = compressed_masks(strings, sizes, source=name,
                                      labels=lambda i: f"results[{i}]")
+    mask_boxes = None
     if xywh is None:
-        xywh = mask_xywh(masks)
+        xywh = mask_boxes = mask_xywh(masks)
         area = pixels.astype(np.float64)
     else:
         # loadRes: a result with a box gets the box area
@@ -535,7 +537,8 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     return Detections(image_index=image_index,
                       category_index=index_in(category_ids, dataset.categories.ids),
                       boxes=_xyxy(xywh, name, lambda i: f"results[{i}]"), scores=scores,
-                      area=area, xywh=xywh, category_ids=category_ids, masks=masks)
+                      area=area, xywh=xywh, category_ids=category_ids, masks=masks,
+                      mask_area=pixels, mask_xywh=mask_boxes)
 
 
 def _typed_results_columns(raw: bytes):
@@ -725,8 +728,10 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
         shapes["masks"], pixels = masks_from_segmentations(
             values, heights=heights, widths=widths, source=name, records=labels,
             with_area=True)
+        shapes["mask_area"] = pixels
         if not box_branch:
-            xywh = _own_or_shape_boxes(xywh, given, mask_xywh(shapes["masks"]))
+            shapes["mask_xywh"] = mask_xywh(shapes["masks"])
+            xywh = _own_or_shape_boxes(xywh, given, shapes["mask_xywh"])
         area = (_box_areas(xywh, name, lambda i: labels[i]) if box_branch
                 else pixels.astype(np.float64))
     elif iou_type == "keypoints":

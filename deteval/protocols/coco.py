@@ -617,19 +617,7 @@ def _similarity(p: COCOParams, dataset: Dataset, detections: Detections, gt_perm
         def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
             return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], gt_crowd[g_rows])
     elif p.iou_type == "segm":
-        from ..masks import pair_mask_iou
-
-        gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
-        dt_masks = detections.masks
-        gt_category = gt.category_index[gt_perm]
-        n_categories = max(len(dataset.categories), 1)
-
-        def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-            # One C call per (image, category): pairs never cross categories then.
-            group = (detections.image_index[d_rows] * n_categories + gt_category[g_rows]
-                     if p.use_categories else None)
-            return pair_mask_iou(dt_masks, gt_masks, d_rows, g_rows, gt_crowd,
-                                 image_of_dt=detections.image_index, group=group)
+        similarity = _mask_similarity(p, dataset, detections, gt_perm, gt_crowd)
     elif p.iou_type == "keypoints":
         similarity = _oks_similarity(p, dataset, detections, gt_perm, gt_xywh)
     else:
@@ -640,6 +628,53 @@ def _similarity(p: COCOParams, dataset: Dataset, detections: Detections, gt_perm
 
         def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
             return pair_iou(dt_polygons[d_rows], gt_polygons[g_rows], gt_crowd[g_rows])
+    return similarity
+
+
+def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
+                     gt_perm: np.ndarray, gt_crowd: np.ndarray):
+    """Mask IoU per pair with pycocotools' routine, skipping pairs that cannot match.
+
+    The COCO matcher only compares IoUs with the thresholds: a pair whose IoU cannot reach
+    the lowest one never matches, whatever its exact value. When the detections carry
+    their masks' pixel counts (``mask_area``, set by the readers), such pairs are found
+    from areas (and boxes, ``mask_xywh``) alone (:func:`~deteval.masks.mask_iou_bound`),
+    get 0, and never reach the RLE routine.
+    """
+    from ..masks import mask_area, mask_iou_bound, mask_xywh, pair_mask_iou
+
+    gt = dataset.gt
+    gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
+    dt_masks = detections.masks
+    gt_category = gt.category_index[gt_perm]
+    n_categories = max(len(dataset.categories), 1)
+    floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
+    dt_area, dt_xywh = detections.mask_area, detections.mask_xywh
+    bounded = floor > 0 and dt_area is not None and len(gt_masks) > 0
+    if bounded:
+        gt_area = (gt.mask_area[gt_perm] if gt.mask_area is not None
+                   else mask_area(gt_masks).astype(np.float64))
+        gt_xywh = None
+        if dt_xywh is not None:
+            gt_xywh = gt.mask_xywh[gt_perm] if gt.mask_xywh is not None else mask_xywh(gt_masks)
+
+    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        # One C call per (image, category): pairs never cross categories then.
+        group = (detections.image_index[d_rows] * n_categories + gt_category[g_rows]
+                 if p.use_categories else None)
+        if not bounded:
+            return pair_mask_iou(dt_masks, gt_masks, d_rows, g_rows, gt_crowd,
+                                 image_of_dt=detections.image_index, group=group)
+        bound = mask_iou_bound(dt_area[d_rows], gt_area[g_rows], gt_crowd[g_rows],
+                               None if gt_xywh is None else dt_xywh[d_rows],
+                               None if gt_xywh is None else gt_xywh[g_rows])
+        values = np.zeros(len(d_rows), dtype=np.float64)
+        kept = np.flatnonzero(bound >= floor)
+        values[kept] = pair_mask_iou(dt_masks, gt_masks, d_rows[kept], g_rows[kept], gt_crowd,
+                                     image_of_dt=detections.image_index,
+                                     group=None if group is None else group[kept])
+        return values
+
     return similarity
 
 
