@@ -597,6 +597,9 @@ def _ranks_within(key: np.ndarray, rows: np.ndarray):
     return rank, first, bounds, order
 
 
+_BATCH_MASKS = 160  # masks per call of the RLE routine, about (see _size_batches)
+
+
 def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarray,
                   pair_gt: np.ndarray, gt_crowd: np.ndarray, *,
                   image_of_dt: np.ndarray, group: np.ndarray | None = None) -> np.ndarray:
@@ -611,17 +614,25 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
     gt_crowd : ndarray of bool, shape (n_gt,)
         Crowd regions score intersection over the detection's area.
     image_of_dt : ndarray of int, shape (n_dt,)
-        Image of each detection: the C routine is called once per image, on the distinct
-        detections and objects of that image's pairs.
+        Image of each detection: pairs are grouped by image, and no mask is compared with
+        masks of another group.
     group : ndarray of int, shape (P,), optional
-        A finer key per pair (e.g. image and category): one call per key instead, so that
-        no mask is compared with masks of other categories.
+        A finer key per pair (e.g. image and category) to group by instead.
 
     Returns
     -------
     ndarray of float64, shape (P,)
         As pycocotools: ``float(i) / float(u)``; 0 without overlap; -1 where the two masks
         differ in size and their boxes overlap.
+
+    Notes
+    -----
+    The routine computes a full (detections x objects) matrix per call, and each call costs
+    tens of microseconds besides. Groups whose masks all have one size are therefore sent
+    together, at most one group of each size per call: across groups the masks then differ
+    in size, which the routine settles from the boxes alone (no run-length merge), and
+    those cross values are dropped. A group with masks of several sizes has a call of its
+    own. Every pair's value is the routine's own for that pair.
     """
     out = np.zeros(len(pair_dt), dtype=np.float64)
     if len(pair_dt) == 0:
@@ -631,12 +642,88 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
     d_rank, d_first, bounds, order = _ranks_within(key, pair_dt)
     g_rank, g_first, _, g_order = _ranks_within(key, pair_gt)
     # g_order lists the pairs by (key, gt); its group bounds equal those of `order`.
-    crowd = gt_crowd.astype(np.uint8)
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        sel = order[lo:hi]
-        d_rows = pair_dt[sel[d_first[lo:hi]]]
-        g_rows = pair_gt[g_order[lo:hi][g_first[lo:hi]]]
-        matrix = api.iou(list(dt_masks[d_rows]), list(gt_masks[g_rows]), crowd[g_rows])
-        out[sel] = np.asarray(matrix, dtype=np.float64).reshape(len(d_rows), len(g_rows))[
-            d_rank[sel], g_rank[sel]]
+    d_rows = pair_dt[order[d_first]]                 # distinct detections, group by group
+    g_rows = pair_gt[g_order[g_first]]
+    starts = bounds[:-1]
+    n_groups = len(starts)
+    n_d = np.add.reduceat(d_first.astype(np.int64), starts)
+    n_g = np.add.reduceat(g_first.astype(np.int64), starts)
+    d_start, g_start = np.cumsum(n_d) - n_d, np.cumsum(n_g) - n_g
+    batch = _size_batches(dt_masks[d_rows], gt_masks[g_rows], d_start, g_start)
+    # Lay the groups out batch by batch, and each batch's masks in one list.
+    groups = np.argsort(batch, kind="stable")
+    d_take = _ranges(d_start[groups], n_d[groups])
+    g_take = _ranges(g_start[groups], n_g[groups])
+    dt_list = dt_masks[d_rows[d_take]].tolist()
+    gt_list = gt_masks[g_rows[g_take]].tolist()
+    crowd = gt_crowd.astype(np.uint8)[g_rows[g_take]]
+    cuts = np.flatnonzero(np.diff(batch[groups])) + 1
+    first = np.r_[0, cuts]                            # first group (in layout) of each batch
+    d_edges = np.r_[0, np.cumsum(n_d[groups])]
+    g_edges = np.r_[0, np.cumsum(n_g[groups])]
+    d_lo, d_hi = d_edges[first].tolist(), d_edges[np.r_[cuts, n_groups]].tolist()
+    g_lo, g_hi = g_edges[first].tolist(), g_edges[np.r_[cuts, n_groups]].tolist()
+    # One call per batch; each (m, n) matrix is Fortran-ordered: (i, j) at j * m + i.
+    flat = np.concatenate([
+        np.asarray(api.iou(dt_list[d0:d1], gt_list[g0:g1], crowd[g0:g1]),
+                   dtype=np.float64).ravel(order="F")
+        for d0, d1, g0, g1 in zip(d_lo, d_hi, g_lo, g_hi)])
+    m = np.subtract(d_hi, d_lo)
+    size = m * np.subtract(g_hi, g_lo)
+    matrix_start = np.cumsum(size) - size
+    # Per group (in layout order): its batch, and where its masks sit in the batch's lists.
+    of_batch = np.repeat(np.arange(len(first)), np.diff(np.r_[first, n_groups]))
+    d_at = np.empty(n_groups, dtype=np.int64)
+    g_at = np.empty(n_groups, dtype=np.int64)
+    d_at[groups] = d_edges[:-1] - d_edges[first][of_batch]
+    g_at[groups] = g_edges[:-1] - g_edges[first][of_batch]
+    batch_of = np.empty(n_groups, dtype=np.int64)
+    batch_of[groups] = of_batch
+    pair_group = np.empty(len(order), dtype=np.int64)
+    pair_group[order] = np.repeat(np.arange(n_groups), np.diff(bounds))
+    b = batch_of[pair_group]
+    out[:] = flat[matrix_start[b] + (g_at[pair_group] + g_rank) * m[b]
+                  + d_at[pair_group] + d_rank]
     return out
+
+
+def _ranges(start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The integers of ``[start, start + length)`` for each range, concatenated."""
+    total = int(length.sum())
+    offset = np.cumsum(length) - length
+    return np.arange(total) + np.repeat(start - offset, length)
+
+
+def _size_batches(dt: np.ndarray, gt: np.ndarray, d_start: np.ndarray,
+                  g_start: np.ndarray) -> np.ndarray:
+    """A batch number per group: groups of one mask size, at most one per size and about
+    ``_BATCH_MASKS`` masks per batch; a group of mixed sizes alone in its batch."""
+    n_groups = len(d_start)
+    d_size = np.array([m["size"] for m in dt], dtype=np.int64).reshape(-1, 2)
+    g_size = np.array([m["size"] for m in gt], dtype=np.int64).reshape(-1, 2)
+    d_key = d_size[:, 0] * (1 << 32) + d_size[:, 1]
+    g_key = g_size[:, 0] * (1 << 32) + g_size[:, 1]
+    size = d_key[d_start]
+    uniform = ((np.minimum.reduceat(d_key, d_start) == size)
+               & (np.maximum.reduceat(d_key, d_start) == size)
+               & (np.minimum.reduceat(g_key, g_start) == size)
+               & (np.maximum.reduceat(g_key, g_start) == size))
+    # The k-th group of a size (in group order) goes to slot k.
+    by_size = np.lexsort((np.arange(n_groups), size))
+    sorted_size = size[by_size]
+    new = np.r_[True, sorted_size[1:] != sorted_size[:-1]]
+    run_start = np.maximum.accumulate(np.where(new, np.arange(n_groups), 0))
+    slot = np.empty(n_groups, dtype=np.int64)
+    slot[by_size] = np.arange(n_groups) - run_start
+    # Within a slot, consecutive chunks of about _BATCH_MASKS masks: the routine tests the
+    # boxes of all m x n pairs of a call, which must stay cheaper than the calls saved.
+    in_slot = np.lexsort((np.arange(n_groups), slot))
+    s = slot[in_slot]
+    masks = (np.diff(np.r_[d_start, len(dt)]) + np.diff(np.r_[g_start, len(gt)]))[in_slot]
+    before = np.cumsum(masks) - masks
+    slot_base = np.maximum.accumulate(np.where(np.r_[True, s[1:] != s[:-1]], before, 0))
+    chunk = np.empty(n_groups, dtype=np.int64)
+    chunk[in_slot] = (before - slot_base) // _BATCH_MASKS
+    batch = slot * (int(masks.sum()) + 1) + chunk      # chunk never reaches the multiplier
+    batch[~uniform] = -1 - np.flatnonzero(~uniform)  # each mixed group alone
+    return batch

@@ -133,6 +133,48 @@ def test_pair_iou_equals_the_full_matrix_of_pycocotools(seed):
     assert np.array_equal(got, expected[pair_dt, pair_gt])
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_batched_calls_give_each_pair_its_own_value(seed, monkeypatch):
+    """Groups of one size share calls (one group per size and call); groups with masks of
+    several sizes have their own; every pair gets what a call on that pair alone gives."""
+    import deteval.masks
+
+    monkeypatch.setattr(deteval.masks, "_BATCH_MASKS", int([5, 20, 160, 10_000][seed]))
+    rng = np.random.default_rng(seed)
+    sizes = [(12, 9), (9, 12), (12, 9), (20, 20), (12, 9), (7, 30)]   # repeated sizes
+    dts, gts, dt_image, gt_image = [], [], [], []
+    for image, (h, w) in enumerate(sizes):
+        for _ in range(int(rng.integers(1, 9))):
+            bitmap = (rng.random((h, w)) < rng.uniform(0.05, 0.8)).astype(np.uint8)
+            dts.append(mask_utils.encode(np.asfortranarray(bitmap)))
+            dt_image.append(image)
+        for _ in range(int(rng.integers(1, 5))):
+            if rng.random() < 0.15:          # a wrong-size object: its pairs give -1 or 0
+                hh, ww = sizes[(image + 3) % len(sizes)]
+                bitmap = np.ones((hh, ww), dtype=np.uint8)
+            else:
+                bitmap = (rng.random((h, w)) < rng.uniform(0.05, 0.8)).astype(np.uint8)
+            gts.append(mask_utils.encode(np.asfortranarray(bitmap)))
+            gt_image.append(image)
+    gts.append(mask_utils.encode(np.ones((20, 20, 1), dtype=np.uint8, order="F"))[0])
+    gt_image.append(0)                      # surely one: a full 20x20 object on a 12x9 image
+    dt_masks, gt_masks = np.empty(len(dts), object), np.empty(len(gts), object)
+    dt_masks[:], gt_masks[:] = dts, gts
+    dt_image, gt_image = np.array(dt_image), np.array(gt_image)
+    crowd = rng.random(len(gts)) < 0.3
+    pair_dt, pair_gt = (a.ravel() for a in np.meshgrid(np.arange(len(dts)),
+                                                        np.arange(len(gts)), indexing="ij"))
+    same = dt_image[pair_dt] == gt_image[pair_gt]
+    pair_dt, pair_gt = pair_dt[same], pair_gt[same]
+    group = dt_image[pair_dt] * 3 + rng.integers(0, 3, len(pair_dt))
+    got = pair_mask_iou(dt_masks, gt_masks, pair_dt, pair_gt, crowd, image_of_dt=dt_image,
+                        group=group)
+    alone = [float(np.asarray(mask_utils.iou([dts[d]], [gts[g]], [int(crowd[g])]))[0, 0])
+             for d, g in zip(pair_dt, pair_gt)]
+    assert got.tolist() == alone
+    assert (got == -1).any() and (got > 0).any()
+
+
 def test_polygons_rasterise_as_pycocotools_and_merge_parts():
     square = [0, 0, 10, 0, 10, 10, 0, 10]
     far = [20, 20, 30, 20, 30, 25]
