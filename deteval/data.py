@@ -158,8 +158,11 @@ class _Columns:
         for name in ("masks", "polygons"):
             value = getattr(self, name)
             if value is not None:
-                array = np.empty(len(value), dtype=object)
-                array[:] = list(value)
+                if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 1:
+                    array = value.copy()     # a copy of the references: never aliased
+                else:
+                    array = np.empty(len(value), dtype=object)
+                    array[:] = list(value)
                 if len(array) != n:
                     raise ValueError(f"{name} must have length {n}; got {len(array)}")
                 set_(self, name, _freeze(array))

@@ -42,7 +42,6 @@ __all__ = ["compressed_masks", "decode_counts", "mask_area", "mask_bounds", "mas
            "masks_from_segmentations", "pair_mask_iou"]
 
 _NUMBER_TYPES = {int, float}
-_ALPHABET = bytes(range(48, 112))  # '0'..'o', the characters of compressed RLE strings
 _MAX_DIGITS = 7  # 35 bits: more than any run of a 2**31-pixel mask needs
 
 
@@ -57,7 +56,8 @@ def _record(records: Sequence[str] | None, i: int) -> str:
 
 
 def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
-                  records: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  records: Sequence[str] | None = None,
+                  lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Decode compressed RLE strings, all at once.
 
     Parameters
@@ -66,6 +66,8 @@ def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
         The ``counts`` strings (pycocotools' 6-bit, delta-coded alphabet ``'0'..'o'``).
     source, records : optional
         Named in errors: the file, and a label per string (default ``"mask i"``).
+    lengths : ndarray of int, shape (len(strings),), optional
+        ``len`` of each string, when the caller has it already.
 
     Returns
     -------
@@ -90,15 +92,16 @@ def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
     # Callers decode in chunks (see _totals_and_areas): int64 running sums stay far from
     # overflow.
     n = len(strings)
-    lengths = np.fromiter(map(len, strings), np.int64, n)
+    if lengths is None:
+        lengths = np.fromiter(map(len, strings), np.int64, n)
     string_ends = np.cumsum(lengths)
     joined = b"".join(strings)
 
     def owner(char_index: int) -> str:
         return _record(records, int(np.searchsorted(string_ends, char_index, side="right")))
 
-    if joined.translate(None, _ALPHABET):
-        raw = np.frombuffer(joined, dtype=np.uint8)
+    raw = np.frombuffer(joined, dtype=np.uint8)
+    if ((raw - np.uint8(48)) > 63).any():           # below '0' wraps around to >= 208
         bad = np.flatnonzero((raw < 48) | (raw > 111))
         byte = int(raw[bad[0]])
         shown = repr(chr(byte)) if byte < 128 else "a non-ASCII character"
@@ -107,7 +110,6 @@ def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
                           source=source, record=owner(bad[0]))
     # A character is 48 + 6 bits: bit 5 says "more characters follow", bits 0-4 are the
     # next 5 bits of the number, least significant first; bit 4 of the last one is the sign.
-    raw = np.frombuffer(joined, dtype=np.uint8)
     last = raw < 80                                  # no continuation bit: a number ends
     truncated = np.flatnonzero((lengths > 0) & ~last[np.maximum(string_ends - 1, 0)])
     if len(truncated):
@@ -179,7 +181,7 @@ def _parity_segments(offsets: np.ndarray):
     yield 1, odd_start, ends // 2 - odd_start
 
 
-_CHUNK = 60_000  # characters decoded at a time: bounded memory, cache-friendly arrays
+_CHUNK = 120_000  # characters decoded at a time: bounded memory, cache-friendly arrays
 
 
 class _Labels:
@@ -216,12 +218,13 @@ def _totals_and_areas(strings: Sequence[bytes], heights: np.ndarray, widths: np.
     """
     areas = np.empty(len(strings), dtype=np.int64)
     # Chunks of about _CHUNK characters keep every array of a chunk in cache.
-    ends = np.cumsum(np.fromiter(map(len, strings), np.int64, len(strings)))
+    lengths = np.fromiter(map(len, strings), np.int64, len(strings))
+    ends = np.cumsum(lengths)
     cuts = np.searchsorted(ends, np.arange(_CHUNK, ends[-1] if len(ends) else 0, _CHUNK))
     bounds = np.unique(np.r_[0, cuts, len(strings)])
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         counts, offsets = decode_counts(strings[lo:hi], source=source,
-                                        records=_Labels(labels, lo))
+                                        records=_Labels(labels, lo), lengths=lengths[lo:hi])
         totals, areas[lo:hi] = _run_sums(counts, offsets)
         expected = heights[lo:hi] * widths[lo:hi]
         bad = np.flatnonzero(totals != expected)

@@ -495,7 +495,7 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     except (msgspec.ValidationError, msgspec.DecodeError):
         return None
     n = len(records)
-    has_box = sum(r.bbox is not None for r in records)
+    has_box = n - list(map(operator.attrgetter("bbox"), records)).count(None)
     if has_box not in (0, n):
         return None
     image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
