@@ -226,8 +226,9 @@ class GroundTruth(_Columns):
     xywh : array of float, shape (n, 4), optional
         The original ``[x, y, w, h]`` numbers when the source stored them.
     masks : array of object, shape (n,), optional
-        Instance masks as compressed RLE dicts ``{"size": [h, w], "counts": bytes}``, the
-        form pycocotools' mask routines take (readers convert polygons and uncompressed RLE).
+        Instance masks as compressed RLE dicts ``{"size": [h, w], "counts": str | bytes}``,
+        the form pycocotools' mask routines take (readers convert polygons and uncompressed
+        RLE; the results reader keeps a file's strings as ``str``, the size as a tuple).
     keypoints : array of float, shape (n, K, 3), optional
         Keypoints ``(x, y, v)``; rows of a category with fewer than K keypoints are padded
         with NaN.

@@ -2,9 +2,9 @@
 
 Masks are ``h x w`` bitmaps stored column-major and run-length encoded, as in pycocotools:
 ``counts`` lists alternating run lengths of 0s and 1s, starting with 0s. deteval keeps every
-mask in *compressed* form, ``{"size": [h, w], "counts": bytes}``, the form pycocotools' C
-routines take, and computes IoUs, areas and boxes with those routines, so that the numbers
-are pycocotools' own (semantics.md §5.3).
+mask in *compressed* form, ``{"size": [h, w], "counts": bytes or str}``, the form
+pycocotools' C routines take, and computes IoUs, areas and boxes with those routines, so
+that the numbers are pycocotools' own (semantics.md §5.3).
 
 What deteval adds is checking: a compressed string is decoded here, vectorised over all
 masks at once, to refuse characters outside the alphabet, truncated numbers and runs that
@@ -38,8 +38,8 @@ import numpy as np
 
 from .errors import FormatError
 
-__all__ = ["compressed_masks", "decode_counts", "mask_area", "mask_bounds", "mask_iou_bound",
-           "masks_from_segmentations", "pair_mask_iou"]
+__all__ = ["compressed_areas", "compressed_masks", "decode_counts", "mask_area", "mask_bounds",
+           "mask_iou_bound", "masks_from_segmentations", "pair_mask_iou"]
 
 _NUMBER_TYPES = {int, float}
 _MAX_DIGITS = 7  # 35 bits: more than any run of a 2**31-pixel mask needs
@@ -55,15 +55,16 @@ def _record(records: Sequence[str] | None, i: int) -> str:
     return records[i] if records is not None else f"mask {i}"
 
 
-def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
+def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | None = None,
                   records: Sequence[str] | None = None,
                   lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Decode compressed RLE strings, all at once.
 
     Parameters
     ----------
-    strings : sequence of bytes
-        The ``counts`` strings (pycocotools' 6-bit, delta-coded alphabet ``'0'..'o'``).
+    strings : sequence of bytes, or sequence of str
+        The ``counts`` strings (pycocotools' 6-bit, delta-coded alphabet ``'0'..'o'``), all
+        of one type.
     source, records : optional
         Named in errors: the file, and a label per string (default ``"mask i"``).
     lengths : ndarray of int, shape (len(strings),), optional
@@ -95,7 +96,17 @@ def decode_counts(strings: Sequence[bytes], *, source: str | None = None,
     if lengths is None:
         lengths = np.fromiter(map(len, strings), np.int64, n)
     string_ends = np.cumsum(lengths)
-    joined = b"".join(strings)
+    if n and isinstance(strings[0], str):
+        text = "".join(strings)
+        if not text.isascii():                     # each character one byte below
+            at = next(i for i, c in enumerate(text) if ord(c) > 127)
+            raise FormatError("compressed RLE 'counts' has a character outside '0'..'o' "
+                              "(a non-ASCII character); is it a compressed RLE string?",
+                              source=source, record=_record(
+                                  records, int(np.searchsorted(string_ends, at, side="right"))))
+        joined = text.encode("ascii")
+    else:
+        joined = b"".join(strings)
 
     def owner(char_index: int) -> str:
         return _record(records, int(np.searchsorted(string_ends, char_index, side="right")))
@@ -453,6 +464,40 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     return (out, areas) if with_area else out
 
 
+def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray, *,
+                     source: str | None = None,
+                     labels: Callable[[int], str] | None = None) -> np.ndarray:
+    """Check compressed RLE strings against their sizes; return their pixel counts.
+
+    Parameters
+    ----------
+    strings : sequence of str, or sequence of bytes
+        ``counts`` of each mask, all of one type.
+    sizes : ndarray of int, shape (n, 2)
+        ``[h, w]`` of each mask.
+    source, labels : optional
+        Named in errors: the file, and a function from row to record label.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Pixel counts (pycocotools' ``area``).
+
+    Raises
+    ------
+    FormatError
+        As :func:`decode_counts`, or runs that do not add up to ``h * w``.
+
+    Examples
+    --------
+    >>> compressed_areas(["52", "0::0"], [[7, 1], [6, 5]]).tolist()
+    [2, 20]
+    """
+    sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
+    labels = labels if labels is not None else (lambda i: f"mask {i}")
+    return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels)
+
+
 def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,
                      labels: Callable[[int], str] | None = None) -> tuple:
     """Check compressed RLE strings against their sizes; return the masks and their areas.
@@ -480,8 +525,7 @@ def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str
     ([2, 20], {'size': [7, 1], 'counts': b'52'})
     """
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
-    labels = labels if labels is not None else (lambda i: f"mask {i}")
-    areas = _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels)
+    areas = compressed_areas(strings, sizes, source=source, labels=labels)
     masks = np.empty(len(strings), dtype=object)
     masks[:] = [{"size": size, "counts": string}
                 for size, string in zip(sizes.tolist(), strings)]

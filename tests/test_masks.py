@@ -201,3 +201,13 @@ def test_malformed_strings_name_the_mask(strings, message):
     with pytest.raises(FormatError, match=message) as error:
         decode_counts(strings, source="dt.json", records=["results[0]", "results[1]"])
     assert str(error.value).startswith("dt.json: results[")
+
+
+def test_str_strings_decode_as_bytes_do():
+    rles, runs = random_rles(11, n=200)
+    text = [r["counts"].decode("ascii") for r in rles]
+    assert all(np.array_equal(a, b) for a, b in zip(decode_counts(text),
+                                                    decode_counts([r["counts"] for r in rles])))
+    text[150] = text[150][:3] + "é" + text[150][3:]
+    with pytest.raises(FormatError, match=r"^dt.json: mask 150: .*non-ASCII"):
+        decode_counts(text, source="dt.json")

@@ -34,7 +34,7 @@ import operator
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 import msgspec
 import numpy as np
@@ -463,7 +463,9 @@ class _Result(msgspec.Struct, gc=False):
 _RESULTS_DECODER = msgspec.json.Decoder(list[_Result])
 
 
-class _RLE(msgspec.Struct, gc=False):
+class _RLE(TypedDict):
+    """A compressed RLE, decoded straight into the dict pycocotools' routines take."""
+
     size: tuple[int, int]
     counts: str
 
@@ -488,7 +490,7 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     anything unusual (polygons, uncompressed RLE, some records with a box and some without)
     returns None and the general path reads the file.
     """
-    from ..masks import compressed_masks, mask_xywh
+    from ..masks import compressed_areas, mask_xywh
 
     try:
         records = _SEGM_DECODER.decode(raw)
@@ -501,12 +503,12 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
     category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
     scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
-    segmentations = list(map(operator.attrgetter("segmentation"), records))
+    # The RLE dicts themselves become the masks: counts stay str, as pycocotools takes them.
+    masks = np.empty(n, dtype=object)
+    masks[:] = list(map(operator.attrgetter("segmentation"), records))
     sizes = np.fromiter(itertools.chain.from_iterable(
-        map(operator.attrgetter("size"), segmentations)), np.int64, 2 * n).reshape(n, 2)
-    # UTF-8 is ASCII for valid strings (and fast); other characters fail the check later.
-    strings = list(map(str.encode, map(operator.attrgetter("counts"), segmentations)))
-    del segmentations
+        map(operator.itemgetter("size"), masks)), np.int64, 2 * n).reshape(n, 2)
+    strings = list(map(operator.itemgetter("counts"), masks))
     if not np.isfinite(scores).all() or (sizes < 0).any():
         return None
     xywh = None
@@ -525,8 +527,7 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     if (known & ((sizes[:, 0] != np.nan_to_num(heights))
                  | (sizes[:, 1] != np.nan_to_num(widths)))).any():
         return None
-    masks, pixels = compressed_masks(strings, sizes, source=name,
-                                     labels=lambda i: f"results[{i}]")
+    pixels = compressed_areas(strings, sizes, source=name, labels=lambda i: f"results[{i}]")
     mask_boxes = None
     if xywh is None:
         xywh = mask_boxes = mask_xywh(masks)
