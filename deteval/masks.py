@@ -500,23 +500,10 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
 
 def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,
                      labels: Callable[[int], str] | None = None) -> tuple:
-    """Check compressed RLE strings against their sizes; return the masks and their areas.
+    """:func:`compressed_areas`, and the masks as dicts.
 
-    Parameters
-    ----------
-    strings : sequence of bytes
-        ``counts`` of each mask.
-    sizes : ndarray of int, shape (n, 2)
-        ``[h, w]`` of each mask.
-    source, labels : optional
-        Named in errors: the file, and a function from row to record label.
-
-    Returns
-    -------
-    masks : ndarray of object, shape (n,)
-        ``{"size": [h, w], "counts": bytes}``.
-    areas : ndarray of int64, shape (n,)
-        Pixel counts (pycocotools' ``area``).
+    Returns ``(masks, areas)``: an object array of ``{"size": [h, w], "counts": string}``
+    (the strings as given) and the int64 pixel counts.
 
     Examples
     --------
