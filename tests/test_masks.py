@@ -8,6 +8,7 @@ import pytest
 
 from deteval.errors import FormatError
 from deteval.masks import (
+    compressed_areas,
     compressed_masks,
     decode_counts,
     mask_area,
@@ -101,6 +102,42 @@ def test_long_numbers_and_large_masks_decode_exactly(seed):
         assert counts[offsets[i]:offsets[i + 1]].tolist() == expected
     sizes = np.array([[sum(r), 1] for r in runs])
     assert compressed_masks(strings, sizes)[1].tolist() == [sum(r[1::2]) for r in runs]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_boxes_from_the_runs_equal_tobbox(seed, monkeypatch):
+    """Random runs with empty ones (pycocotools 2.0.11 skips a pair whose foreground run is
+    empty, and leaves unsigned leftovers when no pair has pixels), bitmaps, runs crossing
+    into the next column, empty and full masks; across chunk boundaries."""
+    import deteval.masks
+
+    monkeypatch.setattr(deteval.masks, "_CHUNK", int([50, 400, 5000, 120_000, 7, 1][seed]))
+    rng = np.random.default_rng(300 + seed)
+    rles = random_rles(400 + seed, n=250)[0]
+    for _ in range(150):
+        h, w = (int(v) for v in rng.integers(1, 40, 2))
+        bitmap = np.zeros((h, w), dtype=np.uint8)
+        kind = rng.integers(0, 4)
+        if kind == 0:
+            bitmap[rng.integers(0, h):, rng.integers(0, w)] = 1   # to the bottom ...
+            bitmap[:rng.integers(1, h + 1), rng.integers(0, w)] = 1  # ... and from the top
+        elif kind == 1:
+            bitmap[:] = 1
+        elif kind == 2:
+            y, x = rng.integers(0, h), rng.integers(0, w)
+            bitmap[y:y + rng.integers(1, h + 1), x:x + rng.integers(1, w + 1)] = 1
+        rles.append(mask_utils.encode(np.asfortranarray(bitmap)))
+    for runs, (h, w) in [([0, 0, 12], (3, 4)), ([12, 0], (3, 4)), ([5, 0, 7], (3, 4)),
+                         ([0, 12], (3, 4)), ([3, 0, 0, 9], (3, 4)), ([12], (3, 4)),
+                         ([3, 0, 9], (3, 4)), ([0, 3, 0, 0, 9], (3, 4)), ([12, 0, 0], (1, 12))]:
+        rles.append(mask_utils.frPyObjects({"size": [h, w], "counts": runs}, h, w))
+    order = rng.permutation(len(rles))
+    rles = [rles[i] for i in order]
+    sizes = np.array([r["size"] for r in rles])
+    areas, xywh = compressed_areas([r["counts"] for r in rles], sizes, boxes=True)
+    assert np.array_equal(xywh, np.asarray(mask_utils.toBbox(rles)).reshape(-1, 4))
+    assert areas.tolist() == [int(mask_utils.area(r)) for r in rles]
+    assert (xywh[:, 2] > 2**31).any()       # the unsigned leftovers were exercised
 
 
 def test_empty_strings_and_chunks_are_handled():

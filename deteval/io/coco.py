@@ -490,7 +490,7 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     anything unusual (polygons, uncompressed RLE, some records with a box and some without)
     returns None and the general path reads the file.
     """
-    from ..masks import compressed_areas, mask_xywh
+    from ..masks import compressed_areas
 
     try:
         records = _SEGM_DECODER.decode(raw)
@@ -527,14 +527,16 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     if (known & ((sizes[:, 0] != np.nan_to_num(heights))
                  | (sizes[:, 1] != np.nan_to_num(widths)))).any():
         return None
-    pixels = compressed_areas(strings, sizes, source=name, labels=lambda i: f"results[{i}]")
+    labels = lambda i: f"results[{i}]"  # noqa: E731
     mask_boxes = None
-    if xywh is None:
-        xywh = mask_boxes = mask_xywh(masks)
+    if xywh is None:    # loadRes: toBbox's box, and the mask's pixel count as area
+        pixels, xywh = compressed_areas(strings, sizes, source=name, labels=labels, boxes=True)
+        mask_boxes = xywh
         area = pixels.astype(np.float64)
     else:
         # loadRes: a result with a box gets the box area
-        area = _box_areas(xywh, name, lambda i: f"results[{i}]")
+        pixels = compressed_areas(strings, sizes, source=name, labels=labels)
+        area = _box_areas(xywh, name, labels)
     return Detections(image_index=image_index,
                       category_index=index_in(category_ids, dataset.categories.ids),
                       boxes=_xyxy(xywh, name, lambda i: f"results[{i}]"), scores=scores,
