@@ -176,7 +176,8 @@ class _Columns:
         if self.rboxes is not None:
             set_(self, "rboxes", _column("rboxes", self.rboxes, np.float64, n, (5,)))
         if self.mask_area is not None:
-            set_(self, "mask_area", _column("mask_area", self.mask_area, np.float64, n))
+            set_(self, "mask_area", _column("mask_area", self.mask_area, np.float64, n,
+                                            finite=False))
         if self.mask_xywh is not None:
             set_(self, "mask_xywh", _column("mask_xywh", self.mask_xywh, np.float64, n, (4,)))
         return n
@@ -243,7 +244,9 @@ class GroundTruth(_Columns):
         Pixel count and tight box ``[x, y, w, h]`` of each mask (pycocotools' ``area`` and
         ``toBbox``), when a reader has them at hand. They only let the segm evaluation skip
         pairs whose IoU cannot reach its lowest threshold; they are dropped when ``masks``
-        is replaced, and computed from the masks where needed and absent.
+        is replaced, and computed from the masks where needed and absent. ``mask_area`` is
+        NaN for a mask with an empty run after its first, whose pairs are never skipped
+        (see :func:`deteval.masks.mask_iou_bound`).
     """
 
     image_index: np.ndarray

@@ -38,8 +38,9 @@ import numpy as np
 
 from .errors import FormatError
 
-__all__ = ["compressed_areas", "compressed_masks", "decode_counts", "mask_area", "mask_bounds",
-           "mask_iou_bound", "masks_from_segmentations", "pair_mask_iou"]
+__all__ = ["compressed_areas", "compressed_masks", "decode_counts", "mask_area",
+           "mask_bound_area", "mask_bounds", "mask_iou_bound", "masks_from_segmentations",
+           "pair_mask_iou"]
 
 _NUMBER_TYPES = {int, float}
 _MAX_DIGITS = 7  # 35 bits: more than any run of a 2**31-pixel mask needs
@@ -112,6 +113,8 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
         return _record(records, int(np.searchsorted(string_ends, char_index, side="right")))
 
     raw = np.frombuffer(joined, dtype=np.uint8)
+    if len(raw) == 0:                                # only empty strings: no runs at all
+        return np.zeros(0, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
     if ((raw - np.uint8(48)) > 63).any():           # below '0' wraps around to >= 208
         bad = np.flatnonzero((raw < 48) | (raw > 111))
         byte = int(raw[bad[0]])
@@ -148,10 +151,19 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
             raise FormatError(f"compressed RLE 'counts' holds a number of more than "
                               f"{_MAX_DIGITS} characters", source=source, record=owner(at[0]))
         value[longer] = value[longer] * 32 + (raw.take(at) - np.uint8(80))
+        if j == _MAX_DIGITS - 1:
+            seven = longer                           # numbers of 7 characters, if any
         at -= 1
         more = ~last[at]
         longer, at = longer[more], at[more]
         j += 1
+    if j == _MAX_DIGITS:
+        # pycocotools sign-extends with `-1 << 5 * k` on a C int: for k == 7 the shift is
+        # taken modulo 32 (x86), so a negative 7-character number keeps its low 3 bits
+        # only, (x & 7) - 8. Read it the same way, so that the masks are the reference's
+        # (such strings then rarely add up, and are refused below).
+        negative = seven[value[seven] < 0]
+        value[negative] = (value[negative] & 7) - 8
     # Index i >= 3 adds the stored number at i - 2: a running sum along each parity chain
     # of a string (odd indices from 1; even ones from 0, index 2 restarting it). In each of
     # the two global parity sequences, every string holds one contiguous segment (one of
@@ -285,17 +297,42 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
     return out
 
 
+_MAX_PIXELS = 2**32  # pycocotools counts pixels, rows and columns in 32-bit unsigned ints
+
+
+def _check_sizes(heights: np.ndarray, widths: np.ndarray, source: str | None,
+                 labels: Callable[[int], str]) -> None:
+    """Refuse masks of 2**32 pixels or more (see :data:`_MAX_PIXELS`)."""
+    pixels = heights.astype(np.float64) * widths.astype(np.float64)   # exact where it matters
+    bad = np.flatnonzero((pixels >= _MAX_PIXELS) | (heights >= _MAX_PIXELS)
+                         | (widths >= _MAX_PIXELS))
+    if len(bad):
+        i = int(bad[0])
+        raise FormatError(_too_large(int(heights[i]), int(widths[i])), source=source,
+                          record=labels(i))
+
+
+def _too_large(h: int, w: int) -> str:
+    return (f"mask size {h}x{w} (h x w) is too large: pycocotools counts pixels in 32-bit "
+            "integers, so a mask must have fewer than 2**32 pixels (its results would wrap "
+            "around or crash)")
+
+
 def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndarray,
                       widths: np.ndarray, source: str | None, labels: Callable[[int], str],
-                      boxes: bool = False) -> Any:
+                      boxes: bool = False, empty_runs: bool = False) -> Any:
     """Check compressed strings chunk by chunk; returns each mask's pixel count.
 
-    Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``. The
-    area is the sum of the odd (foreground) runs, what pycocotools' ``area`` returns. With
-    ``boxes``, also each mask's ``toBbox`` box (see :func:`_run_boxes`).
+    Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``, and
+    the mask must have fewer than 2**32 pixels. The area is the sum of the odd (foreground)
+    runs, what pycocotools' ``area`` returns. With ``boxes``, also each mask's ``toBbox``
+    box (see :func:`_run_boxes`); with ``empty_runs``, also whether each mask has an empty
+    run after its first (see :func:`mask_iou_bound`).
     """
+    _check_sizes(heights, widths, source, labels)
     areas = np.empty(len(strings), dtype=np.int64)
     xywh = np.zeros((len(strings), 4), dtype=np.float64) if boxes else None
+    empty = np.zeros(len(strings), dtype=bool) if empty_runs else None
     # Chunks of about _CHUNK characters keep every array of a chunk in cache.
     lengths = np.fromiter(map(len, strings), np.int64, len(strings))
     ends = np.cumsum(lengths)
@@ -314,13 +351,19 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
                               f"{int(expected[i])}", source=source, record=labels(lo + i))
         if boxes:
             xywh[lo:hi] = _run_boxes(counts, offsets, heights[lo:hi], widths[lo:hi])
-    return (areas, xywh) if boxes else areas
+        if empty_runs:
+            zero = np.flatnonzero(counts == 0)
+            if len(zero):
+                owner = np.searchsorted(offsets, zero, side="right") - 1
+                empty[lo + owner[zero != offsets[owner]]] = True
+    out = (areas,) + ((xywh,) if boxes else ()) + ((empty,) if empty_runs else ())
+    return out if len(out) > 1 else areas
 
 
 def _size(value: Any, where: Callable[[], str], source: str | None) -> tuple[int, int]:
     if type(value) is list and len(value) == 2:
         h, w = value
-        if type(h) is int and type(w) is int and h >= 0 and w >= 0:
+        if type(h) is int and type(w) is int and 0 <= h < 65536 and 0 <= w < 65536:
             return h, w
     ok = (isinstance(value, (list, tuple)) and len(value) == 2
           and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0
@@ -328,7 +371,10 @@ def _size(value: Any, where: Callable[[], str], source: str | None) -> tuple[int
     if not ok:
         raise FormatError(f"RLE 'size' must be [height, width] as two integers >= 0; got "
                           f"{value!r}", source=source, record=where())
-    return int(value[0]), int(value[1])
+    h, w = int(value[0]), int(value[1])
+    if h * w >= _MAX_PIXELS or max(h, w) >= _MAX_PIXELS:
+        raise FormatError(_too_large(h, w), source=source, record=where())
+    return h, w
 
 
 def _plain_runs(counts: Sequence[Any]) -> np.ndarray | None:
@@ -339,7 +385,10 @@ def _plain_runs(counts: Sequence[Any]) -> np.ndarray | None:
         except OverflowError:
             return None
     elif all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in counts):
-        runs = np.asarray([int(v) for v in counts], dtype=np.int64)
+        try:
+            runs = np.asarray([int(v) for v in counts], dtype=np.int64)
+        except OverflowError:
+            return None
     else:
         return None
     if len(runs) and (runs.min() < 0 or runs.max() >= 2**32):
@@ -411,7 +460,8 @@ def _polygon_arrays(parts: list[list], where: Callable[[int], str],
 
 def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widths: Any,
                              source: str | None = None, records: Sequence[str] | None = None,
-                             check_size: bool = True, with_area: bool = False) -> Any:
+                             check_size: bool = True, with_area: bool = False,
+                             with_empty_runs: bool = False) -> Any:
     """Convert COCO ``segmentation`` values to compressed RLE masks, as pycocotools does.
 
     Parameters
@@ -430,11 +480,16 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
         such a mask an IoU of -1 with every same-image mask, so it could never match.
     with_area : bool
         Also return each mask's pixel count (pycocotools' ``area``), shape (n,), int64.
+    with_empty_runs : bool
+        Also return whether each mask's runs include an empty one after the first, shape
+        (n,), bool (pycocotools' IoU routine may stop early on such masks: see
+        :func:`mask_iou_bound`). Masks made from polygons never have one.
 
     Returns
     -------
     ndarray of object, shape (n,)
-        ``{"size": [h, w], "counts": bytes}`` per object (and the areas with ``with_area``).
+        ``{"size": [h, w], "counts": bytes}`` per object; then the areas with
+        ``with_area``, then the flags with ``with_empty_runs``.
 
     Raises
     ------
@@ -462,6 +517,7 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     packed_rows: list[int] = []
     packed: list[bytes] = []
     sizes = np.zeros((n, 2), dtype=np.int64)
+    empty_runs = np.zeros(n, dtype=bool)
 
     def label(i: int) -> str:
         return _record(records, i)
@@ -476,6 +532,9 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
                 raise FormatError("a polygon segmentation needs its image's 'height' and "
                                   "'width', which the ground truth does not give",
                                   source=source, record=where())
+            if heights[i] * widths[i] >= _MAX_PIXELS or max(heights[i], widths[i]) >= _MAX_PIXELS:
+                raise FormatError(_too_large(int(heights[i]), int(widths[i])), source=source,
+                                  record=where())
             sizes[i] = heights[i], widths[i]
         elif kind is dict and "counts" in value and "size" in value:
             where = functools.partial(label, i)
@@ -484,7 +543,9 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
             sizes[i, 1] = w
             counts = value["counts"]
             if type(counts) is str:
-                counts = counts.encode()  # UTF-8: a non-ASCII character fails the check
+                # UTF-8 (a lone surrogate passes through): a non-ASCII character then fails
+                # the alphabet check, which names the record.
+                counts = counts.encode("utf-8", "surrogatepass")
             if type(counts) is bytes:
                 packed_rows.append(i)
                 packed.append(counts)
@@ -499,6 +560,8 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
                                       record=where())
                 plain_rows.append(i)
                 plain.append({"size": [h, w], "counts": runs.tolist()})
+                if with_empty_runs and len(runs) > 1 and not runs[1:].all():
+                    empty_runs[i] = True
             else:
                 raise FormatError("RLE 'counts' must be a string (compressed) or a list of "
                                   f"run lengths; got {type(counts).__name__}", source=source,
@@ -511,8 +574,11 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     areas = np.zeros(n, dtype=np.int64)
     if packed:
         rows = np.asarray(packed_rows)
-        out[rows], areas[rows] = compressed_masks(
-            packed, sizes[rows], source=source, labels=lambda j: label(packed_rows[j]))
+        areas[rows], empty_runs[rows] = _totals_and_areas(
+            packed, sizes[rows, 0], sizes[rows, 1], source, lambda j: label(packed_rows[j]),
+            empty_runs=True)
+        out[rows] = [{"size": size, "counts": string}
+                     for size, string in zip(sizes[rows].tolist(), packed)]
     if plain:
         for i, rle in zip(plain_rows, api.frUncompressedRLE(plain, 0, 0)):
             out[i] = rle
@@ -531,12 +597,13 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
                               f"image's {heights[i]:g}x{widths[i]:g}; masks are compared pixel "
                               "by pixel, so they must have the image's size", source=source,
                               record=_record(records, i))
-    return (out, areas) if with_area else out
+    result = (out,) + ((areas,) if with_area else ()) + ((empty_runs,) if with_empty_runs else ())
+    return result if len(result) > 1 else out
 
 
 def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray, *,
                      source: str | None = None, labels: Callable[[int], str] | None = None,
-                     boxes: bool = False) -> Any:
+                     boxes: bool = False, empty_runs: bool = False) -> Any:
     """Check compressed RLE strings against their sizes; return their pixel counts.
 
     Parameters
@@ -550,6 +617,9 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     boxes : bool
         Also return each mask's box ``[x, y, w, h]``, equal to pycocotools' ``toBbox``
         (computed from the runs already decoded rather than by a second parse in C).
+    empty_runs : bool
+        Also return whether each mask has an empty run after its first (see
+        :func:`mask_iou_bound`).
 
     Returns
     -------
@@ -557,11 +627,14 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
         Pixel counts (pycocotools' ``area``).
     xywh : ndarray of float64, shape (n, 4)
         Only with ``boxes``.
+    empty : ndarray of bool, shape (n,)
+        Only with ``empty_runs``.
 
     Raises
     ------
     FormatError
-        As :func:`decode_counts`, or runs that do not add up to ``h * w``.
+        As :func:`decode_counts`; runs that do not add up to ``h * w``; a mask of 2**32
+        pixels or more (pycocotools' counters are 32-bit).
 
     Examples
     --------
@@ -572,7 +645,8 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     """
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
     labels = labels if labels is not None else (lambda i: f"mask {i}")
-    return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels, boxes=boxes)
+    return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels, boxes=boxes,
+                             empty_runs=empty_runs)
 
 
 def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,
@@ -625,6 +699,27 @@ def mask_area(masks: Sequence[dict]) -> np.ndarray:
                            for i in range(0, len(masks), 255)])
 
 
+def mask_bound_area(masks: Sequence[dict]) -> np.ndarray:
+    """The ``mask_area`` column for masks that lack it, shape (n,), float64.
+
+    Each mask's pixel count, NaN where its runs include an empty one after the first (see
+    :func:`mask_iou_bound`). The masks are compressed RLE dicts (str or bytes counts).
+
+    Examples
+    --------
+    >>> mask_bound_area([{"size": [6, 5], "counts": "0::0"},
+    ...                  {"size": [2, 1], "counts": b"0100"}]).tolist()
+    [20.0, nan]
+    """
+    if len(masks) == 0:
+        return np.zeros(0, dtype=np.float64)
+    strings = [m["counts"].encode("utf-8", "surrogatepass") if isinstance(m["counts"], str)
+               else m["counts"] for m in masks]
+    sizes = np.array([m["size"] for m in masks], dtype=np.int64).reshape(-1, 2)
+    pixels, empty = compressed_areas(strings, sizes, empty_runs=True)
+    return np.where(empty, np.nan, pixels.astype(np.float64))
+
+
 def mask_bounds(masks: Sequence[dict]) -> np.ndarray:
     """Tight box of each mask as xyxy, shape (n, 4), float64 (empty mask: zeros)."""
     if len(masks) == 0:
@@ -651,10 +746,17 @@ def mask_iou_bound(area_dt: np.ndarray, area_gt: np.ndarray, crowd: np.ndarray,
     with ``i`` and correctly rounded division keeps that order, so the value at the
     largest possible ``i`` is never below the routine's own result, to the last bit.
 
+    One exception: the routine walks both run lists together and stops as soon as both
+    are at an empty run, so for two masks with empty runs after their first (which
+    pycocotools' own encoders never write) it may count only a prefix of the pixels and
+    return more than ``i / u``, up to 1. The readers give such masks a NaN area
+    (``mask_area``), and a pair with a NaN area gets the bound 1.
+
     Parameters
     ----------
     area_dt, area_gt : array of float, shape (P,)
-        Pixel counts of the two masks of each pair (pycocotools' ``area``).
+        Pixel counts of the two masks of each pair (pycocotools' ``area``); NaN for a mask
+        whose IoU may not follow its pixels (see above).
     crowd : array of bool, shape (P,)
         Whether the pair's object is a crowd region.
     xywh_dt, xywh_gt : array of float, shape (P, 4), optional
@@ -667,9 +769,9 @@ def mask_iou_bound(area_dt: np.ndarray, area_gt: np.ndarray, crowd: np.ndarray,
 
     Examples
     --------
-    >>> mask_iou_bound(np.array([100.0, 100.0]), np.array([50.0, 400.0]),
-    ...                np.array([False, True])).tolist()
-    [0.5, 1.0]
+    >>> mask_iou_bound(np.array([100.0, 100.0, np.nan]), np.array([50.0, 400.0, 50.0]),
+    ...                np.array([False, True, False])).tolist()
+    [0.5, 1.0, 1.0]
     """
     area_dt = np.asarray(area_dt, dtype=np.float64)
     area_gt = np.asarray(area_gt, dtype=np.float64)
@@ -683,6 +785,7 @@ def mask_iou_bound(area_dt: np.ndarray, area_gt: np.ndarray, crowd: np.ndarray,
     bound = np.zeros(len(common), dtype=np.float64)
     some = common > 0
     bound[some] = common[some] / union[some]
+    bound[np.isnan(common)] = 1.0
     return bound
 
 

@@ -87,9 +87,34 @@ def compress(runs: list[int]) -> bytes:
     return bytes(out)
 
 
+def read_as_pycocotools(string: bytes) -> list[int]:
+    """The runs pycocotools 2.0.11's C reader (rleFrString) takes from a string, before its
+    final cast to uint32; C's 32-bit int shifts emulated as x86 executes them."""
+    runs: list[int] = []
+    p = 0
+    while p < len(string):
+        x, k, more = 0, 0, True
+        while more:
+            c = string[p] - 48
+            part = ((c & 0x1F) << (5 * k)) & 0xFFFFFFFF        # an int: 32 bits, signed
+            x |= part - (1 << 32) if part >= 1 << 31 else part
+            more = bool(c & 0x20)
+            p += 1
+            k += 1
+            if not more and c & 0x10:
+                x |= -1 << ((5 * k) & 31)                     # x86 takes the count mod 32
+        if len(runs) > 2:
+            x += runs[-2] & 0xFFFFFFFF
+        runs.append(x)
+    return runs
+
+
 @pytest.mark.parametrize("seed", range(3))
-def test_long_numbers_and_large_masks_decode_exactly(seed):
-    """Runs up to 2**31 need numbers of up to 7 characters, of either sign."""
+def test_long_numbers_and_large_masks_decode_as_pycocotools(seed):
+    """Runs up to 2**31 need numbers of up to 7 characters, of either sign. Numbers of up to
+    6 characters and positive ones of 7 are read exactly; pycocotools misreads negative
+    7-character numbers (``(x & 7) - 8``), and deteval reads them alike, so the masks are
+    the reference's; a run that then falls outside [0, 2**32) is refused."""
     rng = np.random.default_rng(50 + seed)
     runs = [[int(v) for v in rng.integers(0, 2 ** int(rng.integers(1, 32)), int(k))]
             for k in rng.integers(1, 12, 400)]
@@ -97,11 +122,28 @@ def test_long_numbers_and_large_masks_decode_exactly(seed):
     assert compress([0, 5, 3, 2]) == mask_utils.frPyObjects(
         {"size": [10, 1], "counts": [0, 5, 3, 2]}, 10, 1)["counts"]
     assert max(map(len, strings)) > 30 and any(b"\x7f" > s[-1:] >= b"@" for s in strings)
-    counts, offsets = decode_counts(strings)
-    for i, expected in enumerate(runs):
+    strings.append(compress([-(2**30) - int(rng.integers(0, 2**20)), 5]))  # crafted: -8 + x&7
+    read = [read_as_pycocotools(s) for s in strings]
+    assert sum(r != e for r, e in zip(read, runs)) >= 5          # the misreading happens
+    valid = [all(0 <= v < 2**32 for v in r) for r in read]
+    assert 0 < sum(valid) < len(valid)
+    for string, ok in zip(strings, valid):
+        if not ok:
+            with pytest.raises(FormatError, match="decodes to a run length"):
+                decode_counts([string])
+    kept = [s for s, ok in zip(strings, valid) if ok]
+    expected_runs = [r for r, ok in zip(read, valid) if ok]
+    counts, offsets = decode_counts(kept)
+    for i, expected in enumerate(expected_runs):
         assert counts[offsets[i]:offsets[i + 1]].tolist() == expected
-    sizes = np.array([[sum(r), 1] for r in runs])
-    assert compressed_masks(strings, sizes)[1].tolist() == [sum(r[1::2]) for r in runs]
+    sizes = np.array([[sum(r), 1] for r in expected_runs])
+    fits = sizes[:, 0] < 2**32
+    areas = compressed_masks([s for s, f in zip(kept, fits) if f], sizes[fits])[1].tolist()
+    assert areas == [sum(r[1::2]) for r, f in zip(expected_runs, fits) if f]
+    for r, f in zip(expected_runs, fits):
+        if f and sum(r) < 2**31:
+            rle = {"size": [sum(r), 1], "counts": compress(r)}
+            assert int(mask_utils.area(rle)) == sum(r[1::2])
 
 
 @pytest.mark.parametrize("seed", range(6))

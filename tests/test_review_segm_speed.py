@@ -7,15 +7,16 @@ zero-length runs anywhere, str and bytes, tiny chunks), ``_run_boxes`` (through
 with masks of two sizes, tiny ``_BATCH_MASKS``) and the typed segm results reader, each
 against pycocotools' own ``area`` / ``toBbox`` / ``merge`` / ``COCOeval``.
 
-Tests marked ``xfail(strict=True)`` reproduce defects found in review; each reason says what
-is wrong. Masks of more than 2**29 pixels are never rasterised here: pycocotools reads them
-from strings written by ``compress`` below (its ``frPyObjects`` with uncompressed counts can
-abort on large inputs).
+The last section reproduces defects the review found (each test names what was wrong);
+they are fixed, and the tests keep them so. Masks of more than 2**29 pixels are never
+rasterised here: pycocotools reads them from strings written by ``compress`` below (its
+``frPyObjects`` with uncompressed counts can abort on large inputs).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -155,8 +156,6 @@ def test_decoded_runs_areas_and_boxes_equal_pycocotools(chunk, monkeypatch):
         if rng.random() < 0.1:
             h, w = int(rng.integers(1, 2**15)), int(rng.integers(1, 2**14))
         runs = _random_runs(rng, h * w)
-        if not strings and not runs:
-            continue      # a first chunk of empty strings only fails (see the xfail below)
         sizes.append([h, w])
         runs_of.append(runs)
         strings.append(compress(runs, rng=rng if rng.random() < 0.5 else None))
@@ -180,7 +179,7 @@ def test_decoded_runs_areas_and_boxes_equal_pycocotools(chunk, monkeypatch):
 
 def test_seven_character_numbers_pycocotools_reads_exactly():
     """Masks of 2**29 to 2**32 pixels: runs and positive differences of 7 characters.
-    (pycocotools misreads *negative* 7-character numbers: see the xfail below.)"""
+    (pycocotools misreads *negative* 7-character numbers: see the review section below.)"""
     rng = np.random.default_rng(3)
     sizes, strings = [], []
     while len(strings) < 120:
@@ -340,7 +339,7 @@ def test_zero_length_runs_in_the_results_keep_parity(seed, tmp_path):
     """Results whose strings hold zero-length runs (split runs, trailing zero runs; empty
     masks then get toBbox's unsigned leftovers) against canonical ground truth: areas, boxes,
     the bound and the IoUs stay pycocotools' (rleIou's early stop needs zero runs in both
-    masks: see the xfail below)."""
+    masks: see the review section below)."""
     rng = np.random.default_rng(seed)
     gt, results = make_segm_dataset(950 + seed, p_crowd=0.3, bbox_mode="none")
     for result in results:
@@ -430,15 +429,15 @@ def test_groups_with_masks_of_two_sizes(seed, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------
-# Defects found in review (strict xfail: remove the marker once fixed)
+# Defects found in review, now fixed
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "mask_iou_bound assumes pycocotools' value is the true i/u, but rleIou stops counting "
-    "when both masks reach a zero-length run at the same pixel (ct == 0), so its value can "
-    "exceed the bound: the pair is skipped (0) though pycocotools matches it (IoU 1.0)"))
 def test_bound_holds_when_both_masks_have_a_zero_run_at_one_place(tmp_path):
+    """Was wrong: mask_iou_bound assumes pycocotools' value is the true i/u, but rleIou
+    stops counting when both masks reach a zero-length run at the same pixel (ct == 0), so
+    its value can exceed the bound: the pair is skipped (0) though pycocotools matches it
+    (IoU 1.0)"""
     gt_counts = compress([0, 2, 0, 0, 8]).decode()      # 2 pixels, then a zero-length pair
     dt_counts = compress([0, 2, 0, 8]).decode()         # all 10 pixels
     gt = _one_image(10, 1, gt_counts, area=2.0)
@@ -454,12 +453,44 @@ def test_bound_holds_when_both_masks_have_a_zero_run_at_one_place(tmp_path):
     assert_parity(_segm(gt, results), reference)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "decode_counts indexes last[string_ends - 1] when a chunk's strings are all empty "
-    "(IndexError): a results list of empty 0xN masks, or leading empty strings before a "
-    "chunk cut"))
+@pytest.mark.parametrize("gt_form", ["compressed", "uncompressed", "no-mask-area", "crowd"])
+@pytest.mark.parametrize("dt_box", [False, True])
+def test_early_stop_pairs_in_every_form(gt_form, dt_box):
+    """The early stop with the ground truth given as compressed or uncompressed RLE, built
+    by hand without the readers' ``mask_area`` column, or a crowd; results with and
+    without a box; among ordinary pairs that the bound does skip."""
+    rng = np.random.default_rng(7)
+    gt = _one_image(10, 1, compress([0, 2, 0, 0, 8]).decode(), area=2.0)
+    if gt_form == "uncompressed":
+        gt["annotations"][0]["segmentation"]["counts"] = [0, 2, 0, 0, 8]
+    gt["annotations"][0]["iscrowd"] = int(gt_form == "crowd")
+    gt["annotations"].append({"id": 2, "image_id": 1, "category_id": 1, "iscrowd": 0,
+                              "area": 3.0, "bbox": [0, 7, 1, 3],
+                              "segmentation": {"size": [10, 1],
+                                               "counts": compress([7, 3]).decode()}})
+    results = [_result(compress([0, 2, 0, 8]).decode(), [10, 1], score=0.9),
+               _result(compress([0, 1, 9]).decode(), [10, 1], score=0.8),
+               _result(compress([7, 3]).decode(), [10, 1], score=float(rng.random()))]
+    if dt_box:
+        for result in results:
+            result["bbox"] = [0.0, 0.0, 1.0, 10.0]
+    reference = run_pycocotools(gt, results, iou_type="segm")
+    dataset = read_coco_gt(gt, iou_type="segm")
+    if gt_form == "no-mask-area":
+        dataset = dataclasses.replace(dataset, gt=dataset.gt.replace(masks=dataset.gt.masks))
+        assert dataset.gt.mask_area is None
+    else:
+        assert np.isnan(dataset.gt.mask_area[0]) and dataset.gt.mask_area[1] == 3
+    detections = read_coco_results(results, dataset, iou_type="segm")
+    assert np.isnan(detections.mask_area[0])
+    assert_parity(deteval.evaluate_coco(dataset, detections, iou_type="segm"), reference)
+
+
 @pytest.mark.parametrize("case", ["only-empty", "leading-empty-chunk"])
 def test_empty_strings_alone_in_a_chunk(case, monkeypatch):
+    """Was wrong: decode_counts indexes last[string_ends - 1] when a chunk's strings are
+    all empty (IndexError): a results list of empty 0xN masks, or leading empty strings
+    before a chunk cut"""
     if case == "only-empty":
         gt = _one_image(4, 3, _GOOD)
         gt["images"].append({"id": 2, "height": 0, "width": 5})
@@ -472,25 +503,23 @@ def test_empty_strings_alone_in_a_chunk(case, monkeypatch):
         assert areas.tolist() == [0, 12]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "masks_from_segmentations encodes str counts with str.encode() (UTF-8), which raises "
-    "UnicodeEncodeError on a lone surrogate (json.loads gives one for '\\ud800') instead of a "
-    "FormatError; encode(..., 'surrogatepass') lets the alphabet check word it"))
 def test_lone_surrogate_in_counts_is_a_format_error():
+    """Was wrong: masks_from_segmentations encodes str counts with str.encode() (UTF-8),
+    which raises UnicodeEncodeError on a lone surrogate (json.loads gives one for '\ud800')
+    instead of a FormatError; encode(..., 'surrogatepass') lets the alphabet check word it"""
     gt = _one_image(4, 3, _GOOD)
     dataset = read_coco_gt(gt, iou_type="segm")
     with pytest.raises(FormatError, match=r"results\[0\]"):
         read_coco_results([_result("0<\ud800", [4, 3])], dataset, iou_type="segm")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pycocotools 2.0.11 misreads a 7-character number with the sign bit (its sign extension "
-    "is `-1 << 35` on an int: x86 shifts by 3, giving (x & 7) - 8), e.g. the difference "
-    "1 - 2**30 in runs [0, 2**30, 0, 1]; deteval decodes it exactly and silently uses another "
-    "mask (area 2**30 + 1 vs pycocotools' 2**31 - 7; pycocotools' iou against a mask that "
-    "adds up then never returns, and deteval calls it). Refuse such numbers (FormatError), "
-    "or decode them as pycocotools does so that the sum check refuses them"))
 def test_negative_seven_character_numbers_as_pycocotools_reads_them(tmp_path):
+    """Was wrong: pycocotools 2.0.11 misreads a 7-character number with the sign bit (its
+    sign extension is `-1 << 35` on an int: x86 shifts by 3, giving (x & 7) - 8), e.g. the
+    difference 1 - 2**30 in runs [0, 2**30, 0, 1]; deteval decodes it exactly and silently
+    uses another mask (area 2**30 + 1 vs pycocotools' 2**31 - 7; pycocotools' iou against a
+    mask that adds up then never returns, and deteval calls it). Refuse such numbers
+    (FormatError), or decode them as pycocotools does so that the sum check refuses them"""
     h = 2**30 + 1
     counts = compress([0, 2**30, 0, 1]).decode()
     assert int(mask_utils.area(_rle([h, 1], counts))) == 2**31 - 7
@@ -500,12 +529,12 @@ def test_negative_seven_character_numbers_as_pycocotools_reads_them(tmp_path):
         assert areas is None or areas == _loadres_areas(gt, results)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pycocotools counts pixels in 32-bit unsigned ints (rleArea, rleToBbox's cc, rleIou's "
-    "i and u): a mask of 2**32 pixels or more gets a wrapped area (loadRes area 100 here), "
-    "wrapped boxes and IoUs; deteval's decoder gives 2**32 + 100, and its bound and boxes "
-    "use the unwrapped values. Refuse h * w >= 2**32 (FormatError), or wrap as pycocotools"))
 def test_masks_of_more_than_2_to_the_32_pixels(tmp_path):
+    """Was wrong: pycocotools counts pixels in 32-bit unsigned ints (rleArea, rleToBbox's
+    cc, rleIou's i and u): a mask of 2**32 pixels or more gets a wrapped area (loadRes area
+    100 here), wrapped boxes and IoUs; deteval's decoder gives 2**32 + 100, and its bound
+    and boxes use the unwrapped values. Refuse h * w >= 2**32 (FormatError), or wrap as
+    pycocotools"""
     h, w = 65536, 65537
     runs = [10, 2**31, 10, 2**31 + 100, h * w - 2**32 - 120]
     counts = compress(runs).decode()
@@ -531,11 +560,10 @@ except FormatError as error:
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a mask of height 2**32 (or any multiple) is accepted, and pycocotools' rleToBbox then "
-    "divides by (uint) h == 0: the process dies of SIGFPE in the IoU call (pycocotools too); "
-    "it should be a FormatError"))
 def test_height_of_2_to_the_32_is_refused_not_a_crash():
+    """Was wrong: a mask of height 2**32 (or any multiple) is accepted, and pycocotools'
+    rleToBbox then divides by (uint) h == 0: the process dies of SIGFPE in the IoU call
+    (pycocotools too); it should be a FormatError"""
     script = _SIGFPE_SCRIPT.format(tests=str(Path(__file__).resolve().parent))
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True,
                           text=True, timeout=60)
@@ -543,12 +571,11 @@ def test_height_of_2_to_the_32_is_refused_not_a_crash():
     assert "FormatError" in done.stdout
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a mask 'size' or 'category_id' of 2**63 or more in a results file raises OverflowError "
-    "from np.fromiter(..., np.int64) in _typed_segm_results (sizes) or in "
-    "masks_from_segmentations (sizes[i] = h) instead of a FormatError"))
 @pytest.mark.parametrize("field", ["size", "category_id"])
 def test_huge_integers_in_a_results_file_are_format_errors(field, tmp_path):
+    """Was wrong: a mask 'size' or 'category_id' of 2**63 or more in a results file raises
+    OverflowError from np.fromiter(..., np.int64) in _typed_segm_results (sizes) or in
+    masks_from_segmentations (sizes[i] = h) instead of a FormatError"""
     gt = _one_image(4, 3, _GOOD)
     result = _result(_GOOD, [4, 3])
     if field == "size":
@@ -562,11 +589,10 @@ def test_huge_integers_in_a_results_file_are_format_errors(field, tmp_path):
         read_coco_results(dt_path, dataset, iou_type="segm")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "_plain_runs converts numpy integers through np.asarray(..., np.int64) without catching "
-    "OverflowError: an np.uint64 run of 2**64 - 1 in uncompressed counts is a traceback, not "
-    "the FormatError 'uncompressed RLE counts must be integers >= 0'"))
 def test_huge_numpy_run_in_uncompressed_counts_is_a_format_error():
+    """Was wrong: _plain_runs converts numpy integers through np.asarray(..., np.int64)
+    without catching OverflowError: an np.uint64 run of 2**64 - 1 in uncompressed counts is
+    a traceback, not the FormatError 'uncompressed RLE counts must be integers >= 0'"""
     gt = _one_image(4, 3, _GOOD)
     dataset = read_coco_gt(gt, iou_type="segm")
     result = _result(_GOOD, [4, 3])

@@ -641,7 +641,7 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     from areas (and boxes, ``mask_xywh``) alone (:func:`~deteval.masks.mask_iou_bound`),
     get 0, and never reach the RLE routine.
     """
-    from ..masks import mask_area, mask_iou_bound, mask_xywh, pair_mask_iou
+    from ..masks import mask_bound_area, mask_iou_bound, mask_xywh, pair_mask_iou
 
     gt = dataset.gt
     gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
@@ -653,7 +653,7 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     bounded = floor > 0 and dt_area is not None and len(gt_masks) > 0
     if bounded:
         gt_area = (gt.mask_area[gt_perm] if gt.mask_area is not None
-                   else mask_area(gt_masks).astype(np.float64))
+                   else mask_bound_area(gt_masks))
         gt_xywh = None
         if dt_xywh is not None:
             gt_xywh = gt.mask_xywh[gt_perm] if gt.mask_xywh is not None else mask_xywh(gt_masks)
