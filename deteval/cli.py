@@ -120,6 +120,9 @@ def _build_parser() -> argparse.ArgumentParser:
     eval_.add_argument("--iou-type", choices=["bbox", "polygon"], default="bbox",
                        help="coco: compare boxes, or the exact outlines of formats that "
                        "carry polygons (DOTA quadrilaterals) (default: bbox)")
+    eval_.add_argument("--repair-polygons", action="store_true",
+                       help="dota: repair self-intersecting quadrilaterals with make_valid "
+                       "instead of refusing them")
     _add_input_options(eval_, GT_FORMATS, DETECTION_FORMATS)
     eval_.set_defaults(parser=eval_)
 
@@ -382,16 +385,26 @@ _CLI_WORDS = (("pass images_dir=... or image_sizes=...", "pass --images DIR"),
               ("pass images_dir=...", "pass --images DIR"))
 
 
-def _read_inputs(args):
-    """Read GT and DT with the formats given or guessed; returns (dataset, detections)."""
+def _read_inputs(args, *, repair_polygons: bool = False):
+    """Read GT and DT with the formats given or guessed; returns (dataset, detections).
+
+    ``repair_polygons`` repairs the invalid outlines of the side(s) read as dota; it is a
+    usage error when neither is."""
     from .errors import FormatError
     from .io.formats import read_detections, read_gt
 
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
-    dataset = read_gt(args.gt, gt_format,
-                      **_reader_options(args, _GT_OPTIONS, gt_format, "ground truth", args.gt))
     dt_format = args.dt_format or _guess_format(args.dt, "detections", "--dt-format")
+    if repair_polygons and "dota" not in (gt_format, dt_format):
+        raise _UsageError(f"--repair-polygons applies to dota ground truth or detections; "
+                          f"{args.gt} is read as {gt_format} and {args.dt} as {dt_format}")
+    options = _reader_options(args, _GT_OPTIONS, gt_format, "ground truth", args.gt)
+    if repair_polygons and gt_format == "dota":
+        options["invalid"] = "repair"
+    dataset = read_gt(args.gt, gt_format, **options)
     options = _reader_options(args, _DT_OPTIONS, dt_format, "detections", args.dt)
+    if repair_polygons and dt_format == "dota":
+        options["invalid"] = "repair"
     if dt_format == "txt" and "box_format" not in options:
         raise _UsageError(f"txt detections ({args.dt}) need --box-format: xywh for 'class "
                           "score x y w h', xyxy for 'class score x1 y1 x2 y2', cxcywhn for "
@@ -527,9 +540,16 @@ def _run_voc(args, out: TextIO, err: TextIO) -> int:
 
 def _run_eval(args, out: TextIO, err: TextIO) -> int:
     _check_output_paths(args.json)
+    from .errors import FormatError
+
     if args.iou_type != "bbox" and args.protocol != "coco":
         raise _UsageError(f"--iou-type {args.iou_type} needs --protocol coco")
-    dataset, detections = _read_inputs(args)
+    try:
+        dataset, detections = _read_inputs(args, repair_polygons=args.repair_polygons)
+    except FormatError as error:
+        raise FormatError(error.message.replace("pass invalid='repair'",
+                                                "pass --repair-polygons"),
+                          source=error.source, record=error.record) from None
     if args.iou_type == "polygon":
         for what, path, table in (("ground truth", args.gt, dataset.gt),
                                   ("detections", args.dt, detections)):

@@ -156,3 +156,37 @@ def test_dota_folders_evaluate_with_exact_polygon_iou(tmp_path):
         expected.summary_lines
     status, _, err = run("eval", labels, dets, "--protocol", "voc2007", "--iou-type", "polygon")
     assert status == 2 and "--protocol coco" in err
+
+
+def test_eval_repair_polygons_applies_to_the_dota_side(tmp_path):
+    """A bow-tie quadrilateral is refused, naming the file and line and the flag; with
+    --repair-polygons it is repaired (make_valid) on the side read as dota, and the numbers
+    equal the library's with invalid="repair"; the flag without a dota side is a usage
+    error."""
+    from deteval.io.dota import read_dota, read_dota_detections
+
+    labels, dets = tmp_path / "labelTxt", tmp_path / "dets"
+    labels.mkdir()
+    dets.mkdir()
+    (labels / "P0001.txt").write_text("10 10 50 10 50 30 10 30 plane 0\n"
+                                      "0 0 40 40 40 0 0 40 plane 0\n")        # a bow-tie
+    (dets / "Task1_plane.txt").write_text("P0001 0.9 11 10 50 11 49 30 10 29\n"
+                                          "P0001 0.8 0 0 40 0 40 40 0 40\n")
+    status, _, err = run("eval", labels, dets, "--protocol", "coco", "--iou-type", "polygon")
+    assert status == 1
+    assert "P0001.txt" in err and "--repair-polygons" in err and "invalid=" not in err
+    status, out, err = run("eval", labels, dets, "--protocol", "coco", "--iou-type", "polygon",
+                           "--repair-polygons")
+    assert status == 0, err
+    dataset = read_dota(labels, invalid="repair")
+    expected = deteval.evaluate_coco(dataset, read_dota_detections(dets, dataset),
+                                     iou_type="polygon")
+    assert [line for line in out.splitlines() if line.startswith(" Average")] == \
+        expected.summary_lines
+    gt = tmp_path / "gt.json"
+    gt.write_text(json.dumps({"images": [{"id": 1, "width": 9, "height": 9}],
+                              "annotations": [], "categories": [{"id": 1, "name": "a"}]}))
+    (tmp_path / "dt.json").write_text("[]")
+    status, _, err = run("eval", gt, tmp_path / "dt.json", "--protocol", "coco",
+                         "--repair-polygons")
+    assert status == 2 and "--repair-polygons applies to dota" in err
