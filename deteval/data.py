@@ -245,8 +245,9 @@ class GroundTruth(_Columns):
         ``toBbox``), when a reader has them at hand. They only let the segm evaluation skip
         pairs whose IoU cannot reach its lowest threshold; they are dropped when ``masks``
         is replaced, and computed from the masks where needed and absent. ``mask_area`` is
-        NaN for a mask with an empty run after its first, whose pairs are never skipped
-        (see :func:`deteval.masks.mask_iou_bound`).
+        NaN for a mask on which pycocotools' IoU routine may stop counting early (an empty
+        run after its first, or more than 2**31 pixels): its pairs are never skipped (see
+        :func:`deteval.masks.mask_iou_bound`).
     """
 
     image_index: np.ndarray

@@ -43,7 +43,7 @@ __all__ = ["compressed_areas", "compressed_masks", "decode_counts", "mask_area",
            "pair_mask_iou"]
 
 _NUMBER_TYPES = {int, float}
-_MAX_DIGITS = 7  # 35 bits: more than any run of a 2**31-pixel mask needs
+_MAX_DIGITS = 7  # 35 bits: more than any run of a mask below 2**32 pixels needs
 
 
 def _mask_api():
@@ -298,6 +298,7 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
 
 
 _MAX_PIXELS = 2**32  # pycocotools counts pixels, rows and columns in 32-bit unsigned ints
+_BOUNDED_PIXELS = 2**31  # larger masks: rleIou's 32-bit loop test can wrap (mask_iou_bound)
 
 
 def _check_sizes(heights: np.ndarray, widths: np.ndarray, source: str | None,
@@ -318,21 +319,27 @@ def _too_large(h: int, w: int) -> str:
             "around or crash)")
 
 
+def _too_many_for_bound(heights: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """Masks of more than 2**31 pixels, on which rleIou's loop test may wrap (bool, (n,))."""
+    return (np.asarray(heights, np.float64) * np.asarray(widths, np.float64)
+            > _BOUNDED_PIXELS)
+
+
 def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndarray,
                       widths: np.ndarray, source: str | None, labels: Callable[[int], str],
-                      boxes: bool = False, empty_runs: bool = False) -> Any:
+                      boxes: bool = False, unbounded: bool = False) -> Any:
     """Check compressed strings chunk by chunk; returns each mask's pixel count.
 
     Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``, and
     the mask must have fewer than 2**32 pixels. The area is the sum of the odd (foreground)
     runs, what pycocotools' ``area`` returns. With ``boxes``, also each mask's ``toBbox``
-    box (see :func:`_run_boxes`); with ``empty_runs``, also whether each mask has an empty
-    run after its first (see :func:`mask_iou_bound`).
+    box (see :func:`_run_boxes`); with ``unbounded``, also whether pycocotools' IoU routine
+    may stop early on each mask (see :func:`_unbounded` and :func:`mask_iou_bound`).
     """
     _check_sizes(heights, widths, source, labels)
     areas = np.empty(len(strings), dtype=np.int64)
     xywh = np.zeros((len(strings), 4), dtype=np.float64) if boxes else None
-    empty = np.zeros(len(strings), dtype=bool) if empty_runs else None
+    empty = _too_many_for_bound(heights, widths) if unbounded else None
     # Chunks of about _CHUNK characters keep every array of a chunk in cache.
     lengths = np.fromiter(map(len, strings), np.int64, len(strings))
     ends = np.cumsum(lengths)
@@ -351,12 +358,12 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
                               f"{int(expected[i])}", source=source, record=labels(lo + i))
         if boxes:
             xywh[lo:hi] = _run_boxes(counts, offsets, heights[lo:hi], widths[lo:hi])
-        if empty_runs:
+        if unbounded:
             zero = np.flatnonzero(counts == 0)
             if len(zero):
                 owner = np.searchsorted(offsets, zero, side="right") - 1
                 empty[lo + owner[zero != offsets[owner]]] = True
-    out = (areas,) + ((xywh,) if boxes else ()) + ((empty,) if empty_runs else ())
+    out = (areas,) + ((xywh,) if boxes else ()) + ((empty,) if unbounded else ())
     return out if len(out) > 1 else areas
 
 
@@ -461,7 +468,7 @@ def _polygon_arrays(parts: list[list], where: Callable[[int], str],
 def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widths: Any,
                              source: str | None = None, records: Sequence[str] | None = None,
                              check_size: bool = True, with_area: bool = False,
-                             with_empty_runs: bool = False) -> Any:
+                             with_unbounded: bool = False) -> Any:
     """Convert COCO ``segmentation`` values to compressed RLE masks, as pycocotools does.
 
     Parameters
@@ -480,16 +487,17 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
         such a mask an IoU of -1 with every same-image mask, so it could never match.
     with_area : bool
         Also return each mask's pixel count (pycocotools' ``area``), shape (n,), int64.
-    with_empty_runs : bool
-        Also return whether each mask's runs include an empty one after the first, shape
-        (n,), bool (pycocotools' IoU routine may stop early on such masks: see
-        :func:`mask_iou_bound`). Masks made from polygons never have one.
+    with_unbounded : bool
+        Also return, shape (n,), bool, whether pycocotools' IoU routine may stop counting
+        early on each mask: its runs include an empty one after the first (never so for
+        masks made from polygons), or it has more than 2**31 pixels. No bound applies to
+        such masks (see :func:`mask_iou_bound`).
 
     Returns
     -------
     ndarray of object, shape (n,)
         ``{"size": [h, w], "counts": bytes}`` per object; then the areas with
-        ``with_area``, then the flags with ``with_empty_runs``.
+        ``with_area``, then the flags with ``with_unbounded``.
 
     Raises
     ------
@@ -517,7 +525,7 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     packed_rows: list[int] = []
     packed: list[bytes] = []
     sizes = np.zeros((n, 2), dtype=np.int64)
-    empty_runs = np.zeros(n, dtype=bool)
+    unbounded = np.zeros(n, dtype=bool)
 
     def label(i: int) -> str:
         return _record(records, i)
@@ -560,8 +568,8 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
                                       record=where())
                 plain_rows.append(i)
                 plain.append({"size": [h, w], "counts": runs.tolist()})
-                if with_empty_runs and len(runs) > 1 and not runs[1:].all():
-                    empty_runs[i] = True
+                if len(runs) > 1 and not runs[1:].all():
+                    unbounded[i] = True
             else:
                 raise FormatError("RLE 'counts' must be a string (compressed) or a list of "
                                   f"run lengths; got {type(counts).__name__}", source=source,
@@ -574,9 +582,9 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     areas = np.zeros(n, dtype=np.int64)
     if packed:
         rows = np.asarray(packed_rows)
-        areas[rows], empty_runs[rows] = _totals_and_areas(
+        areas[rows], unbounded[rows] = _totals_and_areas(
             packed, sizes[rows, 0], sizes[rows, 1], source, lambda j: label(packed_rows[j]),
-            empty_runs=True)
+            unbounded=True)
         out[rows] = [{"size": size, "counts": string}
                      for size, string in zip(sizes[rows].tolist(), packed)]
     if plain:
@@ -597,13 +605,14 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
                               f"image's {heights[i]:g}x{widths[i]:g}; masks are compared pixel "
                               "by pixel, so they must have the image's size", source=source,
                               record=_record(records, i))
-    result = (out,) + ((areas,) if with_area else ()) + ((empty_runs,) if with_empty_runs else ())
+    unbounded |= _too_many_for_bound(sizes[:, 0], sizes[:, 1])
+    result = (out,) + ((areas,) if with_area else ()) + ((unbounded,) if with_unbounded else ())
     return result if len(result) > 1 else out
 
 
 def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray, *,
                      source: str | None = None, labels: Callable[[int], str] | None = None,
-                     boxes: bool = False, empty_runs: bool = False) -> Any:
+                     boxes: bool = False, unbounded: bool = False) -> Any:
     """Check compressed RLE strings against their sizes; return their pixel counts.
 
     Parameters
@@ -617,8 +626,9 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     boxes : bool
         Also return each mask's box ``[x, y, w, h]``, equal to pycocotools' ``toBbox``
         (computed from the runs already decoded rather than by a second parse in C).
-    empty_runs : bool
-        Also return whether each mask has an empty run after its first (see
+    unbounded : bool
+        Also return whether pycocotools' IoU routine may stop counting early on each mask:
+        an empty run after the first, or more than 2**31 pixels (see
         :func:`mask_iou_bound`).
 
     Returns
@@ -627,8 +637,8 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
         Pixel counts (pycocotools' ``area``).
     xywh : ndarray of float64, shape (n, 4)
         Only with ``boxes``.
-    empty : ndarray of bool, shape (n,)
-        Only with ``empty_runs``.
+    unbounded : ndarray of bool, shape (n,)
+        Only with ``unbounded``.
 
     Raises
     ------
@@ -646,7 +656,7 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
     labels = labels if labels is not None else (lambda i: f"mask {i}")
     return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels, boxes=boxes,
-                             empty_runs=empty_runs)
+                             unbounded=unbounded)
 
 
 def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,
@@ -702,8 +712,9 @@ def mask_area(masks: Sequence[dict]) -> np.ndarray:
 def mask_bound_area(masks: Sequence[dict]) -> np.ndarray:
     """The ``mask_area`` column for masks that lack it, shape (n,), float64.
 
-    Each mask's pixel count, NaN where its runs include an empty one after the first (see
-    :func:`mask_iou_bound`). The masks are compressed RLE dicts (str or bytes counts).
+    Each mask's pixel count, NaN where pycocotools' IoU routine may stop counting early on
+    it (see :func:`mask_iou_bound`). The masks are compressed RLE dicts (str or bytes
+    counts).
 
     Examples
     --------
@@ -716,7 +727,7 @@ def mask_bound_area(masks: Sequence[dict]) -> np.ndarray:
     strings = [m["counts"].encode("utf-8", "surrogatepass") if isinstance(m["counts"], str)
                else m["counts"] for m in masks]
     sizes = np.array([m["size"] for m in masks], dtype=np.int64).reshape(-1, 2)
-    pixels, empty = compressed_areas(strings, sizes, empty_runs=True)
+    pixels, empty = compressed_areas(strings, sizes, unbounded=True)
     return np.where(empty, np.nan, pixels.astype(np.float64))
 
 
@@ -746,11 +757,13 @@ def mask_iou_bound(area_dt: np.ndarray, area_gt: np.ndarray, crowd: np.ndarray,
     with ``i`` and correctly rounded division keeps that order, so the value at the
     largest possible ``i`` is never below the routine's own result, to the last bit.
 
-    One exception: the routine walks both run lists together and stops as soon as both
-    are at an empty run, so for two masks with empty runs after their first (which
-    pycocotools' own encoders never write) it may count only a prefix of the pixels and
-    return more than ``i / u``, up to 1. The readers give such masks a NaN area
-    (``mask_area``), and a pair with a NaN area gets the bound 1.
+    Two exceptions, where the routine may count only a prefix of the pixels and return
+    more than ``i / u``, up to 1: it walks both run lists together and stops when the two
+    remaining run lengths add up to 0 in 32-bit arithmetic, so (a) when both masks are at
+    an empty run (two masks with empty runs after their first, which pycocotools' own
+    encoders never write), and (b) when they add up to 2**32 (masks of more than 2**31
+    pixels). The readers give such masks a NaN area (``mask_area``), and a pair with a NaN
+    area gets the bound 1.
 
     Parameters
     ----------

@@ -115,6 +115,65 @@ def _finish(
 # ---------------------------------------------------------------------------------------------
 
 
+def encode_number(x: int, groups: int | None = None) -> bytes:
+    """One number in pycocotools' string form, written independently of it: 5-bit groups,
+    least significant first, each + 48; 0x20 marks "more groups follow" and bit 0x10 of the
+    last group is the sign. With ``groups``, padded with redundant sign-extension groups to
+    that many characters (pycocotools reads them alike)."""
+    out = []
+    while True:
+        c = x & 0x1F
+        x >>= 5
+        more = x != -1 if c & 0x10 else x != 0
+        out.append(c)
+        if not more:
+            break
+    while groups is not None and len(out) < groups:
+        out.append(0x1F if out[-1] & 0x10 else 0)
+    return bytes(48 + (c | 0x20 if k < len(out) - 1 else c) for k, c in enumerate(out))
+
+
+def compress(runs: list[int], *, rng: np.random.Generator | None = None,
+             max_groups: int = 6) -> bytes:
+    """pycocotools' string form of run lengths (rleToString), written independently.
+
+    From the fourth run on, the difference to the run two before is stored. With ``rng``,
+    some numbers get redundant sign-extension groups (up to ``max_groups`` characters).
+    """
+    out = []
+    for i, run in enumerate(runs):
+        x = run - runs[i - 2] if i > 2 else run
+        groups = None
+        if rng is not None:
+            groups = len(encode_number(x))
+            while groups < max_groups and rng.random() < 0.3:
+                groups += 1
+        out.append(encode_number(x, groups))
+    return b"".join(out)
+
+
+def read_as_pycocotools(string: bytes) -> list[int]:
+    """The runs pycocotools 2.0.11's C reader (rleFrString) takes from a string, before its
+    final cast to uint32; C's 32-bit int shifts emulated as x86 executes them."""
+    runs: list[int] = []
+    p = 0
+    while p < len(string):
+        x, k, more = 0, 0, True
+        while more:
+            c = string[p] - 48
+            part = ((c & 0x1F) << (5 * k)) & 0xFFFFFFFF        # an int: 32 bits, signed
+            x |= part - (1 << 32) if part >= 1 << 31 else part
+            more = bool(c & 0x20)
+            p += 1
+            k += 1
+            if not more and c & 0x10:
+                x |= -1 << ((5 * k) & 31)                     # x86 takes the count mod 32
+        if len(runs) > 2:
+            x += runs[-2] & 0xFFFFFFFF
+        runs.append(x)
+    return runs
+
+
 def encode(mask: np.ndarray, *, as_bytes: bool = False) -> dict:
     """Compressed RLE of a 2-D mask, ``counts`` as ``str`` (as in JSON) or ``bytes``."""
     rle = mask_utils.encode(np.array(mask, dtype=np.uint8, order="F"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pycocotools.mask as mask_utils
 import pytest
+from maskgen import compress, read_as_pycocotools
 
 from deteval.errors import FormatError
 from deteval.masks import (
@@ -70,43 +71,6 @@ def test_areas_and_boxes_equal_pycocotools(seed):
     assert np.array_equal(mask_xywh(masks), np.array([mask_utils.toBbox(r) for r in rles]))
 
 
-def compress(runs: list[int]) -> bytes:
-    """COCO's string form of run lengths: from the fourth run on, the difference to the run
-    two before; each number in 5-bit groups, least significant first, a continuation bit
-    (0x20) and the sign in bit 0x10 of the last group; each group + 48."""
-    out = bytearray()
-    for i, run in enumerate(runs):
-        x = run - runs[i - 2] if i > 2 else run
-        while True:
-            c = x & 0x1F
-            x >>= 5
-            more = x != -1 if c & 0x10 else x != 0
-            out.append(48 + (c | 0x20 if more else c))
-            if not more:
-                break
-    return bytes(out)
-
-
-def read_as_pycocotools(string: bytes) -> list[int]:
-    """The runs pycocotools 2.0.11's C reader (rleFrString) takes from a string, before its
-    final cast to uint32; C's 32-bit int shifts emulated as x86 executes them."""
-    runs: list[int] = []
-    p = 0
-    while p < len(string):
-        x, k, more = 0, 0, True
-        while more:
-            c = string[p] - 48
-            part = ((c & 0x1F) << (5 * k)) & 0xFFFFFFFF        # an int: 32 bits, signed
-            x |= part - (1 << 32) if part >= 1 << 31 else part
-            more = bool(c & 0x20)
-            p += 1
-            k += 1
-            if not more and c & 0x10:
-                x |= -1 << ((5 * k) & 31)                     # x86 takes the count mod 32
-        if len(runs) > 2:
-            x += runs[-2] & 0xFFFFFFFF
-        runs.append(x)
-    return runs
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cocogen import assert_parity, run_pycocotools
-from maskgen import make_segm_dataset
+from maskgen import compress, make_segm_dataset
 from pycocotools import mask as mask_utils
 
 import deteval
@@ -39,32 +39,6 @@ from deteval.masks import compressed_areas, decode_counts, mask_iou_bound
 # Helpers
 # ---------------------------------------------------------------------------------------------
 
-
-def compress(runs: list[int], *, rng: np.random.Generator | None = None,
-             max_groups: int = 6) -> bytes:
-    """pycocotools' string form of run lengths (rleToString), written independently.
-
-    From the fourth run on, the difference to the run two before is stored; each number in
-    5-bit groups, least significant first, 0x20 marks "more groups follow", bit 0x10 of the
-    last group is the sign, each group + 48. With ``rng``, some numbers get redundant
-    sign-extension groups (up to ``max_groups`` in all), which pycocotools reads alike.
-    """
-    out = bytearray()
-    for i, run in enumerate(runs):
-        x = run - runs[i - 2] if i > 2 else run
-        groups = []
-        while True:
-            c = x & 0x1F
-            x >>= 5
-            more = x != -1 if c & 0x10 else x != 0
-            groups.append(c)
-            if not more:
-                break
-        while rng is not None and len(groups) < max_groups and rng.random() < 0.3:
-            groups.append(0x1F if groups[-1] & 0x10 else 0)
-        for k, c in enumerate(groups):
-            out.append(48 + (c | 0x20 if k < len(groups) - 1 else c))
-    return bytes(out)
 
 
 def _random_runs(rng: np.random.Generator, total: int) -> list[int]:

@@ -38,13 +38,13 @@ def _field(records: Sequence[dict], key: str, labels: Sequence[str], source: str
 def segmentation_masks(records: Sequence[dict], heights: np.ndarray, widths: np.ndarray,
                        labels: Sequence[str], source: str) -> tuple[np.ndarray, ...]:
     """Masks (compressed RLE) of the records' ``segmentation`` fields, their pixel counts,
-    and whether each has an empty run after its first (see ``masks.mask_iou_bound``)."""
+    and whether pycocotools' IoU routine may stop early on each (``masks.mask_iou_bound``)."""
     from ..masks import masks_from_segmentations
 
     values = _field(records, "segmentation", labels, source,
                     "iou_type 'segm' needs a mask: polygons or RLE")
     return masks_from_segmentations(values, heights=heights, widths=widths, source=source,
-                                    records=labels, with_area=True, with_empty_runs=True)
+                                    records=labels, with_area=True, with_unbounded=True)
 
 
 def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Sequence[str],

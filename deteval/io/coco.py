@@ -188,7 +188,7 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
     if iou_type == "segm":
         from ..masks import mask_xywh
 
-        shapes["masks"], pixels, empty_runs = segmentation_masks(records, heights, widths,
+        shapes["masks"], pixels, unbounded = segmentation_masks(records, heights, widths,
                                                                  labels, name)
         if not all(map(_has_box, records)):
             shape_xywh = mask_xywh(shapes["masks"])
@@ -223,15 +223,15 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
             shape_area = polygon_area(shapes["polygons"])
         shapes["area"] = np.where(no_area, shape_area, gt.area)
     if iou_type == "segm":
-        shapes["mask_area"] = _bound_area(pixels, empty_runs)
+        shapes["mask_area"] = _bound_area(pixels, unbounded)
         shapes["mask_xywh"] = shape_xywh
     return dataclasses.replace(dataset, gt=gt.replace(**shapes))
 
 
-def _bound_area(pixels: np.ndarray, empty_runs: np.ndarray) -> np.ndarray:
-    """The ``mask_area`` column: pixel counts, NaN for masks with an empty run after the
-    first (pycocotools' IoU routine may stop early on those; ``masks.mask_iou_bound``)."""
-    return np.where(empty_runs, np.nan, pixels.astype(np.float64))
+def _bound_area(pixels: np.ndarray, unbounded: np.ndarray) -> np.ndarray:
+    """The ``mask_area`` column: pixel counts, NaN for masks on which pycocotools' IoU
+    routine may stop counting early (``masks.mask_iou_bound``)."""
+    return np.where(unbounded, np.nan, pixels.astype(np.float64))
 
 
 class _Image(msgspec.Struct, gc=False):
@@ -542,20 +542,20 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     labels = lambda i: f"results[{i}]"  # noqa: E731
     mask_boxes = None
     if xywh is None:    # loadRes: toBbox's box, and the mask's pixel count as area
-        pixels, xywh, empty_runs = compressed_areas(strings, sizes, source=name, labels=labels,
-                                                    boxes=True, empty_runs=True)
+        pixels, xywh, unbounded = compressed_areas(strings, sizes, source=name, labels=labels,
+                                                    boxes=True, unbounded=True)
         mask_boxes = xywh
         area = pixels.astype(np.float64)
     else:
         # loadRes: a result with a box gets the box area
-        pixels, empty_runs = compressed_areas(strings, sizes, source=name, labels=labels,
-                                              empty_runs=True)
+        pixels, unbounded = compressed_areas(strings, sizes, source=name, labels=labels,
+                                              unbounded=True)
         area = _box_areas(xywh, name, labels)
     return Detections(image_index=image_index,
                       category_index=index_in(category_ids, dataset.categories.ids),
                       boxes=_xyxy(xywh, name, lambda i: f"results[{i}]"), scores=scores,
                       area=area, xywh=xywh, category_ids=category_ids, masks=masks,
-                      mask_area=_bound_area(pixels, empty_runs), mask_xywh=mask_boxes)
+                      mask_area=_bound_area(pixels, unbounded), mask_xywh=mask_boxes)
 
 
 def _typed_results_columns(raw: bytes):
@@ -742,10 +742,10 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
             else:
                 raise FormatError("missing 'segmentation' (iou_type 'segm' needs a mask, "
                                   "as compressed RLE)", source=name, record=labels[i])
-        shapes["masks"], pixels, empty_runs = masks_from_segmentations(
+        shapes["masks"], pixels, unbounded = masks_from_segmentations(
             values, heights=heights, widths=widths, source=name, records=labels,
-            with_area=True, with_empty_runs=True)
-        shapes["mask_area"] = _bound_area(pixels, empty_runs)
+            with_area=True, with_unbounded=True)
+        shapes["mask_area"] = _bound_area(pixels, unbounded)
         if not box_branch:
             shapes["mask_xywh"] = mask_xywh(shapes["masks"])
             xywh = _own_or_shape_boxes(xywh, given, shapes["mask_xywh"])
