@@ -67,32 +67,63 @@ def pair_oks(dt_keypoints: np.ndarray, gt_keypoints: np.ndarray, gt_xywh: np.nda
                          variances, out)
 
 
+_CHUNK_PAIRS = 8192  # pairs per pass: every temporary of a chunk stays in cache
+
+
 def _pair_oks(dt_keypoints, gt_keypoints, gt_xywh, gt_area, pair_dt, pair_gt, variances, out):
     k = len(variances)
-    g = gt_keypoints[pair_gt, :k]
-    d = dt_keypoints[pair_dt, :k]
-    visible = g[:, :, 2] > 0
-    n_visible = visible.sum(axis=1)
-    dx = d[:, :, 0] - g[:, :, 0]
-    dy = d[:, :, 1] - g[:, :, 1]
-    hidden = n_visible == 0
-    if hidden.any():
-        box = gt_xywh[pair_gt[hidden]]
-        x0 = (box[:, 0] - box[:, 2])[:, None]
-        x1 = (box[:, 0] + box[:, 2] * 2)[:, None]
-        y0 = (box[:, 1] - box[:, 3])[:, None]
-        y1 = (box[:, 1] + box[:, 3] * 2)[:, None]
-        xd, yd = d[hidden, :, 0], d[hidden, :, 1]
-        dx[hidden] = np.maximum(0.0, x0 - xd) + np.maximum(0.0, xd - x1)
-        dy[hidden] = np.maximum(0.0, y0 - yd) + np.maximum(0.0, yd - y1)
-    area = gt_area[pair_gt][:, None]
-    e = (dx ** 2 + dy ** 2) / variances / (area + np.spacing(1)) / 2
-    similarity = np.exp(-e)
-    # Pairs with m kept terms are summed together, as a C-contiguous (pairs, m) block.
-    kept = np.where(hidden, k, n_visible)
-    keep_mask = visible | hidden[:, None]
-    for m in np.unique(kept):
-        rows = np.flatnonzero(kept == m)
-        block = np.ascontiguousarray(similarity[rows][keep_mask[rows]].reshape(len(rows), m))
-        out[rows] = block.sum(axis=1) / m
+    # Coordinate planes once per call, (rows, k) and C-contiguous: the pair gathers below
+    # then read whole rows.
+    xd_all = np.ascontiguousarray(dt_keypoints[:, :k, 0])
+    yd_all = np.ascontiguousarray(dt_keypoints[:, :k, 1])
+    xg_all = np.ascontiguousarray(gt_keypoints[:, :k, 0])
+    yg_all = np.ascontiguousarray(gt_keypoints[:, :k, 1])
+    visible_all = gt_keypoints[:, :k, 2] > 0
+    n_visible_all = visible_all.sum(axis=1)
+    # A ground truth without visible keypoints scores the distance outside its box enlarged
+    # by its size on each side (pycocotools' x0, x1, y0, y1).
+    box = np.asarray(gt_xywh, dtype=np.float64)
+    bounds = np.column_stack([box[:, 0] - box[:, 2], box[:, 0] + box[:, 2] * 2,
+                              box[:, 1] - box[:, 3], box[:, 1] + box[:, 3] * 2])
+    scale = np.asarray(gt_area, dtype=np.float64) + np.spacing(1)
+    for lo in range(0, len(pair_dt), _CHUNK_PAIRS):
+        d_rows = pair_dt[lo:lo + _CHUNK_PAIRS]
+        g_rows = pair_gt[lo:lo + _CHUNK_PAIRS]
+        n_visible = n_visible_all[g_rows]
+        hidden = n_visible == 0
+        xd, yd = xd_all[d_rows], yd_all[d_rows]
+        dx = np.subtract(xd, xg_all[g_rows])
+        dy = np.subtract(yd, yg_all[g_rows])
+        if hidden.any():
+            h_rows = np.flatnonzero(hidden)
+            b = bounds[g_rows[h_rows]]
+            xh, yh = xd[h_rows], yd[h_rows]
+            dx[h_rows] = np.maximum(0.0, b[:, 0:1] - xh) + np.maximum(0.0, xh - b[:, 1:2])
+            dy[h_rows] = np.maximum(0.0, b[:, 2:3] - yh) + np.maximum(0.0, yh - b[:, 3:4])
+        # e = (dx ** 2 + dy ** 2) / vars / (area + eps) / 2, the same operations in the same
+        # order as pycocotools, in place.
+        np.square(dx, out=dx)
+        np.square(dy, out=dy)
+        e = np.add(dx, dy, out=dx)
+        np.divide(e, variances, out=e)
+        np.divide(e, scale[g_rows][:, None], out=e)
+        np.divide(e, 2, out=e)
+        np.negative(e, out=e)
+        similarity = np.exp(e, out=e)
+        # Pairs with m kept terms are summed together, as a C-contiguous (pairs, m) block.
+        kept = np.where(hidden, k, n_visible)
+        full = kept == k
+        chunk_out = out[lo:lo + _CHUNK_PAIRS]
+        if full.any():
+            rows = np.flatnonzero(full)
+            chunk_out[rows] = similarity[rows].sum(axis=1) / k
+        if not full.all():
+            partial = np.flatnonzero(~full)
+            visible = visible_all[g_rows[partial]]
+            part_kept = kept[partial]
+            for m in np.unique(part_kept).tolist():
+                sel = np.flatnonzero(part_kept == m)
+                rows = partial[sel]
+                block = similarity[rows][visible[sel]].reshape(len(rows), m)
+                chunk_out[rows] = block.sum(axis=1) / m
     return out
