@@ -279,6 +279,74 @@ def test_file_inputs(seed, tmp_path):
     )
 
 
+@pytest.mark.parametrize("seed", range(50, 90, 2), ids="seed{}".format)
+def test_typed_file_reader_equals_the_general_reader(seed, tmp_path):
+    """A results file in the common layout is decoded by msgspec (typed records); the same
+    records given as a list go through the general path: every column is identical, in
+    every box mode (all, later, none), with integer and float coordinates."""
+    import dataclasses
+    import json
+
+    from deteval.io.coco import _typed_keypoint_results, read_coco_gt, read_coco_results
+
+    gt, results = make_keypoints_dataset(seed, other_category=seed % 4 == 0)
+    dataset = read_coco_gt(gt, iou_type="keypoints")
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    from_file = read_coco_results(path, dataset, iou_type="keypoints")
+    from_list = read_coco_results(results, dataset, iou_type="keypoints")
+    assert _typed_keypoint_results(path.read_bytes(), dataset, str(path)) is not None
+    for field in dataclasses.fields(from_list):
+        mine, theirs = getattr(from_file, field.name), getattr(from_list, field.name)
+        if isinstance(theirs, np.ndarray):
+            assert np.array_equal(mine, theirs, equal_nan=theirs.dtype.kind == "f"), field.name
+        else:
+            assert mine == theirs, field.name
+
+
+@pytest.mark.parametrize("case", ["empty-list", "mixed-boxes", "bool", "unknown-image",
+                                  "wrong-length", "string", "huge-id", "empty-bbox"])
+def test_typed_file_reader_words_errors_like_the_general_reader(case, tmp_path):
+    """Whatever the typed decoder cannot take, the general path reads: the file gives the
+    same detections or the same error (naming the record) as the list."""
+    import json
+
+    from deteval.errors import FormatError
+    from deteval.io.coco import read_coco_gt, read_coco_results
+
+    gt, results = make_keypoints_dataset(5, bbox_mode="none")
+    results = results[:4]
+    if case == "empty-list":
+        results[1]["keypoints"] = []
+    elif case == "mixed-boxes":
+        results[0]["bbox"] = [1.0, 2.0, 3.0, 4.0]
+    elif case == "bool":
+        results[2]["keypoints"][4] = True
+    elif case == "unknown-image":
+        results[3]["image_id"] = 10**6
+    elif case == "wrong-length":
+        results[1]["keypoints"] = results[1]["keypoints"][:-3]
+    elif case == "string":
+        results[2]["score"] = "0.5"
+    elif case == "huge-id":
+        results[1]["category_id"] = 2**64 - 1
+    else:
+        results[0]["bbox"] = []
+    dataset = read_coco_gt(gt, iou_type="keypoints")
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    outcomes = []
+    for source in (path, results):
+        try:
+            detections = read_coco_results(source, dataset, iou_type="keypoints")
+            outcomes.append((detections.keypoints.tolist(), detections.area.tolist()))
+        except FormatError as error:
+            outcomes.append((error.message, error.record))
+    assert outcomes[0] == outcomes[1]
+    if case not in ("empty-bbox", "huge-id"):
+        assert isinstance(outcomes[0][0], str), outcomes[0]     # an error
+
+
 @pytest.mark.parametrize("seed", [41, 42], ids="seed{}".format)
 def test_read_functions_then_evaluate(seed):
     gt, results = make_keypoints_dataset(seed)

@@ -48,16 +48,20 @@ def segmentation_masks(records: Sequence[dict], heights: np.ndarray, widths: np.
 
 
 def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Sequence[str],
-                   source: str) -> np.ndarray:
-    """``(n, K, 3)`` float64 keypoints, NaN-padded; ``n_keypoints[i]`` is row i's K."""
+                   source: str, *, numbers_checked: bool = False) -> np.ndarray:
+    """``(n, K, 3)`` float64 keypoints, NaN-padded; ``n_keypoints[i]`` is row i's K.
+
+    ``numbers_checked``: every value is known to be a list of numbers (no booleans), as the
+    typed decoder gives them; their types are then not checked again."""
     n = len(values)
     k_max = int(n_keypoints.max(initial=0))
     out = np.full((n, k_max, 3), np.nan)
     # Fast path: every value a list of plain numbers of the right length, converted per
     # keypoint count in one call; anything else is walked record by record below.
     lengths = np.fromiter((len(v) if type(v) is list else -1 for v in values), np.int64, n)
-    if (n_keypoints > 0).all() and (lengths == 3 * n_keypoints).all() and set(
-            map(type, itertools.chain.from_iterable(values))) <= {int, float}:
+    if (n_keypoints > 0).all() and (lengths == 3 * n_keypoints).all() and (
+            numbers_checked
+            or set(map(type, itertools.chain.from_iterable(values))) <= {int, float}):
         finite = True
         for k in np.unique(n_keypoints).tolist():
             rows = np.flatnonzero(n_keypoints == k)

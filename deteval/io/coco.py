@@ -490,6 +490,75 @@ class _SegmResult(msgspec.Struct, gc=False):
 _SEGM_DECODER = msgspec.json.Decoder(list[_SegmResult])
 
 
+class _KeypointResult(msgspec.Struct, gc=False):
+    """One keypoint result in the common layout."""
+
+    image_id: int
+    category_id: int
+    score: float
+    keypoints: list[float]
+    bbox: tuple[float, float, float, float] | None = None
+
+
+_KEYPOINTS_DECODER = msgspec.json.Decoder(list[_KeypointResult])
+
+
+class _RecordLabels:
+    """``labels[i]`` is ``"section[i]"``, made only when an error names a record."""
+
+    def __init__(self, section: str):
+        self.section = section
+
+    def __getitem__(self, i: int) -> str:
+        return f"{self.section}[{int(i)}]"
+
+
+def _typed_keypoint_results(raw: bytes, dataset: Dataset, name: str) -> Detections | None:
+    """Keypoint results in the common layout, decoded and type-checked in one pass, or None.
+
+    Anything unusual (a first record with a box and a later one without, an unknown image,
+    an id beyond int64, a non-finite number) returns None and the general path reads the
+    file and words the error. Call it with the collector paused: the parsed lists are
+    freed before it returns.
+    """
+    try:
+        records = _KEYPOINTS_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    n = len(records)
+    if n == 0:
+        return None
+    box_branch = records[0].bbox is not None
+    try:
+        image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
+        category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64,
+                                   n)
+    except OverflowError:
+        return None
+    scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
+    xywh = None
+    if box_branch:      # loadRes: every record then needs a box, whose area is the area
+        boxes = list(map(operator.attrgetter("bbox"), records))
+        if boxes.count(None):
+            return None
+        xywh = np.fromiter(itertools.chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)
+        if not (np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
+            return None
+    values = list(map(operator.attrgetter("keypoints"), records))
+    del records
+    image_index = index_in(image_ids, dataset.images.ids)
+    if not np.isfinite(scores).all() or (image_index < 0).any():
+        return None
+    category_index = index_in(category_ids, dataset.categories.ids)
+    labels = _RecordLabels("results")
+    keypoints, xywh, area = _keypoint_columns(values, category_index, dataset, labels, name,
+                                              xywh, numbers_checked=True)
+    del values
+    return Detections(image_index=image_index, category_index=category_index,
+                      boxes=_xyxy(xywh, name, lambda i: labels[i]), scores=scores, area=area,
+                      xywh=xywh, category_ids=category_ids, keypoints=keypoints)
+
+
 def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections | None:
     """Segm results in the common layout, decoded and type-checked in one pass, or None.
 
@@ -654,9 +723,11 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     if check_iou_type(iou_type) != "bbox":
         if isinstance(source, (str, os.PathLike)):
             raw = read_bytes(source, what="results")
-            if iou_type == "segm":
+            typed = {"segm": _typed_segm_results,
+                     "keypoints": _typed_keypoint_results}.get(iou_type)
+            if typed is not None:
                 with gc_paused():
-                    detections = _typed_segm_results(raw, dataset, name)
+                    detections = typed(raw, dataset, name)
                 if detections is not None:
                     return detections
             source = load_json(source, what="results", raw=raw).data
@@ -758,30 +829,8 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
                 raise FormatError("missing 'keypoints' (iou_type 'keypoints' needs x, y, v "
                                   "triplets)", source=name, record=labels[i])
             values.append(record["keypoints"])
-        gt = dataset.gt
-        per_category = np.full(len(dataset.categories), -1, dtype=np.int64)
-        if gt.keypoints is not None:
-            k_of_row = (~np.isnan(gt.keypoints[:, :, 0])).sum(axis=1)
-            per_category[gt.category_index] = k_of_row
-        counts = result_keypoint_counts(values, category_index, per_category)
-        keypoints = keypoint_array(values, counts, labels, name)
-        shapes["keypoints"] = keypoints
-        if box_branch:
-            area = _box_areas(xywh, name, lambda i: labels[i])
-        else:
-            # The extent of all K keypoints, those reported at (0, 0) included (loadRes).
-            # Every row has K >= 1 keypoints (keypoint_array refuses empty lists).
-            with np.errstate(over="ignore"):
-                x0 = np.nanmin(keypoints[:, :, 0], axis=1, initial=np.inf)
-                x1 = np.nanmax(keypoints[:, :, 0], axis=1, initial=-np.inf)
-                y0 = np.nanmin(keypoints[:, :, 1], axis=1, initial=np.inf)
-                y1 = np.nanmax(keypoints[:, :, 1], axis=1, initial=-np.inf)
-                xywh = np.column_stack([x0, y0, x1 - x0, y1 - y0]).reshape(-1, 4)
-                area = xywh[:, 2] * xywh[:, 3]
-            bad = np.flatnonzero(~np.isfinite(area))
-            if len(bad):
-                raise FormatError("the keypoints' extent overflows float64 (coordinates too "
-                                  "large)", source=name, record=labels[int(bad[0])])
+        shapes["keypoints"], xywh, area = _keypoint_columns(
+            values, category_index, dataset, labels, name, xywh if box_branch else None)
     else:
         from ..geometry import polygon_area, polygon_bounds
 
@@ -795,6 +844,40 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
     boxes = _xyxy(xywh, name, lambda i: labels[i])
     return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
                       scores=scores, area=area, xywh=xywh, category_ids=category_ids, **shapes)
+
+
+def _keypoint_columns(values: Sequence[Any], category_index: np.ndarray, dataset: Dataset,
+                      labels: Sequence[str], name: str, xywh: np.ndarray | None, *,
+                      numbers_checked: bool = False) -> tuple[np.ndarray, ...]:
+    """Keypoints ``(n, K, 3)``, boxes and areas of keypoint results, as ``loadRes`` sets them.
+
+    ``xywh`` is given in the box branch (the first result has a box): areas are the boxes'.
+    Otherwise box and area are the extent of all K keypoints. ``numbers_checked``: every
+    value is known to be a list of floats (the typed decoder's).
+    """
+    gt = dataset.gt
+    per_category = np.full(len(dataset.categories), -1, dtype=np.int64)
+    if gt.keypoints is not None:
+        k_of_row = (~np.isnan(gt.keypoints[:, :, 0])).sum(axis=1)
+        per_category[gt.category_index] = k_of_row
+    counts = result_keypoint_counts(values, category_index, per_category)
+    keypoints = keypoint_array(values, counts, labels, name, numbers_checked=numbers_checked)
+    if xywh is not None:
+        return keypoints, xywh, _box_areas(xywh, name, lambda i: labels[i])
+    # The extent of all K keypoints, those reported at (0, 0) included (loadRes). Every row
+    # has K >= 1 keypoints (keypoint_array refuses empty lists).
+    with np.errstate(over="ignore"):
+        x0 = np.nanmin(keypoints[:, :, 0], axis=1, initial=np.inf)
+        x1 = np.nanmax(keypoints[:, :, 0], axis=1, initial=-np.inf)
+        y0 = np.nanmin(keypoints[:, :, 1], axis=1, initial=np.inf)
+        y1 = np.nanmax(keypoints[:, :, 1], axis=1, initial=-np.inf)
+        xywh = np.column_stack([x0, y0, x1 - x0, y1 - y0]).reshape(-1, 4)
+        area = xywh[:, 2] * xywh[:, 3]
+    bad = np.flatnonzero(~np.isfinite(area))
+    if len(bad):
+        raise FormatError("the keypoints' extent overflows float64 (coordinates too "
+                          "large)", source=name, record=labels[int(bad[0])])
+    return keypoints, xywh, area
 
 
 def _own_or_shape_boxes(own: np.ndarray | None, given: np.ndarray,
