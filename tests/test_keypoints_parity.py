@@ -304,6 +304,79 @@ def test_typed_file_reader_equals_the_general_reader(seed, tmp_path):
             assert mine == theirs, field.name
 
 
+def _same_columns(mine, theirs) -> None:
+    import dataclasses
+
+    for field in dataclasses.fields(theirs):
+        a, b = getattr(mine, field.name), getattr(theirs, field.name)
+        if isinstance(b, np.ndarray):
+            assert np.array_equal(a, b, equal_nan=b.dtype.kind == "f"), field.name
+        elif dataclasses.is_dataclass(b):
+            _same_columns(a, b)
+        elif field.name != "source":
+            assert a == b, field.name
+
+
+@pytest.mark.parametrize("seed", range(60, 100, 2), ids="seed{}".format)
+def test_typed_ground_truth_reader_equals_the_general_reader(seed, tmp_path):
+    """A person-keypoints file is decoded by msgspec into typed records; the same dict goes
+    through the general path: the datasets are identical (categories with and without a
+    keypoints list, other keypoint counts, crowds, zero visible keypoints)."""
+    import json
+
+    from deteval.io.coco import _typed_keypoint_gt, read_coco_gt
+
+    gt, _ = make_keypoints_dataset(seed, other_category=seed % 4 == 0)
+    if seed % 3 == 0:
+        for category in gt["categories"]:
+            category.pop("keypoints", None)
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps(gt))
+    assert _typed_keypoint_gt(path.read_bytes(), str(path)) is not None
+    _same_columns(read_coco_gt(path, iou_type="keypoints"),
+                  read_coco_gt(gt, iou_type="keypoints"))
+
+
+@pytest.mark.parametrize("case", ["no-keypoints", "no-num", "float-num", "bool", "short",
+                                  "empty", "huge-id", "string-names", "no-bbox"])
+def test_typed_ground_truth_reader_words_errors_like_the_general_reader(case, tmp_path):
+    import json
+
+    from deteval.errors import FormatError
+    from deteval.io.coco import read_coco_gt
+
+    gt, _ = make_keypoints_dataset(7)
+    ann = gt["annotations"][1]
+    if case == "no-keypoints":
+        del ann["keypoints"]
+    elif case == "no-num":
+        del ann["num_keypoints"]
+    elif case == "float-num":
+        ann["num_keypoints"] = 2.0
+    elif case == "bool":
+        ann["keypoints"][1] = False
+    elif case == "short":
+        ann["keypoints"] = ann["keypoints"][:-3]
+    elif case == "empty":
+        ann["keypoints"] = []
+    elif case == "huge-id":
+        ann["id"] = 2**64 - 1
+    elif case == "string-names":
+        gt["categories"][0]["keypoints"] = [1, 2]
+    else:
+        del ann["bbox"]
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps(gt))
+    outcomes = []
+    for source in (path, gt):
+        try:
+            dataset = read_coco_gt(source, iou_type="keypoints")
+            outcomes.append((dataset.gt.keypoints.tolist(), dataset.gt.ids.tolist()))
+        except FormatError as error:
+            outcomes.append((error.message, error.record))
+    assert outcomes[0] == outcomes[1]
+
+
 @pytest.mark.parametrize("case", ["empty-list", "mixed-boxes", "bool", "unknown-image",
                                   "wrong-length", "string", "huge-id", "empty-bbox"])
 def test_typed_file_reader_words_errors_like_the_general_reader(case, tmp_path):

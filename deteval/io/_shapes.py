@@ -99,24 +99,29 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
 def keypoint_counts(records: Sequence[dict], category_index: np.ndarray,
                     categories: Sequence[dict] | None, labels: Sequence[str],
                     source: str) -> np.ndarray:
-    """The keypoint count K of each record: its category's ``keypoints`` list length when
-    the category lists its keypoints, else the most common length / 3 among the category's
-    records (the first such length on a tie), which every record must then have: the odd
-    one out is the record named in the error."""
-    n_cat = int(category_index.max(initial=-1)) + 1
-    if categories is not None:
-        n_cat = max(n_cat, len(categories))
-    per_category = np.full(n_cat, -1, dtype=np.int64)
-    if categories is not None:
-        for c, category in enumerate(categories):
-            names = category.get("keypoints") if isinstance(category, dict) else None
-            if isinstance(names, list) and names:
-                per_category[c] = len(names)
+    """The keypoint count K of each record (see :func:`keypoint_counts_of`)."""
+    listed = []
+    for category in categories if categories is not None else ():
+        names = category.get("keypoints") if isinstance(category, dict) else None
+        listed.append(len(names) if isinstance(names, list) and names else -1)
     values = _field(records, "keypoints", labels, source,
                     "iou_type 'keypoints' needs x, y, v triplets")
+    return keypoint_counts_of(values, category_index, listed)
+
+
+def keypoint_counts_of(values: Sequence[Any], category_index: np.ndarray,
+                       listed: Sequence[int]) -> np.ndarray:
+    """The keypoint count K of each object: its category's ``keypoints`` list length when
+    the category lists its keypoints (``listed[c]``, -1 where it does not), else the most
+    common length / 3 among the category's objects (the first such length on a tie), which
+    every object must then have: the odd one out is the record named in the error (by
+    :func:`keypoint_array`)."""
+    category_index = np.asarray(category_index, dtype=np.int64)
+    n_cat = max(int(category_index.max(initial=-1)) + 1, len(listed))
+    per_category = np.full(n_cat, -1, dtype=np.int64)
+    per_category[:len(listed)] = listed
     own = np.fromiter((len(v) // 3 if isinstance(v, (list, tuple)) and len(v) % 3 == 0
                        else -1 for v in values), np.int64, len(values))
-    category_index = np.asarray(category_index, dtype=np.int64)
     unlisted = (category_index >= 0) & (per_category[np.maximum(category_index, 0)] < 0)
     for c in np.unique(category_index[unlisted & (own > 0)]).tolist():
         lengths = own[(category_index == c) & (own > 0)]

@@ -56,6 +56,7 @@ from ._shapes import (
     check_iou_type,
     keypoint_array,
     keypoint_counts,
+    keypoint_counts_of,
     outline_shapes,
     result_keypoint_counts,
     segmentation_masks,
@@ -125,7 +126,14 @@ def read_coco_gt(source: str | os.PathLike | dict, *, iou_type: str = "bbox",
     name = source_name(source)
     check_iou_type(iou_type)
     if iou_type != "bbox":
-        data = (load_json(source, what="ground truth").data
+        raw = None
+        if iou_type == "keypoints" and isinstance(source, (str, os.PathLike)):
+            raw = read_bytes(source, what="ground truth")
+            with gc_paused():
+                dataset = _typed_keypoint_gt(raw, name)
+            if dataset is not None:
+                return dataset
+        data = (load_json(source, what="ground truth", raw=raw).data
                 if isinstance(source, (str, os.PathLike)) else source)
         return _read_gt_with_shapes(data, name, iou_type, invalid)
     if isinstance(source, (str, os.PathLike)):
@@ -296,6 +304,80 @@ def _typed_gt_columns(raw: bytes) -> _GTColumns | None:
         data = _GT_DECODER.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError):
         return None
+    return _columns_of_typed(data)
+
+
+class _KeypointAnnotation(_Annotation, gc=False):
+    """An annotation of a person-keypoints file, as the typed decoder reads it."""
+
+    keypoints: list[float] = []
+    num_keypoints: int = -1
+
+
+class _KeypointCategory(_Category, gc=False):
+    keypoints: list[str] | None = None
+
+
+class _KeypointsFile(msgspec.Struct, gc=False):
+    images: list[_Image]
+    annotations: list[_KeypointAnnotation]
+    categories: list[_KeypointCategory]
+
+
+_KEYPOINT_GT_DECODER = msgspec.json.Decoder(_KeypointsFile)
+
+
+class _AnnotationLabels:
+    """``labels[i]`` names annotation ``i`` as the general path does, made on demand."""
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+
+    def __getitem__(self, i: int) -> str:
+        return f"annotations[{int(i)}] (id {int(self.ids[i])})"
+
+
+def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
+    """A person-keypoints file decoded and type-checked in one pass, or None.
+
+    Every annotation needs ``keypoints`` (numbers) and ``num_keypoints``; anything the
+    decoder refuses returns None, and the general path reads the file and words the error.
+    Call it with the collector paused: the parsed lists are freed before it returns.
+    """
+    try:
+        data = _KEYPOINT_GT_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    annotations = data.annotations
+    if any(a.num_keypoints < 0 or not a.keypoints for a in annotations):
+        return None     # a field missing (or empty): the general path names the record
+    columns = _columns_of_typed(data)
+    if columns is None:
+        return None
+    dataset = _build_dataset(columns, name)
+    values = list(map(operator.attrgetter("keypoints"), annotations))
+    num_keypoints = np.fromiter(map(operator.attrgetter("num_keypoints"), annotations),
+                                np.int64, len(annotations))
+    listed = [len(c.keypoints) if c.keypoints else -1 for c in data.categories]
+    del data, annotations
+    counts = keypoint_counts_of(values, dataset.gt.category_index, listed)
+    keypoints = keypoint_array(values, counts, _AnnotationLabels(columns.ann_ids), name,
+                               numbers_checked=True)
+    del values
+    return dataclasses.replace(dataset, gt=dataset.gt.replace(keypoints=keypoints,
+                                                              num_keypoints=num_keypoints))
+
+
+def _columns_of_typed(data: Any) -> _GTColumns | None:
+    """The columns of a typed instances file, or None if a box is not finite or an integer
+    does not fit int64."""
+    try:
+        return _typed_columns(data)
+    except OverflowError:
+        return None
+
+
+def _typed_columns(data: Any) -> _GTColumns | None:
 
     def column(records, field, dtype):
         return np.fromiter(map(operator.attrgetter(field), records), dtype, len(records))
