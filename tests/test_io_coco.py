@@ -752,3 +752,41 @@ def test_typed_ground_truth_path_equals_the_general_path(tmp_path, seed):
             a, b = getattr(getattr(fast, table), name), getattr(getattr(general, table), name)
             assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f") if isinstance(
                 a, np.ndarray) else a == b, (table, name)
+
+
+@pytest.mark.parametrize(("section", "field"), [("annotations", "id"),
+                                                ("annotations", "image_id"),
+                                                ("annotations", "category_id"),
+                                                ("images", "id"), ("categories", "id")])
+def test_ground_truth_file_integers_beyond_int64_are_format_errors(section, field, tmp_path):
+    """The typed decoder takes integers up to 2**64 - 1; one beyond int64 sends the file to
+    the general path, which names the record (it was an OverflowError traceback)."""
+    gt = {"images": [{"id": 1, "width": 10, "height": 10}],
+          "categories": [{"id": 1, "name": "a"}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1],
+                           "area": 1, "iscrowd": 0}]}
+    gt[section][0][field] = 2**64 - 1
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps(gt))
+    with pytest.raises(FormatError, match=rf"gt.json: {section}\[0\].*64 bits"):
+        read_coco_gt(path)
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", "segm", "keypoints"])
+@pytest.mark.parametrize("field", ["image_id", "category_id"])
+def test_results_file_integers_beyond_int64_are_format_errors(iou_type, field, tmp_path):
+    """The same through the typed results decoders (bbox was an OverflowError traceback)."""
+    gt = {"images": [{"id": 1, "width": 3, "height": 4}],
+          "categories": [{"id": 1, "name": "a", "keypoints": ["p"]}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1],
+                           "area": 1, "iscrowd": 0, "num_keypoints": 1,
+                           "keypoints": [1, 1, 2],
+                           "segmentation": {"size": [4, 3], "counts": "0<"}}]}
+    result = {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5,
+              "segmentation": {"size": [4, 3], "counts": "0<"}, "keypoints": [1, 1, 1]}
+    result[field] = 2**64 - 1
+    path = tmp_path / "dt.json"
+    path.write_text(json.dumps([result]))
+    dataset = read_coco_gt(gt, iou_type=iou_type)
+    with pytest.raises(FormatError, match=rf"dt.json: results\[0\].*'{field}'.*64 bits"):
+        read_coco_results(path, dataset, iou_type=iou_type)

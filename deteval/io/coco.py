@@ -34,7 +34,7 @@ import operator
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TypedDict
+from typing import Annotated, Any, NamedTuple, TypedDict
 
 import msgspec
 import numpy as np
@@ -242,15 +242,20 @@ def _bound_area(pixels: np.ndarray, unbounded: np.ndarray) -> np.ndarray:
     return np.where(unbounded, np.nan, pixels.astype(np.float64))
 
 
+# Integer fields of the typed decoders: msgspec reads integers up to 2**64 - 1; one that
+# does not fit int64 fails validation, and the general path names the record.
+_Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+
 class _Image(msgspec.Struct, gc=False):
-    id: int
+    id: _Int64
     width: float = math.nan
     height: float = math.nan
     file_name: str = ""
 
 
 class _Category(msgspec.Struct, gc=False):
-    id: int
+    id: _Int64
     name: str | None = None
     supercategory: str = ""
 
@@ -259,9 +264,9 @@ class _Annotation(msgspec.Struct, gc=False):
     """The fields of an annotation the bbox protocol reads; others (segmentation) are
     skipped by the decoder without building them."""
 
-    id: int
-    image_id: int
-    category_id: int
+    id: _Int64
+    image_id: _Int64
+    category_id: _Int64
     bbox: tuple[float, float, float, float]
     area: float = math.nan
     iscrowd: int | bool = 0
@@ -311,7 +316,7 @@ class _KeypointAnnotation(_Annotation, gc=False):
     """An annotation of a person-keypoints file, as the typed decoder reads it."""
 
     keypoints: list[float] = []
-    num_keypoints: int = -1
+    num_keypoints: _Int64 = -1
 
 
 class _KeypointCategory(_Category, gc=False):
@@ -369,15 +374,7 @@ def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
 
 
 def _columns_of_typed(data: Any) -> _GTColumns | None:
-    """The columns of a typed instances file, or None if a box is not finite or an integer
-    does not fit int64."""
-    try:
-        return _typed_columns(data)
-    except OverflowError:
-        return None
-
-
-def _typed_columns(data: Any) -> _GTColumns | None:
+    """The columns of a typed instances file, or None if a box is not finite."""
 
     def column(records, field, dtype):
         return np.fromiter(map(operator.attrgetter(field), records), dtype, len(records))
@@ -543,8 +540,8 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
 class _Result(msgspec.Struct, gc=False):
     """One record of a COCO results list, as the typed decoder reads it (other keys skipped)."""
 
-    image_id: int
-    category_id: int
+    image_id: _Int64
+    category_id: _Int64
     bbox: tuple[float, float, float, float]
     score: float
 
@@ -555,15 +552,15 @@ _RESULTS_DECODER = msgspec.json.Decoder(list[_Result])
 class _RLE(TypedDict):
     """A compressed RLE, decoded straight into the dict pycocotools' routines take."""
 
-    size: tuple[int, int]
+    size: tuple[_Int64, _Int64]
     counts: str
 
 
 class _SegmResult(msgspec.Struct, gc=False):
     """One segm result in the common layout: a compressed RLE, with or without a box."""
 
-    image_id: int
-    category_id: int
+    image_id: _Int64
+    category_id: _Int64
     score: float
     segmentation: _RLE
     bbox: tuple[float, float, float, float] | None = None
@@ -575,8 +572,8 @@ _SEGM_DECODER = msgspec.json.Decoder(list[_SegmResult])
 class _KeypointResult(msgspec.Struct, gc=False):
     """One keypoint result in the common layout."""
 
-    image_id: int
-    category_id: int
+    image_id: _Int64
+    category_id: _Int64
     score: float
     keypoints: list[float]
     bbox: tuple[float, float, float, float] | None = None
@@ -599,7 +596,7 @@ def _typed_keypoint_results(raw: bytes, dataset: Dataset, name: str) -> Detectio
     """Keypoint results in the common layout, decoded and type-checked in one pass, or None.
 
     Anything unusual (a first record with a box and a later one without, an unknown image,
-    an id beyond int64, a non-finite number) returns None and the general path reads the
+    a non-finite number) returns None and the general path reads the
     file and words the error. Call it with the collector paused: the parsed lists are
     freed before it returns.
     """
@@ -611,12 +608,8 @@ def _typed_keypoint_results(raw: bytes, dataset: Dataset, name: str) -> Detectio
     if n == 0:
         return None
     box_branch = records[0].bbox is not None
-    try:
-        image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
-        category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64,
-                                   n)
-    except OverflowError:
-        return None
+    image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
+    category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
     scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
     xywh = None
     if box_branch:      # loadRes: every record then needs a box, whose area is the area
@@ -658,19 +651,14 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     has_box = n - list(map(operator.attrgetter("bbox"), records)).count(None)
     if has_box not in (0, n):
         return None
-    try:    # an integer beyond int64 goes to the general path, which words the error
-        image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
-        category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64,
-                                   n)
-        scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
-        # The RLE dicts themselves become the masks: counts stay str, as pycocotools takes
-        # them.
-        masks = np.empty(n, dtype=object)
-        masks[:] = list(map(operator.attrgetter("segmentation"), records))
-        sizes = np.fromiter(itertools.chain.from_iterable(
-            map(operator.itemgetter("size"), masks)), np.int64, 2 * n).reshape(n, 2)
-    except OverflowError:
-        return None
+    image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
+    category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
+    scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
+    # The RLE dicts themselves become the masks: counts stay str, as pycocotools takes them.
+    masks = np.empty(n, dtype=object)
+    masks[:] = list(map(operator.attrgetter("segmentation"), records))
+    sizes = np.fromiter(itertools.chain.from_iterable(
+        map(operator.itemgetter("size"), masks)), np.int64, 2 * n).reshape(n, 2)
     strings = list(map(operator.itemgetter("counts"), masks))
     if not np.isfinite(scores).all() or (sizes < 0).any():
         return None
