@@ -38,15 +38,34 @@ def _freeze(array: np.ndarray) -> np.ndarray:
     return array
 
 
+class _Owned:
+    """An array a reader has just made and hands over: the row types keep it as it is
+    (checked, made read-only) instead of copying it. Only for arrays nothing else refers to."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+
+def owned(array: np.ndarray) -> Any:
+    """Mark a fresh array as handed over to a row type (see :class:`_Owned`); internal."""
+    return _Owned(array)
+
+
 def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (), *,
             finite: bool = True) -> np.ndarray:
     """Copy ``values`` into a fresh read-only array of ``dtype``, checking shape and values.
 
     Integer columns refuse fractions and values outside int64; float columns refuse
-    strings and non-finite values; flag columns take only 0/1 (or bool).
+    strings and non-finite values; flag columns take only 0/1 (or bool). An array marked
+    with :func:`owned` is kept without a copy when it has the dtype already.
     """
     if values is None:
         values = np.zeros((0 if n is None else n, *tail), dtype=dtype)
+    handed_over = type(values) is _Owned
+    if handed_over:
+        values = values.array
     raw = np.asarray(values)
     kind = np.dtype(dtype).kind
     if raw.size and raw.dtype.kind not in "biuf":
@@ -63,7 +82,10 @@ def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (),
         if len(bad):
             raise ValueError(f"{name} must hold 0/1 flags; got {raw.ravel()[bad[0]]!r} at "
                              f"position {bad[0]}")
-    array = np.array(raw, dtype=dtype, copy=True)
+    if handed_over and raw.dtype == dtype:
+        array = raw
+    else:
+        array = np.array(raw, dtype=dtype, copy=True)
     if array.ndim == 1 and tail == (4,) and array.size == 0:
         array = array.reshape(0, 4)
     expected_ndim = 1 + len(tail)
@@ -73,7 +95,7 @@ def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (),
         raise ValueError(f"{name} must have shape {shape}; got {array.shape}")
     if n is not None and len(array) != n:
         raise ValueError(f"{name} must have length {n} like the other columns; got {len(array)}")
-    if kind == "f" and finite and array.size:
+    if kind == "f" and finite and array.size and not np.isfinite(array).all():
         bad = np.flatnonzero(~np.isfinite(array.reshape(len(array), -1)).all(axis=1))
         if len(bad):
             raise ValueError(f"{name} must be finite; row {bad[0]} has "
@@ -100,10 +122,24 @@ def index_in(values: Any, ids: np.ndarray) -> np.ndarray:
     --------
     >>> index_in([7, 3, 9], np.array([3, 5, 7])).tolist()
     [2, 0, -1]
+    >>> index_in([5, -1, 2**40], np.array([5, 5, 2**40])).tolist()   # sparse ids
+    [0, -1, 2]
     """
     values = np.asarray(values, dtype=np.int64)
     if len(ids) == 0:
         return np.full(len(values), -1, dtype=np.int64)
+    lo, hi = int(ids.min()), int(ids.max())
+    if hi - lo < 2 * (len(ids) + len(values)) + 1024:
+        # Dense enough ids: a lookup table, its size bounded by the inputs'.
+        unique, first = np.unique(ids, return_index=True)
+        table = np.full(hi - lo + 1, -1, dtype=np.int64)
+        table[unique - lo] = first
+        inside = (values >= lo) & (values <= hi)
+        if inside.all():
+            return table[values - lo]
+        out = np.full(len(values), -1, dtype=np.int64)
+        out[inside] = table[values[inside] - lo]
+        return out
     order = np.argsort(ids, kind="stable")
     pos = np.clip(np.searchsorted(ids[order], values), 0, len(ids) - 1)
     return np.where(ids[order][pos] == values, order[pos], -1)

@@ -6,6 +6,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import deteval
 from deteval import Categories, Dataset, Detections, GroundTruth, Images
@@ -325,3 +327,64 @@ def test_dataset_detections_unknown_category_is_kept_for_dropping():
     dt = dataset.detections(image_ids=[1], category_ids=[42], boxes=[[0, 0, 1, 1]],
                             scores=[0.1])
     assert dt.category_index.tolist() == [-1] and dt.category_ids.tolist() == [42]
+
+
+@settings(max_examples=300, deadline=None)
+@given(ids=st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(-5, 40), max_size=30),
+       values=st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(-8, 45), max_size=60))
+def test_index_in_is_the_first_occurrence_or_minus_one(ids, values):
+    """Dense ids take a lookup table, sparse ones a sorted search: both give the row of a
+    value's first occurrence in ``ids``, -1 where it is absent, including int64 extremes."""
+    from deteval.data import index_in
+
+    expected = [ids.index(v) if v in ids else -1 for v in values]
+    assert index_in(np.array(values, dtype=np.int64),
+                    np.array(ids, dtype=np.int64)).tolist() == expected
+
+
+@pytest.mark.parametrize("source", ["file", "list", "array"])
+def test_read_detections_own_their_arrays_and_never_alias_the_input(source, tmp_path):
+    """The COCO results reader hands its fresh arrays to Detections without a copy; they
+    are read-only, and none shares memory with what the caller passed."""
+    import json
+
+    from deteval.io.coco import read_coco_results
+
+    gt = {"images": [{"id": 1, "width": 10, "height": 10}],
+          "categories": [{"id": 3, "name": "a"}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 3, "bbox": [0, 0, 2, 2],
+                           "area": 4, "iscrowd": 0}]}
+    dataset = deteval.read_coco_gt(gt)
+    rows = np.array([[1, 0.0, 0.0, 2.0, 2.0, 0.9, 3], [1, 1.0, 1.0, 2.0, 3.0, 0.8, 3]])
+    if source == "file":
+        path = tmp_path / "dt.json"
+        path.write_text(json.dumps([{"image_id": 1, "category_id": 3, "bbox": r[1:5].tolist(),
+                                     "score": r[5]} for r in rows]))
+        given = path
+    elif source == "list":
+        given = [{"image_id": 1, "category_id": 3, "bbox": r[1:5].tolist(), "score": r[5]}
+                 for r in rows]
+    else:
+        given = rows
+    detections = read_coco_results(given, dataset)
+    columns = [detections.image_index, detections.category_index, detections.boxes,
+               detections.scores, detections.area, detections.xywh, detections.category_ids]
+    for column in columns:
+        assert not column.flags.writeable
+        assert not np.shares_memory(column, rows)
+    assert detections.xywh.tolist() == rows[:, 1:5].tolist()
+    assert detections.area.tolist() == [4.0, 6.0]
+    rows[:, 1:5] = -1.0                                   # the caller's array is its own
+    assert detections.xywh.tolist() == [[0.0, 0.0, 2.0, 2.0], [1.0, 1.0, 2.0, 3.0]]
+
+
+def test_owned_arrays_of_another_dtype_are_still_converted():
+    from deteval.data import owned
+
+    detections = Detections(image_index=owned(np.array([0, 0], dtype=np.int32)),
+                            category_index=np.array([0, 0]),
+                            boxes=owned(np.array([[0, 0, 1, 1], [0, 0, 2, 2]])),
+                            scores=owned(np.array([0.5, 0.25], dtype=np.float32)))
+    assert detections.image_index.dtype == np.int64
+    assert detections.boxes.dtype == np.float64 and detections.scores.dtype == np.float64
+    assert detections.scores.tolist() == [0.5, 0.25]

@@ -40,7 +40,7 @@ import msgspec
 import numpy as np
 import orjson
 
-from ..data import Categories, Dataset, Detections, GroundTruth, Images, index_in
+from ..data import Categories, Dataset, Detections, GroundTruth, Images, index_in, owned
 from ..errors import FormatError
 from ..masks import masks_from_segmentations
 from ._json import (
@@ -487,6 +487,8 @@ def _xyxy(xywh: np.ndarray, name: str, where) -> np.ndarray:
     """``[x, y, x + w, y + h]``, refusing boxes whose far corner overflows float64."""
     with np.errstate(over="ignore"):
         boxes = np.column_stack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]]).reshape(-1, 4)
+    if np.isfinite(boxes).all():
+        return boxes
     bad = np.flatnonzero(~np.isfinite(boxes).all(axis=1))
     if len(bad):
         raise FormatError(f"box {xywh[bad[0]].tolist()} overflows: x + w or y + h is not a "
@@ -531,10 +533,12 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
             source=name, record=where(bad[0]))
     category_index = index_in(category_ids, dataset.categories.ids)
     boxes = _xyxy(xywh, name, where)
-    # loadRes: area = w * h, ids 1..N in input order.
-    return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
-                      scores=scores, area=_box_areas(xywh, name, where), xywh=xywh,
-                      category_ids=category_ids)
+    # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
+    # fresh array: handed over, not copied.
+    return Detections(image_index=owned(image_index), category_index=owned(category_index),
+                      boxes=owned(boxes), scores=owned(scores),
+                      area=owned(_box_areas(xywh, name, where)), xywh=owned(xywh),
+                      category_ids=owned(category_ids))
 
 
 class _Result(msgspec.Struct, gc=False):
