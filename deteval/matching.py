@@ -295,8 +295,11 @@ def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold
 
 
 def _last_argmax(allowed, values, starts, lengths, positions):
-    """Per segment: the last position with the maximal value among ``allowed`` (-1 if none)."""
-    keyed = np.where(allowed, values, -np.inf)
+    """Per segment: the last position with the maximal value among ``allowed`` (-1 if none).
+
+    ``values`` are floats, or int64 keys above the int64 minimum."""
+    low = -np.inf if values.dtype.kind == "f" else np.iinfo(np.int64).min
+    keyed = np.where(allowed, values, low)
     best = np.maximum.reduceat(keyed, starts, axis=-1)
     at_best = allowed & (keyed == np.repeat(best, lengths, axis=-1))
     return np.maximum.reduceat(np.where(at_best, positions, -1), starts, axis=-1)
@@ -457,17 +460,28 @@ def match_detections(
     taken = np.zeros((n_a, n_t, n_gt), dtype=bool)
     found_a, found_t, found_d, found_g = [], [], [], []
     thr = effective[None, :, None]
+    # Each pair's preference as one int64 when no similarity is negative (the usual case):
+    # objects that are not ignored first (bit 62), then the similarity (the bits of a
+    # non-negative float64 order like the float; + 0.0 turns -0.0 into 0.0). Otherwise the
+    # two preferences are taken one after the other.
+    packed = not len(values) or values.min() >= 0
+    preference = (values + 0.0).view(np.int64) if packed else None
+    regular_bit = np.int64(2**62)
     for r in range(len(round_bounds) - 1):
         sl = slice(round_bounds[r], round_bounds[r + 1])
         p_dt, p_gt, p_val = pair_dt[sl], pair_gt[sl], values[sl]
         starts, lengths = _group_runs(p_dt)
         free = gt_crowd[p_gt][None, None, :] | ~taken[:, :, p_gt]
         ok = free & (p_val[None, None, :] >= thr)
-        ignored = gt_ignored[:, p_gt][:, None, :]
         positions = np.arange(len(p_dt))
-        regular = _last_argmax(ok & ~ignored, p_val, starts, lengths, positions)
-        fallback = _last_argmax(ok & ignored, p_val, starts, lengths, positions)
-        chosen = np.where(regular >= 0, regular, fallback)
+        if packed:
+            key = preference[sl] + np.where(gt_ignored[:, p_gt], 0, regular_bit)[:, None, :]
+            chosen = _last_argmax(ok, key, starts, lengths, positions)
+        else:
+            ignored = gt_ignored[:, p_gt][:, None, :]
+            regular = _last_argmax(ok & ~ignored, p_val, starts, lengths, positions)
+            fallback = _last_argmax(ok & ignored, p_val, starts, lengths, positions)
+            chosen = np.where(regular >= 0, regular, fallback)
         a_idx, t_idx, s_idx = np.nonzero(chosen >= 0)
         picked = chosen[a_idx, t_idx, s_idx]
         g_rows = p_gt[picked]
@@ -478,15 +492,19 @@ def match_detections(
         found_g.append(g_rows)
 
     def cat(parts):
-        return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+        return (np.concatenate(parts).astype(np.int64, copy=False) if parts
+                else np.zeros(0, np.int64))
 
+    # Every array below is this function's own: frozen here, the table keeps it uncopied.
     return MatchTable(
-        iou_thresholds=thresholds.copy(), area_ranges=area_ranges.copy(), dt_rank=dt_rank,
-        dt_kept=dt_kept, dt_score_rank=dt_score_rank, dt_out_of_range=dt_out,
-        gt_evaluated=gt_evaluated,
-        gt_crowd=np.asarray(gt_crowd, bool).copy(), gt_ignore=gt_ignored & gt_evaluated,
-        match_area=cat(found_a), match_threshold=cat(found_t), match_dt=cat(found_d),
-        match_gt=cat(found_g))
+        iou_thresholds=_frozen(thresholds.copy()), area_ranges=_frozen(area_ranges.copy()),
+        dt_rank=_frozen(dt_rank), dt_kept=_frozen(dt_kept),
+        dt_score_rank=_frozen(dt_score_rank), dt_out_of_range=_frozen(dt_out),
+        gt_evaluated=_frozen(gt_evaluated),
+        gt_crowd=_frozen(np.array(gt_crowd, dtype=bool)),
+        gt_ignore=_frozen(gt_ignored & gt_evaluated),
+        match_area=_frozen(cat(found_a)), match_threshold=_frozen(cat(found_t)),
+        match_dt=_frozen(cat(found_d)), match_gt=_frozen(cat(found_g)))
 
 
 def _match_voc(*, dt_group, dt_rank, dt_kept, dt_score_rank, dt_out, kept_rows, gt_group,

@@ -377,6 +377,12 @@ COCO_RANGES = ((0.0, 1e10), (0.0, 1024.0), (1024.0, 9216.0), (9216.0, 1e10))
 def random_inputs(seed: int) -> dict:
     """Several interleaved groups with tied IoUs and scores, values on thresholds, crowd and
     ignore flags, areas on range boundaries and some rows that are not evaluated."""
+    ious, options = random_parts(seed)
+    return matcher_inputs(ious, **options)
+
+
+def random_parts(seed: int) -> tuple[np.ndarray, dict]:
+    """The dense IoU matrix of :func:`random_inputs` and the other ``matcher_inputs``."""
     rng = np.random.default_rng(seed)
     group_keys = rng.choice(50, size=int(rng.integers(1, 6)), replace=False)
     sizes = [(int(rng.integers(0, 6)), int(rng.integers(0, 8))) for _ in group_keys]
@@ -396,8 +402,8 @@ def random_inputs(seed: int) -> dict:
     thresholds = (COCO_THRESHOLDS if kind == 0 else np.array([0.5, 0.75]) if kind == 1
                   else np.sort(rng.choice(IOU_POOL[3:], 3)))
     area_ranges = COCO_RANGES if rng.random() < 0.8 else COCO_RANGES + ((1024.0, 1024.0),)
-    return matcher_inputs(
-        ious, scores, crowd=crowd, ignore=ignore, gt_area=rng.choice(AREA_POOL, n_gt),
+    return ious, dict(
+        scores=scores, crowd=crowd, ignore=ignore, gt_area=rng.choice(AREA_POOL, n_gt),
         dt_area=rng.choice(AREA_POOL, n_dt), thresholds=thresholds, area_ranges=area_ranges,
         max_detections=int(rng.choice([1, 2, 3, 100])),
         tie_order=rng.permutation(n_dt), dt_group=dt_group, gt_group=gt_group)
@@ -452,3 +458,23 @@ def test_pair_chunking_changes_nothing(monkeypatch, seed):
     for name in ("precision", "recall", "scores"):
         assert np.array_equal(getattr(whole, name), getattr(chunked, name)), name
     assert np.array_equal(whole.matches.detection_matches(), chunked.matches.detection_matches())
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_signed_similarities_and_negative_zero_match_reference(seed):
+    """The matcher packs (not ignored, similarity) into one int64 when no candidate is
+    negative, and compares the two in turn otherwise: both equal the literal loop, with
+    -0.0 and 0.0 tied, and with negative thresholds (pycocotools takes any)."""
+    rng = np.random.default_rng(1000 + seed)
+    matrix, options = random_parts(seed)
+    signed = matrix.copy()
+    signed[rng.random(matrix.shape) < 0.2] = -0.0
+    signed[rng.random(matrix.shape) < 0.15] = 0.0
+    if seed % 2:
+        signed = signed * 2 - 1                               # some negative candidates
+        signed[rng.random(matrix.shape) < 0.1] = -0.0
+        options["thresholds"] = np.array([-0.5, 0.0, 0.5])
+    else:
+        options["thresholds"] = np.array([0.0, 0.5, 0.75])
+    case = matcher_inputs(signed, **options)
+    assert_same_as_reference(match_detections(**case), case)
