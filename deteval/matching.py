@@ -294,6 +294,23 @@ def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold
     return tuple(np.concatenate(column) for column in zip(*parts))
 
 
+def _shared_choice(pair_group: np.ndarray, dt_starts: np.ndarray, pair_gt: np.ndarray,
+                   gt_ignored: np.ndarray) -> np.ndarray:
+    """Per pair: whether its group chooses alike in every area range (see the matcher).
+
+    Pairs come detection by detection (``dt_starts``); a group qualifies when, for every
+    one of its detections and every range, the candidates are all ignored or all not.
+    """
+    if len(pair_gt) == 0:
+        return np.ones(0, dtype=bool)
+    flags = gt_ignored[:, pair_gt]
+    mixed = (np.logical_or.reduceat(flags, dt_starts, axis=1)
+             & ~np.logical_and.reduceat(flags, dt_starts, axis=1)).any(axis=0)
+    if not mixed.any():
+        return np.ones(len(pair_gt), dtype=bool)
+    return ~np.isin(pair_group, pair_group[dt_starts[mixed]])
+
+
 def _last_argmax(allowed, values, starts, lengths, positions):
     """Per segment: the last position with the maximal value among ``allowed`` (-1 if none).
 
@@ -452,14 +469,21 @@ def match_detections(
     dt_starts = np.flatnonzero(new_dt)
     dt_round = _rank_within_groups(pair_group[dt_starts])
     pair_round = np.repeat(dt_round, np.diff(np.r_[dt_starts, len(pair_dt)]))
-    by_round = lexorder([pair_round])
+    # A group in which every detection's candidates share one ignore status, in each area
+    # range, chooses the same objects in every range (the preference for objects that are
+    # not ignored never decides): it is matched in the first range only and its matches
+    # copied to the others. Within a round its pairs come first (part 0), the others after.
+    shared = _shared_choice(pair_group, dt_starts, pair_gt, gt_ignored)
+    part_key = pair_round * 2 + ~shared
+    by_round = lexorder([part_key])
     pair_dt, pair_gt, values = pair_dt[by_round], pair_gt[by_round], values[by_round]
-    round_bounds = np.searchsorted(pair_round[by_round], np.arange(dt_round.max() + 2)
-                                   if len(dt_round) else np.zeros(1, np.int64))
+    part_bounds = np.searchsorted(part_key[by_round], np.arange(2 * dt_round.max() + 3)
+                                  if len(dt_round) else np.zeros(1, np.int64))
 
     taken = np.zeros((n_a, n_t, n_gt), dtype=bool)
     found_a, found_t, found_d, found_g = [], [], [], []
     thr = effective[None, :, None]
+    all_areas = np.arange(n_a)
     # Each pair's preference as one int64 when no similarity is negative (the usual case):
     # objects that are not ignored first (bit 62), then the similarity (the bits of a
     # non-negative float64 order like the float; + 0.0 turns -0.0 into 0.0). Otherwise the
@@ -467,14 +491,21 @@ def match_detections(
     packed = not len(values) or values.min() >= 0
     preference = (values + 0.0).view(np.int64) if packed else None
     regular_bit = np.int64(2**62)
-    for r in range(len(round_bounds) - 1):
-        sl = slice(round_bounds[r], round_bounds[r + 1])
+    for k in range(len(part_bounds) - 1):
+        sl = slice(part_bounds[k], part_bounds[k + 1])
+        if sl.start == sl.stop:
+            continue
         p_dt, p_gt, p_val = pair_dt[sl], pair_gt[sl], values[sl]
         starts, lengths = _group_runs(p_dt)
-        free = gt_crowd[p_gt][None, None, :] | ~taken[:, :, p_gt]
+        one_range = k % 2 == 0
+        state = taken[:1] if one_range else taken
+        free = gt_crowd[p_gt][None, None, :] | ~state[:, :, p_gt]
         ok = free & (p_val[None, None, :] >= thr)
         positions = np.arange(len(p_dt))
-        if packed:
+        if one_range:
+            chosen = _last_argmax(ok, preference[sl] if packed else p_val, starts, lengths,
+                                  positions)
+        elif packed:
             key = preference[sl] + np.where(gt_ignored[:, p_gt], 0, regular_bit)[:, None, :]
             chosen = _last_argmax(ok, key, starts, lengths, positions)
         else:
@@ -485,10 +516,14 @@ def match_detections(
         a_idx, t_idx, s_idx = np.nonzero(chosen >= 0)
         picked = chosen[a_idx, t_idx, s_idx]
         g_rows = p_gt[picked]
-        taken[a_idx, t_idx, g_rows] = True
+        state[a_idx, t_idx, g_rows] = True
+        d_rows = p_dt[picked]
+        if one_range:       # the same matches in every range
+            a_idx = np.repeat(all_areas, len(picked))
+            t_idx, d_rows, g_rows = (np.tile(v, n_a) for v in (t_idx, d_rows, g_rows))
         found_a.append(a_idx)
         found_t.append(t_idx)
-        found_d.append(p_dt[picked])
+        found_d.append(d_rows)
         found_g.append(g_rows)
 
     def cat(parts):
