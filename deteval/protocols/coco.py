@@ -789,32 +789,39 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
     full_pos[order] = np.arange(len(order))
     ev_at = table.match_area * n_t + table.match_threshold
     by_event = lexorder([ev_at, full_pos[table.match_dt]], rows_are_unique=True)
-    ev_at, ev_dt = ev_at[by_event], table.match_dt[by_event]
-    ev_a = table.match_area[by_event]
-    ev_full_pos = full_pos[ev_dt]
-    ev_ign = table.gt_ignore[ev_a, table.match_gt[by_event]]
-    ev_out = table.dt_out_of_range[ev_a, ev_dt]
-    ev_rank = rank[ev_dt]
+    # (take and compress: numpy's plain and boolean indexing are several times slower on
+    # arrays of this size.)
+    ev_at, ev_dt = ev_at.take(by_event), table.match_dt.take(by_event)
+    ev_a = table.match_area.take(by_event)
+    ev_full_pos = full_pos.take(ev_dt)
+    n_gt, n_dt = table.gt_ignore.shape[1], table.n_detections
+    ev_ign = table.gt_ignore.ravel().take(ev_a * n_gt + table.match_gt.take(by_event))
+    ev_out = table.dt_out_of_range.ravel().take(ev_a * n_dt + ev_dt)
+    ev_rank = rank.take(ev_dt)
+    rank_in_order = rank.take(order)
 
     for mi, max_det in enumerate(p.max_detections):
-        in_sel = rank[order] < max_det
-        sel = order[in_sel]
+        in_sel = rank_in_order < max_det
+        sel = order.compress(in_sel)
         n_sel = len(sel)
-        k_sel = dt_k[sel]
+        k_sel = dt_k.take(sel)
         seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
         seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
         n_det = seg_end - seg_start                            # (K,)
         sel_pos_of_full = np.cumsum(in_sel) - 1
         # Out-of-range detections counted up to each position (prefix sums, leading 0).
-        out_prefix = np.zeros((n_a, n_sel + 1), dtype=np.int32)
-        np.cumsum(table.dt_out_of_range[:, sel], axis=1, out=out_prefix[:, 1:])
+        out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
+        out_prefix[:, 0] = 0
+        out_sel = table.dt_out_of_range.take(sel, axis=1).view(np.uint8)
+        for a in range(n_a):
+            np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
 
         # Match events that survive this max_det, sorted by (area, threshold, position), so
         # that the events of one (area, threshold, category) segment are contiguous.
         live = ev_rank < max_det
-        e_at, e_pos = ev_at[live], sel_pos_of_full[ev_full_pos[live]]
-        e_ign, e_out = ev_ign[live], ev_out[live]
-        e_seg = e_at * n_k + k_sel[e_pos]
+        e_at, e_pos = ev_at.compress(live), sel_pos_of_full.take(ev_full_pos.compress(live))
+        e_ign, e_out = ev_ign.compress(live), ev_out.compress(live)
+        e_seg = e_at * n_k + k_sel.take(e_pos)
         seg_first_event = np.searchsorted(e_seg, np.arange(n_a * n_t * n_k), side="left")
         tp_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
         np.cumsum(~e_ign, out=tp_prefix[1:])
@@ -823,16 +830,18 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
         np.cumsum(e_out, out=out_m_prefix[1:])
 
         tp_events = np.flatnonzero(~e_ign)
-        t_at, t_pos = e_at[tp_events], e_pos[tp_events]
+        t_at, t_pos = e_at.take(tp_events), e_pos.take(tp_events)
         t_a, t_t = t_at // n_t, t_at % n_t
-        t_k = k_sel[t_pos]
-        start = seg_start[t_k]
-        before = seg_first_event[e_seg[tp_events]]
+        t_k = k_sel.take(t_pos)
+        start = seg_start.take(t_k)
+        before = seg_first_event.take(e_seg.take(tp_events))
         upto = tp_events + 1
-        tp_cum = tp_prefix[upto] - tp_prefix[before]
-        out_count = out_prefix[t_a, t_pos + 1] - out_prefix[t_a, start]
-        ignored = (ign_prefix[upto] - ign_prefix[before] + out_count
-                   - (out_m_prefix[upto] - out_m_prefix[before]))
+        tp_cum = tp_prefix.take(upto) - tp_prefix.take(before)
+        row = t_a * (n_sel + 1)
+        flat_out = out_prefix.ravel()
+        out_count = flat_out.take(row + t_pos + 1) - flat_out.take(row + start)
+        ignored = (ign_prefix.take(upto) - ign_prefix.take(before) + out_count
+                   - (out_m_prefix.take(upto) - out_m_prefix.take(before)))
         fp_cum = (t_pos - start + 1) - tp_cum - ignored
         tp_f = tp_cum.astype(np.float64)
         pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
