@@ -499,25 +499,28 @@ def match_detections(
         starts, lengths = _group_runs(p_dt)
         one_range = k % 2 == 0
         state = taken[:1] if one_range else taken
-        free = gt_crowd[p_gt][None, None, :] | ~state[:, :, p_gt]
+        free = gt_crowd.take(p_gt)[None, None, :] | ~state.take(p_gt, axis=2)
         ok = free & (p_val[None, None, :] >= thr)
         positions = np.arange(len(p_dt))
         if one_range:
             chosen = _last_argmax(ok, preference[sl] if packed else p_val, starts, lengths,
                                   positions)
         elif packed:
-            key = preference[sl] + np.where(gt_ignored[:, p_gt], 0, regular_bit)[:, None, :]
+            key = (preference[sl]
+                   + np.where(gt_ignored.take(p_gt, axis=1), 0, regular_bit)[:, None, :])
             chosen = _last_argmax(ok, key, starts, lengths, positions)
         else:
             ignored = gt_ignored[:, p_gt][:, None, :]
             regular = _last_argmax(ok & ~ignored, p_val, starts, lengths, positions)
             fallback = _last_argmax(ok & ignored, p_val, starts, lengths, positions)
             chosen = np.where(regular >= 0, regular, fallback)
-        a_idx, t_idx, s_idx = np.nonzero(chosen >= 0)
-        picked = chosen[a_idx, t_idx, s_idx]
-        g_rows = p_gt[picked]
-        state[a_idx, t_idx, g_rows] = True
-        d_rows = p_dt[picked]
+        # (flat indices and take: several times faster than numpy's tuple indexing here)
+        at = np.flatnonzero(chosen >= 0)
+        picked = chosen.ravel().take(at)
+        a_idx, t_idx = np.divmod(at // chosen.shape[2], n_t)
+        g_rows = p_gt.take(picked)
+        taken.ravel()[(a_idx * n_t + t_idx) * n_gt + g_rows] = True
+        d_rows = p_dt.take(picked)
         if one_range:       # the same matches in every range
             a_idx = np.repeat(all_areas, len(picked))
             t_idx, d_rows, g_rows = (np.tile(v, n_a) for v in (t_idx, d_rows, g_rows))
