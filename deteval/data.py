@@ -127,19 +127,21 @@ def index_in(values: Any, ids: np.ndarray) -> np.ndarray:
     """
     values = np.asarray(values, dtype=np.int64)
     if len(ids) == 0:
-        return np.full(len(values), -1, dtype=np.int64)
-    lo, hi = int(ids.min()), int(ids.max())
-    if hi - lo < 2 * (len(ids) + len(values)) + 1024:
-        # Dense enough ids: a lookup table, its size bounded by the inputs'.
-        unique, first = np.unique(ids, return_index=True)
-        table = np.full(hi - lo + 1, -1, dtype=np.int64)
-        table[unique - lo] = first
-        inside = (values >= lo) & (values <= hi)
-        if inside.all():
-            return table[values - lo]
-        out = np.full(len(values), -1, dtype=np.int64)
-        out[inside] = table[values[inside] - lo]
-        return out
+        return np.full(values.shape, -1, dtype=np.int64)
+    ids = np.asarray(ids)
+    if ids.dtype == np.int64:
+        lo, hi = int(ids.min()), int(ids.max())
+        if hi - lo < 2 * (len(ids) + values.size) + 1024:
+            # Dense enough ids: a lookup table, its size bounded by the inputs'.
+            unique, first = np.unique(ids, return_index=True)
+            table = np.full(hi - lo + 1, -1, dtype=np.int64)
+            table[unique - lo] = first
+            inside = (values >= lo) & (values <= hi)
+            if inside.all():
+                return table[values - lo]
+            out = np.full(values.shape, -1, dtype=np.int64)
+            out[inside] = table[values[inside] - lo]
+            return out
     order = np.argsort(ids, kind="stable")
     pos = np.clip(np.searchsorted(ids[order], values), 0, len(ids) - 1)
     return np.where(ids[order][pos] == values, order[pos], -1)

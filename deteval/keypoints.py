@@ -72,41 +72,39 @@ _CHUNK_PAIRS = 8192  # pairs per pass: every temporary of a chunk stays in cache
 
 def _pair_oks(dt_keypoints, gt_keypoints, gt_xywh, gt_area, pair_dt, pair_gt, variances, out):
     k = len(variances)
-    # Coordinate planes once per call, (rows, k) and C-contiguous: the pair gathers below
-    # then read whole rows.
-    xd_all = np.ascontiguousarray(dt_keypoints[:, :k, 0])
-    yd_all = np.ascontiguousarray(dt_keypoints[:, :k, 1])
-    xg_all = np.ascontiguousarray(gt_keypoints[:, :k, 0])
-    yg_all = np.ascontiguousarray(gt_keypoints[:, :k, 1])
-    visible_all = gt_keypoints[:, :k, 2] > 0
-    n_visible_all = visible_all.sum(axis=1)
-    # A ground truth without visible keypoints scores the distance outside its box enlarged
-    # by its size on each side (pycocotools' x0, x1, y0, y1).
-    box = np.asarray(gt_xywh, dtype=np.float64)
-    bounds = np.column_stack([box[:, 0] - box[:, 2], box[:, 0] + box[:, 2] * 2,
-                              box[:, 1] - box[:, 3], box[:, 1] + box[:, 3] * 2])
-    scale = np.asarray(gt_area, dtype=np.float64) + np.spacing(1)
     for lo in range(0, len(pair_dt), _CHUNK_PAIRS):
         d_rows = pair_dt[lo:lo + _CHUNK_PAIRS]
         g_rows = pair_gt[lo:lo + _CHUNK_PAIRS]
-        n_visible = n_visible_all[g_rows]
+        # Only the rows of this chunk's pairs are read (never whole tables: the matcher
+        # calls this once per category and chunk of pairs).
+        d = dt_keypoints.take(d_rows, axis=0)
+        g = gt_keypoints.take(g_rows, axis=0)
+        visible = g[:, :k, 2] > 0
+        n_visible = visible.sum(axis=1)
         hidden = n_visible == 0
-        xd, yd = xd_all[d_rows], yd_all[d_rows]
-        dx = np.subtract(xd, xg_all[g_rows])
-        dy = np.subtract(yd, yg_all[g_rows])
+        xd, yd = d[:, :k, 0], d[:, :k, 1]
+        dx = np.subtract(xd, g[:, :k, 0])
+        dy = np.subtract(yd, g[:, :k, 1])
         if hidden.any():
+            # No visible keypoint: the distance outside the object's box enlarged by its
+            # size on each side (pycocotools' x0, x1, y0, y1).
             h_rows = np.flatnonzero(hidden)
-            b = bounds[g_rows[h_rows]]
+            box = np.asarray(gt_xywh, dtype=np.float64).take(g_rows.take(h_rows), axis=0)
+            x0 = (box[:, 0] - box[:, 2])[:, None]
+            x1 = (box[:, 0] + box[:, 2] * 2)[:, None]
+            y0 = (box[:, 1] - box[:, 3])[:, None]
+            y1 = (box[:, 1] + box[:, 3] * 2)[:, None]
             xh, yh = xd[h_rows], yd[h_rows]
-            dx[h_rows] = np.maximum(0.0, b[:, 0:1] - xh) + np.maximum(0.0, xh - b[:, 1:2])
-            dy[h_rows] = np.maximum(0.0, b[:, 2:3] - yh) + np.maximum(0.0, yh - b[:, 3:4])
+            dx[h_rows] = np.maximum(0.0, x0 - xh) + np.maximum(0.0, xh - x1)
+            dy[h_rows] = np.maximum(0.0, y0 - yh) + np.maximum(0.0, yh - y1)
         # e = (dx ** 2 + dy ** 2) / vars / (area + eps) / 2, the same operations in the same
         # order as pycocotools, in place.
         np.square(dx, out=dx)
         np.square(dy, out=dy)
         e = np.add(dx, dy, out=dx)
         np.divide(e, variances, out=e)
-        np.divide(e, scale[g_rows][:, None], out=e)
+        scale = np.asarray(gt_area, dtype=np.float64).take(g_rows) + np.spacing(1)
+        np.divide(e, scale[:, None], out=e)
         np.divide(e, 2, out=e)
         np.negative(e, out=e)
         similarity = np.exp(e, out=e)
@@ -119,11 +117,11 @@ def _pair_oks(dt_keypoints, gt_keypoints, gt_xywh, gt_area, pair_dt, pair_gt, va
             chunk_out[rows] = similarity[rows].sum(axis=1) / k
         if not full.all():
             partial = np.flatnonzero(~full)
-            visible = visible_all[g_rows[partial]]
+            part_visible = visible[partial]
             part_kept = kept[partial]
             for m in np.unique(part_kept).tolist():
                 sel = np.flatnonzero(part_kept == m)
                 rows = partial[sel]
-                block = similarity[rows][visible[sel]].reshape(len(rows), m)
+                block = similarity[rows][part_visible[sel]].reshape(len(rows), m)
                 chunk_out[rows] = block.sum(axis=1) / m
     return out

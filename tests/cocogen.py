@@ -605,3 +605,37 @@ class Coco100:
             values = precision[:, :, k, 0, 2]
             ap = float(np.mean(values[values > -1])) if np.any(values > -1) else -1.0
             assert ap == expected[str(category_id)], category_id
+
+
+def oks_pairs(gt_dict: dict, results: list[dict]) -> dict:
+    """Per (image, category): deteval's OKS of every (result, object) pair and pycocotools'
+    ``COCOeval.ious`` for the same pairs (results by descending score, at most 20; objects
+    in file order), as two matrices. COCO's person sigmas."""
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    from deteval.io.coco import read_coco_gt, read_coco_results
+    from deteval.keypoints import COCO_PERSON_SIGMAS, pair_oks
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco_gt = COCO()
+        coco_gt.dataset = copy.deepcopy(gt_dict)
+        coco_gt.createIndex()
+        evaluator = COCOeval(coco_gt, coco_gt.loadRes(copy.deepcopy(results)), "keypoints")
+        evaluator.evaluate()
+    dataset = read_coco_gt(gt_dict, iou_type="keypoints")
+    detections = read_coco_results(results, dataset, iou_type="keypoints")
+    gt_row = {int(i): r for r, i in enumerate(dataset.gt.ids)}
+    pairs = {}
+    for key, expected in evaluator.ious.items():
+        if len(expected) == 0:
+            continue
+        dts = evaluator._dts[key]
+        dts = [dts[i] for i in np.argsort([-d["score"] for d in dts], kind="mergesort")][:20]
+        gts = evaluator._gts[key]
+        d_rows = np.repeat([d["id"] - 1 for d in dts], len(gts))
+        g_rows = np.tile([gt_row[g["id"]] for g in gts], len(dts))
+        mine = pair_oks(detections.keypoints, dataset.gt.keypoints, dataset.gt.as_xywh(),
+                        dataset.gt.area, d_rows, g_rows, sigmas=COCO_PERSON_SIGMAS)
+        pairs[key] = (mine.reshape(len(dts), len(gts)), np.asarray(expected))
+    return pairs

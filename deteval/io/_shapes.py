@@ -63,11 +63,14 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
             numbers_checked
             or set(map(type, itertools.chain.from_iterable(values))) <= {int, float}):
         finite = True
-        for k in np.unique(n_keypoints).tolist():
-            rows = np.flatnonzero(n_keypoints == k)
-            block = np.array([values[i] for i in rows], dtype=np.float64).reshape(-1, k, 3)
-            finite = finite and bool(np.isfinite(block).all())
-            out[rows, :k] = block
+        try:
+            for k in np.unique(n_keypoints).tolist():
+                rows = np.flatnonzero(n_keypoints == k)
+                block = np.array([values[i] for i in rows], dtype=np.float64).reshape(-1, k, 3)
+                finite = finite and bool(np.isfinite(block).all())
+                out[rows, :k] = block
+        except OverflowError:   # an integer beyond float64: the walk names the record
+            finite = False
         if finite:
             return out
         out[:] = np.nan     # the walk below names the record with a non-finite number
@@ -88,7 +91,10 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
             raise FormatError(f"'keypoints' must hold 3 numbers per keypoint, {3 * k} for the "
                               f"{k} keypoints of its category; got {len(value)}",
                               source=source, record=labels[i])
-        row = np.asarray(value, dtype=np.float64).reshape(k, 3)
+        try:
+            row = np.asarray(value, dtype=np.float64).reshape(k, 3)
+        except OverflowError:
+            row = np.full((k, 3), np.inf)
         if not np.isfinite(row).all():
             raise FormatError("'keypoints' must hold finite numbers", source=source,
                               record=labels[i])

@@ -420,7 +420,8 @@ def _gt_columns(data: Any, name: str) -> _GTColumns:
                                   section="images", default=float("nan")),
             file_names=_strings(images, "file_name"),
             category_ids=category_ids,
-            category_names=tuple(str(c.get("name", c["id"])) for c in categories),
+            category_names=tuple(str(c["id"] if c.get("name") is None else c["name"])
+                                 for c in categories),
             supercategories=_strings(categories, "supercategory"),
             ann_ids=ann_ids,
             ann_image_ids=number_column(annotations, "image_id", np.int64, source=name,
@@ -581,6 +582,7 @@ class _KeypointResult(msgspec.Struct, gc=False):
     score: float
     keypoints: list[float]
     bbox: tuple[float, float, float, float] | None = None
+    segmentation: msgspec.Raw = msgspec.Raw()   # only whether there is one (left unparsed)
 
 
 _KEYPOINTS_DECODER = msgspec.json.Decoder(list[_KeypointResult])
@@ -612,6 +614,8 @@ def _typed_keypoint_results(raw: bytes, dataset: Dataset, name: str) -> Detectio
     if n == 0:
         return None
     box_branch = records[0].bbox is not None
+    if not box_branch and records[0].segmentation:
+        return None     # loadRes's segm branch: the general path reads the masks
     image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
     category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
     scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
@@ -903,8 +907,18 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
                 raise FormatError("missing 'keypoints' (iou_type 'keypoints' needs x, y, v "
                                   "triplets)", source=name, record=labels[i])
             values.append(record["keypoints"])
+        own_xywh = xywh
         shapes["keypoints"], xywh, area = _keypoint_columns(
             values, category_index, dataset, labels, name, xywh if box_branch else None)
+        if not box_branch and records and "segmentation" in records[0]:
+            # loadRes takes its segm branch before the keypoints one: every result's area
+            # is its mask's pixel count, and its box the mask's unless it gives one.
+            if given.any():
+                placeholder = {"bbox": [0.0, 0.0, 0.0, 0.0]}
+                own_xywh = box_column([r if g else placeholder for r, g in zip(records, given)],
+                                      source=name, section=section).reshape(-1, 4)
+            xywh, area = _mask_areas_and_boxes(records, heights, widths, labels, name,
+                                               own_xywh, given)
     else:
         from ..geometry import polygon_area, polygon_bounds
 
@@ -918,6 +932,25 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
     boxes = _xyxy(xywh, name, lambda i: labels[i])
     return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
                       scores=scores, area=area, xywh=xywh, category_ids=category_ids, **shapes)
+
+
+def _mask_areas_and_boxes(records: Sequence[dict], heights: np.ndarray, widths: np.ndarray,
+                          labels: Sequence[str], name: str, own_xywh: np.ndarray | None,
+                          given: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes and areas of results in loadRes's segm branch (every record needs a mask)."""
+    from ..masks import mask_xywh
+
+    values = []
+    for i, record in enumerate(records):
+        if "segmentation" not in record:
+            raise FormatError("missing 'segmentation': the first result has one (and no "
+                              "'bbox'), so, as in pycocotools' loadRes, every result's area "
+                              "is its mask's", source=name, record=labels[i])
+        values.append(record["segmentation"])
+    masks, pixels = masks_from_segmentations(values, heights=heights, widths=widths,
+                                             source=name, records=labels, with_area=True)
+    xywh = _own_or_shape_boxes(own_xywh, given, mask_xywh(masks))
+    return xywh, pixels.astype(np.float64)
 
 
 def _keypoint_columns(values: Sequence[Any], category_index: np.ndarray, dataset: Dataset,
