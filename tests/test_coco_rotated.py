@@ -155,3 +155,24 @@ def test_missing_rbox_names_the_record():
                            "bbox": [0, 0, 1, 1], "area": 1}]}
     with pytest.raises(FormatError, match=r"annotations\[0\] \(id 3\).*'rbox'"):
         deteval.evaluate_coco(gt, [], iou_type="rotated")
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ([1, 2, 3, 4], "5 numbers"), ([1, 2, 3, 4, True], "5 numbers"),
+    ([1, 2, "3", 4, 5], "5 numbers"), ((1, 2, 3, 4, 5.0), None),
+    ([1, 2, -3, 4, 5], "w, h >= 0"), ([1, 2, 3, 4, 10**400], "finite"),
+    ([1, 2, 3, 4, float("nan")], "finite"), ([1, 2, 3, 4, 5, 6, 7, 8], "polygon")])
+def test_rbox_values_are_checked_record_by_record(bad, message):
+    """Lists of 5 plain numbers are converted at once; anything else is walked record by
+    record, and the error names the record (the third of four here)."""
+    records = [{"id": i + 1, "image_id": 1, "category_id": 1, "iscrowd": 0,
+                "rbox": [10.0 * i, 10, 4, 2, 30]} for i in range(4)]
+    records[2]["rbox"] = bad
+    gt = {"images": [{"id": 1, "width": 99, "height": 99}],
+          "categories": [{"id": 1, "name": "a"}], "annotations": records}
+    if message is None:             # a tuple is taken like a list
+        dataset = deteval.read_coco_gt(gt, iou_type="rotated")
+        assert dataset.gt.rboxes[2].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+        return
+    with pytest.raises(FormatError, match=rf"annotations\[2\] \(id 3\).*{message}"):
+        deteval.read_coco_gt(gt, iou_type="rotated")

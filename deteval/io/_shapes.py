@@ -171,7 +171,20 @@ def rotated_boxes(records: Sequence[dict], labels: Sequence[str], source: str
     """``(n, 5)`` rotated boxes from the records' ``rbox`` field ``[cx, cy, w, h, angle]``."""
     values = _field(records, "rbox", labels, source,
                     "iou_type 'rotated' needs [cx, cy, w, h, angle_degrees]")
-    out = np.empty((len(values), 5))
+    n = len(values)
+    # Fast path: every value a list of 5 plain numbers, converted and checked at once;
+    # anything else is walked record by record below, which names the record.
+    if (all(type(v) is list for v in values)
+            and (np.fromiter(map(len, values), np.int64, n) == 5).all()
+            and set(map(type, itertools.chain.from_iterable(values))) <= {int, float}):
+        try:
+            out = np.fromiter(itertools.chain.from_iterable(values), np.float64,
+                              5 * n).reshape(n, 5)
+        except OverflowError:
+            out = None
+        if out is not None and np.isfinite(out).all() and (out[:, 2:4] >= 0).all():
+            return out
+    out = np.empty((n, 5))
     for i, value in enumerate(values):
         ok = (isinstance(value, (list, tuple)) and len(value) == 5
               and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
@@ -180,7 +193,10 @@ def rotated_boxes(records: Sequence[dict], labels: Sequence[str], source: str
                     "'polygon')" if isinstance(value, (list, tuple)) and len(value) == 8 else "")
             raise FormatError(f"'rbox' must be 5 numbers [cx, cy, w, h, angle_degrees]; got "
                               f"{value!r}{hint}", source=source, record=labels[i])
-        out[i] = value
+        try:
+            out[i] = value
+        except OverflowError:
+            out[i] = np.inf
         if not np.isfinite(out[i]).all() or out[i, 2] < 0 or out[i, 3] < 0:
             raise FormatError(f"'rbox' must be finite with w, h >= 0; got {value!r}",
                               source=source, record=labels[i])
