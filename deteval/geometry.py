@@ -74,6 +74,7 @@ from .errors import FormatError
 from .iou import _coco_iou
 
 __all__ = [
+    "PairIoU",
     "iou_matrix",
     "pair_iou",
     "polygon_area",
@@ -839,19 +840,55 @@ def pair_iou(dt_polys: Any, gt_polys: Any, gt_crowd: Any = None) -> np.ndarray:
     if len(gt.geoms) != n:
         raise ValueError(f"dt_polys and gt_polys must have the same length; got {n} and "
                          f"{len(gt.geoms)}")
-    crowd = _as_flags(gt_crowd, n, "gt_crowd")
-    out = np.zeros(n)
-    both = dt.rect & gt.rect
+    rows = np.arange(n)
+    return _rows_iou(dt, gt, rows, rows, _as_flags(gt_crowd, n, "gt_crowd"))
+
+
+class PairIoU:
+    """:func:`pair_iou` of pairs given by rows, each polygon prepared once.
+
+    ``PairIoU(dt_polys, gt_polys)(dt_rows, gt_rows, crowd)`` equals ``pair_iou(
+    dt_polys[dt_rows], gt_polys[gt_rows], crowd)`` bit for bit; the checks, areas, bounds
+    and corners of each polygon are computed when the object is made, not once per pair.
+    Every polygon is checked then, paired or not.
+
+    Examples
+    --------
+    >>> a = polygons_from_rboxes([[0, 0, 2, 2, 0], [9, 9, 2, 2, 0]])
+    >>> b = polygons_from_coords([[0, -1, 1, -1, 1, 1, 0, 1]])
+    >>> PairIoU(a, b)(np.array([0, 1, 0]), np.array([0, 0, 0])).tolist()
+    [0.5, 0.0, 0.5]
+    """
+
+    def __init__(self, dt_polys: Any, gt_polys: Any):
+        self.dt = _Prepared(dt_polys, "dt_polys")
+        self.gt = _Prepared(gt_polys, "gt_polys")
+
+    def __call__(self, dt_rows: np.ndarray, gt_rows: np.ndarray,
+                 gt_crowd: Any = None) -> np.ndarray:
+        dt_rows = np.asarray(dt_rows, dtype=np.int64)
+        gt_rows = np.asarray(gt_rows, dtype=np.int64)
+        if dt_rows.shape != gt_rows.shape or dt_rows.ndim != 1:
+            raise ValueError("dt_rows and gt_rows must be 1-D and of one length")
+        return _rows_iou(self.dt, self.gt, dt_rows, gt_rows,
+                         _as_flags(gt_crowd, len(dt_rows), "gt_crowd"))
+
+
+def _rows_iou(dt: _Prepared, gt: _Prepared, i: np.ndarray, j: np.ndarray,
+              crowd: np.ndarray) -> np.ndarray:
+    """IoU of the pairs ``(dt[i[k]], gt[j[k]])`` (see :func:`pair_iou`)."""
+    out = np.zeros(len(i))
+    both = dt.rect[i] & gt.rect[j]
     if both.any():
-        out[both] = _coco_iou(tuple(dt.xywh[both].T), tuple(gt.xywh[both].T), crowd[both])
+        out[both] = _coco_iou(tuple(dt.xywh[i[both]].T), tuple(gt.xywh[j[both]].T),
+                              crowd[both])
+    bd, bg = dt.bounds[i], gt.bounds[j]
     with np.errstate(invalid="ignore"):
-        overlap = ((np.minimum(dt.bounds[:, 2], gt.bounds[:, 2])
-                    > np.maximum(dt.bounds[:, 0], gt.bounds[:, 0]))
-                   & (np.minimum(dt.bounds[:, 3], gt.bounds[:, 3])
-                      > np.maximum(dt.bounds[:, 1], gt.bounds[:, 1])))
-    todo = np.flatnonzero(overlap & ~both & (dt.area > 0) & (gt.area > 0))
+        overlap = ((np.minimum(bd[:, 2], bg[:, 2]) > np.maximum(bd[:, 0], bg[:, 0]))
+                   & (np.minimum(bd[:, 3], bg[:, 3]) > np.maximum(bd[:, 1], bg[:, 1])))
+    todo = np.flatnonzero(overlap & ~both & (dt.area[i] > 0) & (gt.area[j] > 0))
     if len(todo):
-        out[todo] = _exact_iou(dt, gt, todo, todo, crowd[todo])
+        out[todo] = _exact_iou(dt, gt, i[todo], j[todo], crowd[todo])
     return out
 
 

@@ -15,6 +15,7 @@ from shapely import Polygon
 
 from deteval.errors import FormatError
 from deteval.geometry import (
+    PairIoU,
     _convex_quad_intersection_area,
     _strictly_convex,
     iou_matrix,
@@ -732,3 +733,22 @@ def test_concave_quads_and_polygons_still_go_to_geos(monkeypatch):
     assert intersected == [2]
     expected = [reference_iou(arrow[0], box[0]), reference_iou(pentagon[0], box[0]), 1.0]
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pair_iou_of_rows_equals_pair_iou_of_gathered_pairs(seed):
+    """PairIoU prepares each polygon once and looks pairs up by row: the same bits as
+    pair_iou on the gathered pairs (rotated boxes, axis-aligned ones, stars, duplicates,
+    crowd flags, pairs far apart)."""
+    rng = np.random.default_rng(300 + seed)
+    dt = np.concatenate([polygons_from_rboxes(random_rboxes(rng, 30)), random_polygons(rng, 10),
+                         polygons_from_rboxes([[5, 5, 4, 2, 0], [5, 5, 4, 2, 90]])])
+    gt = np.concatenate([polygons_from_rboxes(random_rboxes(rng, 20)), random_polygons(rng, 8),
+                         polygons_from_rboxes([[5, 5, 4, 2, 0]])])
+    d_rows = rng.integers(0, len(dt), 400)
+    g_rows = rng.integers(0, len(gt), 400)
+    crowd = rng.random(400) < 0.2
+    expected = pair_iou(dt[d_rows], gt[g_rows], crowd)
+    assert (expected > 0).sum() > 20
+    assert np.array_equal(PairIoU(dt, gt)(d_rows, g_rows, crowd), expected)
+    assert PairIoU(dt, gt)(np.zeros(0, int), np.zeros(0, int)).shape == (0,)

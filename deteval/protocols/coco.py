@@ -621,13 +621,13 @@ def _similarity(p: COCOParams, dataset: Dataset, detections: Detections, gt_perm
     elif p.iou_type == "keypoints":
         similarity = _oks_similarity(p, dataset, detections, gt_perm, gt_xywh)
     else:
-        from ..geometry import pair_iou
+        from ..geometry import PairIoU
 
         gt_polygons = gt.polygons[gt_perm] if len(gt) else gt.polygons
-        dt_polygons = detections.polygons
+        polygon_iou = PairIoU(detections.polygons, gt_polygons)   # each polygon prepared once
 
         def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-            return pair_iou(dt_polygons[d_rows], gt_polygons[g_rows], gt_crowd[g_rows])
+            return polygon_iou(d_rows, g_rows, gt_crowd[g_rows])
     return similarity
 
 
