@@ -19,7 +19,11 @@ image when categories are ignored):
 Implementation: all candidate pairs (IoU at or above the lowest threshold) of all groups are
 processed at once, in rounds; round ``r`` takes the ``r``-th detection of every group that
 still has candidates, vectorised over groups, IoU thresholds and area ranges. The state
-carried between rounds is which object is taken at each (area range, threshold).
+carried between rounds is which object is taken at each (area range, threshold). A group in
+which each detection's candidates are, in every area range, all ignored or all not, makes
+the same choices in every range (the preference for objects that are not ignored never
+decides), so it is matched for the first range only and its matches are copied; in COCO
+data that is most groups.
 
 ``rule="voc"`` applies the Pascal VOC rule instead (devkit ``VOCevaldet.m``, detectron2
 ``voc_eval``; ``semantics.md`` §12):
