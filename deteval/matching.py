@@ -488,11 +488,11 @@ def match_detections(
     found_a, found_t, found_d, found_g = [], [], [], []
     thr = effective[None, :, None]
     all_areas = np.arange(n_a)
-    # Each pair's preference as one int64 when no similarity is negative (the usual case):
-    # objects that are not ignored first (bit 62), then the similarity (the bits of a
-    # non-negative float64 order like the float; + 0.0 turns -0.0 into 0.0). Otherwise the
-    # two preferences are taken one after the other.
-    packed = not len(values) or values.min() >= 0
+    # Each pair's preference as one int64 when every similarity is in [0, 2) (IoU and OKS
+    # always are): objects that are not ignored first (bit 62), then the similarity (the
+    # bits of a non-negative float64 order like the float, and leave bit 62 clear below
+    # 2.0; + 0.0 turns -0.0 into 0.0). Otherwise the two preferences are taken in turn.
+    packed = not len(values) or (values.min() >= 0 and values.max() < 2.0)
     preference = (values + 0.0).view(np.int64) if packed else None
     regular_bit = np.int64(2**62)
     for k in range(len(part_bounds) - 1):
