@@ -595,19 +595,3 @@ def test_coco100_per_category_ap(coco100):
 def test_coco100_arrays_equal_pycocotools(coco100):
     gt, results = coco100.read()
     assert_parity(coco100.result, run_pycocotools(gt, results))
-
-
-@pytest.mark.parametrize("seed", range(12))
-def test_threaded_accumulation_changes_nothing(seed, monkeypatch):
-    """Large evaluations accumulate the max-detections settings in two threads: forced on
-    small seeded datasets, the arrays equal the one-thread run and pycocotools'."""
-    import deteval.protocols.coco as protocol
-
-    gt, results = make_dataset(seed)
-    params = {"max_detections": (1, 3, 10, 100)} if seed % 3 == 0 else {}
-    alone = deteval.evaluate_coco(gt, results, **params)
-    monkeypatch.setattr(protocol, "_THREADED_DETECTIONS", 0)
-    threaded = deteval.evaluate_coco(gt, results, **params)
-    for name in ("precision", "recall", "scores", "stats"):
-        assert np.array_equal(getattr(alone, name), getattr(threaded, name)), name
-    assert_parity(threaded, run_pycocotools(gt, results, **params))

@@ -762,11 +762,6 @@ def _needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np
     return need
 
 
-#: Detections from which the max-detections settings are accumulated in two threads (below
-#: it, thread start-up costs more than it saves).
-_THREADED_DETECTIONS = 50_000
-
-
 def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
                 dt_img: np.ndarray, scores_in: np.ndarray, gt_k: np.ndarray):
     """pycocotools' ``accumulate`` from the match table (semantics.md §7)."""
@@ -805,7 +800,7 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
     ev_rank = rank.take(ev_dt)
     rank_in_order = rank.take(order)
 
-    def one(mi: int, max_det: int) -> None:
+    for mi, max_det in enumerate(p.max_detections):
         in_sel = rank_in_order < max_det
         sel = order.compress(in_sel)
         n_sel = len(sel)
@@ -894,16 +889,4 @@ def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
         ss[~valid] = -1.0
         precision[..., mi] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
         scores[..., mi] = ss.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
-
-    # The max-detections settings are independent and numpy releases the GIL in its large
-    # loops: two threads overlap them.
-    jobs = list(enumerate(p.max_detections))
-    if len(jobs) > 1 and len(order) >= _THREADED_DETECTIONS:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            list(pool.map(lambda job: one(*job), jobs))
-    else:
-        for job in jobs:
-            one(*job)
     return precision, recall, scores
