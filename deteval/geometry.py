@@ -197,7 +197,8 @@ def rotated_box_corners(rboxes: Any, *, angle_unit: str = "degrees", source: Any
     Raises
     ------
     FormatError
-        A non-finite value or a negative width or height (naming the box).
+        A non-finite value, a negative width or height, or a corner of magnitude 1e150 or
+        more (naming the box).
 
     Examples
     --------
@@ -213,7 +214,14 @@ def rotated_box_corners(rboxes: Any, *, angle_unit: str = "degrees", source: Any
     v = _CORNER_V * boxes[:, [3]]
     x = boxes[:, [0]] + (u * cos[:, None] + v * sin[:, None])
     y = boxes[:, [1]] + (v * cos[:, None] - u * sin[:, None])
-    return np.stack([x, y], axis=-1)
+    corners = np.stack([x, y], axis=-1)
+    far = np.flatnonzero((np.abs(corners) >= _MAX_COORDINATE).any(axis=(1, 2)))
+    if len(far):    # cx and w each below the limit can still put a corner beyond it
+        i = int(far[0])
+        raise _error(f"rotated box {boxes[i].tolist()} has a corner of magnitude "
+                     f"{_MAX_COORDINATE:g} or more (areas would overflow)",
+                     _labeller(len(boxes), source, records, "rbox")(i))
+    return corners
 
 
 def polygons_from_rboxes(rboxes: Any, *, angle_unit: str = "degrees", source: Any = None,
@@ -641,7 +649,8 @@ class _Prepared:
     """What the IoU of a side needs, computed once: validity checked, area, bounds, and the
     ``[x, y, w, h]`` of axis-aligned rectangles (NaN elsewhere)."""
 
-    def __init__(self, polys: Any, name: str):
+    def __init__(self, polys: Any, name: str, rows: np.ndarray | None = None):
+        # ``rows``: where each polygon stands in the caller's array, for the messages.
         self.geoms = _as_geometries(polys, name)
         n = len(self.geoms)
         quads = _quad_corners(self.geoms)
@@ -651,7 +660,8 @@ class _Prepared:
         if len(bad):
             i = int(bad[0])
             reason = shapely.is_valid_reason(self.geoms[i])
-            raise ValueError(f"{name}[{i}] is not a valid polygon ({reason}); build polygons "
+            label = i if rows is None else int(rows[i])
+            raise ValueError(f"{name}[{label}] is not a valid polygon ({reason}); build polygons "
                              "with polygons_from_coords(..., invalid='repair') to repair them")
         with np.errstate(invalid="ignore", over="ignore"):
             self.area = np.nan_to_num(shapely.area(self.geoms), nan=0.0) if n else np.zeros(0)
@@ -661,7 +671,8 @@ class _Prepared:
                                                          ).any(axis=1))
         if len(huge):
             i = int(huge[0])
-            raise ValueError(f"{name}[{i}] has coordinates of magnitude {_MAX_COORDINATE:g} or "
+            label = i if rows is None else int(rows[i])
+            raise ValueError(f"{name}[{label}] has coordinates of magnitude {_MAX_COORDINATE:g} or "
                              "more (its bounds are "
                              f"{self.bounds[i].tolist()}); areas and IoUs would overflow")
         self.xywh = np.full((n, 4), np.nan)
@@ -845,12 +856,12 @@ def pair_iou(dt_polys: Any, gt_polys: Any, gt_crowd: Any = None) -> np.ndarray:
 
 
 class PairIoU:
-    """:func:`pair_iou` of pairs given by rows, each polygon prepared once.
+    """:func:`pair_iou` of pairs given by rows, each polygon prepared once per call.
 
     ``PairIoU(dt_polys, gt_polys)(dt_rows, gt_rows, crowd)`` equals ``pair_iou(
-    dt_polys[dt_rows], gt_polys[gt_rows], crowd)`` bit for bit; the checks, areas, bounds
-    and corners of each polygon are computed when the object is made, not once per pair.
-    Every polygon is checked then, paired or not.
+    dt_polys[dt_rows], gt_polys[gt_rows], crowd)`` bit for bit, errors included (naming the
+    row); the checks, areas, bounds and corners of a polygon are computed once for all the
+    pairs it takes part in, not once per pair. Polygons in no pair are never looked at.
 
     Examples
     --------
@@ -861,8 +872,8 @@ class PairIoU:
     """
 
     def __init__(self, dt_polys: Any, gt_polys: Any):
-        self.dt = _Prepared(dt_polys, "dt_polys")
-        self.gt = _Prepared(gt_polys, "gt_polys")
+        self.dt_polys = _as_geometries(dt_polys, "dt_polys")
+        self.gt_polys = _as_geometries(gt_polys, "gt_polys")
 
     def __call__(self, dt_rows: np.ndarray, gt_rows: np.ndarray,
                  gt_crowd: Any = None) -> np.ndarray:
@@ -870,8 +881,12 @@ class PairIoU:
         gt_rows = np.asarray(gt_rows, dtype=np.int64)
         if dt_rows.shape != gt_rows.shape or dt_rows.ndim != 1:
             raise ValueError("dt_rows and gt_rows must be 1-D and of one length")
-        return _rows_iou(self.dt, self.gt, dt_rows, gt_rows,
-                         _as_flags(gt_crowd, len(dt_rows), "gt_crowd"))
+        crowd = _as_flags(gt_crowd, len(dt_rows), "gt_crowd")
+        dt_used, dt_at = np.unique(dt_rows, return_inverse=True)
+        gt_used, gt_at = np.unique(gt_rows, return_inverse=True)
+        dt = _Prepared(self.dt_polys[dt_used], "dt_polys", rows=dt_used)
+        gt = _Prepared(self.gt_polys[gt_used], "gt_polys", rows=gt_used)
+        return _rows_iou(dt, gt, dt_at.reshape(-1), gt_at.reshape(-1), crowd)
 
 
 def _rows_iou(dt: _Prepared, gt: _Prepared, i: np.ndarray, j: np.ndarray,

@@ -947,8 +947,11 @@ def _mask_areas_and_boxes(records: Sequence[dict], heights: np.ndarray, widths: 
                               "'bbox'), so, as in pycocotools' loadRes, every result's area "
                               "is its mask's", source=name, record=labels[i])
         values.append(record["segmentation"])
+    # loadRes takes any RLE's area, whatever its size (the keypoint protocol never compares
+    # masks): no size check here.
     masks, pixels = masks_from_segmentations(values, heights=heights, widths=widths,
-                                             source=name, records=labels, with_area=True)
+                                             source=name, records=labels, with_area=True,
+                                             check_size=False)
     xywh = _own_or_shape_boxes(own_xywh, given, mask_xywh(masks))
     return xywh, pixels.astype(np.float64)
 
