@@ -334,12 +334,12 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     the mask must have fewer than 2**32 pixels. The area is the sum of the odd (foreground)
     runs, what pycocotools' ``area`` returns. With ``boxes``, also each mask's ``toBbox``
     box (see :func:`_run_boxes`); with ``unbounded``, also whether pycocotools' IoU routine
-    may stop early on each mask (see :func:`_unbounded` and :func:`mask_iou_bound`).
+    may stop counting early on each mask (see :func:`mask_iou_bound`).
     """
     _check_sizes(heights, widths, source, labels)
     areas = np.empty(len(strings), dtype=np.int64)
     xywh = np.zeros((len(strings), 4), dtype=np.float64) if boxes else None
-    empty = _too_many_for_bound(heights, widths) if unbounded else None
+    early = _too_many_for_bound(heights, widths) if unbounded else None
     # Chunks of about _CHUNK characters keep every array of a chunk in cache.
     lengths = np.fromiter(map(len, strings), np.int64, len(strings))
     ends = np.cumsum(lengths)
@@ -362,8 +362,8 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
             zero = np.flatnonzero(counts == 0)
             if len(zero):
                 owner = np.searchsorted(offsets, zero, side="right") - 1
-                empty[lo + owner[zero != offsets[owner]]] = True
-    out = (areas,) + ((xywh,) if boxes else ()) + ((empty,) if unbounded else ())
+                early[lo + owner[zero != offsets[owner]]] = True   # not a first run
+    out = (areas,) + ((xywh,) if boxes else ()) + ((early,) if unbounded else ())
     return out if len(out) > 1 else areas
 
 
@@ -727,8 +727,8 @@ def mask_bound_area(masks: Sequence[dict]) -> np.ndarray:
     strings = [m["counts"].encode("utf-8", "surrogatepass") if isinstance(m["counts"], str)
                else m["counts"] for m in masks]
     sizes = np.array([m["size"] for m in masks], dtype=np.int64).reshape(-1, 2)
-    pixels, empty = compressed_areas(strings, sizes, unbounded=True)
-    return np.where(empty, np.nan, pixels.astype(np.float64))
+    pixels, early = compressed_areas(strings, sizes, unbounded=True)
+    return np.where(early, np.nan, pixels.astype(np.float64))
 
 
 def mask_bounds(masks: Sequence[dict]) -> np.ndarray:

@@ -332,16 +332,6 @@ class _KeypointsFile(msgspec.Struct, gc=False):
 _KEYPOINT_GT_DECODER = msgspec.json.Decoder(_KeypointsFile)
 
 
-class _AnnotationLabels:
-    """``labels[i]`` names annotation ``i`` as the general path does, made on demand."""
-
-    def __init__(self, ids: np.ndarray):
-        self.ids = ids
-
-    def __getitem__(self, i: int) -> str:
-        return f"annotations[{int(i)}] (id {int(self.ids[i])})"
-
-
 def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     """A person-keypoints file decoded and type-checked in one pass, or None.
 
@@ -366,8 +356,8 @@ def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     listed = [len(c.keypoints) if c.keypoints else -1 for c in data.categories]
     del data, annotations
     counts = keypoint_counts_of(values, dataset.gt.category_index, listed)
-    keypoints = keypoint_array(values, counts, _AnnotationLabels(columns.ann_ids), name,
-                               numbers_checked=True)
+    keypoints = keypoint_array(values, counts, _RecordLabels("annotations", columns.ann_ids),
+                               name, numbers_checked=True)
     del values
     return dataclasses.replace(dataset, gt=dataset.gt.replace(keypoints=keypoints,
                                                               num_keypoints=num_keypoints))
@@ -589,21 +579,23 @@ _KEYPOINTS_DECODER = msgspec.json.Decoder(list[_KeypointResult])
 
 
 class _RecordLabels:
-    """``labels[i]`` is ``"section[i]"``, made only when an error names a record."""
+    """``labels[i]`` names record ``i`` as the general path does, ``"section[i]"`` (with
+    ``" (id N)"`` when ``ids`` are given), made only when an error names a record."""
 
-    def __init__(self, section: str):
-        self.section = section
+    def __init__(self, section: str, ids: np.ndarray | None = None):
+        self.section, self.ids = section, ids
 
     def __getitem__(self, i: int) -> str:
-        return f"{self.section}[{int(i)}]"
+        label = f"{self.section}[{int(i)}]"
+        return label if self.ids is None else f"{label} (id {int(self.ids[i])})"
 
 
 def _typed_keypoint_results(raw: bytes, dataset: Dataset, name: str) -> Detections | None:
     """Keypoint results in the common layout, decoded and type-checked in one pass, or None.
 
-    Anything unusual (a first record with a box and a later one without, an unknown image,
-    a non-finite number) returns None and the general path reads the
-    file and words the error. Call it with the collector paused: the parsed lists are
+    Anything unusual (a first record with a box and a later one without, a first record with
+    a mask, an unknown image, a non-finite number) returns None and the general path reads
+    the file and words the error. Call it with the collector paused: the parsed lists are
     freed before it returns.
     """
     try:
