@@ -81,7 +81,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .confusion import _load, _number
+from ._validation import number
+from .confusion import _load
 from .data import Dataset, Detections
 from .iou import coco_pair_iou
 from .matching import match_detections
@@ -363,8 +364,8 @@ def match_outcomes(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
     FormatError
         Unreadable input files.
     """
-    iou_threshold = _number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
-    score_threshold = _number("score_threshold", score_threshold, low=0.0)
+    iou_threshold = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
+    score_threshold = number("score_threshold", score_threshold, low=0.0)
     dataset, detections = _load(gt, dt)
     if len(detections) and detections.category_index.min() < -1:
         raise ValueError("detections.category_index must index the dataset's categories "
