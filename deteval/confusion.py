@@ -490,7 +490,12 @@ class OperatingPoints:
     beta: float
     curves: dict
 
-    def _curve(self, category: str | None) -> dict:
+    def curve(self, category: str | None = None) -> dict:
+        """The curve of ``category`` (None: all classes pooled) as a dict of arrays.
+
+        Keys ``thresholds``, ``tp``, ``fp``, ``fn``, ``precision``, ``recall``, ``fbeta``;
+        a KeyError names the known categories.
+        """
         key = "overall" if category is None else category
         if key not in self.curves:
             raise KeyError(f"unknown category {category!r}; choose one of "
@@ -515,7 +520,7 @@ class OperatingPoints:
 
         NaN threshold (and ratios) when no threshold gives an F above 0.
         """
-        curve = self._curve(category)
+        curve = self.curve(category)
         f = curve["fbeta"]
         i = int(np.argmax(f)) if len(f) and f.max() > 0 else None
         return self._point(curve, i, category)
@@ -525,7 +530,7 @@ class OperatingPoints:
         """The highest precision among thresholds reaching ``recall`` (the highest such
         threshold on ties); NaN values if ``recall`` is never reached."""
         recall = number("recall", recall, low=0.0, high=1.0)
-        curve = self._curve(category)
+        curve = self.curve(category)
         ok = np.flatnonzero(curve["recall"] >= recall)
         i = None if len(ok) == 0 else int(ok[np.argmax(curve["precision"][ok])])
         return self._point(curve, i, category)
@@ -535,7 +540,7 @@ class OperatingPoints:
         """The highest recall among thresholds with at least ``precision`` (the highest
         such threshold on ties); NaN values if no threshold is that precise."""
         precision = number("precision", precision, low=0.0, high=1.0)
-        curve = self._curve(category)
+        curve = self.curve(category)
         ok = np.flatnonzero(curve["precision"] >= precision)
         i = None if len(ok) == 0 else int(ok[np.argmax(curve["recall"][ok])])
         return self._point(curve, i, category)
