@@ -77,6 +77,7 @@ from typing import Any
 
 import numpy as np
 
+from ._arrays import frozen
 from ._validation import number, zero_division_value
 from .classification import top_k_accuracy
 from .data import Dataset, Detections
@@ -611,8 +612,9 @@ def operating_points(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
     for name, c in raw.items():
         fn = c.n_gt - c.tp
         p, r, f = _ratios(c.tp, c.fp, fn, (name,) * len(c.tp), beta, 0)
-        curves[name] = {"thresholds": c.thresholds, "tp": c.tp, "fp": c.fp, "fn": fn,
-                        "precision": p, "recall": r, "fbeta": f, "n_gt": c.n_gt}
+        arrays = {"thresholds": c.thresholds, "tp": c.tp, "fp": c.fp, "fn": fn,
+                  "precision": p, "recall": r, "fbeta": f}
+        curves[name] = {**{key: frozen(a) for key, a in arrays.items()}, "n_gt": c.n_gt}
     return OperatingPoints(labels=names, iou_threshold=iou_threshold, beta=beta,
                            curves=curves)
 

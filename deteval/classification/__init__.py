@@ -2,7 +2,8 @@
 
 Every function takes the ground truth first (``y_true``) and the prediction or the scores
 second, with every option keyword-only. Inputs are anything ``np.asarray`` turns into a 1-D
-array (score matrices and regression targets may be 2-D); they are never modified. Values
+array (score matrices and regression targets may be 2-D); they are never modified. Arrays
+returned are read-only, as every deteval result is (``.copy()`` one to change it). Values
 agree with scikit-learn to 1e-12 unless a docstring says otherwise.
 
 Class labels

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
+from .._arrays import frozen
 from .._validation import one_of
 from ..errors import warn_undefined
 
@@ -210,3 +213,29 @@ def warn_metric(message: str) -> None:
     """Emit an :class:`~deteval.errors.UndefinedMetricWarning` pointing at the first caller
     outside ``deteval.classification``."""
     warn_undefined(message, outside=__package__)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _read_only(value: Any, inputs: list[np.ndarray]) -> Any:
+    if isinstance(value, np.ndarray):
+        if not value.flags.writeable:
+            return value
+        return frozen(value, copy=any(np.may_share_memory(value, a) for a in inputs))
+    if isinstance(value, tuple):
+        items = [_read_only(item, inputs) for item in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    return value
+
+
+def read_only_result(function: F) -> F:
+    """Make the arrays a metric returns read-only, as every deteval result is (an array that
+    may share memory with an input is copied first, so inputs keep their flags)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, np.ndarray)]
+        return _read_only(function(*args, **kwargs), inputs)
+
+    return wrapper  # type: ignore[return-value]

@@ -14,6 +14,7 @@ from ._base import (
     count_matrix,
     encoded_pair,
     positives,
+    read_only_result,
     shown,
     steps,
     warn_metric,
@@ -99,6 +100,7 @@ def expected_cost(
     return total / worst
 
 
+@read_only_result
 def probability_cost(p_positive: Any, *, cost_fn: Any, cost_fp: Any) -> Any:
     """Drummond and Holte's probability-cost, the x-axis of a cost curve.
 
@@ -137,6 +139,7 @@ def probability_cost(p_positive: Any, *, cost_fn: Any, cost_fp: Any) -> Any:
     return float(result) if result.ndim == 0 else result
 
 
+@read_only_result
 def cost_curve(
     y_true: Any,
     scores: Any,

@@ -20,6 +20,7 @@ from ._base import (
     counts_from_matrix,
     encoded_pair,
     equal_to,
+    read_only_result,
     shown,
     warn_metric,
 )
@@ -29,6 +30,7 @@ from ._base import (
 # --------------------------------------------------------------------------------------
 
 
+@read_only_result
 def confusion_matrix(y_true: Any, y_pred: Any, *, labels: Any = None) -> np.ndarray:
     """Count every (true class, predicted class) pair.
 
@@ -164,6 +166,7 @@ def _rate(y_true, y_pred, *, average, pos_label, labels, zero_division, which):
     )
 
 
+@read_only_result
 def precision(
     y_true: Any,
     y_pred: Any,
@@ -193,6 +196,7 @@ def precision(
     )
 
 
+@read_only_result
 def recall(
     y_true: Any,
     y_pred: Any,
@@ -220,6 +224,7 @@ def recall(
     )
 
 
+@read_only_result
 def specificity(
     y_true: Any,
     y_pred: Any,
@@ -250,6 +255,7 @@ def specificity(
     )
 
 
+@read_only_result
 def false_positive_rate(
     y_true: Any,
     y_pred: Any,
@@ -277,6 +283,7 @@ def false_positive_rate(
     )
 
 
+@read_only_result
 def false_negative_rate(
     y_true: Any,
     y_pred: Any,
@@ -305,6 +312,7 @@ def false_negative_rate(
     )
 
 
+@read_only_result
 def fbeta_score(
     y_true: Any,
     y_pred: Any,
@@ -359,6 +367,7 @@ def fbeta_score(
     )
 
 
+@read_only_result
 def f1_score(
     y_true: Any,
     y_pred: Any,
@@ -494,6 +503,7 @@ def balanced_accuracy(y_true: Any, y_pred: Any, *, labels: Any = None) -> float:
     return float(np.mean(counts.tp[present] / support[present]))
 
 
+@read_only_result
 def precision_recall_fscore_from_matrices(
     confusion_matrices: Any,
     *,

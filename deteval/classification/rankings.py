@@ -17,6 +17,7 @@ from ._base import (
     check_length,
     encode,
     positives,
+    read_only_result,
     steps,
     trapezoid,
     warn_metric,
@@ -35,6 +36,7 @@ class ThresholdCounts(NamedTuple):
     tn: Any
 
 
+@read_only_result
 def counts_at_threshold(
     y_true: Any, scores: Any, threshold: Any, *, pos_label: Any = None
 ) -> ThresholdCounts:
@@ -83,6 +85,7 @@ def counts_at_threshold(
     return ThresholdCounts(*(a.astype(np.int64) for a in (tp, fp, fn, tn)))
 
 
+@read_only_result
 def roc_curve(
     y_true: Any, scores: Any, *, pos_label: Any = None, drop_intermediate: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -188,6 +191,7 @@ def _pr_points(positive: np.ndarray, values: np.ndarray, drop_intermediate: bool
     return precision_values, recall_values, thresholds
 
 
+@read_only_result
 def precision_recall_curve(
     y_true: Any, scores: Any, *, pos_label: Any = None, drop_intermediate: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

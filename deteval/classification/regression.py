@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ._base import read_only_result
+
 # --------------------------------------------------------------------------------------
 # Regression errors (box coordinates, sizes, ...)
 # --------------------------------------------------------------------------------------
@@ -59,6 +61,7 @@ _REGRESSION_DOC = """
 """
 
 
+@read_only_result
 def mean_squared_error(
     y_true: Any, y_pred: Any, *, multioutput: str = "uniform_average"
 ) -> float | np.ndarray:
@@ -73,6 +76,7 @@ def mean_squared_error(
     return _output(np.mean((truth - predicted) ** 2, axis=0), multioutput)
 
 
+@read_only_result
 def root_mean_squared_error(
     y_true: Any, y_pred: Any, *, multioutput: str = "uniform_average"
 ) -> float | np.ndarray:
@@ -87,6 +91,7 @@ def root_mean_squared_error(
     return _output(np.sqrt(np.mean((truth - predicted) ** 2, axis=0)), multioutput)
 
 
+@read_only_result
 def mean_absolute_error(
     y_true: Any, y_pred: Any, *, multioutput: str = "uniform_average"
 ) -> float | np.ndarray:
@@ -101,6 +106,7 @@ def mean_absolute_error(
     return _output(np.mean(np.abs(truth - predicted), axis=0), multioutput)
 
 
+@read_only_result
 def root_mean_squared_log_error(
     y_true: Any, y_pred: Any, *, multioutput: str = "uniform_average"
 ) -> float | np.ndarray:
