@@ -4,10 +4,9 @@
   ``coco_val2014_100`` in ``../shared/data`` next to the repository (or in
   ``$DETEVAL_SHARED_DATA``); a test that takes one is skipped, naming the path, when the
   sample is absent.
-* ``rng``: a seeded ``numpy.random.Generator`` (seed 0), for tests that draw random data.
 
 Generators of datasets, detections and masks stay in the helper modules ``cocogen.py``,
-``maskgen.py``, ``scenes.py``, ``shapegen.py`` and ``reference.py`` (literal reference
+``maskgen.py``, ``scenes.py`` and ``reference.py`` (literal reference
 implementations); test modules import those, never one another.
 """
 
@@ -16,7 +15,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 #: Where the shared samples live, outside the repository (``DETEVAL_SHARED_DATA`` overrides
@@ -43,8 +41,3 @@ def coco100_dir() -> Path:
     """100 COCO val2014 images with results and pycocotools' expected summaries."""
     return _shared("coco_val2014_100")
 
-
-@pytest.fixture
-def rng() -> np.random.Generator:
-    """A generator seeded with 0: every test that takes it sees the same numbers."""
-    return np.random.default_rng(0)
