@@ -20,10 +20,11 @@ Registering a new function
 --------------------------
 Append an :class:`Entry` to one of the registries (``PROTOCOLS``, ``DIAGNOSTICS``,
 ``CLASSIFICATION``, ``READERS``), or to ``ENTRIES`` directly. An entry says how to build a
-fresh :class:`Case` (``make(tmp)``, where ``tmp`` is a scratch folder for file inputs),
-how to call the function on it (``call``, default ``function(*args, **kwargs)``), which
-numbers of the result must not move (``numbers``), and the optional hooks ``shuffle``,
-``empty`` and ``nan`` (a contract is skipped for an entry without its hook). The helpers
+fresh :class:`Case` (``make(tmp)``, where ``tmp`` is a scratch folder for file inputs;
+the call is ``function(*case.args, **case.kwargs)``), which numbers of what it returns
+must not move (``numbers``), where the result object is in what it returns (``result``,
+default: all of it), and the optional hooks ``shuffle``, ``empty`` and ``nan`` (a
+contract is skipped for an entry without its hook). The helpers
 below build the hooks for the common input kinds (COCO dicts, label pairs, scores), so an
 entry is usually one line. A contract that an entry breaks for a reason outside this
 branch's files is listed in ``KNOWN_GAPS`` and runs as a strict xfail.
@@ -72,6 +73,7 @@ class Entry:
     empty: Callable[[Path], Case] | None = None
     nan: Callable[[Path], tuple[Case, str]] | None = None
     exact: bool = True  # numbers equal bit for bit (else to 1e-12: sums in another order)
+    result: Callable[[Any], Any] = lambda returned: returned  # the result in what it returns
 
     def __call__(self, case: Case) -> Any:
         return self.function(*case.args, **case.kwargs)
@@ -376,9 +378,9 @@ def reader_entries() -> list[Entry]:
             return maker(tmp, *_relabelled(rng))
         return shuffle
 
-    def rows_of_detections(call):
-        # the dataset is an input: numbers need it, so the call returns both
-        return lambda case: (case.args[1], call(*case.args))
+    def with_dataset(read):
+        # the dataset is an input, and the id-free rows need it: return both
+        return lambda source, dataset: (dataset, read(source, dataset))
 
     empty_gt = {**coco_inputs()[0], "annotations": []}
     return [
@@ -386,13 +388,15 @@ def reader_entries() -> list[Entry]:
               lambda tmp: coco_gt(tmp, empty_gt), lambda tmp: (coco_gt(tmp, _gt_nan()), "bbox")),
         Entry("read_gt", deteval.read_gt, gt_file, _gt_rows, shuffled_gt(gt_file),
               lambda tmp: gt_file(tmp, empty_gt), lambda tmp: (gt_file(tmp, _gt_nan()), "bbox")),
-        Entry("read_coco_results", rows_of_detections(deteval.read_coco_results),
+        Entry("read_coco_results", with_dataset(deteval.read_coco_results),
               coco_results, lambda r: _dt_rows(*r), shuffled_dt(coco_results),
               lambda tmp: coco_results(tmp, None, []),
-              lambda tmp: (coco_results(tmp, None, _results_nan()), "score")),
-        Entry("read_detections", rows_of_detections(deteval.read_detections), dt_file,
+              lambda tmp: (coco_results(tmp, None, _results_nan()), "score"),
+              result=lambda returned: returned[1]),
+        Entry("read_detections", with_dataset(deteval.read_detections), dt_file,
               lambda r: _dt_rows(*r), shuffled_dt(dt_file), lambda tmp: dt_file(tmp, None, []),
-              lambda tmp: (dt_file(tmp, None, _results_nan()), "score")),
+              lambda tmp: (dt_file(tmp, None, _results_nan()), "score"),
+              result=lambda returned: returned[1]),
     ]
 
 
@@ -425,13 +429,6 @@ def entries_for(contract: str, hook: str | None = None) -> list:
 # --------------------------------------------------------------------------------------------
 # Helpers of the contracts
 # --------------------------------------------------------------------------------------------
-
-
-def call(entry: Entry, case: Case) -> Any:
-    """``entry(case)``; the readers' wrapper returns (dataset, result) for the numbers."""
-    if entry.name in ("read_coco_results", "read_detections"):
-        return entry.function(case)
-    return entry(case)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -502,16 +499,14 @@ def assert_same_numbers(entry: Entry, a: Any, b: Any) -> None:
 def test_inputs_are_left_untouched(entry, tmp_path):
     case = entry.make(tmp_path)
     (args, kwargs), files = snapshot(case)
-    call(entry, case)
+    entry(case)
     assert same(case.args, args) and same(case.kwargs, kwargs)
     assert {a: a.read_bytes() for a in files} == files
 
 
 @pytest.mark.parametrize("entry", entries_for("read-only results"))
 def test_result_arrays_are_read_only(entry, tmp_path):
-    result = call(entry, entry.make(tmp_path))
-    if entry.name in ("read_coco_results", "read_detections"):
-        result = result[1]
+    result = entry.result(entry(entry.make(tmp_path)))
     writable = [path or "result" for path, array in arrays_in(result) if array.flags.writeable]
     assert not writable, f"{entry.name}: writable arrays {writable[:5]}"
 
@@ -519,10 +514,10 @@ def test_result_arrays_are_read_only(entry, tmp_path):
 @pytest.mark.parametrize("entry", entries_for("order and ids", "shuffle"))
 def test_order_and_ids_do_not_change_the_numbers(entry, tmp_path):
     case = entry.make(tmp_path)
-    expected = entry.numbers(call(entry, case))
+    expected = entry.numbers(entry(case))
     for seed in range(3):
         other = entry.shuffle(entry.make(tmp_path), np.random.default_rng(seed))
-        assert_same_numbers(entry, entry.numbers(call(entry, other)), expected)
+        assert_same_numbers(entry, entry.numbers(entry(other)), expected)
 
 
 @pytest.mark.parametrize("entry", entries_for("empty input", "empty"))
@@ -530,7 +525,7 @@ def test_empty_input_is_defined(entry, tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            call(entry, entry.empty(tmp_path))
+            entry(entry.empty(tmp_path))
         except (ValueError, TypeError, DetevalError) as error:
             assert str(error), f"{entry.name}: {type(error).__name__} without a message"
     foreign = [w for w in caught
@@ -542,12 +537,12 @@ def test_empty_input_is_defined(entry, tmp_path):
 def test_nan_is_refused_naming_the_field(entry, tmp_path):
     case, field = entry.nan(tmp_path)
     with pytest.raises((ValueError, TypeError), match=field):
-        call(entry, case)
+        entry(case)
 
 
 @pytest.mark.parametrize("entry", entries_for("nothing printed"))
 def test_nothing_is_printed(entry, tmp_path, capsys):
     case = entry.make(tmp_path)
     capsys.readouterr()
-    call(entry, case)
+    entry(case)
     assert capsys.readouterr() == ("", "")
