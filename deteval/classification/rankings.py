@@ -239,7 +239,8 @@ def average_precision(y_true: Any, scores: Any, *, pos_label: Any = None) -> flo
     ``AP = sum_k (R_k - R_{k-1}) P_k`` over the distinct thresholds from the highest down,
     with ``R_0 = 0``: each gain in recall is weighted by the precision at which it is
     reached, without interpolation (scikit-learn's ``average_precision_score``; not the
-    interpolated VOC or COCO AP).
+    interpolated VOC or COCO AP of a precision-recall curve, which is
+    :func:`deteval.interpolated_average_precision`).
 
     Parameters
     ----------
