@@ -7,7 +7,8 @@ COCO protocol's arrays and their dimension letters.
 from importlib.metadata import PackageNotFoundError, version
 
 from . import classification
-from .ap import AP_METHODS, average_precision
+from .ap import AP_METHODS, interpolated_average_precision
+from .ap import deprecated_average_precision as average_precision  # noqa: F401 - until 0.3
 from .confusion import (
     DetectionConfusion,
     DetectionTopK,
@@ -78,7 +79,6 @@ __all__ = [
     "VOC2012",
     "VOCParams",
     "VOCResult",
-    "average_precision",
     "classification",
     "convert",
     "detect_format",
@@ -86,6 +86,7 @@ __all__ = [
     "detection_top_k_accuracy",
     "evaluate_coco",
     "evaluate_voc",
+    "interpolated_average_precision",
     "match_detections",
     "match_outcomes",
     "operating_points",

@@ -36,23 +36,24 @@ Examples
 
 >>> recall = [0.2, 0.4, 0.4, 0.6]
 >>> precision = [1.0, 1.0, 2 / 3, 0.75]
->>> average_precision(recall, precision, method="voc11")
+>>> interpolated_average_precision(recall, precision, method="voc11")
 0.5227272727272727
->>> average_precision(recall, precision, method="voc11-devkit")
+>>> interpolated_average_precision(recall, precision, method="voc11-devkit")
 0.5909090909090908
->>> average_precision(recall, precision, method="all-points")
+>>> interpolated_average_precision(recall, precision, method="all-points")
 0.55
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-__all__ = ["AP_METHODS", "average_precision"]
+__all__ = ["AP_METHODS", "interpolated_average_precision"]
 
-#: The interpolation rules :func:`average_precision` knows.
+#: The interpolation rules :func:`interpolated_average_precision` knows.
 AP_METHODS = ("voc11", "voc11-devkit", "all-points", "coco101")
 
 # np.arange(0, 1.1, 0.1): py-faster-rcnn's and detectron2's 11 recall thresholds.
@@ -83,8 +84,12 @@ def _curve(name: str, values: Any, *, allow_nan: bool) -> np.ndarray:
     return array
 
 
-def average_precision(recall: Any, precision: Any, *, method: str = "all-points") -> float:
-    """Average precision of one precision-recall curve.
+def interpolated_average_precision(recall: Any, precision: Any, *,
+                                   method: str = "all-points") -> float:
+    """Average precision of one precision-recall curve, by an interpolation rule.
+
+    Not to be confused with :func:`deteval.classification.average_precision`, the average
+    precision of scores against true labels (scikit-learn's ``average_precision_score``).
 
     Parameters
     ----------
@@ -120,13 +125,13 @@ def average_precision(recall: Any, precision: Any, *, method: str = "all-points"
 
     Examples
     --------
-    >>> average_precision([0.5, 1.0], [1.0, 1.0], method="all-points")
+    >>> interpolated_average_precision([0.5, 1.0], [1.0, 1.0], method="all-points")
     1.0
-    >>> average_precision([0.5, 0.5, 1.0], [1.0, 0.5, 2 / 3], method="all-points")
+    >>> interpolated_average_precision([0.5, 0.5, 1.0], [1.0, 0.5, 2 / 3], method="all-points")
     0.8333333333333333
-    >>> average_precision([0.5, 0.5, 1.0], [1.0, 0.5, 2 / 3], method="coco101")
+    >>> interpolated_average_precision([0.5, 0.5, 1.0], [1.0, 0.5, 2 / 3], method="coco101")
     0.834983498349835
-    >>> average_precision([], [], method="voc11")
+    >>> interpolated_average_precision([], [], method="voc11")
     0.0
     """
     if method not in AP_METHODS:
@@ -170,3 +175,35 @@ def average_precision(recall: Any, precision: Any, *, method: str = "all-points"
     samples = np.zeros(len(_COCO101_THRESHOLDS))
     samples[reached] = envelope[first[reached]]
     return float(np.mean(samples))
+
+
+# Until protocols/voc.py imports the new name; a silent alias, so that the protocol itself
+# never warns. Users get the warning through deteval.average_precision.
+average_precision = interpolated_average_precision
+
+
+def deprecated_average_precision(recall: Any, precision: Any, *,
+                                 method: str = "all-points") -> float:
+    """Deprecated alias of :func:`interpolated_average_precision` (``deteval.average_precision``).
+
+    The name clashed with :func:`deteval.classification.average_precision`, which takes
+    labels and scores; it is kept for one release and warns when called.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     deprecated_average_precision([0.5, 1.0], [1.0, 1.0])
+    1.0
+    >>> caught[0].category.__name__
+    'DeprecationWarning'
+    """
+    warnings.warn("deteval.average_precision is deprecated and will be removed in the next "
+                  "release; use deteval.interpolated_average_precision (same arguments)",
+                  DeprecationWarning, stacklevel=2)
+    return interpolated_average_precision(recall, precision, method=method)
+
+
+deprecated_average_precision.__name__ = "average_precision"
+deprecated_average_precision.__qualname__ = "average_precision"

@@ -27,7 +27,7 @@ __all__ = ["BOX_FORMATS", "box_area", "clip_boxes", "convert_boxes", "invalid_bo
 BOX_FORMATS = ("xyxy", "xywh", "cxcywh", "xyxyn", "xywhn", "cxcywhn")
 
 
-def _as_boxes(boxes: Any, name: str = "boxes") -> np.ndarray:
+def as_boxes(boxes: Any, name: str = "boxes") -> np.ndarray:
     """Return ``boxes`` as a float64 ``(n, 4)`` array (a copy only when needed), or raise."""
     array = np.asarray(boxes)
     if array.dtype.kind not in "iuf":
@@ -124,7 +124,7 @@ def convert_boxes(boxes: Any, src: str, dst: str, *, image_size: Any = None) -> 
     """
     _check_format(src, "src")
     _check_format(dst, "dst")
-    array = _as_boxes(boxes)
+    array = as_boxes(boxes)
     src_base, dst_base = src.rstrip("n"), dst.rstrip("n")
     # Base conversions are linear, so two normalised formats convert without the image size.
     scale = None
@@ -166,7 +166,7 @@ def box_area(boxes: Any, fmt: str = "xyxy") -> np.ndarray:
     [50.0]
     """
     _check_format(fmt, "fmt")
-    array = _as_boxes(boxes)
+    array = as_boxes(boxes)
     with np.errstate(all="ignore"):
         if fmt.startswith("xyxy"):
             widths, heights = array[:, 2] - array[:, 0], array[:, 3] - array[:, 1]
@@ -196,7 +196,7 @@ def clip_boxes(boxes: Any, width: Any, height: Any) -> np.ndarray:
     >>> clip_boxes([[-5, 2, 120, 30]], 100, 50).tolist()
     [[0.0, 2.0, 100.0, 30.0]]
     """
-    array = _as_boxes(boxes)
+    array = as_boxes(boxes)
     widths = _per_box(width, "width", len(array))
     heights = _per_box(height, "height", len(array))
     upper = np.stack(np.broadcast_arrays(widths, heights, widths, heights), axis=-1)
@@ -221,7 +221,7 @@ def invalid_boxes(boxes: Any) -> np.ndarray:
     >>> invalid_boxes([[0, 0, 1, 1], [0, 0, 0, 0], [2, 0, 1, 1], [0, 0, float("nan"), 1]]).tolist()
     [False, False, True, True]
     """
-    array = _as_boxes(boxes)
+    array = as_boxes(boxes)
     finite = np.isfinite(array).all(axis=1)
     ordered = (array[:, 2] >= array[:, 0]) & (array[:, 3] >= array[:, 1])
     return ~(finite & ordered)

@@ -77,8 +77,11 @@ from typing import Any
 
 import numpy as np
 
-from .classification import _warn, _zero_division_value, top_k_accuracy
+from ._arrays import frozen
+from ._validation import number, zero_division_value
+from .classification import top_k_accuracy
 from .data import Dataset, Detections
+from .errors import warn_undefined
 from .io.coco import read_coco_gt, read_coco_results
 from .iou import coco_pair_iou
 from .matching import match_detections
@@ -113,18 +116,6 @@ def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
                          "table (or be -1 for a category unknown to the ground truth)")
     return dataset, detections
 
-
-def _number(name: str, value: Any, *, low: float, high: float = math.inf,
-            low_open: bool = False) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number; got {type(value).__name__}")
-    value = float(value)
-    too_low = value <= low if low_open else value < low
-    if not math.isfinite(value) or too_low or value > high:
-        bound = f"{'>' if low_open else '>='} {low:g}"
-        bound += f" and <= {high:g}" if math.isfinite(high) else ""
-        raise ValueError(f"{name} must be a finite number {bound}; got {value!r}")
-    return value
 
 
 def _take(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -197,7 +188,7 @@ def _match(dataset: Dataset, detections: Detections, iou_threshold: float,
 def _ratios(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, names: tuple[str, ...],
             beta: float, zero_division: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Precision, recall and F-beta per entry; 0/0 set by ``zero_division``."""
-    value, warn = _zero_division_value(zero_division)
+    value, warn = zero_division_value(zero_division)
     beta2 = beta * beta
     out = []
     for metric, numerator, denominator in (
@@ -210,8 +201,8 @@ def _ratios(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, names: tuple[str, ..
         values[undefined] = value
         if warn and undefined.any():
             shown = ", ".join(repr(names[i]) for i in np.flatnonzero(undefined)[:5])
-            _warn(f"{metric} is ill-defined and set to 0.0 for class(es) {shown}; "
-                  "use zero_division to choose the value")
+            warn_undefined(f"{metric} is ill-defined and set to 0.0 for class(es) {shown}; "
+                           "use zero_division to choose the value", outside=__name__)
         out.append(values)
     return out[0], out[1], out[2]
 
@@ -415,8 +406,8 @@ def detection_confusion_matrix(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
     """
     if normalize not in _NORMALIZE:
         raise ValueError(f"normalize must be None, 'true' or 'pred'; got {normalize!r}")
-    iou_threshold = _number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
-    score_threshold = _number("score_threshold", score_threshold, low=0.0)
+    iou_threshold = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
+    score_threshold = number("score_threshold", score_threshold, low=0.0)
     dataset, detections = _load(gt, dt)
     m = _match(dataset, detections, iou_threshold, score_threshold)
     gt_objects = dataset.gt
@@ -500,7 +491,12 @@ class OperatingPoints:
     beta: float
     curves: dict
 
-    def _curve(self, category: str | None) -> dict:
+    def curve(self, category: str | None = None) -> dict:
+        """The curve of ``category`` (None: all classes pooled) as a dict of arrays.
+
+        Keys ``thresholds``, ``tp``, ``fp``, ``fn``, ``precision``, ``recall``, ``fbeta``;
+        a KeyError names the known categories.
+        """
         key = "overall" if category is None else category
         if key not in self.curves:
             raise KeyError(f"unknown category {category!r}; choose one of "
@@ -525,7 +521,7 @@ class OperatingPoints:
 
         NaN threshold (and ratios) when no threshold gives an F above 0.
         """
-        curve = self._curve(category)
+        curve = self.curve(category)
         f = curve["fbeta"]
         i = int(np.argmax(f)) if len(f) and f.max() > 0 else None
         return self._point(curve, i, category)
@@ -534,8 +530,8 @@ class OperatingPoints:
                             ) -> dict[str, Any]:
         """The highest precision among thresholds reaching ``recall`` (the highest such
         threshold on ties); NaN values if ``recall`` is never reached."""
-        recall = _number("recall", recall, low=0.0, high=1.0)
-        curve = self._curve(category)
+        recall = number("recall", recall, low=0.0, high=1.0)
+        curve = self.curve(category)
         ok = np.flatnonzero(curve["recall"] >= recall)
         i = None if len(ok) == 0 else int(ok[np.argmax(curve["precision"][ok])])
         return self._point(curve, i, category)
@@ -544,8 +540,8 @@ class OperatingPoints:
                             ) -> dict[str, Any]:
         """The highest recall among thresholds with at least ``precision`` (the highest
         such threshold on ties); NaN values if no threshold is that precise."""
-        precision = _number("precision", precision, low=0.0, high=1.0)
-        curve = self._curve(category)
+        precision = number("precision", precision, low=0.0, high=1.0)
+        curve = self.curve(category)
         ok = np.flatnonzero(curve["precision"] >= precision)
         i = None if len(ok) == 0 else int(ok[np.argmax(curve["recall"][ok])])
         return self._point(curve, i, category)
@@ -598,8 +594,8 @@ def operating_points(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
         ``best(name)``, ``precision_at_recall(r, name)``, ``recall_at_precision(p, name)``
         (``name=None``: overall), ``per_class()``, ``to_dict()``.
     """
-    iou_threshold = _number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
-    beta = _number("beta", beta, low=0.0, low_open=True)
+    iou_threshold = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
+    beta = number("beta", beta, low=0.0, low_open=True)
     dataset, detections = _load(gt, dt)
     # Negative scores are kept here: every detection defines a point of the curve.
     m = _match(dataset, detections, iou_threshold, -math.inf)
@@ -616,8 +612,9 @@ def operating_points(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
     for name, c in raw.items():
         fn = c.n_gt - c.tp
         p, r, f = _ratios(c.tp, c.fp, fn, (name,) * len(c.tp), beta, 0)
-        curves[name] = {"thresholds": c.thresholds, "tp": c.tp, "fp": c.fp, "fn": fn,
-                        "precision": p, "recall": r, "fbeta": f, "n_gt": c.n_gt}
+        arrays = {"thresholds": c.thresholds, "tp": c.tp, "fp": c.fp, "fn": fn,
+                  "precision": p, "recall": r, "fbeta": f}
+        curves[name] = {**{key: frozen(a) for key, a in arrays.items()}, "n_gt": c.n_gt}
     return OperatingPoints(labels=names, iou_threshold=iou_threshold, beta=beta,
                            curves=curves)
 
@@ -730,7 +727,7 @@ def detection_top_k_accuracy(gt: Any, dt: Any, class_scores: Any, *, k: Any = 1,
     >>> result.n_matched, result.per_k
     (1, {1: 0.0, 2: 1.0})
     """
-    iou_threshold = _number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
+    iou_threshold = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
     k_values = _k_values(k)
     dataset, detections = _load(gt, dt)
     n_k, n_dt = len(dataset.categories), len(detections)
@@ -777,11 +774,12 @@ def detection_top_k_accuracy(gt: Any, dt: Any, class_scores: Any, *, k: Any = 1,
                                           labels=np.arange(n_k))
         else:
             if value >= n_k:
-                _warn(f"k ({value}) >= the number of classes ({n_k}): every sample is a hit, "
-                      "so the score is meaningless")
+                warn_undefined(f"k ({value}) >= the number of classes ({n_k}): every sample "
+                               "is a hit, so the score is meaningless", outside=__name__)
             per_k[value] = math.nan
     if not len(rows):
-        _warn("no detection matched an object: top-k accuracy is undefined (NaN)")
+        warn_undefined("no detection matched an object: top-k accuracy is undefined (NaN)",
+                       outside=__name__)
     return DetectionTopK(accuracy=per_k[k_values[0]], k=k_values, per_k=per_k,
                          n_matched=int(len(rows)), iou_threshold=iou_threshold,
                          detection_gt=dt_gt)

@@ -30,12 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from ._arrays import frozen
+
 __all__ = ["Categories", "Dataset", "Detections", "GroundTruth", "Images"]
-
-
-def _freeze(array: np.ndarray) -> np.ndarray:
-    array.setflags(write=False)
-    return array
 
 
 class _Owned:
@@ -100,7 +97,7 @@ def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (),
         if len(bad):
             raise ValueError(f"{name} must be finite; row {bad[0]} has "
                              f"{array[bad[0]].tolist()}")
-    return _freeze(array)
+    return frozen(array)
 
 
 def _check_boxes(name: str, boxes: np.ndarray, first: int = 2) -> None:
@@ -203,14 +200,14 @@ class _Columns:
                     array[:] = list(value)
                 if len(array) != n:
                     raise ValueError(f"{name} must have length {n}; got {len(array)}")
-                set_(self, name, _freeze(array))
+                set_(self, name, frozen(array))
         if self.keypoints is not None:
             keypoints = np.array(self.keypoints, dtype=np.float64)  # a copy: never alias
             if keypoints.ndim == 2 and keypoints.shape[1] % 3 == 0:
                 keypoints = keypoints.reshape(len(keypoints), -1, 3)
             if keypoints.ndim != 3 or keypoints.shape[0] != n or keypoints.shape[2] != 3:
                 raise ValueError(f"keypoints must have shape ({n}, K, 3); got {keypoints.shape}")
-            set_(self, "keypoints", _freeze(keypoints))
+            set_(self, "keypoints", frozen(keypoints))
         if self.rboxes is not None:
             set_(self, "rboxes", _column("rboxes", self.rboxes, np.float64, n, (5,)))
         if self.mask_area is not None:

@@ -7,6 +7,9 @@ debugger.
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 __all__ = ["DetevalError", "FormatError", "FormatWarning", "UndefinedMetricWarning"]
 
 
@@ -48,3 +51,32 @@ class UndefinedMetricWarning(UserWarning):
 
 class FormatWarning(UserWarning):
     """An annotation file is legal but probably not what its author meant."""
+
+
+def warn_undefined(message: str, *, outside: str) -> None:
+    """Emit an :class:`UndefinedMetricWarning` pointing at the first caller outside a module.
+
+    Parameters
+    ----------
+    message : str
+        What is undefined and the value used instead.
+    outside : str
+        A module or package name (``__name__`` or ``__package__``): the warning points at
+        the first frame up the stack whose module is neither it nor inside it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_undefined("recall is undefined; set to 0.0", outside="deteval")
+    >>> caught[0].category.__name__, str(caught[0].message)
+    ('UndefinedMetricWarning', 'recall is undefined; set to 0.0')
+    """
+    frame, level = sys._getframe(1), 2
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != outside and not module.startswith(outside + "."):
+            break
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, UndefinedMetricWarning, stacklevel=level)

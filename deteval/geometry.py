@@ -71,7 +71,7 @@ import numpy as np
 import shapely
 
 from .errors import FormatError
-from .iou import _coco_iou
+from .iou import coco_iou
 
 __all__ = [
     "PairIoU",
@@ -895,7 +895,7 @@ def _rows_iou(dt: _Prepared, gt: _Prepared, i: np.ndarray, j: np.ndarray,
     out = np.zeros(len(i))
     both = dt.rect[i] & gt.rect[j]
     if both.any():
-        out[both] = _coco_iou(tuple(dt.xywh[i[both]].T), tuple(gt.xywh[j[both]].T),
+        out[both] = coco_iou(tuple(dt.xywh[i[both]].T), tuple(gt.xywh[j[both]].T),
                               crowd[both])
     bd, bg = dt.bounds[i], gt.bounds[j]
     with np.errstate(invalid="ignore"):
@@ -938,7 +938,7 @@ def iou_matrix(a: Any, b: Any, crowd: Any = None) -> np.ndarray:
         return out
     ra, rb = np.flatnonzero(pa.rect), np.flatnonzero(pb.rect)
     if len(ra) and len(rb):
-        out[np.ix_(ra, rb)] = _coco_iou(tuple(pa.xywh[ra][:, [k]] for k in range(4)),
+        out[np.ix_(ra, rb)] = coco_iou(tuple(pa.xywh[ra][:, [k]] for k in range(4)),
                                         tuple(pb.xywh[rb].T), flags[rb])
     ba, bb = pa.bounds, pb.bounds
     with np.errstate(invalid="ignore"):

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .boxes import _as_boxes
+from .boxes import as_boxes
 
 __all__ = [
     "box_ioa",
@@ -56,7 +56,7 @@ class _Overlap(NamedTuple):
 
 
 def _overlap(a: Any, b: Any) -> _Overlap:
-    a, b = _as_boxes(a, "a"), _as_boxes(b, "b")
+    a, b = as_boxes(a, "a"), as_boxes(b, "b")
     ax1, ay1, ax2, ay2 = (a[:, [k]] for k in range(4))
     bx1, by1, bx2, by2 = b.T
     sizes = (_extent(ax1, ax2), _extent(ay1, ay2), _extent(bx1, bx2), _extent(by1, by2))
@@ -240,7 +240,7 @@ def _as_crowd(iscrowd: Any, n: int) -> np.ndarray:
     return crowd.astype(bool)
 
 
-def _coco_iou(
+def coco_iou(
     dt: tuple[np.ndarray, ...], gt: tuple[np.ndarray, ...], crowd: np.ndarray
 ) -> np.ndarray:
     """pycocotools' ``bbIou`` with its exact operations, broadcast over any aligned shapes."""
@@ -288,9 +288,9 @@ def coco_box_iou(dt_xywh: Any, gt_xywh: Any, iscrowd: Any) -> np.ndarray:
     >>> coco_box_iou([[0, 0, 10, 9]], [[0, 0, 10, 10], [0, 0, 10, 10]], [False, True]).tolist()
     [[0.9, 1.0]]
     """
-    dt, gt = _as_boxes(dt_xywh, "dt_xywh"), _as_boxes(gt_xywh, "gt_xywh")
+    dt, gt = as_boxes(dt_xywh, "dt_xywh"), as_boxes(gt_xywh, "gt_xywh")
     crowd = _as_crowd(iscrowd, len(gt))
-    return _coco_iou(tuple(dt[:, [k]] for k in range(4)), tuple(gt.T), crowd)
+    return coco_iou(tuple(dt[:, [k]] for k in range(4)), tuple(gt.T), crowd)
 
 
 def coco_pair_iou(dt_xywh: Any, gt_xywh: Any, iscrowd: Any) -> np.ndarray:
@@ -317,10 +317,10 @@ def coco_pair_iou(dt_xywh: Any, gt_xywh: Any, iscrowd: Any) -> np.ndarray:
     >>> coco_pair_iou([[0, 0, 10, 9], [0, 0, 10, 9]], [[0, 0, 10, 10]] * 2, [0, 1]).tolist()
     [0.9, 1.0]
     """
-    dt, gt = _as_boxes(dt_xywh, "dt_xywh"), _as_boxes(gt_xywh, "gt_xywh")
+    dt, gt = as_boxes(dt_xywh, "dt_xywh"), as_boxes(gt_xywh, "gt_xywh")
     if len(dt) != len(gt):
         raise ValueError(
             f"dt_xywh and gt_xywh must have the same number of rows; got {len(dt)} and {len(gt)}"
         )
     crowd = _as_crowd(iscrowd, len(gt))
-    return _coco_iou(tuple(dt.T), tuple(gt.T), crowd)
+    return coco_iou(tuple(dt.T), tuple(gt.T), crowd)

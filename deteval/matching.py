@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._arrays import frozen
 from ._sorting import descending_rank, lexorder
 
 __all__ = ["MatchTable", "match_detections", "TP", "FP", "IGNORED", "NOT_EVALUATED", "FN"]
@@ -66,10 +67,6 @@ IGNORED = 2
 
 _IOU_CAP = 1 - 1e-10
 
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array.setflags(write=False)
-    return array
 
 
 def _group_runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -147,7 +144,7 @@ class MatchTable:
             value = getattr(self, name)
             if isinstance(value, np.ndarray) and value.flags.writeable:
                 # copy: never make the caller's own arrays read-only
-                object.__setattr__(self, name, _frozen(value.copy()))
+                object.__setattr__(self, name, frozen(value.copy()))
 
     @property
     def n_detections(self) -> int:
@@ -539,14 +536,14 @@ def match_detections(
 
     # Every array below is this function's own: frozen here, the table keeps it uncopied.
     return MatchTable(
-        iou_thresholds=_frozen(thresholds.copy()), area_ranges=_frozen(area_ranges.copy()),
-        dt_rank=_frozen(dt_rank), dt_kept=_frozen(dt_kept),
-        dt_score_rank=_frozen(dt_score_rank), dt_out_of_range=_frozen(dt_out),
-        gt_evaluated=_frozen(gt_evaluated),
-        gt_crowd=_frozen(np.array(gt_crowd, dtype=bool)),
-        gt_ignore=_frozen(gt_ignored & gt_evaluated),
-        match_area=_frozen(cat(found_a)), match_threshold=_frozen(cat(found_t)),
-        match_dt=_frozen(cat(found_d)), match_gt=_frozen(cat(found_g)))
+        iou_thresholds=frozen(thresholds.copy()), area_ranges=frozen(area_ranges.copy()),
+        dt_rank=frozen(dt_rank), dt_kept=frozen(dt_kept),
+        dt_score_rank=frozen(dt_score_rank), dt_out_of_range=frozen(dt_out),
+        gt_evaluated=frozen(gt_evaluated),
+        gt_crowd=frozen(np.array(gt_crowd, dtype=bool)),
+        gt_ignore=frozen(gt_ignored & gt_evaluated),
+        match_area=frozen(cat(found_a)), match_threshold=frozen(cat(found_t)),
+        match_dt=frozen(cat(found_d)), match_gt=frozen(cat(found_g)))
 
 
 def _match_voc(*, dt_group, dt_rank, dt_kept, dt_score_rank, dt_out, kept_rows, gt_group,

@@ -81,7 +81,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .confusion import _load, _number
+from ._arrays import frozen
+from ._validation import number
+from .confusion import _load
 from .data import Dataset, Detections
 from .iou import coco_pair_iou
 from .matching import match_detections
@@ -120,17 +122,12 @@ class ImageRows(NamedTuple):
     gt: np.ndarray
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, copy=True)
-    array.setflags(write=False)
-    return array
-
 
 def _rows_by_image(image_index: np.ndarray, n_images: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows sorted by image (stable) and the start of each image's run (length n_images + 1)."""
     order = np.argsort(image_index, kind="stable")
     starts = np.searchsorted(image_index[order], np.arange(n_images + 1))
-    return _frozen(order.astype(np.int64)), _frozen(starts.astype(np.int64))
+    return frozen(order.astype(np.int64)), frozen(starts.astype(np.int64))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -182,7 +179,7 @@ class Outcomes:
         for name in ("dt_outcome", "dt_gt", "dt_iou", "gt_outcome", "gt_dt", "errors_per_image",
                      "dt_image_index", "dt_category_index", "gt_image_index",
                      "gt_category_index"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
+            object.__setattr__(self, name, frozen(getattr(self, name), copy=True))
         n_images = len(self.errors_per_image)
         object.__setattr__(self, "_dt_by_image", _rows_by_image(self.dt_image_index, n_images))
         object.__setattr__(self, "_gt_by_image", _rows_by_image(self.gt_image_index, n_images))
@@ -363,8 +360,8 @@ def match_outcomes(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
     FormatError
         Unreadable input files.
     """
-    iou_threshold = _number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
-    score_threshold = _number("score_threshold", score_threshold, low=0.0)
+    iou_threshold = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
+    score_threshold = number("score_threshold", score_threshold, low=0.0)
     dataset, detections = _load(gt, dt)
     if len(detections) and detections.category_index.min() < -1:
         raise ValueError("detections.category_index must index the dataset's categories "

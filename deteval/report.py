@@ -289,7 +289,7 @@ def _gallery(dataset: Any, detections: Any, outcomes: Any, images_dir: Path | No
         return [], []
     from PIL import Image
 
-    from .viz.draw import _image_file, _size_mismatch, draw_matches
+    from .viz.draw import draw_matches, image_file, size_mismatch
 
     folder = out / "gallery"
     folder.mkdir(exist_ok=True)
@@ -300,7 +300,7 @@ def _gallery(dataset: Any, detections: Any, outcomes: Any, images_dir: Path | No
         if len(entries) == limit:
             break
         file_name = images.file_names[image_index]
-        path = _image_file(images_dir, file_name) if file_name else None
+        path = image_file(images_dir, file_name) if file_name else None
         label = file_name or f"image id {int(images.ids[image_index])}"
         if path is None or not path.is_file():
             skipped.append({"image": label, "reason": "no file name" if not file_name
@@ -310,7 +310,7 @@ def _gallery(dataset: Any, detections: Any, outcomes: Any, images_dir: Path | No
             with Image.open(path) as opened:
                 opened.load()
                 picture = opened.convert("RGB")
-            mismatch = _size_mismatch(dataset, image_index, picture.size)
+            mismatch = size_mismatch(dataset, image_index, picture.size)
             drawn = draw_matches(picture, dataset, detections, image_index, outcomes=outcomes,
                                  iou_threshold=outcomes.iou_threshold,
                                  score_threshold=outcomes.score_threshold)
@@ -634,11 +634,11 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
     from .confusion import detection_confusion_matrix, operating_points
     from .errors import FormatWarning
     from .outcomes import match_outcomes
-    from .viz.plots import _matplotlib
+    from .viz.plots import require_matplotlib
 
     iou_threshold, score_threshold, gallery = _check_settings(
         protocol, iou_threshold, score_threshold, gallery, figure_format)
-    _matplotlib()  # fail early, before the evaluation, when the plot extra is missing
+    require_matplotlib()  # fail early, before the evaluation, when the plot extra is missing
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"cannot write the report into {out}: it is a file")

@@ -49,7 +49,6 @@ import pytest
 import deteval
 
 __all__ = [
-    "COCO100",
     "Coco100",
     "PycocoResult",
     "assert_file_inputs_parity",
@@ -560,9 +559,6 @@ def assert_read_functions_parity(
 # coco_val2014_100: the shared sample and its stored pycocotools 2.0.11 output
 # ---------------------------------------------------------------------------------------------
 
-COCO100 = Path(__file__).resolve().parents[2] / "shared" / "data" / "coco_val2014_100"
-
-
 @dataclass(frozen=True)
 class Coco100:
     """deteval's evaluation of the shared sample's GT and one of its results files, and what
@@ -575,13 +571,13 @@ class Coco100:
     results_path: Path
 
     @classmethod
-    def evaluate(cls, evaluate: Callable[..., Any], results_name: str, key: str) -> Coco100:
-        """``evaluate(gt path, results path)`` of the sample, and the stored output under
-        ``key`` ("bbox", "segm"). Skips the calling test when the sample is absent."""
-        if not COCO100.is_dir():
-            pytest.skip(f"shared sample not found: {COCO100}")
-        expected = json.loads((COCO100 / "expected_pycocotools_2.0.11.json").read_text())
-        gt_path, results_path = COCO100 / "instances_val2014_100.json", COCO100 / results_name
+    def evaluate(cls, evaluate: Callable[..., Any], folder: Path, results_name: str,
+                 key: str) -> Coco100:
+        """``evaluate(gt path, results path)`` of the sample in ``folder`` (the
+        ``coco100_dir`` fixture, which skips when it is absent), and the stored output under
+        ``key`` ("bbox", "segm")."""
+        expected = json.loads((folder / "expected_pycocotools_2.0.11.json").read_text())
+        gt_path, results_path = folder / "instances_val2014_100.json", folder / results_name
         return cls(evaluate(gt_path, results_path), expected[key], gt_path, results_path)
 
     def read(self) -> tuple[dict, list[dict]]:

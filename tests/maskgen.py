@@ -55,6 +55,8 @@ __all__ = [
     "encode",
     "make_keypoints_dataset",
     "make_segm_dataset",
+    "mask_result",
+    "one_mask_gt",
     "runs",
 ]
 
@@ -827,3 +829,19 @@ def make_keypoints_dataset(
 
     return _finish(rng, annotations, results, bbox_mode, make_box, images=images,
                    categories=categories, description=f"maskgen keypoints seed {seed}")
+
+
+def one_mask_gt(height: int, width: int, gt_counts: str, *, area: float = 5.0) -> dict:
+    """A COCO GT dict of one image of ``height`` x ``width`` holding one object whose mask is
+    the compressed RLE ``gt_counts``."""
+    return {"images": [{"id": 1, "height": height, "width": width}],
+            "categories": [{"id": 1, "name": "a"}],
+            "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "iscrowd": 0,
+                             "area": area, "bbox": [0, 0, 1, 1],
+                             "segmentation": {"size": [height, width], "counts": gt_counts}}]}
+
+
+def mask_result(counts: str, size: list[int], score: float = 0.9, image_id: int = 1) -> dict:
+    """A segm result of category 1 whose mask is the compressed RLE ``counts``."""
+    return {"image_id": image_id, "category_id": 1, "score": score,
+            "segmentation": {"size": list(size), "counts": counts}}

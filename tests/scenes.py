@@ -1,4 +1,5 @@
-"""Hand-built three-class scenes for the confusion-matrix and outcome tests."""
+"""Hand-built scenes: three-class ones for the confusion-matrix and outcome tests, and a small
+random keypoint scene (COCO dicts) for the keypoint CLI and plot tests."""
 
 from __future__ import annotations
 
@@ -27,3 +28,25 @@ def scene(objects, detections, n_images: int = 1) -> tuple[Dataset, Detections]:
                     boxes=np.array([d[2] for d in detections], dtype=float).reshape(-1, 4),
                     scores=[d[3] for d in detections])
     return dataset, dt
+
+
+def keypoint_scene() -> tuple[dict, list]:
+    rng = np.random.default_rng(3)
+    images = [{"id": i, "width": 120, "height": 90} for i in (1, 2)]
+    annotations, results = [], []
+    for n, image in enumerate(images * 2, start=1):
+        x, y = rng.uniform(0, 60, 2)
+        points = np.column_stack([rng.uniform(x, x + 40, 17), rng.uniform(y, y + 40, 17),
+                                  rng.integers(0, 3, 17)])
+        annotations.append({"id": n, "image_id": image["id"], "category_id": 1,
+                            "bbox": [x, y, 40, 40], "area": 1200.0 + 300 * n, "iscrowd": 0,
+                            "keypoints": points.ravel().tolist(),
+                            "num_keypoints": int((points[:, 2] > 0).sum())})
+        for shift, score in ((1.5, 0.9), (9.0, 0.4)):
+            moved = points.copy()
+            moved[:, :2] += rng.normal(0, shift, (17, 2))
+            results.append({"image_id": image["id"], "category_id": 1, "score": score,
+                            "keypoints": moved.ravel().tolist()})
+    gt = {"images": images, "annotations": annotations,
+          "categories": [{"id": 1, "name": "person"}]}
+    return gt, results

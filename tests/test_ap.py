@@ -25,7 +25,7 @@ from deteval.ap import (
     _VOC11_DEVKIT_THRESHOLDS,
     _VOC11_THRESHOLDS,
     AP_METHODS,
-    average_precision,
+    interpolated_average_precision,
 )
 
 EPS = np.spacing(1)
@@ -44,17 +44,18 @@ E_PRECISION = [1.0, 1.0, 2 / 3, 0.75]
     ],
 )
 def test_example_e(method, expected):
-    assert average_precision(E_RECALL, E_PRECISION, method=method) == expected
+    assert interpolated_average_precision(E_RECALL, E_PRECISION, method=method) == expected
 
 
 def test_examples_c_and_d_coco101():
     # C: TP, FP, TP, ignored, FP with 3 positives; precision with pycocotools' eps
     tp, fp = np.array([1, 1, 2, 2, 2.0]), np.array([0, 1, 1, 1, 2.0])
-    assert average_precision(tp / 3, tp / (tp + fp + EPS), method="coco101") == \
+    assert interpolated_average_precision(tp / 3, tp / (tp + fp + EPS), method="coco101") == \
         0.5544554455445545
     # D: 20 positives, 7 perfect detections: 7/20 does not reach recThrs[35]
     tp = np.arange(1, 8.0)
-    assert average_precision(tp / 20, tp / (tp + EPS), method="coco101") == 0.3465346534653465
+    assert interpolated_average_precision(tp / 20, tp / (tp + EPS), method="coco101") == \
+        0.3465346534653465
 
 
 def test_recall_points():
@@ -78,30 +79,31 @@ def test_matlab_colon_emulation_matches_the_documented_example():
 
 @pytest.mark.parametrize("method", AP_METHODS)
 def test_empty_curve_gives_zero(method):
-    assert average_precision([], [], method=method) == 0.0
-    assert average_precision(np.zeros(0), np.zeros(0), method=method) == 0.0
+    assert interpolated_average_precision([], [], method=method) == 0.0
+    assert interpolated_average_precision(np.zeros(0), np.zeros(0), method=method) == 0.0
 
 
 @pytest.mark.parametrize("method", AP_METHODS)
 def test_curve_without_recall_gives_zero(method):
     # only false positives
-    assert average_precision([0.0, 0.0], [0.0, 0.0], method=method) == 0.0
+    assert interpolated_average_precision([0.0, 0.0], [0.0, 0.0], method=method) == 0.0
 
 
 @pytest.mark.parametrize("method", ["voc11", "voc11-devkit"])
 def test_perfect_11_point_is_the_float_sum_of_eleven_elevenths(method):
     # eleven times 1/11 added in order is 1.0000000000000002 in float64, as in the references
-    assert average_precision([0.5, 1.0], [1.0, 1.0], method=method) == 1.0000000000000002
+    assert interpolated_average_precision([0.5, 1.0], [1.0, 1.0], method=method) == \
+        1.0000000000000002
 
 
 def test_nan_precision_is_skipped():
     # a leading detection on a difficult object: devkit precision 0/0 = NaN
     rec, prec = [0.0, 0.5, 1.0], [np.nan, 1.0, 1.0]
     for method in AP_METHODS:
-        assert average_precision(rec, prec, method=method) == \
-            average_precision(rec, [0.0, 1.0, 1.0], method=method)
+        assert interpolated_average_precision(rec, prec, method=method) == \
+            interpolated_average_precision(rec, [0.0, 1.0, 1.0], method=method)
     # only NaN: the devkit's 11-point AP would be NaN; here it is 0 (see the Notes)
-    assert average_precision([0.0], [np.nan], method="voc11-devkit") == 0.0
+    assert interpolated_average_precision([0.0], [np.nan], method="voc11-devkit") == 0.0
 
 
 def _random_curve(rng: np.random.Generator):
@@ -122,20 +124,20 @@ def _random_curve(rng: np.random.Generator):
 def test_against_literal_references(seed):
     rec, prec, tp, fp = _random_curve(np.random.default_rng(seed))
     if any(not math.isnan(p) for p in prec) or not prec:
-        assert average_precision(rec, prec, method="voc11-devkit") == \
+        assert interpolated_average_precision(rec, prec, method="voc11-devkit") == \
             reference_devkit_ap11(rec, prec)
     else:  # every detection ignored: the devkit says NaN, deteval 0
         assert math.isnan(reference_devkit_ap11(rec, prec))
-        assert average_precision(rec, prec, method="voc11-devkit") == 0.0
-    assert average_precision(rec, prec, method="all-points") == \
+        assert interpolated_average_precision(rec, prec, method="voc11-devkit") == 0.0
+    assert interpolated_average_precision(rec, prec, method="all-points") == \
         pytest.approx(reference_devkit_vocap(rec, prec), abs=1e-12)
     d2_prec = (tp / np.maximum(tp + fp, np.finfo(np.float64).eps)).tolist()
-    assert average_precision(rec, d2_prec, method="voc11") == \
+    assert interpolated_average_precision(rec, d2_prec, method="voc11") == \
         reference_detectron2_ap(rec, d2_prec, use_07_metric=True)
-    assert average_precision(rec, d2_prec, method="all-points") == \
+    assert interpolated_average_precision(rec, d2_prec, method="all-points") == \
         pytest.approx(reference_detectron2_ap(rec, d2_prec, use_07_metric=False), abs=1e-12)
     coco_prec = (tp / (tp + fp + EPS)).tolist()
-    assert average_precision(rec, coco_prec, method="coco101") == \
+    assert interpolated_average_precision(rec, coco_prec, method="coco101") == \
         pytest.approx(reference_coco101_ap(rec, coco_prec), abs=1e-12)
 
 
@@ -151,7 +153,7 @@ def test_all_points_bit_identical_to_detectron2_sum():
         mpre[i - 1] = np.maximum(mpre[i - 1], mpre[i])
     i = np.where(mrec[1:] != mrec[:-1])[0]
     expected = np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1])
-    assert average_precision(rec, prec, method="all-points") == expected
+    assert interpolated_average_precision(rec, prec, method="all-points") == expected
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -173,7 +175,7 @@ def test_coco101_is_the_coco_protocols_ap(seed):
     tp = np.cumsum(steps == 1).astype(float)
     fp = np.cumsum(steps == 0).astype(float)
     npig = len(boxes) - 1  # the crowd region is ignored
-    ap = average_precision(tp / npig, tp / (tp + fp + EPS), method="coco101")
+    ap = interpolated_average_precision(tp / npig, tp / (tp + fp + EPS), method="coco101")
     assert ap == result.stats[1]
 
 
@@ -191,7 +193,7 @@ def test_ap_in_unit_interval(curve, method):
     npos = max(int(tp[-1]) if len(tp) else 0, 1) + extra
     with np.errstate(all="ignore"):
         prec = tp / (tp + fp)
-    ap = average_precision(tp / npos, prec, method=method)
+    ap = interpolated_average_precision(tp / npos, prec, method=method)
     top = 1.0000000000000002 if method.startswith("voc11") else 1.0
     assert 0.0 <= ap <= top
 
@@ -200,7 +202,7 @@ def test_ap_in_unit_interval(curve, method):
 @settings(max_examples=100, deadline=None, derandomize=True)
 def test_perfect_curve_gives_one(n, method):
     tp = np.arange(1, n + 1, dtype=float)
-    ap = average_precision(tp / n, tp / (tp + EPS), method=method)
+    ap = interpolated_average_precision(tp / n, tp / (tp + EPS), method=method)
     assert ap == pytest.approx(1.0, abs=1e-15)
 
 
@@ -210,9 +212,9 @@ def test_false_positives_after_the_last_true_positive_change_nothing(n_tp, n_fp)
     tp = np.r_[np.arange(1, n_tp + 1), np.full(n_fp, n_tp)].astype(float)
     fp = np.r_[np.zeros(n_tp), np.arange(1, n_fp + 1)]
     for method in AP_METHODS:
-        assert average_precision(tp / (2 * n_tp), tp / (tp + fp), method=method) == \
-            average_precision(tp[:n_tp] / (2 * n_tp), tp[:n_tp] / (tp[:n_tp] + fp[:n_tp]),
-                              method=method)
+        assert interpolated_average_precision(tp / (2 * n_tp), tp / (tp + fp), method=method) == \
+            interpolated_average_precision(tp[:n_tp] / (2 * n_tp),
+                                           tp[:n_tp] / (tp[:n_tp] + fp[:n_tp]), method=method)
 
 
 @pytest.mark.parametrize(
@@ -244,4 +246,14 @@ def test_false_positives_after_the_last_true_positive_change_nothing(n_tp, n_fp)
 )
 def test_errors(recall, precision, method, error, message):
     with pytest.raises(error, match=message):
-        average_precision(recall, precision, method=method)
+        interpolated_average_precision(recall, precision, method=method)
+
+
+def test_average_precision_is_a_deprecated_alias_that_names_the_new_name():
+    # deteval.average_precision clashed with deteval.classification.average_precision
+    recall, precision = [0.5, 0.5, 1.0], [1.0, 0.5, 2 / 3]
+    with pytest.warns(DeprecationWarning, match="interpolated_average_precision"):
+        old = deteval.average_precision(recall, precision, method="coco101")
+    assert old == interpolated_average_precision(recall, precision, method="coco101")
+    assert deteval.interpolated_average_precision is interpolated_average_precision
+    assert "average_precision" not in deteval.__all__

@@ -315,3 +315,40 @@ def test_ci_runs_the_readme_test_command():
     assert test_command == README_COMMANDS[1]
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test_command in [line.strip() for line in ci if not line.lstrip().startswith("#")]
+
+
+# --------------------------------------------------------------------------------------
+# One spelling of each shared option (deteval/cli/_shared_options.py), the other an alias
+# --------------------------------------------------------------------------------------
+
+
+def _parse(command: str, *argv: str):
+    import argparse
+
+    from deteval.cli import _main
+
+    parser = argparse.ArgumentParser(prog="deteval")
+    commands = parser.add_subparsers(dest="command")
+    _main._COMMANDS[command].add_parser(commands)
+    return parser.parse_args([command, *argv]), commands.choices[command].format_help()
+
+
+_REQUIRED = {"confusion": ["GT", "DT"], "draw": ["GT", "DT", "--images", "I", "--out", "O"],
+             "report": ["GT", "DT", "--out", "O"]}
+
+
+@pytest.mark.parametrize("command", sorted(_REQUIRED))
+@pytest.mark.parametrize(("iou", "score"), [("--iou-threshold", "--score-threshold"),
+                                             ("--iou", "--score")])
+def test_threshold_options_are_spelled_alike_in_every_command(command, iou, score):
+    args, help_text = _parse(command, *_REQUIRED[command], iou, "0.7", score, "0.25")
+    assert (args.iou_threshold, args.score_threshold) == (0.7, 0.25)
+    assert "--iou-threshold T, --iou T" in help_text
+    assert "--score-threshold S, --score S" in help_text
+
+
+@pytest.mark.parametrize("spelling", ["--iou-thresholds", "--iou"])
+def test_voc_iou_thresholds_spelled_as_coco_with_the_old_alias(spelling):
+    args, help_text = _parse("voc", "GT", "DT", spelling, "0.5 0.75")
+    assert args.iou_thresholds == [0.5, 0.75]
+    assert "--iou-thresholds '0.5 0.75', --iou '0.5 0.75'" in help_text

@@ -65,6 +65,18 @@ def test_confusion_prints_the_table_and_writes_to_dict(demo, tmp_path, options):
     assert f"score >= {options.get('score', 0.0):g}" in out
 
 
+@pytest.mark.parametrize(("iou", "score"), [("--iou-threshold", "--score-threshold"),
+                                             ("--iou", "--score")])
+def test_confusion_takes_both_spellings_of_the_thresholds(demo, iou, score):
+    """--iou-threshold/--score-threshold, as draw and report spell them; --iou/--score stay
+    accepted."""
+    status, out, err = run("confusion", demo["gt"], demo["dt"], iou, "0.75", score, "0.5")
+    assert status == 0, err
+    expected = deteval.detection_confusion_matrix(str(demo["gt"]), str(demo["dt"]),
+                                                  iou_threshold=0.75, score_threshold=0.5)
+    assert expected.format_table() in out and "IoU >= 0.75, score >= 0.5" in out
+
+
 def test_confusion_default_keeps_every_detection_like_the_library(demo):
     status, out, _ = run("confusion", demo["gt"], demo["dt"])
     assert status == 0

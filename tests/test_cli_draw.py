@@ -17,8 +17,6 @@ from deteval.cli import main
 from deteval.outcomes import match_outcomes
 from deteval.viz.draw import STYLES
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "voc_sample_100"
-
 
 def run(*argv) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
@@ -161,19 +159,18 @@ def test_usage_errors(files, argv, status, message):
     assert not files["out"].exists()
 
 
-@pytest.mark.skipif(not SAMPLE.is_dir(), reason=f"{SAMPLE} is absent")
-def test_voc_sample(tmp_path):
-    gt, dt = SAMPLE / "gts" / "pascalvoc_format", SAMPLE / "dets" / "abs_xyx2y2"
+def test_voc_sample(voc_sample_dir, tmp_path):
+    gt, dt = voc_sample_dir / "gts" / "pascalvoc_format", voc_sample_dir / "dets" / "abs_xyx2y2"
     status, out, err = run("draw", gt, dt, "--box-format", "xyxy", "--names",
-                           SAMPLE / "voc.names", "--images", SAMPLE / "images", "--out",
-                           tmp_path, "--limit", "2")
+                           voc_sample_dir / "voc.names", "--images", voc_sample_dir / "images",
+                           "--out", tmp_path, "--limit", "2")
     assert status == 0, err
     assert err == ""
     written = sorted(tmp_path.glob("*.png"))
     assert len(written) == 2
     dataset = deteval.read_gt(gt)
     detections = deteval.read_detections(dt, dataset, box_format="xyxy",
-                                         names=SAMPLE / "voc.names")
+                                         names=voc_sample_dir / "voc.names")
     counts = match_outcomes(dataset, detections).counts()
     assert f"wrote 2 of 2 image(s) to {tmp_path}; IoU >= 0.5, score >= 0: TP {counts['tp']}, " \
            f"FP {counts['fp']} " in out

@@ -7,15 +7,12 @@ import contextlib
 import copy
 import io
 import json
-from pathlib import Path
 
 import numpy as np
-import pytest
+from scenes import keypoint_scene
 
 import deteval
 from deteval.cli import main
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "coco_val2014_100"
 
 
 def run(*argv) -> tuple[int, str, str]:
@@ -38,28 +35,6 @@ def pycocotools_summary(gt: dict, results: list, iou_type: str) -> list[str]:
         evaluator.accumulate()
         evaluator.summarize()
     return [line for line in text.getvalue().splitlines() if line.startswith(" Average")]
-
-
-def keypoint_scene() -> tuple[dict, list]:
-    rng = np.random.default_rng(3)
-    images = [{"id": i, "width": 120, "height": 90} for i in (1, 2)]
-    annotations, results = [], []
-    for n, image in enumerate(images * 2, start=1):
-        x, y = rng.uniform(0, 60, 2)
-        points = np.column_stack([rng.uniform(x, x + 40, 17), rng.uniform(y, y + 40, 17),
-                                  rng.integers(0, 3, 17)])
-        annotations.append({"id": n, "image_id": image["id"], "category_id": 1,
-                            "bbox": [x, y, 40, 40], "area": 1200.0 + 300 * n, "iscrowd": 0,
-                            "keypoints": points.ravel().tolist(),
-                            "num_keypoints": int((points[:, 2] > 0).sum())})
-        for shift, score in ((1.5, 0.9), (9.0, 0.4)):
-            moved = points.copy()
-            moved[:, :2] += rng.normal(0, shift, (17, 2))
-            results.append({"image_id": image["id"], "category_id": 1, "score": score,
-                            "keypoints": moved.ravel().tolist()})
-    gt = {"images": images, "annotations": annotations,
-          "categories": [{"id": 1, "name": "person"}]}
-    return gt, results
 
 
 def test_keypoints_summary_equals_pycocotools(tmp_path):
@@ -102,11 +77,10 @@ def test_wrong_sigma_count_is_a_clear_error(tmp_path):
     assert "17 keypoints" in err and "2 sigmas" in err
 
 
-@pytest.mark.skipif(not DATA.exists(), reason=f"shared sample not found: {DATA}")
-def test_segm_on_the_shared_sample_prints_the_expected_summary():
-    expected = json.loads((DATA / "expected_pycocotools_2.0.11.json").read_text())["segm"]
-    status, out, err = run("coco", DATA / "instances_val2014_100.json",
-                           DATA / "instances_val2014_fakesegm100_results.json",
+def test_segm_on_the_shared_sample_prints_the_expected_summary(coco100_dir):
+    expected = json.loads((coco100_dir / "expected_pycocotools_2.0.11.json").read_text())["segm"]
+    status, out, err = run("coco", coco100_dir / "instances_val2014_100.json",
+                           coco100_dir / "instances_val2014_fakesegm100_results.json",
                            "--iou-type", "segm")
     assert status == 0, err
     assert [line for line in out.splitlines() if line.startswith(" Average")] == \

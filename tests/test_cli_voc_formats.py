@@ -20,11 +20,6 @@ from deteval.cli import main
 from deteval.demo import DEMO_CATEGORIES, make_demo
 from deteval.io.csv import write_csv
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "voc_sample_100"
-needs_sample = pytest.mark.skipif(not SAMPLE.is_dir(), reason=f"{SAMPLE} is absent")
-SAMPLE_DETS = SAMPLE / "dets" / "coco_format" / "coco_dets.json"
-SAMPLE_XML = SAMPLE / "gts" / "pascalvoc_format"
-
 
 def run(*argv) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
@@ -351,9 +346,11 @@ USAGE_ERRORS = [
     pytest.param(["voc", "gt.json", "dt.json", "--year", "2010"], "invalid choice: '2010'",
                  id="voc-bad-year"),
     pytest.param(["voc", "gt.json", "dt.json", "--iou", "1.5"],
-                 "argument --iou: expected IoU thresholds in (0, 1]", id="voc-bad-iou"),
+                 "argument --iou-thresholds/--iou: expected IoU thresholds in (0, 1]",
+                 id="voc-bad-iou"),
     pytest.param(["voc", "gt.json", "dt.json", "--iou", "a"],
-                 "argument --iou: expected a list of float values", id="voc-iou-text"),
+                 "argument --iou-thresholds/--iou: expected a list of float values",
+                 id="voc-iou-text"),
     pytest.param(["voc", "gt.json", "dt.json", "--gt-format", "pascal"],
                  "argument --gt-format: invalid choice: 'pascal'", id="unknown-gt-format"),
     pytest.param(["voc", "gt.json", "dt.json", "--dt-format", "voc"],
@@ -425,16 +422,22 @@ def test_help_lists_the_commands_and_formats():
 # --------------------------------------------------------------------------------------------
 
 
-@needs_sample
+@pytest.fixture
+def sample(voc_sample_dir):
+    """The shared sample's folder, its VOC XML ground truth and COCO-format detections."""
+    return (voc_sample_dir, voc_sample_dir / "gts" / "pascalvoc_format",
+            voc_sample_dir / "dets" / "coco_format" / "coco_dets.json")
+
+
 @pytest.mark.parametrize("year", ["2007", "2012"])
-def test_sample_eval_on_voc_xml_equals_deteval_voc(tmp_path, year):
+def test_sample_eval_on_voc_xml_equals_deteval_voc(sample, tmp_path, year):
     """VOC XML ground truth, COCO-format detections through `deteval eval` give the mAP of
     `deteval voc` on the same ground truth with the text-file detections."""
-    via_eval, _, err = run_json(tmp_path, "eval", SAMPLE_XML, SAMPLE_DETS, "--protocol",
-                                f"voc{year}")
+    folder, xml, dets = sample
+    via_eval, _, err = run_json(tmp_path, "eval", xml, dets, "--protocol", f"voc{year}")
     assert err == ""
-    via_voc, _, err = run_json(tmp_path, "voc", SAMPLE_XML, SAMPLE / "dets" / "abs_xywh",
-                               "--year", year, "--names", SAMPLE / "voc.names",
+    via_voc, _, err = run_json(tmp_path, "voc", xml, folder / "dets" / "abs_xywh",
+                               "--year", year, "--names", folder / "voc.names",
                                "--box-format", "xywh")
     assert err == ""
     assert via_eval["map"] == via_voc["map"] and 0.5 < via_eval["map"][0] < 0.7
@@ -442,25 +445,25 @@ def test_sample_eval_on_voc_xml_equals_deteval_voc(tmp_path, year):
     assert sum(row["n_difficult"] for row in via_eval["per_class"]) == 38
 
 
-@needs_sample
-def test_sample_convert_voc_to_coco_then_evaluate(tmp_path):
+def test_sample_convert_voc_to_coco_then_evaluate(sample, tmp_path):
+    _, xml, dets = sample
     dst = tmp_path / "gt.json"
-    status, out, err = run("convert", SAMPLE_XML, dst)
+    status, out, err = run("convert", xml, dst)
     assert status == 0 and err == ""
     assert out.endswith("(coco): 100 images, 273 objects (38 difficult), 20 categories\n")
-    direct, direct_out, _ = run_json(tmp_path, "voc", SAMPLE_XML, SAMPLE_DETS)
-    converted, converted_out, _ = run_json(tmp_path, "voc", dst, SAMPLE_DETS)
+    direct, direct_out, _ = run_json(tmp_path, "voc", xml, dets)
+    converted, converted_out, _ = run_json(tmp_path, "voc", dst, dets)
     assert converted["map"] == direct["map"]
     assert converted["per_class"] == direct["per_class"]
     assert converted_out == direct_out
 
 
-@needs_sample
-def test_sample_yolo_ground_truth_with_images(tmp_path):
+def test_sample_yolo_ground_truth_with_images(sample, tmp_path):
     """YOLO labels hold no difficult flag, nor does the sample's COCO file: the same mAP."""
-    yolo, _, _ = run_json(tmp_path, "voc", SAMPLE / "gts" / "yolo_format", SAMPLE_DETS,
-                          "--images", SAMPLE / "images")
-    coco, _, _ = run_json(tmp_path, "voc", SAMPLE / "gts" / "coco_format_v2" /
-                          "instances_v2.json", SAMPLE_DETS)
+    folder, _, dets = sample
+    yolo, _, _ = run_json(tmp_path, "voc", folder / "gts" / "yolo_format", dets,
+                          "--images", folder / "images")
+    coco, _, _ = run_json(tmp_path, "voc", folder / "gts" / "coco_format_v2" /
+                          "instances_v2.json", dets)
     assert yolo["map"] == coco["map"]
     assert ap_by_name(yolo) == ap_by_name(coco)

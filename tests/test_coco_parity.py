@@ -574,8 +574,9 @@ def test_example_i_segm_results_with_bbox():
 
 
 @pytest.fixture(scope="module")
-def coco100():
-    return Coco100.evaluate(evaluate, "instances_val2014_fakebbox100_results.json", "bbox")
+def coco100(coco100_dir):
+    return Coco100.evaluate(evaluate, coco100_dir, "instances_val2014_fakebbox100_results.json",
+                            "bbox")
 
 
 def test_coco100_stats(coco100):

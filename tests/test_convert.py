@@ -9,7 +9,6 @@ of the image size). What a format cannot hold is checked to be dropped as docume
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +21,6 @@ from deteval.io.formats import convert, read_detections, read_gt, write_gt
 from deteval.io.voc import read_voc, write_voc
 from deteval.io.yolo import read_yolo, write_yolo
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "voc_sample_100"
 CLASSES = ("cat", "dog & <bird>", "person")
 
 
@@ -201,56 +199,49 @@ def test_write_gt_needs_a_format_for_folders(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def sample() -> Path:
-    if not DATA.is_dir():
-        pytest.skip(f"shared sample not found: {DATA}")
-    return DATA
+def voc(voc_sample_dir) -> Dataset:
+    return read_gt(voc_sample_dir / "gts" / "pascalvoc_format")
 
 
-@pytest.fixture(scope="module")
-def voc(sample) -> Dataset:
-    return read_gt(sample / "gts" / "pascalvoc_format")
-
-
-def test_convert_voc_to_coco(sample, voc, tmp_path):
-    convert(sample / "gts" / "pascalvoc_format", tmp_path / "gt.json")
+def test_convert_voc_to_coco(voc_sample_dir, voc, tmp_path):
+    convert(voc_sample_dir / "gts" / "pascalvoc_format", tmp_path / "gt.json")
     back = read_gt(tmp_path / "gt.json")
     assert_same(back, voc, atol=0.0)  # integral corners: x + w is exact
     assert int(back.gt.ignore.sum()) == 38  # difficult -> COCO "ignore": 1
     # ... and matches the sample's own COCO conversion box for box.
-    other = read_gt(sample / "gts" / "coco_format_v2" / "instances_v2.json")
+    other = read_gt(voc_sample_dir / "gts" / "coco_format_v2" / "instances_v2.json")
     assert_same(back, other, atol=0.0, flags=())
 
 
-def test_convert_voc_to_yolo_and_back(sample, voc, tmp_path):
+def test_convert_voc_to_yolo_and_back(voc_sample_dir, voc, tmp_path):
     with pytest.warns(FormatWarning, match="38 ignored"):
-        convert(sample / "gts" / "pascalvoc_format", tmp_path / "yolo", dst_format="yolo")
-    back = read_gt(tmp_path / "yolo", format="yolo", images_dir=sample / "images")
+        convert(voc_sample_dir / "gts" / "pascalvoc_format", tmp_path / "yolo", dst_format="yolo")
+    back = read_gt(tmp_path / "yolo", format="yolo", images_dir=voc_sample_dir / "images")
     assert_same(back, voc, atol=1e-9, flags=())
     assert back.categories.names == voc.categories.names
 
 
-def test_convert_voc_to_csv_to_voc(sample, voc, tmp_path):
-    convert(sample / "gts" / "pascalvoc_format", tmp_path / "gt.csv")
+def test_convert_voc_to_csv_to_voc(voc_sample_dir, voc, tmp_path):
+    convert(voc_sample_dir / "gts" / "pascalvoc_format", tmp_path / "gt.csv")
     convert(tmp_path / "gt.csv", tmp_path / "voc", dst_format="voc")
     back = read_voc(tmp_path / "voc")
     assert_same(back, voc, atol=0.0, flags=("ignore",))
     np.testing.assert_array_equal(back.images.widths, voc.images.widths)
 
 
-def test_convert_yolo_with_read_options(sample, voc, tmp_path):
-    dataset = convert(sample / "gts" / "yolo_format", tmp_path / "gt.json",
-                      read_options={"images_dir": sample / "images"})
+def test_convert_yolo_with_read_options(voc_sample_dir, voc, tmp_path):
+    dataset = convert(voc_sample_dir / "gts" / "yolo_format", tmp_path / "gt.json",
+                      read_options={"images_dir": voc_sample_dir / "images"})
     back = read_gt(tmp_path / "gt.json")
     assert_same(back, dataset, atol=1e-9)
     assert back.categories.ids.tolist() == list(range(20))  # YOLO's class indices
 
 
-def test_convert_detections_read_back_from_written_coco(sample, voc, tmp_path):
+def test_convert_detections_read_back_from_written_coco(voc_sample_dir, voc, tmp_path):
     from deteval.io.coco import write_coco_results
 
-    dt = read_detections(sample / "dets" / "abs_xywh", voc, box_format="xywh",
-                         names=sample / "voc.names")
+    dt = read_detections(voc_sample_dir / "dets" / "abs_xywh", voc, box_format="xywh",
+                         names=voc_sample_dir / "voc.names")
     write_gt(voc, tmp_path / "gt.json")
     write_coco_results(dt, voc, tmp_path / "dt.json")
     back = read_detections(tmp_path / "dt.json", read_gt(tmp_path / "gt.json"))

@@ -38,8 +38,6 @@ from deteval.io.txt import read_txt_detections
 from deteval.io.voc import read_voc
 from deteval.io.yolo import read_yolo, read_yolo_detections
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "voc_sample_100"
-
 
 def expect(message: str, *, source: Path | str | None = None, record: str | None = None):
     """``pytest.raises(FormatError)`` whose text is ``source: record: message``; ``message`` is
@@ -50,13 +48,6 @@ def expect(message: str, *, source: Path | str | None = None, record: str | None
 
 # ------------------------------------------------------------------------------------------
 # The shared sample
-
-
-@pytest.fixture(scope="module")
-def sample() -> Path:
-    if not DATA.is_dir():
-        pytest.skip(f"shared sample not found: {DATA}")
-    return DATA
 
 
 def objects(dataset: Dataset) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
@@ -77,8 +68,8 @@ def sizes(dataset: Dataset) -> dict[str, tuple[float, float]]:
 
 
 @pytest.fixture(scope="module")
-def voc(sample) -> Dataset:
-    return read_gt(sample / "gts" / "pascalvoc_format")
+def voc(voc_sample_dir) -> Dataset:
+    return read_gt(voc_sample_dir / "gts" / "pascalvoc_format")
 
 
 GT_EXACT = [
@@ -91,9 +82,9 @@ GT_EXACT = [
 
 
 @pytest.mark.parametrize(("path", "format"), GT_EXACT)
-def test_sample_gt_formats_equal_voc_exactly(sample, voc, path, format):
-    assert detect_format(sample / "gts" / path) == format
-    other = read_gt(sample / "gts" / path)
+def test_sample_gt_formats_equal_voc_exactly(voc_sample_dir, voc, path, format):
+    assert detect_format(voc_sample_dir / "gts" / path) == format
+    other = read_gt(voc_sample_dir / "gts" / path)
     keys, names, boxes, _ = objects(other)
     voc_keys, voc_names, voc_boxes, _ = objects(voc)
     assert len(other.gt) == len(voc.gt) == 273
@@ -116,8 +107,8 @@ def test_sample_voc_fields(voc):
     assert (voc.gt.boxes[:, 2] <= w).all() and (voc.gt.boxes[:, 3] <= h).all()
 
 
-def test_sample_voc_one_based_is_the_documented_shift(sample, voc):
-    shifted = read_voc(sample / "gts" / "pascalvoc_format", one_based=True)
+def test_sample_voc_one_based_is_the_documented_shift(voc_sample_dir, voc):
+    shifted = read_voc(voc_sample_dir / "gts" / "pascalvoc_format", one_based=True)
     np.testing.assert_array_equal(shifted.gt.boxes[:, :2] + 1.0, voc.gt.boxes[:, :2])
     np.testing.assert_array_equal(shifted.gt.boxes[:, 2:], voc.gt.boxes[:, 2:])
     assert shifted.gt.boxes[:, :2].min() == 0.0
@@ -138,9 +129,9 @@ def assert_within_storage_precision(other: Dataset, voc: Dataset, bound_per_pixe
     assert sizes(other) == size_of  # measured with Pillow == VOC's <size>
 
 
-def test_sample_yolo_to_its_six_decimals(sample, voc):
-    yolo = read_gt(sample / "gts" / "yolo_format", images_dir=sample / "images")
-    assert detect_format(sample / "gts" / "yolo_format") == "yolo"
+def test_sample_yolo_to_its_six_decimals(voc_sample_dir, voc):
+    yolo = read_gt(voc_sample_dir / "gts" / "yolo_format", images_dir=voc_sample_dir / "images")
+    assert detect_format(voc_sample_dir / "gts" / "yolo_format") == "yolo"
     # YOLO's own class order (obj.names) is not VOC's sorted order; names match by name.
     assert yolo.categories.names[:3] == ("person", "cat", "boat")
     assert yolo.categories.ids.tolist() == list(range(20))
@@ -150,17 +141,17 @@ def test_sample_yolo_to_its_six_decimals(sample, voc):
     assert not yolo.gt.ignore.any()
 
 
-def test_sample_openimages_decimal_commas_to_ten_decimals(sample, voc):
-    path = sample / "gts" / "openimages_format" / "all_bounding_boxes.csv"
+def test_sample_openimages_decimal_commas_to_ten_decimals(voc_sample_dir, voc):
+    path = voc_sample_dir / "gts" / "openimages_format" / "all_bounding_boxes.csv"
     assert detect_format(path) == "openimages"
     assert '"0,' in path.read_text()  # the real files' decimal commas
-    dataset = read_gt(path, images_dir=sample / "images")
+    dataset = read_gt(path, images_dir=voc_sample_dir / "images")
     assert_within_storage_precision(dataset, voc, 0.5e-10 + 1e-14)
 
 
 @pytest.fixture(scope="module")
-def names_file(sample) -> Path:
-    return sample / "voc.names"
+def names_file(voc_sample_dir) -> Path:
+    return voc_sample_dir / "voc.names"
 
 
 DT_LAYOUTS = [
@@ -183,11 +174,11 @@ def detection_rows(dataset: Dataset, dt) -> tuple[list[str], list[str], np.ndarr
 @pytest.mark.parametrize("gt_path", ["pascalvoc_format", "coco_format_v2/instances_v2.json"],
                          ids=["voc-gt", "coco-gt"])
 @pytest.mark.parametrize(("folder", "box_format"), DT_LAYOUTS)
-def test_sample_detection_layouts_agree(sample, names_file, gt_path, folder, box_format):
-    dataset = read_gt(sample / "gts" / gt_path)
-    coco = read_detections(sample / "dets" / "coco_format" / "coco_dets.json", dataset)
-    assert detect_format(sample / "dets" / folder, kind="detections") == "txt"
-    dt = read_detections(sample / "dets" / folder, dataset, box_format=box_format,
+def test_sample_detection_layouts_agree(voc_sample_dir, names_file, gt_path, folder, box_format):
+    dataset = read_gt(voc_sample_dir / "gts" / gt_path)
+    coco = read_detections(voc_sample_dir / "dets" / "coco_format" / "coco_dets.json", dataset)
+    assert detect_format(voc_sample_dir / "dets" / folder, kind="detections") == "txt"
+    dt = read_detections(voc_sample_dir / "dets" / folder, dataset, box_format=box_format,
                          names=names_file)
     assert len(dt) == len(coco) == 452
     assert (dt.category_index >= 0).all() and (coco.category_index >= 0).all()
@@ -206,35 +197,35 @@ def test_sample_detection_layouts_agree(sample, names_file, gt_path, folder, box
         np.testing.assert_array_equal(boxes, c_boxes)
 
 
-def test_sample_coco_detections_keep_xywh_and_map_by_name(sample, voc):
-    dt = read_detections(sample / "dets" / "coco_format" / "coco_dets.json", voc)
-    raw = json.loads((sample / "dets" / "coco_format" / "coco_dets.json").read_text())
+def test_sample_coco_detections_keep_xywh_and_map_by_name(voc_sample_dir, voc):
+    dt = read_detections(voc_sample_dir / "dets" / "coco_format" / "coco_dets.json", voc)
+    raw = json.loads((voc_sample_dir / "dets" / "coco_format" / "coco_dets.json").read_text())
     np.testing.assert_array_equal(dt.xywh, [a["bbox"] for a in raw["annotations"]])
     np.testing.assert_array_equal(dt.scores, [a["score"] for a in raw["annotations"]])
     # Its own ids (images 0..97, "person" = 0) are not the dataset's: matched by name.
     assert dt.category_ids.tolist()[:1] == [voc.categories.ids[voc.categories.names.index(
         "person")]]
     with pytest.raises(FormatError, match="image_id 0 is not an image of the ground truth"):
-        read_detections(sample / "dets" / "coco_format" / "coco_dets.json", voc,
+        read_detections(voc_sample_dir / "dets" / "coco_format" / "coco_dets.json", voc,
                         match_by="id")
 
 
-def test_sample_end_to_end_same_coco_stats(sample, names_file, voc):
+def test_sample_end_to_end_same_coco_stats(voc_sample_dir, names_file, voc):
     from deteval import evaluate_coco
 
-    xywh = read_detections(sample / "dets" / "abs_xywh", voc, box_format="xywh",
+    xywh = read_detections(voc_sample_dir / "dets" / "abs_xywh", voc, box_format="xywh",
                            names=names_file)
-    xyxy = read_detections(sample / "dets" / "abs_xyx2y2", voc, box_format="xyxy",
+    xyxy = read_detections(voc_sample_dir / "dets" / "abs_xyx2y2", voc, box_format="xyxy",
                            names=names_file)
     a, b = evaluate_coco(voc, xywh).stats, evaluate_coco(voc, xyxy).stats
     np.testing.assert_array_equal(a, b)
     assert 0 < a[0] < 1
 
 
-def test_sample_yolo_detections_through_the_writer(sample, names_file, voc, tmp_path):
+def test_sample_yolo_detections_through_the_writer(voc_sample_dir, names_file, voc, tmp_path):
     from deteval.io.yolo import write_yolo
 
-    dt = read_detections(sample / "dets" / "abs_xyx2y2", voc, box_format="xyxy",
+    dt = read_detections(voc_sample_dir / "dets" / "abs_xyx2y2", voc, box_format="xyxy",
                          names=names_file)
     write_yolo(voc, tmp_path, detections=dt)
     # Class indices are rows of the categories table, named in obj.names; VOC's category ids
@@ -927,8 +918,8 @@ def test_cvat_tracks_refused_and_polylines_skipped(tmp_path):
         assert len(read_cvat(path).gt) == 0
 
 
-def test_readers_never_modify_their_inputs(sample, tmp_path):
-    folder = sample / "gts" / "pascalvoc_format"
+def test_readers_never_modify_their_inputs(voc_sample_dir, tmp_path):
+    folder = voc_sample_dir / "gts" / "pascalvoc_format"
     before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
     read_gt(folder)
     assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()} == before

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import json
+from pathlib import Path
+
 import numpy as np
 import pycocotools.mask as mask_utils
 import pytest
-from maskgen import compress, read_as_pycocotools
+from cocogen import assert_parity, run_pycocotools
+from maskgen import compress, encode_number, read_as_pycocotools
 
+import deteval
 from deteval.errors import FormatError
+from deteval.io.coco import read_coco_gt, read_coco_results
 from deteval.masks import (
     compressed_areas,
     compressed_masks,
     decode_counts,
     mask_area,
+    mask_bound_area,
+    mask_iou_bound,
     mask_xywh,
     masks_from_segmentations,
     pair_mask_iou,
@@ -254,3 +264,341 @@ def test_str_strings_decode_as_bytes_do():
     text[150] = text[150][:3] + "é" + text[150][3:]
     with pytest.raises(FormatError, match=r"^dt.json: mask 150: .*non-ASCII"):
         decode_counts(text, source="dt.json")
+
+
+# =============================================================================================
+# Moved from test_review_segm_fixes.py:
+#
+# Review of 01d6a0f (segm fixes: the bound vs rleIou's early stop, empty chunks, 7-character
+# negative numbers, masks of 2**32+ pixels, overflowing integers, lone surrogates).
+#
+# Differential tests against pycocotools 2.0.11. rleIou walks both run lists with 32-bit
+# unsigned counters; its loop condition is ``ct = ca + cb`` (uint). It stops early when
+# both masks sit at an empty run at once (the case 01d6a0f covers with NaN areas) and also
+# when ``ca + cb`` wraps to exactly 2**32, which masks of more than 2**31 pixels allow
+# (01d6a0f accepted masks up to 2**32 - 1 pixels with a finite bound); since fixed: such
+# masks get a NaN ``mask_area`` too, and the tests below keep it so.
+#
+# Large masks are never rasterised: pycocotools' area, toBbox, iou and COCOeval read them
+# from compressed strings without allocating ``h * w``.
+# =============================================================================================
+
+
+def _one_image(h: int, w: int, counts: str, *, area: float, crowd: int = 0) -> dict:
+    return {"images": [{"id": 1, "height": h, "width": w}],
+            "categories": [{"id": 1, "name": "a"}],
+            "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "iscrowd": crowd,
+                             "area": area, "bbox": [0, 0, 1, 1],
+                             "segmentation": {"size": [h, w], "counts": counts}}]}
+
+
+def _result(counts: str, size: list[int], score: float = 0.9) -> dict:
+    return {"image_id": 1, "category_id": 1, "score": score,
+            "segmentation": {"size": list(size), "counts": counts}}
+
+
+def _iou(dt: dict, gt: dict, crowd: int = 0) -> float:
+    return float(np.asarray(mask_utils.iou([dt], [gt], [crowd]))[0, 0])
+
+
+# A pair of 65535 x 65537 masks (2**32 - 1 pixels). Both start with the same 10 pixels;
+# then dt has a background run of 3 * 2**30 and gt one of 2**30: after the common prefix
+# rleIou's ct = ca + cb = 2**32 wraps to 0 and the loop stops with i = u = 10, so
+# pycocotools' IoU is 1.0, while the true IoU (and deteval's bound) is about 1/3.
+_H, _W = 65535, 65537
+_N = _H * _W
+_PREFIX = 10
+_DT_RUNS = [0, _PREFIX, 3 * 2**30, _N - _PREFIX - 3 * 2**30]
+_GT_RUNS = [0, _PREFIX, 2**30, _N - _PREFIX - 2**30]
+
+
+def _overflow_pair() -> tuple[dict, dict]:
+    return ({"size": [_H, _W], "counts": compress(_DT_RUNS)},
+            {"size": [_H, _W], "counts": compress(_GT_RUNS)})
+
+
+# ---------------------------------------------------------------------------------------------
+# Defect: rleIou's uint ct = ca + cb wraps to 0 for masks of more than 2**31 pixels
+# ---------------------------------------------------------------------------------------------
+
+
+def test_overflow_pair_is_what_the_tests_below_assume():
+    dt, gt = _overflow_pair()
+    assert _N < 2**32                                 # accepted by 01d6a0f's size check
+    assert _iou(dt, gt) == 1.0                       # pycocotools: prefix only
+    areas = compressed_areas([dt["counts"], gt["counts"]], [[_H, _W]] * 2)
+    i = _PREFIX + int(_DT_RUNS[3])
+    assert areas.tolist() == [_PREFIX + _DT_RUNS[3], _PREFIX + _GT_RUNS[3]]
+    assert abs(i / (areas.sum() - i) - 1 / 3) < 1e-6  # the true IoU
+    # Neither mask has an empty run after its first; their size alone makes the area NaN.
+    assert np.isnan(mask_bound_area([dt, gt])).all()
+
+
+@pytest.mark.parametrize("boxes", [False, True])
+def test_bound_covers_uint_wrap_of_ct(boxes):
+    """Was wrong: mask_iou_bound / mask_area: rleIou's loop counter ct = ca + cb is a
+    uint32 and wraps to 0 when the two remaining runs add up to 2**32 (masks of more than
+    2**31 pixels, which 01d6a0f accepts), so pycocotools counts only a prefix and returns
+    1.0 here; the bound (true i/u, 1/3) is below it and the pair would be skipped"""
+    dt, gt = _overflow_pair()
+    area = mask_bound_area([dt, gt])
+    xywh = np.asarray(mask_utils.toBbox([dt, gt]), dtype=np.float64) if boxes else None
+    bound = mask_iou_bound(area[:1], area[1:], np.array([False]),
+                           None if xywh is None else xywh[:1],
+                           None if xywh is None else xywh[1:])
+    assert bound[0] >= _iou(dt, gt)
+
+
+@pytest.mark.parametrize("source", ["dict", "file", "no-mask-area"])
+@pytest.mark.parametrize("dt_box", [False, True])
+def test_parity_when_ct_wraps(source, dt_box, tmp_path):
+    """Was wrong: end to end: the pair above is skipped by the bound (deteval AP 0) while
+    COCOeval matches it at every threshold (AP 1.0); rleIou's ct wraps for masks of more
+    than 2**31 pixels"""
+    dt, gt = _overflow_pair()
+    gt_json = _one_image(_H, _W, gt["counts"].decode(), area=float(_N - 2**30))
+    results = [_result(dt["counts"].decode(), [_H, _W])]
+    if dt_box:
+        results[0]["bbox"] = [0.0, 0.0, float(_W), float(_H)]
+    reference = run_pycocotools(gt_json, results, iou_type="segm")
+    assert reference.stats[0] > 0.99                  # matched at every threshold
+    if source == "file":
+        gt_path, dt_path = tmp_path / "gt.json", tmp_path / "dt.json"
+        gt_path.write_text(json.dumps(gt_json))
+        dt_path.write_text(json.dumps(results))
+        result = deteval.evaluate_coco(gt_path, dt_path, iou_type="segm")
+    elif source == "dict":
+        result = deteval.evaluate_coco(gt_json, results, iou_type="segm")
+    else:
+        dataset = read_coco_gt(gt_json, iou_type="segm")
+        dataset = dataclasses.replace(dataset, gt=dataset.gt.replace(masks=dataset.gt.masks))
+        assert dataset.gt.mask_area is None
+        detections = read_coco_results(results, dataset, iou_type="segm")
+        result = deteval.evaluate_coco(dataset, detections, iou_type="segm")
+    assert_parity(result, reference)
+
+
+def test_at_most_2_to_the_31_pixels_ct_cannot_wrap_above_the_true_iou():
+    """With 2**31 pixels, the only wrap is at the very start (both masks [0, 2**31]): the
+    routine then returns 0, below the true IoU, which the bound allows."""
+    h, w = 2**15, 2**16
+    full = {"size": [h, w], "counts": compress([0, h * w])}
+    assert _iou(full, full) == 0.0                   # true IoU 1.0
+    area = mask_bound_area([full])
+    assert mask_iou_bound(area, area, np.array([False]))[0] == 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# The NaN rule for empty runs, brute force against rleIou on small masks
+# ---------------------------------------------------------------------------------------------
+
+
+def _random_runs(rng: np.random.Generator, total: int) -> list[int]:
+    cuts = np.sort(rng.integers(0, total + 1, int(rng.integers(0, 6))))
+    runs = np.diff(np.r_[0, cuts, total]).tolist()
+    for _ in range(int(rng.integers(0, 3))):         # zero runs: first, inside, trailing
+        at = int(rng.choice([0, len(runs), int(rng.integers(0, len(runs) + 1))]))
+        runs[at:at] = [0] * int(rng.integers(1, 3))
+    return runs
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bound_is_never_below_rleiou_with_unbounded_anywhere(seed):
+    """Every pair of small masks with empty runs at the start, inside or at the end (one
+    mask at its end while the other still has empty runs): pycocotools' IoU never exceeds
+    mask_iou_bound from the readers' columns (NaN areas, toBbox boxes), crowd or not."""
+    rng = np.random.default_rng(seed)
+    h, w = 3, 2
+    masks = [{"size": [h, w], "counts": compress(_random_runs(rng, h * w))}
+             for _ in range(60)]
+    strings = [m["counts"] for m in masks]
+    pixels, xywh, empty = compressed_areas(strings, [[h, w]] * len(masks), boxes=True,
+                                           unbounded=True)
+    np.testing.assert_array_equal(xywh, np.asarray(mask_utils.toBbox(masks)))
+    area = np.where(empty, np.nan, pixels.astype(np.float64))
+    np.testing.assert_array_equal(area, mask_bound_area(masks))
+    for crowd in (0, 1):
+        iou = np.asarray(mask_utils.iou(masks, masks, [crowd] * len(masks)))  # [dt, gt]
+        d, g = np.meshgrid(np.arange(len(masks)), np.arange(len(masks)), indexing="ij")
+        d, g = d.ravel(), g.ravel()
+        bound = mask_iou_bound(area[d], area[g], np.full(len(d), bool(crowd)), xywh[d],
+                               xywh[g])
+        assert (iou.ravel() <= bound).all()
+        # and the bound is exact (no NaN needed) for masks without inner empty runs
+        plain = ~empty[d] & ~empty[g]
+        true_ok = iou.ravel()[plain] <= mask_iou_bound(pixels[d][plain].astype(float),
+                                                       pixels[g][plain].astype(float),
+                                                       np.full(plain.sum(), bool(crowd)))
+        assert true_ok.all()
+
+
+def test_uncompressed_runs_get_the_same_flags_as_compressed():
+    runs = [[0, 2, 0, 4], [3, 3, 0], [0, 6], [6], [2, 0, 0, 4], [0, 0, 6]]
+    compressed = [{"size": [3, 2], "counts": compress(r)} for r in runs]
+    plain = [{"size": [3, 2], "counts": r} for r in runs]
+    _, a1, e1 = masks_from_segmentations(compressed, heights=[3] * 6, widths=[2] * 6,
+                                         with_area=True, with_unbounded=True)
+    _, a2, e2 = masks_from_segmentations(plain, heights=[3] * 6, widths=[2] * 6,
+                                         with_area=True, with_unbounded=True)
+    assert e1.tolist() == e2.tolist() == [True, True, False, False, True, True]
+    assert a1.tolist() == a2.tolist() == [int(mask_utils.area(m)) for m in compressed]
+
+
+def test_return_shapes_of_masks_from_segmentations_and_compressed_areas():
+    seg = [{"size": [3, 2], "counts": compress([0, 2, 0, 4])}, [[0, 0, 1, 0, 1, 2]]]
+    kw = {"heights": [3, 3], "widths": [2, 2]}
+    assert isinstance(masks_from_segmentations(seg, **kw), np.ndarray)
+    out, area = masks_from_segmentations(seg, **kw, with_area=True)
+    assert area.dtype == np.int64
+    out, flags = masks_from_segmentations(seg, **kw, with_unbounded=True)
+    assert flags.tolist() == [True, False]           # polygons never have an empty run
+    out, area, flags = masks_from_segmentations(seg, **kw, with_area=True,
+                                                with_unbounded=True)
+    assert area.tolist() == mask_utils.area(list(out)).tolist()
+    strings = [b"0:", b"06"]
+    assert isinstance(compressed_areas(strings, [[2, 5], [2, 3]]), np.ndarray)
+    assert len(compressed_areas(strings, [[2, 5], [2, 3]], boxes=True)) == 2
+    assert len(compressed_areas(strings, [[2, 5], [2, 3]], unbounded=True)) == 2
+    assert len(compressed_areas(strings, [[2, 5], [2, 3]], boxes=True, unbounded=True)) == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# 7-character numbers: deteval accepts exactly what pycocotools reads consistently
+# ---------------------------------------------------------------------------------------------
+
+
+def _pycocotools_runs(numbers: list[tuple[int, int]]) -> list[int]:
+    """rleFrString on numbers (value, characters), as compiled for x86: a negative
+    7-character number becomes (x & 7) - 8; runs are uint32."""
+    runs: list[int] = []
+    for m, (v, k) in enumerate(numbers):
+        if k == 7 and v < 0:
+            v = (v & 7) - 8
+        runs.append((v + (runs[m - 2] if m > 2 else 0)) % 2**32)
+    return runs
+
+
+def test_seven_character_numbers_accepted_iff_pycocotools_reads_runs_that_add_up():
+    rng = np.random.default_rng(11)
+    accepted = 0
+    for _ in range(800):
+        h, w = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        numbers, parts = [], []
+        for _ in range(int(rng.integers(1, 6))):
+            if rng.random() < 0.35:
+                v = int(rng.integers(-40, 40)) - (2**30 if rng.random() < 0.5 else 0)
+                s = encode_number(v, 7)
+                if len(s) != 7:
+                    v = int(rng.integers(-8, 8))
+                    s = encode_number(v, 7)
+            else:
+                v = int(rng.integers(-2, h * w + 1))
+                s = encode_number(v)
+            numbers.append((v, len(s)))
+            parts.append(s)
+        string = b"".join(parts)
+        consistent = sum(_pycocotools_runs(numbers)) == h * w
+        try:
+            area = int(compressed_areas([string], [[h, w]])[0])
+        except FormatError:
+            assert not consistent, string
+            continue
+        accepted += 1
+        assert consistent, string
+        rle = {"size": [h, w], "counts": string}
+        assert area == int(mask_utils.area(rle))
+        np.testing.assert_array_equal(compressed_areas([string], [[h, w]], boxes=True)[1],
+                                      np.asarray(mask_utils.toBbox([rle])))
+    assert accepted > 20
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: FormatErrors naming the record, never a traceback
+# ---------------------------------------------------------------------------------------------
+
+_GOOD = compress([2, 3, 7]).decode()
+_HUGE = [2**63, 2**64, -2**63 - 1, 10**30]
+
+
+def _read_both(gt: dict, results: list[dict], tmp_path: Path) -> None:
+    for form in ("dict", "file"):
+        if form == "file":
+            (tmp_path / "g.json").write_text(json.dumps(gt))
+            (tmp_path / "r.json").write_text(json.dumps(results))
+            g, r = tmp_path / "g.json", tmp_path / "r.json"
+        else:
+            g, r = copy.deepcopy(gt), copy.deepcopy(results)
+        try:
+            dataset = read_coco_gt(g, iou_type="segm")
+            read_coco_results(r, dataset, iou_type="segm")
+        except FormatError:
+            pass
+
+
+@pytest.mark.parametrize("value", _HUGE)
+def test_huge_integers_anywhere_are_format_errors_or_accepted(value, tmp_path):
+    base_gt = _one_image(4, 3, _GOOD, area=3.0)
+    base_res = [_result(_GOOD, [4, 3])]
+    gt_paths = [("annotations", 0, "segmentation", "size", 0),
+                ("annotations", 0, "segmentation", "size", 1), ("images", 0, "height"),
+                ("images", 0, "width"), ("annotations", 0, "area"),
+                ("annotations", 0, "iscrowd"), ("annotations", 0, "id"),
+                ("annotations", 0, "category_id"), ("annotations", 0, "image_id"),
+                ("annotations", 0, "bbox", 2), ("categories", 0, "id"), ("images", 0, "id"),
+                ("annotations", 0, "segmentation", "counts")]
+    res_paths = [(0, "segmentation", "size", 0), (0, "segmentation", "size", 1),
+                 (0, "image_id"), (0, "category_id"), (0, "score"), (0, "id"),
+                 (0, "segmentation", "counts")]
+    def changed(base, path):
+        copied = node = copy.deepcopy(base)
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = [value, 3] if path[-1] == "counts" else value
+        return copied
+
+    for path in gt_paths:
+        _read_both(changed(base_gt, path), base_res, tmp_path)
+    for path in res_paths:
+        _read_both(base_gt, changed(base_res, path), tmp_path)
+
+
+@pytest.mark.parametrize("where", ["gt", "results", "results-with-box"])
+def test_lone_surrogates_name_the_record(where, tmp_path):
+    gt = _one_image(4, 3, _GOOD, area=3.0)
+    results = [_result(_GOOD, [4, 3])]
+    if where == "gt":
+        gt["annotations"][0]["segmentation"]["counts"] = _GOOD + "\ud800"
+        record = r"annotations\[0\]"
+    else:
+        results[0]["segmentation"]["counts"] = "\udfff" + _GOOD
+        if where == "results-with-box":
+            results[0]["bbox"] = [0.0, 0.0, 1.0, 1.0]
+        record = r"results\[0\]"
+    with pytest.raises(FormatError, match=record):
+        read_coco_results(results, read_coco_gt(gt, iou_type="segm"), iou_type="segm")
+    # In a file, the JSON reader refuses the lone surrogate itself (naming the file).
+    (tmp_path / "g.json").write_text(json.dumps(gt))
+    (tmp_path / "r.json").write_text(json.dumps(results))
+    with pytest.raises(FormatError, match=r"\.json"):
+        read_coco_results(tmp_path / "r.json", read_coco_gt(tmp_path / "g.json",
+                                                            iou_type="segm"), iou_type="segm")
+
+
+@pytest.mark.parametrize("size", [(65536, 65536), (2**32, 1), (1, 2**32), (2**40, 0)])
+def test_too_large_polygon_image_is_a_format_error(size):
+    h, w = size
+    gt = _one_image(h, w, _GOOD, area=3.0)
+    gt["annotations"][0]["segmentation"] = [[0, 0, 10, 0, 10, 10]]
+    with pytest.raises(FormatError, match=r"annotations\[0\].*too large"):
+        read_coco_gt(gt, iou_type="segm")
+
+
+def test_2_to_the_32_minus_one_pixels_still_read_as_pycocotools():
+    """The largest accepted mask: area and toBbox as pycocotools."""
+    dt, gt = _overflow_pair()
+    strings = [dt["counts"], gt["counts"]]
+    pixels, xywh = compressed_areas(strings, [[_H, _W]] * 2, boxes=True)
+    assert pixels.tolist() == mask_utils.area([dt, gt]).tolist()
+    np.testing.assert_array_equal(xywh, np.asarray(mask_utils.toBbox([dt, gt])))
+    with pytest.raises(FormatError, match="too large"):
+        compressed_areas([compress([0, 2**32])], [[65536, 65536]])

@@ -211,7 +211,7 @@ def test_drawing_on_given_axes(coco, demo):
 
 
 def test_ap_bars_of_a_keypoint_result_use_its_own_columns():
-    from test_cli_iou_types import keypoint_scene
+    from scenes import keypoint_scene
 
     from deteval.viz.plots import plot_ap_bars
 

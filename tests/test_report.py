@@ -23,8 +23,6 @@ pytest.importorskip("matplotlib", reason="reports need matplotlib (pip install '
 from deteval._progress import ProgressBar  # noqa: E402
 from deteval.report import format_value, write_report  # noqa: E402
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "voc_sample_100"
-
 
 class _Page(HTMLParser):
     """Links, tables (by id: rows of cells with their attributes and text) of a page."""
@@ -411,18 +409,17 @@ def test_cli_report_without_images_says_why_there_is_no_gallery(scene, tmp_path)
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not SAMPLE.is_dir(), reason=f"{SAMPLE} is absent")
-def test_voc2007_report_on_the_shared_sample(tmp_path):
+def test_voc2007_report_on_the_shared_sample(voc_sample_dir, tmp_path):
     out, err = io.StringIO(), io.StringIO()
-    code = main(["report", str(SAMPLE / "gts" / "pascalvoc_format"),
-                 str(SAMPLE / "dets" / "coco_format" / "coco_dets.json"), "--protocol",
-                 "voc2007", "--images", str(SAMPLE / "images"), "--out", str(tmp_path),
+    code = main(["report", str(voc_sample_dir / "gts" / "pascalvoc_format"),
+                 str(voc_sample_dir / "dets" / "coco_format" / "coco_dets.json"), "--protocol",
+                 "voc2007", "--images", str(voc_sample_dir / "images"), "--out", str(tmp_path),
                  "--gallery", "3", "--quiet"], stdout=out, stderr=err)
     assert code == 0, err.getvalue()
     assert err.getvalue() == ""
     page, payload = _check_folder(tmp_path / "index.html")
-    dataset = deteval.read_gt(SAMPLE / "gts" / "pascalvoc_format")
-    detections = deteval.read_detections(SAMPLE / "dets" / "coco_format" / "coco_dets.json",
+    dataset = deteval.read_gt(voc_sample_dir / "gts" / "pascalvoc_format")
+    detections = deteval.read_detections(voc_sample_dir / "dets" / "coco_format" / "coco_dets.json",
                                          dataset)
     result = deteval.evaluate_voc(dataset, detections, params=deteval.VOC2007)
     assert payload["summary"]["map"] == result.map.tolist()

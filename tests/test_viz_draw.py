@@ -30,7 +30,6 @@ from deteval.viz.draw import (
     write_drawings,
 )
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "voc_sample_100"
 OKABE_ITO = {(0, 0, 0), (230, 159, 0), (86, 180, 233), (0, 158, 115), (240, 228, 66),
              (0, 114, 178), (213, 94, 0), (204, 121, 167)}
 GREY = (128, 128, 128)
@@ -528,19 +527,19 @@ def test_write_drawings_keeps_names_apart(tmp_path):
     assert [p.name for p in paths] == ["x.png", "x-2.png"]
 
 
-@pytest.mark.skipif(not SAMPLE.is_dir(), reason=f"{SAMPLE} is absent")
-def test_voc_sample_end_to_end(tmp_path):
-    dataset = deteval.read_gt(SAMPLE / "gts" / "pascalvoc_format")
-    dt = deteval.read_detections(SAMPLE / "dets" / "coco_format" / "coco_dets.json", dataset)
+def test_voc_sample_end_to_end(voc_sample_dir, tmp_path):
+    dataset = deteval.read_gt(voc_sample_dir / "gts" / "pascalvoc_format")
+    dt = deteval.read_detections(voc_sample_dir / "dets" / "coco_format" / "coco_dets.json",
+                                 dataset)
     outcomes = match_outcomes(dataset, dt)
-    paths = write_drawings(dataset, dt, SAMPLE / "images", tmp_path, only_errors=True,
+    paths = write_drawings(dataset, dt, voc_sample_dir / "images", tmp_path, only_errors=True,
                            limit=3, outcomes=outcomes)
     worst = outcomes.images_by_errors(limit=3)
     assert [p.name for p in paths] == [
         Path(dataset.images.file_names[i]).with_suffix(".png").name for i in worst]
     for path, i in zip(paths, worst.tolist()):
         with Image.open(path) as drawn, \
-                Image.open(SAMPLE / "images" / dataset.images.file_names[i]) as source:
+                Image.open(voc_sample_dir / "images" / dataset.images.file_names[i]) as source:
             assert drawn.size == source.size and drawn.mode == source.mode
             packed = np.asarray(drawn.convert("RGB")).reshape(-1, 3).astype(np.int64) @ [
                 65536, 256, 1]

@@ -3,15 +3,10 @@ whatever the ground-truth format it is evaluated against."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import deteval
-
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "voc_sample_100"
-pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason=f"{SAMPLE} is absent")
 
 LAYOUTS = {
     "coco": ("dets/coco_format/coco_dets.json", {}),
@@ -21,21 +16,22 @@ LAYOUTS = {
 }
 
 
-def _detections(dataset, layout):
+def _detections(voc_sample_dir, dataset, layout):
     path, options = LAYOUTS[layout]
     if options:
-        options = {**options, "names": SAMPLE / "voc.names"}
-    return deteval.read_detections(SAMPLE / path, dataset, **options)
+        options = {**options, "names": voc_sample_dir / "voc.names"}
+    return deteval.read_detections(voc_sample_dir / path, dataset, **options)
 
 
 @pytest.mark.parametrize("preset", ["VOC2007", "VOC2012"])
 @pytest.mark.parametrize("gt_path", ["gts/pascalvoc_format", "gts/coco_format_v2/instances_v2.json",
                                      "gts/labelme_format", "gts/cvat_format/annotations.xml"],
                          ids=["voc-xml", "coco", "labelme", "cvat"])
-def test_every_detection_layout_gives_the_same_ap(preset, gt_path):
-    dataset = deteval.read_gt(SAMPLE / gt_path)
+def test_every_detection_layout_gives_the_same_ap(voc_sample_dir, preset, gt_path):
+    dataset = deteval.read_gt(voc_sample_dir / gt_path)
     params = getattr(deteval, preset)
-    results = {name: deteval.evaluate_voc(dataset, _detections(dataset, name), params=params)
+    results = {name: deteval.evaluate_voc(dataset, _detections(voc_sample_dir, dataset, name),
+                                          params=params)
                for name in LAYOUTS}
     reference = results["coco"]
     assert 0.5 < reference.mean_ap < 0.7
@@ -44,6 +40,6 @@ def test_every_detection_layout_gives_the_same_ap(preset, gt_path):
         assert result.mean_ap == reference.mean_ap, name
 
 
-def test_a_cvat_folder_is_named_as_such():
+def test_a_cvat_folder_is_named_as_such(voc_sample_dir):
     with pytest.raises(deteval.FormatError, match="holds a CVAT file"):
-        deteval.read_gt(SAMPLE / "gts" / "cvat_format")
+        deteval.read_gt(voc_sample_dir / "gts" / "cvat_format")

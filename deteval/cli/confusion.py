@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _check_output_paths, _write_json
-from ._options import _add_input_options, _read_inputs, _unit_float
+from ._options import _add_input_options, _read_inputs
+from ._shared_options import add_iou_threshold, add_score_threshold
 
 
 def add_parser(commands) -> None:
@@ -19,12 +20,8 @@ def add_parser(commands) -> None:
         "classes; the Unknown row counts background false positives (duplicates included), "
         "the Unknown column missed objects. Ground truth and detections may be in any "
         "supported format (guessed from the paths unless --gt-format/--dt-format say).")
-    confusion.add_argument("--iou", type=_unit_float("IoU threshold", open_low=True),
-                           default=0.5, metavar="T",
-                           help="IoU threshold, in (0, 1] (default: 0.5)")
-    confusion.add_argument("--score", type=_unit_float("score threshold", high=None),
-                           default=0.0, metavar="S",
-                           help="drop detections scoring below S (default: 0, keep all)")
+    add_iou_threshold(confusion)
+    add_score_threshold(confusion)
     confusion.add_argument("--normalize", choices=["true", "pred"],
                            help="show rows (true: recall on the diagonal) or columns (pred: "
                            "precision on the diagonal) as fractions (default: counts)")
@@ -39,8 +36,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     _check_output_paths(args.json)
     dataset, detections = _read_inputs(args)
-    result = detection_confusion_matrix(dataset, detections, iou_threshold=args.iou,
-                                        score_threshold=args.score, normalize=args.normalize)
+    result = detection_confusion_matrix(dataset, detections, iou_threshold=args.iou_threshold,
+                                        score_threshold=args.score_threshold,
+                                        normalize=args.normalize)
     overall = result.overall(zero_division=0)
     print(f"deteval confusion: {len(dataset.images)} images, {len(dataset.categories)} "
           f"categories, {int(result.counts[:-1].sum())} objects, {len(detections)} detections; "

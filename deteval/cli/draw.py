@@ -13,8 +13,8 @@ from ._options import (
     _guess_format,
     _positive_int,
     _read_inputs,
-    _unit_float,
 )
+from ._shared_options import add_iou_threshold, add_score_threshold
 
 
 def add_parser(commands) -> None:
@@ -41,13 +41,8 @@ def add_parser(commands) -> None:
                       "errors first")
     draw.add_argument("--limit", type=_positive_int, metavar="N",
                       help="draw at most N images, most errors first")
-    draw.add_argument("--iou-threshold", "--iou", dest="iou_threshold",
-                      type=_unit_float("IoU threshold", open_low=True), default=0.5,
-                      metavar="T", help="IoU threshold, in (0, 1] (default: 0.5)")
-    draw.add_argument("--score-threshold", "--score", dest="score_threshold",
-                      type=_unit_float("score threshold", high=None), default=0.0,
-                      metavar="S",
-                      help="leave out detections scoring below S (default: 0, keep all)")
+    add_iou_threshold(draw)
+    add_score_threshold(draw)
     draw.add_argument("--quiet", action="store_true",
                       help="no progress bar (it is shown only on a terminal anyway)")
     _add_input_options(draw, GT_FORMATS, DETECTION_FORMATS)   # its --images: required here

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from ._options import _GT_OPTIONS, _add_input_options, _guess_format, _read_inputs, _unit_float
+from ._options import _GT_OPTIONS, _add_input_options, _guess_format, _read_inputs
+from ._shared_options import add_iou_threshold, add_score_threshold
 
 
 def add_parser(commands) -> None:
@@ -31,16 +32,11 @@ def add_parser(commands) -> None:
     report.add_argument("--protocol", choices=["coco", "voc2007", "voc2012"], default="coco",
                         help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits "
                         "(default: coco)")
-    report.add_argument("--iou-threshold", "--iou", dest="iou_threshold",
-                        type=_unit_float("IoU threshold", open_low=True), default=0.5,
-                        metavar="T",
-                        help="IoU threshold of the curves, confusion matrix, error counts and "
-                        "gallery (coco: one of 0.50, 0.55, ..., 0.95; voc: the protocol's "
-                        "threshold; default: 0.5)")
-    report.add_argument("--score-threshold", "--score", dest="score_threshold",
-                        type=_unit_float("score threshold", high=None), metavar="S",
-                        help="score threshold of the confusion matrix, error counts and "
-                        "gallery (default: the F1-optimal score)")
+    add_iou_threshold(report, help="IoU threshold of the curves, confusion matrix, error "
+                      "counts and gallery (coco: one of 0.50, 0.55, ..., 0.95; voc: the "
+                      "protocol's threshold; default: 0.5)")
+    add_score_threshold(report, default=None, help="score threshold of the confusion matrix, "
+                        "error counts and gallery (default: the F1-optimal score)")
     report.add_argument("--gallery", type=gallery_size, default=24, metavar="N",
                         help="how many images to draw, most errors first (default: 24; "
                         "0: none)")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _check_output_paths, _report_voc, _voc_json, _voc_preset, _write_json
-from ._options import _add_input_options, _iou_list, _read_inputs
+from ._options import _add_input_options, _read_inputs
+from ._shared_options import add_iou_thresholds
 
 
 def add_parser(commands) -> None:
@@ -24,8 +25,7 @@ def add_parser(commands) -> None:
     voc.add_argument("--detectron2", action="store_true",
                      help="detectron2's PascalVOCDetectionEvaluator: IoU > t for t = "
                      "0.50:0.05:0.95, detections rounded as its result files")
-    voc.add_argument("--iou", type=_iou_list, metavar="'0.5 0.75'",
-                     help="IoU threshold(s) (default: the preset's)")
+    add_iou_thresholds(voc, help="IoU threshold(s) (default: the preset's)")
     voc.add_argument("--json", metavar="OUT.json",
                      help="write mAP, per-class table, summary and settings as JSON")
     _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
@@ -38,7 +38,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     _check_output_paths(args.json)
     preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{args.year}"
     dataset, detections = _read_inputs(args)
-    options = {} if args.iou is None else {"iou_thresholds": tuple(args.iou)}
+    options = ({} if args.iou_thresholds is None
+               else {"iou_thresholds": tuple(args.iou_thresholds)})
     result = evaluate_voc(dataset, detections, params=_voc_preset(preset), **options)
     _report_voc(result, out, err)
     if args.json:

@@ -66,6 +66,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from .._validation import positive_integer
 from ..data import Dataset, Detections
 from ..errors import FormatWarning
 from ..outcomes import DT_OUTCOMES, FP_OUTCOMES, GT_OUTCOMES, Outcomes, match_outcomes
@@ -454,14 +455,6 @@ def _compose(image: Image.Image, overlay: Image.Image) -> Image.Image:
 # --------------------------------------------------------------------------------------
 
 
-def _positive(name: str, value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be a positive integer or None; got "
-                        f"{type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer or None; got {value}")
-    return int(value)
-
 
 def _check_outcomes(outcomes: Any, dataset: Dataset, detections: Detections) -> Outcomes:
     if not isinstance(outcomes, Outcomes):
@@ -614,9 +607,9 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
     items = _items(gt, dt, outcomes, image_index, keys)   # checks image_index
     w, h = image.size
     width = (max(1, round(min(w, h) / 250)) if line_width is None
-             else _positive("line_width", line_width))
+             else positive_integer("line_width", line_width, or_none=True))
     size = (int(np.clip(round(min(w, h) / 32), 8, _MAX_FONT)) if font_size is None
-            else _positive("font_size", font_size))
+            else positive_integer("font_size", font_size, or_none=True))
 
     overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(overlay)
@@ -652,7 +645,7 @@ def select_images(outcomes: Outcomes, *, only_errors: bool = False,
     of errors (``only_errors``) and at most ``limit`` of them.
     """
     if limit is not None:
-        limit = _positive("limit", limit)
+        limit = positive_integer("limit", limit, or_none=True)
     if not only_errors and limit is None:
         return np.arange(outcomes.n_images, dtype=np.int64)
     return outcomes.images_by_errors(only_errors=bool(only_errors), limit=limit)
@@ -662,7 +655,7 @@ def _warn(path: Path | None, message: str) -> None:
     warnings.warn(message, FormatWarning, stacklevel=4)   # at write_drawings' caller
 
 
-def _image_file(images_dir: Path, file_name: str) -> Path:
+def image_file(images_dir: Path, file_name: str) -> Path:
     """Where the image of ``file_name`` is under ``images_dir`` (if a name with folders is
     absent, its last part is tried); the first candidate when neither exists."""
     path = images_dir / file_name
@@ -682,7 +675,7 @@ def _read_image(dataset: Dataset, image_index: int, images_dir: Path,
     if not name:
         report(None, f"image id {image_id} has no file name; skipped")
         return None, None
-    path = _image_file(images_dir, name)
+    path = image_file(images_dir, name)
     if not path.is_file():
         report(path, f"image {path} (image id {image_id}) not found; skipped")
         return path, None
@@ -693,14 +686,14 @@ def _read_image(dataset: Dataset, image_index: int, images_dir: Path,
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
         report(path, f"cannot read image {path} (image id {image_id}): {error}; skipped")
         return path, None
-    mismatch = _size_mismatch(dataset, image_index, picture.size)
+    mismatch = size_mismatch(dataset, image_index, picture.size)
     if mismatch:
         report(path, f"image {path} (image id {image_id}) {mismatch}; drawn in the "
                "annotation's coordinates")
     return path, picture
 
 
-def _size_mismatch(dataset: Dataset, image_index: int, size: tuple[int, int]) -> str | None:
+def size_mismatch(dataset: Dataset, image_index: int, size: tuple[int, int]) -> str | None:
     """``"is WxH pixels but its annotation says WxH"`` when the picture's size is not the
     annotation's width and height (unknown sizes are not compared), else None."""
     images = dataset.images
@@ -791,7 +784,7 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
                         f"{type(detections).__name__}")
     _shown_keys(show)
     if limit is not None:
-        _positive("limit", limit)
+        positive_integer("limit", limit, or_none=True)
     images_dir, out_dir = Path(images_dir), Path(out_dir)
     if _same_file(out_dir, images_dir):
         raise ValueError(f"the output folder {out_dir} is the images folder: the drawings "

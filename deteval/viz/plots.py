@@ -42,7 +42,7 @@ _MAX_ANNOTATED_CLASSES = 30
 _COCO_METRICS = ("AP", "AP50", "AP75", "APs", "APm", "APl", "AR100")
 
 
-def _matplotlib():
+def require_matplotlib():
     try:
         import matplotlib
     except ImportError:  # pragma: no cover - depends on the environment
@@ -55,7 +55,7 @@ def _axes(ax: Any, figsize: tuple[float, float]):
     """The figure and axes to draw on: ``ax``'s, or a new figure with one axes."""
     if ax is not None:
         return ax.figure, ax
-    _matplotlib()
+    require_matplotlib()
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=figsize, layout="constrained")
@@ -304,7 +304,7 @@ def plot_f1_curve(points: Any, *, category: str | None = None, ax: Any = None,
         raise TypeError(f"points must be an OperatingPoints (deteval.operating_points); got "
                         f"{type(points).__name__}")
     path = _check_path(path)
-    curve = points._curve(category)
+    curve = points.curve(category)
     best = points.best(category)
     f_name = "F1" if points.beta == 1 else f"F{points.beta:g}"
     figure, ax = _axes(ax, (6.4, 4.4))

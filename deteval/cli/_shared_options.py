@@ -1,0 +1,39 @@
+"""Options that several commands share, each defined once with one spelling.
+
+The long spelling (``--iou-threshold``, ``--score-threshold``, ``--iou-thresholds``) is the
+one shown in ``--help`` and the documentation; the short one (``--iou``, ``--score``) stays
+accepted as an alias, so command lines written for either keep working.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ._options import _iou_list, _unit_float
+
+_IOU_HELP = "IoU threshold, in (0, 1] (default: 0.5)"
+_SCORE_HELP = "leave out detections scoring below S (default: 0, keep all)"
+
+
+def add_iou_threshold(parser: argparse.ArgumentParser, *, help: str = _IOU_HELP) -> None:
+    """``--iou-threshold T`` (alias ``--iou``): one IoU threshold in (0, 1], default 0.5,
+    as ``args.iou_threshold``."""
+    parser.add_argument("--iou-threshold", "--iou", dest="iou_threshold",
+                        type=_unit_float("IoU threshold", open_low=True), default=0.5,
+                        metavar="T", help=help)
+
+
+def add_score_threshold(parser: argparse.ArgumentParser, *, default: float | None = 0.0,
+                        help: str = _SCORE_HELP) -> None:
+    """``--score-threshold S`` (alias ``--score``): a score threshold >= 0, as
+    ``args.score_threshold``."""
+    parser.add_argument("--score-threshold", "--score", dest="score_threshold",
+                        type=_unit_float("score threshold", high=None), default=default,
+                        metavar="S", help=help)
+
+
+def add_iou_thresholds(parser: argparse.ArgumentParser, *, help: str) -> None:
+    """``--iou-thresholds '0.5 0.75'`` (alias ``--iou``): IoU thresholds in (0, 1], as
+    ``args.iou_thresholds`` (None when not given)."""
+    parser.add_argument("--iou-thresholds", "--iou", dest="iou_thresholds", type=_iou_list,
+                        metavar="'0.5 0.75'", help=help)
