@@ -50,12 +50,22 @@ def test_sizes_from_detections():
         cli.main(["--detections", "10", "--images", "1"])
 
 
-def test_a_case_of_its_own_tools():
-    """A case can bring tools that only it runs (the way compat, dask, streaming fold in)."""
-    base = CASES["bbox"]
-    case = Case(**{**base.__dict__, "name": "demo", "tools": {"deteval-demo": print}})
-    assert cli._unavailable("deteval-demo", case) is None
-    assert cli._unavailable("deteval-demo", base) == "n/a: a tool of another case"
+def test_a_case_of_its_own_tools(tmp_path):
+    """A case can bring tools that only it runs on another case's data (the way compat, dask,
+    streaming fold in)."""
+    case = register(Case(name="demo", iou_type="bbox", data_of="bbox",
+                         tools={"deteval-demo": print}, peers=("pycocotools",)))
+    try:
+        assert case.generate is CASES["bbox"].generate and case.images == 5000
+        folder, params = data_folder(tmp_path, case, 0, {"images": 5, "categories": 80,
+                                                         "dets": 100})
+        assert folder.name == "synth-v2-s0-i5-c80-d100" and "case" not in params
+        assert cli._unavailable("deteval-demo", case) is None
+        assert cli._unavailable("pycocotools", case) is None
+        assert cli._unavailable("hotcoco", case) == "n/a: not a peer of case demo"
+        assert cli._unavailable("deteval-demo", CASES["bbox"]) == "n/a: a tool of another case"
+    finally:
+        del CASES["demo"]
 
 
 def test_tiny_run(tmp_path):

@@ -49,6 +49,8 @@ def _unavailable(tool: str, case: Case) -> str | None:
     peer = PEERS.get(tool)
     if peer is None:
         return "n/a: a tool of another case"
+    if case.peers is not None and tool not in case.peers:
+        return f"n/a: not a peer of case {case.name}"
     if case.iou_type not in peer.iou_types:
         kinds = ", ".join(sorted(peer.iou_types))
         return f"n/a: no {case.iou_type} evaluation (its iouType is {kinds})"

@@ -20,9 +20,10 @@ def data_folder(data_dir: Path, case: Case, seed: int, size: dict) -> tuple[Path
         "categories": size["categories"],
         "dets_per_image": size["dets"],
     }
-    if case.name != "bbox":  # the bbox files keep the names they had before the cases came
-        params["case"] = case.name
-    name = case.data_name or case.name
+    data_case = case.data_of or case.name
+    if data_case != "bbox":  # the bbox files keep the names they had before the cases came
+        params["case"] = data_case
+    name = case.data_name or data_case
     tail = f"s{seed}-i{size['images']}-c{size['categories']}-d{size['dets']}"
     return data_dir / f"{name}-v{case.version}-{tail}", params
 
