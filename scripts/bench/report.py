@@ -183,7 +183,7 @@ def print_scaling(case: Case, tools: list[str], scales: list[tuple[int, dict]]) 
     header = f"{'tool':<22}" + "".join(f"{fmt_count(n):>{width}}" for n, _ in scales)
     print(header)
     print("-" * len(header))
-    for tool in tools:
+    for tool in [t for t in tools if any(t in summaries for _, summaries in scales)]:
         cells = []
         for n, summaries in scales:
             s = summaries.get(tool)
