@@ -160,6 +160,8 @@ def print_stats(tools: list[str], summaries: dict, case: Case) -> None:
         print(f"Stats: {REFERENCE_TOOL} has no result, so no reference to compare with.")
         for tool, s in summaries.items():
             print(f"  {tool:<22}" + " ".join(f"{v:.4f}" for v in s["stats"]))
+        if len(summaries) > 1 and len({tuple(s["stats"]) for s in summaries.values()}) == 1:
+            print(f"  (the {len(summaries)} tools' stats are identical to the last bit)")
 
 
 def print_report(tools: list[str], records: dict[str, list[dict]], baseline: str, case: Case,
