@@ -2,51 +2,46 @@
 
 The flat public API. See the README for a tour; ``deteval.protocols.coco`` documents the
 COCO protocol's arrays and their dimension letters.
+
+The names are imported on first use (PEP 562), so that ``import deteval`` and
+``deteval --version`` do not pay for numpy and the modules a program does not use.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-from . import classification
-from .ap import AP_METHODS, interpolated_average_precision
-from .ap import deprecated_average_precision as average_precision  # noqa: F401 - until 0.3
-from .confusion import (
-    DetectionConfusion,
-    DetectionTopK,
-    OperatingPoints,
-    detection_confusion_matrix,
-    detection_top_k_accuracy,
-    operating_points,
-)
-from .data import Categories, Dataset, Detections, GroundTruth, Images
-from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWarning
-from .io.coco import read_coco_gt, read_coco_results, write_coco_results
-from .io.formats import convert, detect_format, read_detections, read_gt, write_gt
-from .matching import MatchTable, match_detections
-from .outcomes import DT_OUTCOMES, GT_OUTCOMES, Outcomes, match_outcomes
-from .protocols.coco import (
-    COCO,
-    COCO_KEYPOINTS,
-    KEYPOINT_STAT_NAMES,
-    STAT_NAMES,
-    COCOParams,
-    COCOResult,
-    evaluate_coco,
-)
-from .protocols.voc import (
-    DETECTRON2_VOC2007,
-    DETECTRON2_VOC2012,
-    VOC2007,
-    VOC2012,
-    PRCurve,
-    VOCParams,
-    VOCResult,
-    evaluate_voc,
-)
+import importlib
 
-try:
-    __version__ = version("deteval")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+
+#: Where each public name lives: name -> submodule (relative to this package), or
+#: "submodule:attribute" when the name differs there. A name that is itself a submodule
+#: (``classification``) maps to ``""``.
+_LAZY = {
+    "AP_METHODS": "ap", "interpolated_average_precision": "ap",
+    # deprecated alias (warns when called), not in __all__; goes in the next release
+    "average_precision": "ap:deprecated_average_precision",
+    "classification": "",
+    "DetectionConfusion": "confusion", "DetectionTopK": "confusion",
+    "OperatingPoints": "confusion", "detection_confusion_matrix": "confusion",
+    "detection_top_k_accuracy": "confusion", "operating_points": "confusion",
+    "Categories": "data", "Dataset": "data", "Detections": "data", "GroundTruth": "data",
+    "Images": "data",
+    "DetevalError": "errors", "FormatError": "errors", "FormatWarning": "errors",
+    "UndefinedMetricWarning": "errors",
+    "read_coco_gt": "io.coco", "read_coco_results": "io.coco", "write_coco_results": "io.coco",
+    "convert": "io.formats", "detect_format": "io.formats", "read_detections": "io.formats",
+    "read_gt": "io.formats", "write_gt": "io.formats",
+    "MatchTable": "matching", "match_detections": "matching",
+    "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
+    "match_outcomes": "outcomes",
+    "COCO": "protocols.coco", "COCO_KEYPOINTS": "protocols.coco",
+    "KEYPOINT_STAT_NAMES": "protocols.coco", "STAT_NAMES": "protocols.coco",
+    "COCOParams": "protocols.coco", "COCOResult": "protocols.coco",
+    "evaluate_coco": "protocols.coco",
+    "DETECTRON2_VOC2007": "protocols.voc", "DETECTRON2_VOC2012": "protocols.voc",
+    "VOC2007": "protocols.voc", "VOC2012": "protocols.voc", "PRCurve": "protocols.voc",
+    "VOCParams": "protocols.voc", "VOCResult": "protocols.voc", "evaluate_voc": "protocols.voc",
+}  # fmt: skip
 
 __all__ = [
     "AP_METHODS",
@@ -97,3 +92,94 @@ __all__ = [
     "write_coco_results",
     "write_gt",
 ]
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports
+    from . import classification
+    from .ap import AP_METHODS, interpolated_average_precision
+    from .ap import deprecated_average_precision as average_precision
+    from .confusion import (
+        DetectionConfusion,
+        DetectionTopK,
+        OperatingPoints,
+        detection_confusion_matrix,
+        detection_top_k_accuracy,
+        operating_points,
+    )
+    from .data import Categories, Dataset, Detections, GroundTruth, Images
+    from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWarning
+    from .io.coco import read_coco_gt, read_coco_results, write_coco_results
+    from .io.formats import convert, detect_format, read_detections, read_gt, write_gt
+    from .matching import MatchTable, match_detections
+    from .outcomes import DT_OUTCOMES, GT_OUTCOMES, Outcomes, match_outcomes
+    from .protocols.coco import (
+        COCO,
+        COCO_KEYPOINTS,
+        KEYPOINT_STAT_NAMES,
+        STAT_NAMES,
+        COCOParams,
+        COCOResult,
+        evaluate_coco,
+    )
+    from .protocols.voc import (
+        DETECTRON2_VOC2007,
+        DETECTRON2_VOC2012,
+        VOC2007,
+        VOC2012,
+        PRCurve,
+        VOCParams,
+        VOCResult,
+        evaluate_voc,
+    )
+
+    __version__: str
+
+
+def _read_version() -> str:
+    """The installed distribution's version, as ``importlib.metadata.version`` finds it.
+
+    Its METADATA file is looked up first by hand: importing ``importlib.metadata`` costs about
+    as much as the rest of ``deteval --version``.
+    """
+    import os
+    import sys
+
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.lower().startswith("deteval-") and name.endswith(".dist-info"):
+                try:
+                    with open(os.path.join(entry, name, "METADATA"), encoding="utf-8") as f:
+                        for line in f:
+                            if line.startswith("Version:"):
+                                return line.split(":", 1)[1].strip()
+                            if not line.strip():
+                                break  # end of the headers
+                except OSError:
+                    pass
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("deteval")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0+unknown"
+
+
+def __getattr__(name: str):
+    """Import the submodule that holds ``name`` on first use, then keep the name here."""
+    if name == "__version__":
+        value = _read_version()
+    elif name in _LAZY:
+        where, _, attribute = _LAZY[name].partition(":")
+        module = importlib.import_module(f"{__name__}.{where or name}")
+        value = module if not where else getattr(module, attribute or name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, "__version__"})

@@ -329,7 +329,7 @@ def _parse(command: str, *argv: str):
 
     parser = argparse.ArgumentParser(prog="deteval")
     commands = parser.add_subparsers(dest="command")
-    _main._COMMANDS[command].add_parser(commands)
+    _main._commands()[command].add_parser(commands)
     return parser.parse_args([command, *argv]), commands.choices[command].format_help()
 
 

@@ -10,13 +10,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
-from . import classify, coco, confusion, convert, demo, draw, report, voc
-from . import eval as eval_
 from ._common import _UsageError
-
-# The commands' modules, in the order --help lists them: each adds its subparser and runs it.
-_COMMANDS = {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
-             "classify": classify, "convert": convert, "demo": demo, "report": report}
 
 # Advice in library messages, in the words of the command line.
 _CLI_WORDS = (("pass images_dir=... or image_sizes=...", "pass --images DIR"),
@@ -28,17 +22,22 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
     # The package is imported anyway (for __version__).
     from .. import __version__
-    from ..errors import DetevalError, FormatWarning, UndefinedMetricWarning
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    if list(sys.argv[1:] if argv is None else argv)[:1] == ["--version"]:
+        print(f"deteval {__version__}", file=out)  # before the commands' modules are imported
+        return 0
+    from ..errors import DetevalError, FormatWarning, UndefinedMetricWarning
+
+    modules = _commands()
     parser = argparse.ArgumentParser(
         prog="deteval", description="Evaluate object detectors: COCO metrics equal to "
         "pycocotools, fast, with per-class tables and match exports.")
     parser.add_argument("--version", action="version", version=f"deteval {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
-    for command in _COMMANDS.values():
+    for command in modules.values():
         command.add_parser(commands)
     try:
         # argparse prints usage, --help and --version to sys.stdout/sys.stderr.
@@ -56,7 +55,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             # deteval's own warnings (e.g. a box beyond its image) are messages for the user.
             warnings.simplefilter("always", FormatWarning)
             warnings.simplefilter("always", UndefinedMetricWarning)
-            return _COMMANDS[args.command].run(args, out, err)
+            return modules[args.command].run(args, out, err)
     except BrokenPipeError:  # output piped into `head` and closed: not an error
         return 0
     except _UsageError as error:
@@ -78,6 +77,15 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         return 130
     finally:
         _print_warnings(caught, err)
+
+
+def _commands() -> dict:
+    """The commands' modules, in the order --help lists them; each adds its subparser, runs."""
+    from . import classify, coco, confusion, convert, demo, draw, report, voc
+    from . import eval as eval_
+
+    return {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
+            "classify": classify, "convert": convert, "demo": demo, "report": report}
 
 
 def _print_warnings(caught: list, err: TextIO) -> None:
