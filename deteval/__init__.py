@@ -20,6 +20,7 @@ from .data import Categories, Dataset, Detections, GroundTruth, Images
 from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWarning
 from .io.coco import read_coco_gt, read_coco_results, write_coco_results
 from .io.formats import convert, detect_format, read_detections, read_gt, write_gt
+from .io.lvis import read_lvis_gt
 from .matching import MatchTable, match_detections
 from .outcomes import DT_OUTCOMES, GT_OUTCOMES, Outcomes, match_outcomes
 from .protocols.coco import (
@@ -31,6 +32,7 @@ from .protocols.coco import (
     COCOResult,
     evaluate_coco,
 )
+from .protocols.lvis import LVIS, LVIS_STAT_NAMES, LVISParams, LVISResult, evaluate_lvis
 from .protocols.voc import (
     DETECTRON2_VOC2007,
     DETECTRON2_VOC2012,
@@ -68,6 +70,10 @@ __all__ = [
     "GroundTruth",
     "Images",
     "KEYPOINT_STAT_NAMES",
+    "LVIS",
+    "LVISParams",
+    "LVISResult",
+    "LVIS_STAT_NAMES",
     "MatchTable",
     "OperatingPoints",
     "Outcomes",
@@ -85,6 +91,7 @@ __all__ = [
     "detection_confusion_matrix",
     "detection_top_k_accuracy",
     "evaluate_coco",
+    "evaluate_lvis",
     "evaluate_voc",
     "match_detections",
     "match_outcomes",
@@ -93,6 +100,7 @@ __all__ = [
     "read_coco_results",
     "read_detections",
     "read_gt",
+    "read_lvis_gt",
     "write_coco_results",
     "write_gt",
 ]
