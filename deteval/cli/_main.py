@@ -10,13 +10,14 @@ import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
-from . import classify, coco, confusion, convert, demo, draw, report, voc
+from . import classify, coco, confusion, convert, demo, draw, lvis, report, voc
 from . import eval as eval_
 from ._common import _UsageError
 
 # The commands' modules, in the order --help lists them: each adds its subparser and runs it.
 _COMMANDS = {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
-             "classify": classify, "convert": convert, "demo": demo, "report": report}
+             "classify": classify, "convert": convert, "demo": demo, "report": report,
+             "lvis": lvis}
 
 # Advice in library messages, in the words of the command line.
 _CLI_WORDS = (("pass images_dir=... or image_sizes=...", "pass --images DIR"),

@@ -459,8 +459,8 @@ def _notes(p: LVISParams, n_dt: int, in_cut: np.ndarray, known: np.ndarray,
          "image (lvis-api keeps that many per image, across categories)"),
         (np.count_nonzero(in_cut & ~known), "of a category_id that is not a ground-truth "
          "category"),
-        (np.count_nonzero(in_cut & known & ~area_ok), "with an area that is not > 0 "
-         "(lvis-api keeps 0 < area < inf)"),
+        (np.count_nonzero(in_cut & known & ~area_ok), "with an area not strictly between 0 "
+         "and infinity (lvis-api drops them)"),
         (np.count_nonzero(in_cut & known & area_ok & ~verified), "of a category neither "
          "annotated nor listed in neg_category_ids in their image (not verified: federated "
          "rule)"),
