@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
 
 import numpy as np
@@ -209,7 +210,7 @@ def test_error_missing_image_key(key, tmp_path):
         evaluate_lvis(gt, [])
     path = tmp_path / "gt.json"
     path.write_text(json.dumps(gt))
-    with pytest.raises(FormatError, match=rf"gt.json: images\[1\] \(id 2\): missing"):
+    with pytest.raises(FormatError, match=r"gt.json: images\[1\] \(id 2\): missing"):
         evaluate_lvis(path, [])
 
 
@@ -255,13 +256,11 @@ def test_error_dataset_without_keys():
 # command line
 
 
-def test_cli(tmp_path, capsys):
+def test_cli(tmp_path):
     gt, results = make_lvis_dataset(5)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(results))
     out_json = tmp_path / "out.json"
-    import io
-
     out, err = io.StringIO(), io.StringIO()
     status = main(["lvis", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--json",
                    str(out_json), "--per-class"], stdout=out, stderr=err)
