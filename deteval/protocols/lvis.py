@@ -470,6 +470,6 @@ def _notes(p: LVISParams, n_dt: int, in_cut: np.ndarray, known: np.ndarray,
             notes.append(f"{count} detection(s) not evaluated: {why}")
     n_gt_dropped = int(np.count_nonzero(~gt_ok))
     if n_gt_dropped:
-        notes.append(f"{n_gt_dropped} ground-truth object(s) not evaluated: area not > 0 "
-                     "(lvis-api keeps 0 < area < inf)")
+        notes.append(f"{n_gt_dropped} ground-truth object(s) not evaluated: area not strictly "
+                     "between 0 and infinity (lvis-api drops them)")
     return tuple(notes)
