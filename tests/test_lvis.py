@@ -73,6 +73,17 @@ def test_parity_from_files(tmp_path):
     assert_parity(result, run_lvis_api(gt, results))
 
 
+def test_parity_segm_from_files(tmp_path):
+    gt, results = make_lvis_dataset(2003, segm=True)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    lvis_gt = deteval.read_lvis_gt(tmp_path / "gt.json", iou_type="segm")
+    result = evaluate_lvis(lvis_gt, str(tmp_path / "dt.json"), iou_type="segm")
+    assert_parity(result, run_lvis_api(gt, results, iou_type="segm"))
+    with pytest.raises(ValueError, match="needs masks"):
+        evaluate_lvis(deteval.read_lvis_gt(tmp_path / "gt.json"), results, iou_type="segm")
+
+
 def test_inputs_not_modified():
     gt, results = make_lvis_dataset(11)
     before = copy.deepcopy((gt, results))
