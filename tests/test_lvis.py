@@ -280,6 +280,12 @@ def test_cli(tmp_path):
     assert out.getvalue().splitlines()[:13] == reference.summary
     payload = json.loads(out_json.read_text())
     assert payload["stats_named"] == {k: float(v) for k, v in reference.results.items()}
+    matches = tmp_path / "matches.csv"
+    out = io.StringIO()
+    status = main(["lvis", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--max-dets",
+                   "5", "--matches", str(matches)], stdout=out, stderr=err)
+    assert status == 0 and matches.read_text().startswith("detection,iou_threshold,status,gt")
+    assert out.getvalue().splitlines() == run_lvis_api(gt, results, max_detections=5).summary
     del gt["images"][0]["neg_category_ids"]
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     out, err = io.StringIO(), io.StringIO()

@@ -49,7 +49,7 @@ from .._sorting import descending_rank, lexorder
 from ..data import Dataset, Detections
 from ..io.coco import read_coco_results
 from ..io.lvis import FREQUENCIES, LVISGroundTruth, read_lvis_gt
-from ..matching import MatchTable, match_detections
+from ..matching import MatchTable, _rank_within_groups, match_detections
 from .coco import COCOParams, _accumulate, _similarity
 
 __all__ = ["LVIS", "LVIS_STAT_NAMES", "LVISParams", "LVISResult", "evaluate_lvis"]
@@ -289,11 +289,8 @@ def _top_per_image(image_index: np.ndarray, scores: np.ndarray, limit: int) -> n
         return np.zeros(0, dtype=bool)
     rank, _ = descending_rank(scores)
     order = lexorder([image_index, rank])
-    sorted_images = image_index[order]
-    starts = np.flatnonzero(np.r_[True, sorted_images[1:] != sorted_images[:-1]])
-    position = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
     kept = np.empty(len(scores), dtype=bool)
-    kept[order] = position < limit
+    kept[order] = _rank_within_groups(image_index[order]) < limit
     return kept
 
 
