@@ -84,6 +84,17 @@ def test_parity_segm_from_files(tmp_path):
         evaluate_lvis(deteval.read_lvis_gt(tmp_path / "gt.json"), results, iou_type="segm")
 
 
+@pytest.mark.parametrize("categories, annotations", [
+    ([{"id": 1, "frequency": "r"}], []),                  # no objects: every value -1
+    ([], []),                                             # no categories at all
+])
+def test_parity_degenerate(categories, annotations):
+    gt = {"images": [{"id": 1, "neg_category_ids": [1], "not_exhaustive_category_ids": []}],
+          "categories": categories, "annotations": annotations}
+    results = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 5, 5], "score": 0.5}]
+    assert_parity(evaluate_lvis(gt, results), run_lvis_api(gt, results))
+
+
 def test_inputs_not_modified():
     gt, results = make_lvis_dataset(11)
     before = copy.deepcopy((gt, results))

@@ -420,7 +420,8 @@ def _match(p: LVISParams, lvis: LVISGroundTruth, detections: Detections):
 
     gt_k = np.where(gt_ok, category_pos[gt.category_index], -1)
     gt_img = image_pos[gt.image_index]
-    dt_k = np.where(evaluated, category_pos[np.maximum(detections.category_index, 0)], -1)
+    # (-1, an unknown category, picks the -1 appended: an index even without categories)
+    dt_k = np.where(evaluated, np.r_[category_pos, -1][detections.category_index], -1)
     dt_img = np.where(evaluated, image_pos[detections.image_index], -1)
     gt_group = np.where(gt_ok, gt_img * n_k + gt_k, -1)
     dt_group = np.where(evaluated, dt_img * n_k + dt_k, -1)
