@@ -31,6 +31,9 @@ _LAZY = {
     "read_coco_gt": "io.coco", "read_coco_results": "io.coco", "write_coco_results": "io.coco",
     "convert": "io.formats", "detect_format": "io.formats", "read_detections": "io.formats",
     "read_gt": "io.formats", "write_gt": "io.formats",
+    "read_lvis_gt": "io.lvis",
+    "LVIS": "protocols.lvis", "LVIS_STAT_NAMES": "protocols.lvis", "LVISParams": "protocols.lvis",
+    "LVISResult": "protocols.lvis", "evaluate_lvis": "protocols.lvis",
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
@@ -64,6 +67,10 @@ __all__ = [
     "GroundTruth",
     "Images",
     "KEYPOINT_STAT_NAMES",
+    "LVIS",
+    "LVISParams",
+    "LVISResult",
+    "LVIS_STAT_NAMES",
     "MatchTable",
     "OperatingPoints",
     "Outcomes",
@@ -80,6 +87,7 @@ __all__ = [
     "detection_confusion_matrix",
     "detection_top_k_accuracy",
     "evaluate_coco",
+    "evaluate_lvis",
     "evaluate_voc",
     "interpolated_average_precision",
     "match_detections",
@@ -89,6 +97,7 @@ __all__ = [
     "read_coco_results",
     "read_detections",
     "read_gt",
+    "read_lvis_gt",
     "write_coco_results",
     "write_gt",
 ]
@@ -109,6 +118,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWarning
     from .io.coco import read_coco_gt, read_coco_results, write_coco_results
     from .io.formats import convert, detect_format, read_detections, read_gt, write_gt
+    from .io.lvis import read_lvis_gt
     from .matching import MatchTable, match_detections
     from .outcomes import DT_OUTCOMES, GT_OUTCOMES, Outcomes, match_outcomes
     from .protocols.coco import (
@@ -120,6 +130,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         COCOResult,
         evaluate_coco,
     )
+    from .protocols.lvis import LVIS, LVIS_STAT_NAMES, LVISParams, LVISResult, evaluate_lvis
     from .protocols.voc import (
         DETECTRON2_VOC2007,
         DETECTRON2_VOC2012,
