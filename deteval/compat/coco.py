@@ -45,6 +45,7 @@ import orjson
 
 from ..data import Dataset, Detections
 from ..errors import DetevalError, FormatError
+from ..io._json import read_bytes
 from ..io.coco import read_coco_gt, read_coco_results
 from . import mask as maskUtils
 
@@ -159,8 +160,7 @@ class COCO:
             self.__dict__["dataset"] = data
 
     def _parse_file(self) -> dict:
-        with open(self._path, "rb") as f:
-            raw = f.read()
+        raw = read_bytes(self._path, what="annotation")
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -539,11 +539,9 @@ def _file_kind(path: str) -> str:
     import msgspec
 
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-        items = msgspec.json.decode(raw, type=list[msgspec.Raw])
-    except FileNotFoundError:
-        raise ResultsError("results file does not exist", source=path) from None
+        items = msgspec.json.decode(read_bytes(path, what="results"), type=list[msgspec.Raw])
+    except FormatError as error:
+        raise ResultsError(error.message, source=path) from None
     except (msgspec.ValidationError, msgspec.DecodeError) as error:
         raise ResultsError(f"results must be a JSON list of objects ({error})",
                            source=path) from None
