@@ -535,20 +535,32 @@ class _Results:
 
 
 def _file_kind(path: str) -> str:
-    """The loadRes branch of a results file's first record (the file is not parsed whole)."""
-    import msgspec
-
+    """The loadRes branch of a results file's first record, read without parsing the rest."""
     try:
-        items = msgspec.json.decode(read_bytes(path, what="results"), type=list[msgspec.Raw])
-    except FormatError as error:
-        raise ResultsError(error.message, source=path) from None
-    except (msgspec.ValidationError, msgspec.DecodeError) as error:
-        raise ResultsError(f"results must be a JSON list of objects ({error})",
-                           source=path) from None
-    if not items:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        read_bytes(path, what="results")   # raises the error that names the file
+        raise
+    text = head.decode("utf-8", errors="ignore")
+    start = len(text) - len(text.lstrip())
+    if not text[start:start + 1] == "[":
+        raise ResultsError("results must be a JSON list of objects", source=path)
+    rest = text[start + 1:].lstrip()
+    if rest.startswith("]"):
         raise ResultsError("the results file holds an empty list; pycocotools' loadRes fails "
                            "on no results", source=path)
-    return _kind(orjson.loads(bytes(items[0])))
+    offset = len(text) - len(rest)
+    decoder = json.JSONDecoder()
+    try:
+        first, _ = decoder.raw_decode(text, offset)
+    except ValueError:
+        try:    # a first record longer than the sample, or the file is not JSON
+            first, _ = decoder.raw_decode(read_bytes(path, what="results").decode("utf-8"),
+                                          offset)
+        except ValueError as error:
+            raise ResultsError(f"not valid JSON ({error})", source=path) from None
+    return _kind(first)
 
 
 def _complete(anns: list[dict], kind: str) -> None:

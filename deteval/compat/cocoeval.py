@@ -36,7 +36,7 @@ import numpy as np
 
 from ..protocols.coco import COCOParams, COCOResult, _stat_specs, _summarize_value, evaluate_coco
 from . import _records
-from .coco import COCO
+from .coco import COCO, NotSupportedError
 
 __all__ = ["COCOeval", "Params"]
 
@@ -155,6 +155,14 @@ def _as_compat(coco: Any, role: str) -> COCO:
     converted._path, converted._columns, converted._results = None, {}, None
     converted.__dict__["dataset"] = dataset
     return converted
+
+
+def _internal(name: str) -> NotSupportedError:
+    return NotSupportedError(
+        f"COCOeval.{name} (pycocotools' per-image internals) is not supported by "
+        "deteval.compat, which evaluates every image at once: call evaluate() and read "
+        "evalImgs / ious (older copies of torchvision's coco_eval.py, e.g. DETR's, call the "
+        "internals; the current torchvision reference calls evaluate())")
 
 
 class COCOeval:
@@ -358,6 +366,18 @@ class COCOeval:
         lines = COCOResult.summary_lines.fget(SimpleNamespace(params=view, stats=stats))
         print("\n".join(lines))
         self.stats = stats
+
+    def _prepare(self) -> None:
+        raise _internal("_prepare")
+
+    def computeIoU(self, imgId, catId):  # noqa: N802,N803 - pycocotools' names
+        raise _internal("computeIoU")
+
+    def computeOks(self, imgId, catId):  # noqa: N802,N803 - pycocotools' names
+        raise _internal("computeOks")
+
+    def evaluateImg(self, imgId, catId, aRng, maxDet):  # noqa: N802,N803 - pycocotools' names
+        raise _internal("evaluateImg")
 
     def __str__(self) -> str:
         self.summarize()
