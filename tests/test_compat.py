@@ -478,3 +478,39 @@ def test_init_and_undo_in_process():
         deteval.compat.uninstall_pycocotools()
     import pycocotools.cocoeval as after
     assert after is before and after.COCOeval is REAL.COCOeval
+
+
+# ---------------------------------------------------------------------------------------------
+# Less common settings
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tweak", [
+    _set(useSegm=0), _set(imgIds=[]), _set(catIds=[]), _set(imgIds=[10 ** 9]),
+    _set(areaRng=[[0, 1e10]], areaRngLbl=["all"], maxDets=[1, 10, 100]),
+])
+def test_edge_params(tweak):
+    gt, results = make_dataset(51, n_images=4, p_many=0.1)
+    run_both(standard(gt, results, "segm", tweak))
+
+
+def test_real_pycocotools_objects_are_read_through_their_dataset():
+    gt, results = make_dataset(53, n_images=4)
+
+    def script(api):
+        coco_gt = REAL.COCO()
+        coco_gt.dataset = copy.deepcopy(gt)
+        coco_gt.createIndex()
+        evaluator = api.COCOeval(coco_gt, coco_gt.loadRes(copy.deepcopy(results)), "bbox")
+        evaluator.evaluate()
+        evaluator.accumulate()
+        evaluator.summarize()
+        return evaluator
+    run_both(script)
+
+
+def test_str_prints_the_summary():
+    gt, results = make_dataset(55, n_images=3)
+    evaluator, _ = run(standard(gt, results, "bbox"), OURS)
+    mine, theirs = run(lambda api: str(evaluator), OURS)
+    assert mine == "" and len(theirs.splitlines()) == 12

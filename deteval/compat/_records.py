@@ -23,9 +23,9 @@ import numpy as np
 from .._sorting import lexorder
 from ..data import index_in
 from ..matching import IGNORED
-from ..protocols.coco import COCOResult, _needed_true_positives, _similarity
+from ..protocols.coco import COCOResult, _accumulate, _needed_true_positives, _similarity
 
-__all__ = ["accumulate_records", "eval_imgs", "ious"]
+__all__ = ["accumulate_records", "accumulate_table", "eval_imgs", "ious"]
 
 _EPS = np.spacing(1)
 
@@ -39,6 +39,9 @@ class _Groups:
     gt_order: np.ndarray     # GT rows sorted by group, then by their order inside the group
     dt: np.ndarray
     dt_kept: np.ndarray      # kept detection rows sorted by group, then rank
+    gt_k: np.ndarray         # category position (0 when pooled) of evaluated rows, else -1
+    dt_k: np.ndarray
+    dt_img: np.ndarray       # image position of evaluated detections, else -1
 
 
 def _groups(result: COCOResult) -> _Groups:
@@ -58,15 +61,32 @@ def _groups(result: COCOResult) -> _Groups:
         unknown = detections.category_index < 0
         dt_cat[unknown] = index_in(detections.category_ids[unknown], category_ids)
     evaluated = table.dt_rank >= 0
-    dt_group = np.where(evaluated, image_pos[detections.image_index] * n_k
-                        + (np.maximum(dt_cat, 0) if p.use_categories else 0), -1)
+    dt_k = np.where(evaluated, np.maximum(dt_cat, 0) if p.use_categories else 0, -1)
+    dt_img = np.where(evaluated, image_pos[detections.image_index], -1)
+    dt_group = np.where(evaluated, dt_img * n_k + dt_k, -1)
+    gt_k = np.where(table.gt_evaluated, gt_cat if p.use_categories else 0, -1)
     # Inside a group pycocotools lists GT in file order; pooled, category by category.
     rows = np.flatnonzero(gt_group >= 0)
     inner = np.zeros(len(rows), np.int64) if p.use_categories else gt_cat[rows]
     gt_order = rows[lexorder([gt_group[rows], inner])]
     kept = np.flatnonzero(table.dt_kept)
     dt_kept = kept[lexorder([dt_group[kept], table.dt_rank[kept]])]
-    return _Groups(n_k, gt_group, gt_order, dt_group, dt_kept)
+    return _Groups(n_k, gt_group, gt_order, dt_group, dt_kept, gt_k, dt_k, dt_img)
+
+
+def accumulate_table(result: COCOResult, recall_thresholds: tuple) -> dict[str, np.ndarray]:
+    """deteval's accumulation of ``result``'s match table at ``recall_thresholds``.
+
+    ``evaluate()`` matches with a single recall threshold (the match table does not depend
+    on them), so that evaluating batch after batch does not pay for an accumulation nobody
+    reads; ``accumulate()`` then calls this with the real ones.
+    """
+    groups = _groups(result)
+    p = dataclasses.replace(result.params, recall_thresholds=recall_thresholds)
+    precision, recall, scores = _accumulate(
+        result.matches, p, n_k=groups.n_k, dt_k=groups.dt_k, dt_img=groups.dt_img,
+        scores_in=result.detections.scores, gt_k=groups.gt_k)
+    return {"precision": precision, "recall": recall, "scores": scores}
 
 
 def _runs(sorted_groups: np.ndarray, n_groups: int) -> np.ndarray:

@@ -26,6 +26,7 @@ reads, and ``areaRngLbl`` one label per range when the summary must find repeate
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime
 import time
 from collections import defaultdict
@@ -188,8 +189,6 @@ class COCOeval:
         ``precision`` (T, R, K, A, M), ``recall`` (T, K, A, M), ``scores`` (T, R, K, A, M).
     stats : ndarray, shape (12,) or (10,)
         After ``summarize()``.
-    result : COCOResult or None
-        deteval's own result of the last ``evaluate()`` (per-class table, match table...).
 
     Examples
     --------
@@ -226,7 +225,8 @@ class COCOeval:
         self._paramsEval: Any = {}
         self._engine_params_eval: Any = None
         self.stats: Any = []
-        self.result: COCOResult | None = None
+        self._result: COCOResult | None = None
+        self._recall_thresholds: tuple = ()
         self._record_keys: dict = {}
         if cocoGt is not None:
             self.params.imgIds = sorted(cocoGt.getImgIds())
@@ -240,7 +240,7 @@ class COCOeval:
         if self._evalImgs is _PENDING:
             keys = self._record_keys
             self._evalImgs = _records.eval_imgs(
-                self.result, image_ids=keys["image_ids"], category_ids=keys["category_ids"],
+                self._result, image_ids=keys["image_ids"], category_ids=keys["category_ids"],
                 area_ranges=keys["area_ranges"], max_det=keys["max_det"],
                 numpy_scores=keys["numpy_scores"])
         return self._evalImgs
@@ -256,7 +256,7 @@ class COCOeval:
         if self._ious is _PENDING:
             keys = self._record_keys
             cats = keys["category_ids"]
-            self._ious = _records.ious(self.result, image_ids=keys["image_ids"],
+            self._ious = _records.ious(self._result, image_ids=keys["image_ids"],
                                        category_ids=cats)
         return self._ious
 
@@ -290,7 +290,11 @@ class COCOeval:
         dataset = gt._gt_columns(p.iouType)
         detections = dt._detection_columns(dataset, p.iouType)
         self.eval = {}
-        self.result = evaluate_coco(dataset, detections, params=engine_params)
+        # The match table does not depend on the recall thresholds: one is enough here, and
+        # accumulate() computes the arrays at the real ones (see _records.accumulate_table).
+        self._result = evaluate_coco(dataset, detections, params=dataclasses.replace(
+            engine_params, recall_thresholds=(0.0,)))
+        self._recall_thresholds = engine_params.recall_thresholds
         self._record_keys = {
             "image_ids": list(p.imgIds),
             "category_ids": list(p.catIds) if p.useCats else [-1],
@@ -309,7 +313,7 @@ class COCOeval:
     def _fast_path(self, p: Params) -> bool:
         """Whether the engine's arrays are what pycocotools' accumulate(p) would compute."""
         pe = self._engine_params_eval
-        if not self._evalImgs_own or self._paramsEval is not pe or self.result is None:
+        if not self._evalImgs_own or self._paramsEval is not pe or self._result is None:
             return False
         return (bool(p.useCats) == bool(pe.useCats)
                 and (not p.useCats or _same(p.catIds, pe.catIds))
@@ -336,8 +340,7 @@ class COCOeval:
             p = self.params
         p.catIds = p.catIds if p.useCats == 1 else [-1]
         if self._fast_path(p):
-            arrays = {name: np.array(getattr(self.result, name))
-                      for name in ("precision", "recall", "scores")}
+            arrays = _records.accumulate_table(self._result, self._recall_thresholds)
         else:
             arrays = _records.accumulate_records(self.evalImgs, p, self._paramsEval)
         counts = [len(p.iouThrs), len(p.recThrs), len(p.catIds) if p.useCats else 1,
