@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import numpy as np
@@ -27,10 +28,14 @@ from deteval.compat import COCO, COCOeval, NotSupportedError, ResultsError
 COCO100 = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "coco_val2014_100"
 
 
-def standard(gt: dict, results, iou_type: str, tweak=None):
-    """The usual script: COCO from a dict, loadRes, COCOeval, params tweaks, the three steps."""
+def standard(gt: dict, results, iou_type: str, tweak=None, *, between=None, coco_api=None):
+    """The usual script: COCO from a dict, loadRes, COCOeval, params tweaks, the three steps.
+
+    ``between(evaluator)`` runs between evaluate() and accumulate(); ``coco_api`` makes the
+    COCO objects with another API than the evaluator's.
+    """
     def script(api):
-        coco_gt = api.COCO()
+        coco_gt = (coco_api or api).COCO()
         coco_gt.dataset = copy.deepcopy(gt)
         coco_gt.createIndex()
         coco_dt = coco_gt.loadRes(copy.deepcopy(results))
@@ -38,6 +43,8 @@ def standard(gt: dict, results, iou_type: str, tweak=None):
         if tweak is not None:
             tweak(evaluator.params)
         evaluator.evaluate()
+        if between is not None:
+            between(evaluator)
         evaluator.accumulate()
         evaluator.summarize()
         return evaluator
@@ -103,18 +110,9 @@ def test_segm_random(seed):
 
 def test_segm_default_iou_type_and_no_cats():
     gt, results = make_segm_dataset(7)
-
-    def script(api):
-        coco_gt = api.COCO()
-        coco_gt.dataset = copy.deepcopy(gt)
-        coco_gt.createIndex()
-        evaluator = api.COCOeval(coco_gt, coco_gt.loadRes(copy.deepcopy(results)))  # segm
-        evaluator.params.useCats = 0
-        evaluator.evaluate()
-        evaluator.accumulate()
-        evaluator.summarize()
-        return evaluator
-    mine, _ = run_both(script)
+    script = standard(gt, results, None, _set(useCats=0))
+    mine, _ = run_both(lambda api: script(types.SimpleNamespace(
+        COCO=api.COCO, COCOeval=lambda gt, dt, _: api.COCOeval(gt, dt))))   # no iouType
     assert mine.params.iouType == "segm"
 
 
@@ -159,19 +157,11 @@ def test_accumulate_with_other_params():
     """Params changed between evaluate() and accumulate(): computed from the records."""
     gt, results = make_dataset(41, n_images=5, n_categories=3, p_many=0.1)
 
-    def script(api):
-        coco_gt = api.COCO()
-        coco_gt.dataset = copy.deepcopy(gt)
-        coco_gt.createIndex()
-        evaluator = api.COCOeval(coco_gt, coco_gt.loadRes(copy.deepcopy(results)), "bbox")
-        evaluator.evaluate()
+    def between(evaluator):
         evaluator.params.recThrs = np.linspace(0, 1, 21)
         evaluator.params.maxDets = [1, 10, 50, 100]
         evaluator.params.catIds = evaluator.params.catIds[::-1]
-        evaluator.accumulate()
-        evaluator.summarize()
-        return evaluator
-    run_both(script)
+    run_both(standard(gt, results, "bbox", between=between))
 
 
 def test_accumulate_given_params_and_twice():
@@ -496,17 +486,7 @@ def test_edge_params(tweak):
 
 def test_real_pycocotools_objects_are_read_through_their_dataset():
     gt, results = make_dataset(53, n_images=4)
-
-    def script(api):
-        coco_gt = REAL.COCO()
-        coco_gt.dataset = copy.deepcopy(gt)
-        coco_gt.createIndex()
-        evaluator = api.COCOeval(coco_gt, coco_gt.loadRes(copy.deepcopy(results)), "bbox")
-        evaluator.evaluate()
-        evaluator.accumulate()
-        evaluator.summarize()
-        return evaluator
-    run_both(script)
+    run_both(standard(gt, results, "bbox", coco_api=REAL))
 
 
 def test_str_prints_the_summary():
