@@ -16,13 +16,13 @@ range) settings, ``n`` detections.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Any
 
 import numpy as np
 
 from .._sorting import lexorder
 from ..data import index_in
-from ..matching import IGNORED
 from ..protocols.coco import COCOResult, _accumulate, _needed_true_positives, _similarity
 
 __all__ = ["accumulate_records", "accumulate_table", "eval_imgs", "ious"]
@@ -142,7 +142,9 @@ def eval_imgs(result: COCOResult, *, image_ids: list, category_ids: list, area_r
         dt_matches = gt_ids_f.take(dm)
         gm = table.gt_matches(a).take(rows, axis=1)
         gt_matches = dt_ids_f.take(gm)
-        dt_ignore = table.detection_status(a).take(dt_rows, axis=1) == IGNORED
+        # Ignored: matched to an ignored object, or unmatched and outside the area range.
+        dt_ignore = np.where(dm >= 0, np.r_[table.gt_ignore[a], False].take(dm),
+                             table.dt_out_of_range[a].take(dt_rows))
         area = area_ranges[a]
         for g in present_groups:
             i, k = divmod(g, n_k)
@@ -238,25 +240,32 @@ def _selection(p: Any, pe: Any, n_records: int):
 
 
 def _flatten(records: list, index: np.ndarray, n_t: int):
-    """The records at ``index`` (S, I) as flat arrays, in (setting, image) order."""
-    n_s = index.shape[0]
-    chosen = [(s, records[e]) for s in range(n_s) for e in index[s].tolist()]
-    chosen = [(s, r) for s, r in chosen if r is not None]
-    has_record = np.bincount([s for s, _ in chosen], minlength=n_s) > 0
-    npig = np.zeros(n_s, dtype=np.int64)
-    np.add.at(npig, [s for s, _ in chosen],
-              [int(np.count_nonzero(np.asarray(r["gtIgnore"]) == 0)) for _, r in chosen])
-    lengths = np.array([len(r["dtScores"]) for _, r in chosen], dtype=np.int64)
+    """The records at ``index`` (S, I) as flat arrays, in (setting, image) order.
+
+    Each field is gathered over all records with one comprehension and one numpy call.
+    """
+    n_s, n_i = index.shape
+    flat = index.ravel().tolist()
+    picked = [records[e] for e in flat]
+    present = np.fromiter((r is not None for r in picked), dtype=bool, count=len(picked))
+    chosen = list(itertools.compress(picked, present.tolist()))
+    setting_of = np.repeat(np.arange(n_s), n_i)[present]
+    has_record = np.bincount(setting_of, minlength=n_s) > 0
+    gt_ignore = [np.asarray(r["gtIgnore"]).ravel() for r in chosen]
+    gt_lengths = np.fromiter(map(len, gt_ignore), dtype=np.int64, count=len(chosen))
+    positive = (np.concatenate(gt_ignore) == 0) if len(chosen) else np.zeros(0, bool)
+    npig = np.bincount(np.repeat(setting_of, gt_lengths), weights=positive,
+                       minlength=n_s).astype(np.int64)
+    dt_scores = [r["dtScores"] for r in chosen]
+    lengths = np.fromiter(map(len, dt_scores), dtype=np.int64, count=len(chosen))
     n = int(lengths.sum())
-    scores = (np.concatenate([np.asarray(r["dtScores"], dtype=np.float64) for _, r in chosen])
-              if n else np.zeros(0))
-    matched = (np.concatenate([np.asarray(r["dtMatches"])
-                               for _, r in chosen], axis=1) != 0
-               if n else np.zeros((n_t, 0), bool))
-    ignored = (np.concatenate([np.asarray(r["dtIgnore"])
-                               for _, r in chosen], axis=1) != 0
-               if n else np.zeros((n_t, 0), bool))
-    setting = np.repeat(np.array([s for s, _ in chosen], dtype=np.int64), lengths)
+    scores = np.fromiter(itertools.chain.from_iterable(dt_scores), dtype=np.float64, count=n)
+    if n:
+        matched = np.concatenate([r["dtMatches"] for r in chosen], axis=1) != 0
+        ignored = np.concatenate([r["dtIgnore"] for r in chosen], axis=1) != 0
+    else:
+        matched = ignored = np.zeros((n_t, 0), bool)
+    setting = np.repeat(setting_of, lengths)
     record = np.repeat(np.arange(len(chosen)), lengths)
     position = np.arange(n) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     return has_record, npig, scores, matched, ignored, setting, record, position
