@@ -11,8 +11,9 @@ Usage (from the repository root)::
     python scripts/bench_compat.py                                  # bbox bench case
     python scripts/bench_compat.py --case /work/bench-data/segm-v1-s0-i500-c80-d100 --repeat 3
 
-The case directory holds ``gt.json``, ``results.json`` and ``meta.json`` (its ``params.case``
-is the IoU type, bbox when absent), as ``scripts/bench.py`` writes them. Nothing is asserted on timings.
+The case directory holds ``gt.json``, ``results.json`` and ``meta.json`` (its
+``params.case`` is the IoU type, bbox when absent), as ``scripts/bench.py`` writes them.
+Nothing is asserted on timings.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cocogen import make_dataset
-from compat_harness import OURS, REAL, assert_same, run, run_both
+from compat_harness import OURS, REAL, assert_same, assert_same_eval_imgs, run, run_both
 from maskgen import OTHER_SIGMAS, make_keypoints_dataset, make_segm_dataset
 
 import deteval.compat
@@ -494,3 +494,21 @@ def test_str_prints_the_summary():
     evaluator, _ = run(standard(gt, results, "bbox"), OURS)
     mine, theirs = run(lambda api: str(evaluator), OURS)
     assert mine == "" and len(theirs.splitlines()) == 12
+
+
+def test_copies_and_pickles_keep_the_lazy_records():
+    import pickle
+
+    gt, results = make_dataset(57, n_images=3)
+
+    def evaluated(api):
+        coco_gt = api.COCO(copy.deepcopy(gt))
+        evaluator = api.COCOeval(coco_gt, coco_gt.loadRes(copy.deepcopy(results)), "bbox")
+        evaluator.evaluate()
+        return evaluator
+    evaluator, _ = run(evaluated, OURS)
+    theirs, _ = run(lambda api: standard(gt, results, "bbox")(api), REAL)
+    for clone in (copy.deepcopy(evaluator), pickle.loads(pickle.dumps(evaluator))):
+        assert_same_eval_imgs(clone.evalImgs, theirs.evalImgs)
+        run(lambda api, clone=clone: clone.accumulate(), OURS)
+        assert np.array_equal(clone.eval["precision"], theirs.eval["precision"])

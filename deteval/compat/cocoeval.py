@@ -41,7 +41,17 @@ from .coco import COCO, NotSupportedError
 
 __all__ = ["COCOeval", "Params"]
 
-_PENDING = object()   # evalImgs / ious not built yet
+class _Pending:
+    """Marks ``evalImgs`` / ``ious`` as not built yet; one instance, kept by copy and pickle."""
+
+    def __reduce__(self) -> str:
+        return "_PENDING"
+
+    def __repr__(self) -> str:
+        return "<not built yet>"
+
+
+_PENDING = _Pending()
 
 
 class Params:
@@ -127,8 +137,9 @@ def _engine_params(p: Params) -> COCOParams:
         area_ranges=tuple(tuple(float(v) for v in r) for r in p.areaRng),
         area_labels=tuple(labels), use_categories=bool(p.useCats),
         image_ids=tuple(int(i) for i in p.imgIds), category_ids=tuple(int(c) for c in p.catIds))
-    if p.iouType == "keypoints":
-        options["keypoint_sigmas"] = np.asarray(p.kpt_oks_sigmas, dtype=np.float64).tolist()
+    sigmas = getattr(p, "kpt_oks_sigmas", None)   # absent from bbox / segm Params
+    if p.iouType == "keypoints" and sigmas is not None:
+        options["keypoint_sigmas"] = np.asarray(sigmas, dtype=np.float64).tolist()
     try:
         return COCOParams(**options)
     except (TypeError, ValueError) as error:
