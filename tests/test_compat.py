@@ -392,6 +392,35 @@ def test_bad_files(tmp_path):
         run(lambda api: api.COCO(str(tmp_path / "broken.json")), OURS)
 
 
+def test_ground_truth_that_cannot_be_evaluated(tmp_path):
+    gt, results = make_dataset(3, n_images=2)
+    gt = copy.deepcopy(gt)
+    gt["annotations"][1]["bbox"] = [1, 2, 3]
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps(gt))
+    coco, _ = run(lambda api: api.COCO(str(path)), OURS)      # pycocotools reads it too
+    assert coco.anns[gt["annotations"][1]["id"]]["bbox"] == [1, 2, 3]
+    evaluator = COCOeval(coco, None, "bbox")
+    evaluator.cocoDt = COCO()
+    with pytest.raises(deteval.FormatError,
+                       match=r"cannot be evaluated.*gt.json: annotations\[1\].*bbox"):
+        run(lambda api: evaluator.evaluate(), OURS)
+
+
+def test_info_prints_as_pycocotools():
+    gt, _ = make_dataset(3, n_images=2)
+    mine, theirs = run(lambda api: api.COCO(copy.deepcopy(gt)).info(), OURS)[1], \
+        run(lambda api: _real_coco(gt).info(), REAL)[1]
+    assert mine.splitlines()[-1] == theirs.splitlines()[-1] == "description: cocogen seed 3"
+
+
+def _real_coco(gt):
+    coco = REAL.COCO()
+    coco.dataset = copy.deepcopy(gt)
+    coco.createIndex()
+    return coco
+
+
 def test_order_of_steps(small_gt):
     gt, coco = small_gt
     evaluator = COCOeval(coco, None, "bbox")
@@ -461,7 +490,7 @@ def test_init_and_undo_in_process():
         import pycocotools
         import pycocotools.cocoeval
         assert pycocotools.cocoeval.COCOeval is COCOeval
-        assert pycocotools.__version__ == "2.0.11"
+        assert getattr(pycocotools, "__version__", "0") == "0"   # as the real package
         from pycocotools import _mask  # the C routines stay reachable
         assert hasattr(_mask, "iou")
     finally:

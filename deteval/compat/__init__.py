@@ -45,7 +45,8 @@ def _package() -> types.ModuleType:
     # A package whose other submodules (the C routines ``_mask``) are the real ones.
     package.__path__ = list(getattr(real, "__path__", []))
     package._mask = _mask
-    package.__version__ = "2.0.11"   # the pycocotools version whose numbers it reproduces
+    # No __version__, as the real package has none (mmdetection compares it as a string to
+    # tell its own fork apart, and would warn).
     package.coco, package.cocoeval, package.mask = coco, cocoeval, mask
     package.deteval_compat = True
     return package

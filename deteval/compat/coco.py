@@ -382,12 +382,7 @@ class COCO:
 
     def loadNumpyAnnotations(self, data):  # noqa: N802
         """Records ``{"image_id", "bbox", "score", "category_id"}`` of an (N, 7) array."""
-        print("Converting ndarray to lists...")
         _check_array(data)
-        print(data.shape)
-        n = data.shape[0]
-        for i in range(0, n, 1000000):
-            print(f"{i}/{n}")
         return _numpy_records(data)
 
     def annToRLE(self, ann):  # noqa: N802
@@ -415,11 +410,16 @@ def _load(table: dict, ids: Any) -> list | None:
 
 
 def _check_array(data: Any) -> None:
+    """Refuse anything but an (N, 7) array; print what loadNumpyAnnotations prints."""
+    print("Converting ndarray to lists...")
     if not isinstance(data, np.ndarray) or data.ndim != 2 or data.shape[1] != 7:
         shape = getattr(data, "shape", None)
         raise ResultsError("a results array must have shape (N, 7) with columns image_id, x, "
                            f"y, w, h, score, category_id; got shape {shape}",
                            source="<ndarray>")
+    print(data.shape)
+    for i in range(0, data.shape[0], 1000000):
+        print(f"{i}/{data.shape[0]}")
 
 
 def _numpy_records(data: np.ndarray) -> list[dict]:
@@ -453,11 +453,7 @@ class _Results:
     @classmethod
     def read(cls, gt: COCO, source: Any) -> _Results:
         if isinstance(source, np.ndarray):
-            print("Converting ndarray to lists...")
             _check_array(source)
-            print(source.shape)
-            for i in range(0, source.shape[0], 1000000):
-                print(f"{i}/{source.shape[0]}")
             if len(source) == 0:
                 raise ResultsError("the results array is empty; pycocotools' loadRes fails on "
                                    "no results (use COCO() for none, as torchvision does)",
