@@ -1,8 +1,8 @@
 """``COCOeval`` and ``Params``: pycocotools' evaluation API on deteval's engine.
 
-``evaluate()`` runs deteval's vectorised matcher and accumulation over the whole selection
-at once; ``accumulate()`` then only hands the arrays over, and ``summarize()`` prints
-pycocotools' twelve (keypoints: ten) lines character for character. ``evalImgs`` and
+``evaluate()`` runs deteval's vectorised matcher over the whole selection at once;
+``accumulate()`` computes the arrays from its match table (deteval's accumulation), and
+``summarize()`` prints pycocotools' twelve (keypoints: ten) lines character for character. ``evalImgs`` and
 ``ious`` are built from the match table the first time they are read, with pycocotools'
 keys, values, dtypes and order, so a caller that never reads them never pays for them.
 
@@ -10,7 +10,9 @@ A caller may also assign ``evalImgs`` (and ``_paramsEval``), as torchvision's
 ``CocoEvaluator`` does after gathering the records of several processes; ``accumulate()``
 then works from those records, exactly as pycocotools does, with numpy over all of them at
 once. The same happens when ``params`` were changed between ``evaluate()`` and
-``accumulate()`` (or ``accumulate(p)`` is given other params).
+``accumulate()`` (or ``accumulate(p)`` is given other params). Code that calls pycocotools'
+per-image internals (``_prepare``, ``computeIoU``, ``evaluateImg``; older copies of
+torchvision's ``coco_eval.py``) gets a :class:`~deteval.compat.NotSupportedError`.
 
 Every field of ``params`` is read when ``evaluate()`` runs, and normalised the way
 pycocotools does it (``imgIds`` and, with ``useCats``, ``catIds`` made unique and sorted,
