@@ -186,7 +186,22 @@ def test_accumulate_given_params_and_twice():
         assert np.array_equal(mine.first[key], theirs.first[key])
 
 
-def test_fast_path_equals_the_records_path():
+@pytest.fixture(params=["at accumulate", "at evaluate"])
+def accumulate_when(request, monkeypatch):
+    """Both places the engine's arrays can come from: accumulate() or evaluate()."""
+    import deteval.compat.cocoeval as module
+    monkeypatch.setattr(module, "ACCUMULATE_AT_EVALUATE",
+                        0 if request.param == "at accumulate" else 10 ** 9)
+    return request.param
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_accumulated_at_evaluate_or_later(seed, accumulate_when):
+    gt, results = make_dataset(seed + 900, p_many=0.1)
+    run_both(standard(gt, results, "bbox", _set(recThrs=np.linspace(0, 1, 41))))
+
+
+def test_fast_path_equals_the_records_path(accumulate_when):
     """The engine's arrays and the accumulation over its own evalImgs agree."""
     gt, results = make_dataset(47, n_images=5, p_many=0.2)
     fast, _ = run(standard(gt, results, "bbox"), OURS)

@@ -44,7 +44,8 @@ class _Groups:
     dt_img: np.ndarray       # image position of evaluated detections, else -1
 
 
-def _groups(result: COCOResult) -> _Groups:
+def _groups(result: COCOResult, *, orders: bool = True) -> _Groups:
+    """Group keys of every row; with ``orders``, also the rows sorted as the records list them."""
     p, dataset, detections, table = result.params, result.gt, result.detections, result.matches
     image_ids = np.asarray(p.image_ids, dtype=np.int64)
     category_ids = np.asarray(p.category_ids, dtype=np.int64)
@@ -65,6 +66,8 @@ def _groups(result: COCOResult) -> _Groups:
     dt_img = np.where(evaluated, image_pos[detections.image_index], -1)
     dt_group = np.where(evaluated, dt_img * n_k + dt_k, -1)
     gt_k = np.where(table.gt_evaluated, gt_cat if p.use_categories else 0, -1)
+    if not orders:
+        return _Groups(n_k, gt_group, gt_group[:0], dt_group, dt_group[:0], gt_k, dt_k, dt_img)
     # Inside a group pycocotools lists GT in file order; pooled, category by category.
     rows = np.flatnonzero(gt_group >= 0)
     inner = np.zeros(len(rows), np.int64) if p.use_categories else gt_cat[rows]
@@ -77,11 +80,12 @@ def _groups(result: COCOResult) -> _Groups:
 def accumulate_table(result: COCOResult, recall_thresholds: tuple) -> dict[str, np.ndarray]:
     """deteval's accumulation of ``result``'s match table at ``recall_thresholds``.
 
-    ``evaluate()`` matches with a single recall threshold (the match table does not depend
-    on them), so that evaluating batch after batch does not pay for an accumulation nobody
-    reads; ``accumulate()`` then calls this with the real ones.
+    When ``evaluate()`` matched a few detections against many settings (a batch of a
+    training loop's evaluation), it accumulated at a single recall threshold (the match
+    table does not depend on them), not to pay for an accumulation nobody reads;
+    ``accumulate()`` then calls this with the real ones.
     """
-    groups = _groups(result)
+    groups = _groups(result, orders=False)
     p = dataclasses.replace(result.params, recall_thresholds=recall_thresholds)
     precision, recall, scores = _accumulate(
         result.matches, p, n_k=groups.n_k, dt_k=groups.dt_k, dt_img=groups.dt_img,

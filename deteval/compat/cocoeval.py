@@ -1,10 +1,13 @@
 """``COCOeval`` and ``Params``: pycocotools' evaluation API on deteval's engine.
 
-``evaluate()`` runs deteval's vectorised matcher over the whole selection at once;
-``accumulate()`` computes the arrays from its match table (deteval's accumulation), and
-``summarize()`` prints pycocotools' twelve (keypoints: ten) lines character for character. ``evalImgs`` and
-``ious`` are built from the match table the first time they are read, with pycocotools'
-keys, values, dtypes and order, so a caller that never reads them never pays for them.
+``evaluate()`` runs deteval's vectorised matcher (and, for many detections, its
+accumulation) over the whole selection at once; ``accumulate()`` hands the arrays over, or
+computes them from the match table when ``evaluate()`` saw too few detections to be worth it
+(a batch of a training loop, whose records are usually merged and accumulated later), and
+``summarize()`` prints pycocotools' twelve (keypoints: ten) lines character for character.
+``evalImgs`` and ``ious`` are built from the match table the first time they are read,
+with pycocotools' keys, values, dtypes and order, so a caller that never reads them never
+pays for them.
 
 A caller may also assign ``evalImgs`` (and ``_paramsEval``), as torchvision's
 ``CocoEvaluator`` does after gathering the records of several processes; ``accumulate()``
@@ -54,6 +57,10 @@ class _Pending:
 
 
 _PENDING = _Pending()
+
+#: evaluate() accumulates at once when detections x this >= the number of entries of the
+#: precision array (T x R x K x A x M); else accumulate() does it from the match table.
+ACCUMULATE_AT_EVALUATE = 4
 
 
 class Params:
@@ -240,6 +247,7 @@ class COCOeval:
         self.stats: Any = []
         self._result: COCOResult | None = None
         self._recall_thresholds: tuple = ()
+        self._accumulated = False
         self._record_keys: dict = {}
         if cocoGt is not None:
             self.params.imgIds = sorted(cocoGt.getImgIds())
@@ -303,10 +311,18 @@ class COCOeval:
         dataset = gt._gt_columns(p.iouType)
         detections = dt._detection_columns(dataset, p.iouType)
         self.eval = {}
-        # The match table does not depend on the recall thresholds: one is enough here, and
-        # accumulate() computes the arrays at the real ones (see _records.accumulate_table).
-        self._result = evaluate_coco(dataset, detections, params=dataclasses.replace(
-            engine_params, recall_thresholds=(0.0,)))
+        # Accumulating costs a fixed part (the dense T x R x K x A x M arrays) and a part that
+        # grows with the detections. With few detections (a batch of a training loop, whose
+        # records are merged and accumulated later) the engine accumulates at one recall
+        # threshold only, and accumulate() computes the real arrays from the match table,
+        # which does not depend on them (see _records.accumulate_table).
+        n_k = len(p.catIds) if p.useCats else 1
+        dense = n_k * len(p.areaRng) * len(p.maxDets) * len(engine_params.iou_thresholds) * \
+            len(engine_params.recall_thresholds)
+        self._accumulated = len(detections) * ACCUMULATE_AT_EVALUATE >= dense
+        self._result = evaluate_coco(dataset, detections, params=engine_params if
+                                     self._accumulated else dataclasses.replace(
+                                         engine_params, recall_thresholds=(0.0,)))
         self._recall_thresholds = engine_params.recall_thresholds
         self._record_keys = {
             "image_ids": list(p.imgIds),
@@ -352,7 +368,10 @@ class COCOeval:
         if p is None:
             p = self.params
         p.catIds = p.catIds if p.useCats == 1 else [-1]
-        if self._fast_path(p):
+        if self._fast_path(p) and self._accumulated:
+            arrays = {name: np.array(getattr(self._result, name))   # writable copies
+                      for name in ("precision", "recall", "scores")}
+        elif self._fast_path(p):
             arrays = _records.accumulate_table(self._result, self._recall_thresholds)
         else:
             arrays = _records.accumulate_records(self.evalImgs, p, self._paramsEval)
