@@ -41,6 +41,7 @@ from .protocols.voc import (
     VOCResult,
     evaluate_voc,
 )
+from .streaming import DuplicateImageWarning, Evaluator, evaluate_files
 
 try:
     __version__ = version("deteval")
@@ -62,6 +63,8 @@ __all__ = [
     "DetectionTopK",
     "Detections",
     "DetevalError",
+    "DuplicateImageWarning",
+    "Evaluator",
     "FormatError",
     "FormatWarning",
     "GT_OUTCOMES",
@@ -85,6 +88,7 @@ __all__ = [
     "detection_confusion_matrix",
     "detection_top_k_accuracy",
     "evaluate_coco",
+    "evaluate_files",
     "evaluate_voc",
     "match_detections",
     "match_outcomes",

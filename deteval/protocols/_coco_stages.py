@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from .._sorting import descending_rank, lexorder
 from ..data import Dataset, Detections, index_in
 from ..iou import coco_pair_iou
 from ..matching import MatchTable, match_detections
+from ._state import StateColumns, small
 
 if TYPE_CHECKING:
     from .coco import COCOParams
@@ -134,7 +135,7 @@ def prepare(dataset: Dataset, p: COCOParams) -> COCOContext:
 
 
 @dataclass(frozen=True, eq=False)
-class COCOState:
+class COCOState(StateColumns):
     """What accumulation needs of matched detections: one row per evaluated detection.
 
     Rows are the detections within the top ``max_detections[-1]`` of their (image,
@@ -171,19 +172,6 @@ class COCOState:
     event_ignored: np.ndarray
     score_rank: np.ndarray | None = None
 
-    def __len__(self) -> int:
-        return len(self.score)
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the arrays."""
-        return sum(a.nbytes for a in self.arrays().values())
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The columns by name (``score_rank`` left out: it is recomputed after a merge)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name != "score_rank"}
-
     @classmethod
     def empty(cls, n_areas: int) -> COCOState:
         """A state without rows."""
@@ -200,11 +188,6 @@ class COCOState:
         OverflowError
             Values that do not fit (more than 2**31 images or categories).
         """
-        def small(values: np.ndarray, dtype: Any) -> np.ndarray:
-            if len(values) and (values.max() > np.iinfo(dtype).max or values.min() < 0):
-                raise OverflowError(f"state values up to {values.max()} do not fit {dtype}")
-            return values.astype(dtype, copy=False)
-
         return COCOState(image=small(self.image, np.int32),
                          category=small(self.category, np.int32), score=self.score,
                          rank=small(self.rank, np.int32), out_of_range=self.out_of_range,

@@ -25,6 +25,7 @@ from .._sorting import descending_rank, lexorder
 from ..ap import average_precision
 from ..data import Dataset, Detections, index_in
 from ..matching import FP, TP, MatchTable, match_detections
+from ._state import StateColumns, small
 
 if TYPE_CHECKING:
     from .voc import VOCParams
@@ -90,7 +91,7 @@ def prepare(dataset: Dataset, p: VOCParams) -> VOCContext:
 
 
 @dataclass(frozen=True, eq=False)
-class VOCState:
+class VOCState(StateColumns):
     """What accumulation needs of matched detections: one row per evaluated detection.
 
     Attributes
@@ -114,19 +115,6 @@ class VOCState:
     status: np.ndarray
     score_rank: np.ndarray | None = None
 
-    def __len__(self) -> int:
-        return len(self.score)
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the arrays."""
-        return sum(a.nbytes for a in self.arrays().values())
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The columns by name (``score_rank`` left out: it is recomputed after a merge)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name != "score_rank"}
-
     @classmethod
     def empty(cls, n_thresholds: int) -> VOCState:
         """A state without rows."""
@@ -136,13 +124,9 @@ class VOCState:
 
     def compact(self) -> VOCState:
         """The same rows in 32-bit integers (for streaming and serialising)."""
-        def small(values: np.ndarray) -> np.ndarray:
-            if len(values) and (values.max() > np.iinfo(np.int32).max or values.min() < 0):
-                raise OverflowError(f"state values up to {values.max()} do not fit int32")
-            return values.astype(np.int32, copy=False)
-
-        return VOCState(image=small(self.image), rank=small(self.rank),
-                        category=small(self.category), score=self.score, status=self.status)
+        return VOCState(image=small(self.image, np.int32), rank=small(self.rank, np.int32),
+                        category=small(self.category, np.int32), score=self.score,
+                        status=self.status)
 
     def select(self, rows: np.ndarray) -> VOCState:
         """The state of the given rows."""
