@@ -199,8 +199,8 @@ def _records_or_rows(dataset: Dataset, predictions: Any, iou_type: str) -> Detec
             raise TypeError("update() takes COCO result records (a list of dicts), an (N, 7) "
                             "array or per-image predictions; got "
                             f"{type(predictions).__name__}")
-        return read_coco_results(list(predictions) if isinstance(predictions, tuple)
-                                 else predictions, dataset, iou_type=iou_type)
+        return _read(list(predictions) if isinstance(predictions, tuple) else predictions,
+                     dataset, iou_type)
     array = as_array(predictions, "predictions")
     if array.dtype.kind not in "iuf" or array.ndim != 2 or array.shape[1] != 7:
         raise FormatError(f"an array of predictions must have shape (N, 7) and a numeric dtype "
@@ -209,7 +209,15 @@ def _records_or_rows(dataset: Dataset, predictions: Any, iou_type: str) -> Detec
     if iou_type != "bbox":
         raise FormatError(f"an (N, 7) array holds boxes only; iou_type {iou_type!r} needs "
                           "result records or per-image predictions", source=_SOURCE)
-    return read_coco_results(array, dataset)
+    return _read(array, dataset, iou_type)
+
+
+def _read(source: Any, dataset: Dataset, iou_type: str) -> Detections:
+    """``read_coco_results``, its errors naming this update as their source."""
+    try:
+        return read_coco_results(source, dataset, iou_type=iou_type)
+    except FormatError as error:
+        raise FormatError(error.message, source=_SOURCE, record=error.record) from None
 
 
 _SHAPE_KEY = {"bbox": "boxes", "segm": "masks", "keypoints": "keypoints"}
@@ -281,7 +289,7 @@ def _numbers(entry: dict, name: str, where: str, *, integers: bool = False) -> n
             integers and values.dtype.kind == "f"):
         raise FormatError(f"{name} must hold {'integers' if integers else 'numbers'}; got "
                           f"dtype {values.dtype}", source=_SOURCE, record=where)
-    if values.dtype.kind == "f":
+    if values.dtype.kind == "f" and values.size:
         flat = values.reshape(len(values), -1) if values.ndim else values.reshape(1, 1)
         bad = np.flatnonzero(~np.isfinite(flat).all(axis=1))
         if len(bad):
@@ -400,5 +408,5 @@ def _assemble(dataset: Dataset, seen: dict, iou_type: str, box_format: str) -> D
                 else "segmentation": shape}
                for i, c, s, shape in zip(image_ids.tolist(), labels.tolist(), scores.tolist(),
                                          shapes)]
-    return read_coco_results(records, dataset, iou_type=iou_type)
+    return _read(records, dataset, iou_type)
 
