@@ -387,24 +387,27 @@ class Evaluator:
         FormatError
             Not the bytes of an evaluator, or of another ground truth.
         """
-        try:
-            archive = np.load(io.BytesIO(bytes(data)), allow_pickle=False)
-            arrays = {name: archive[name] for name in archive.files}
-            header = orjson.loads(arrays.pop("header").tobytes())
-        except (ValueError, OSError, KeyError, orjson.JSONDecodeError, TypeError) as error:
-            raise FormatError(f"not the bytes of a deteval Evaluator ({error})",
-                              source="from_bytes") from None
-        if header.get("format") != _FORMAT or header.get("version") != _VERSION:
-            raise FormatError(f"not the bytes of a deteval Evaluator (format "
-                              f"{header.get('format')!r}, version {header.get('version')!r})",
-                              source="from_bytes")
-        evaluator = cls(gt, protocol=header["protocol"], iou_type=header["iou_type"],
-                        box_format=header["box_format"],
-                        unknown_labels=header["unknown_labels"],
-                        **_params_from_json(header["protocol"], header["params"]))
-        if evaluator._key != header["key"]:
+        header, arrays = _read_archive(data)
+        template = cls(gt, protocol=header["protocol"], iou_type=header["iou_type"],
+                       box_format=header["box_format"], unknown_labels=header["unknown_labels"],
+                       **_params_from_json(header["protocol"], header["params"]))
+        return template._restored(header, arrays)
+
+    def blank(self) -> Evaluator:
+        """A new, empty evaluator of the same ground truth and settings (sharing them: no
+        reading or preparing again)."""
+        evaluator = object.__new__(type(self))
+        evaluator.__dict__.update(self.__dict__)
+        evaluator.reset()
+        return evaluator
+
+    def _restored(self, header: dict, arrays: dict) -> Evaluator:
+        """A new evaluator like this one (same ground truth and settings) holding the state
+        of an archive; this one is not changed."""
+        if self._key != header["key"]:
             raise FormatError("these bytes come from an evaluator of another ground truth (or "
                               "other settings)", source="from_bytes")
+        evaluator = self.blank()
         images = arrays["images"]
         evaluator._seen[images] = True
         evaluator._fingerprint[images] = arrays["fingerprint"]
@@ -412,13 +415,33 @@ class Evaluator:
         evaluator._n_unknown[images] = arrays["n_unknown"]
         columns = {k[len("state_"):]: v for k, v in arrays.items() if k.startswith("state_")}
         if columns:
-            state_type = (_coco_stages.COCOState if header["protocol"] == "coco"
+            state_type = (_coco_stages.COCOState if self._protocol == "coco"
                           else _voc_stages.VOCState)
             evaluator._chunks = [state_type(**columns)]
         return evaluator
 
+    def merge_bytes(self, *data: bytes) -> Evaluator:
+        """:meth:`merge` the evaluators :meth:`to_bytes` gave, without rebuilding their ground
+        truth. Returns ``self``."""
+        return self.merge(*(self._restored(*_read_archive(d)) for d in data))
+
     def __reduce__(self):
         return (_restore, (self._dataset, self.to_bytes()))
+
+
+def _read_archive(data: bytes) -> tuple[dict, dict]:
+    try:
+        archive = np.load(io.BytesIO(bytes(data)), allow_pickle=False)
+        arrays = {name: archive[name] for name in archive.files}
+        header = orjson.loads(arrays.pop("header").tobytes())
+    except (ValueError, OSError, KeyError, orjson.JSONDecodeError, TypeError) as error:
+        raise FormatError(f"not the bytes of a deteval Evaluator ({error})",
+                          source="from_bytes") from None
+    if not isinstance(header, dict) or header.get("format") != _FORMAT or header.get(
+            "version") != _VERSION:
+        raise FormatError("not the bytes of a deteval Evaluator (another format or version)",
+                          source="from_bytes")
+    return header, arrays
 
 
 def _restore(dataset: Dataset, data: bytes) -> Evaluator:
