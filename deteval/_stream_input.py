@@ -63,7 +63,8 @@ def _device_message(value: Any, what: str, error: Exception) -> str:
     device = getattr(value, "device", None)
     where = f" (device {device})" if device is not None else ""
     return (f"{what}: numpy cannot read this {type(value).__name__}{where}: {error}; call "
-            ".detach().cpu() on it (or pass a numpy array)")
+            ".detach().cpu() on it (and .float() for a dtype numpy lacks, such as bfloat16), "
+            "or pass a numpy array")
 
 
 @dataclass(frozen=True, eq=False)

@@ -363,6 +363,22 @@ def test_tensor_on_a_device_numpy_cannot_read():
     assert evaluator.n_images == 0
 
 
+def test_torch_tensors_without_deteval_importing_torch():
+    torch = pytest.importorskip("torch", reason="torch is not installed (not a dependency)")
+    dataset = _two_image_dataset()
+    reference = Evaluator(dataset)
+    reference.update(PREDICTIONS)
+    tensors = [{"image_id": torch.tensor(i), "boxes": torch.tensor(p["boxes"]),
+                "scores": torch.tensor(p["scores"], dtype=torch.float64),
+                "labels": torch.tensor(p["labels"])} for i, p in PREDICTIONS.items()]
+    evaluator = Evaluator(dataset)
+    evaluator.update(tensors)
+    assert_same(evaluator.compute(), reference.compute())
+    with pytest.raises(TypeError, match=r"predictions\[0\] \(image_id 1\): boxes: numpy "
+                                        r"cannot read this Tensor.*\.detach\(\)\.cpu\(\)"):
+        evaluator.update([dict(tensors[0], boxes=torch.ones(2, 4, requires_grad=True))])
+
+
 def test_inputs_are_not_modified():
     dataset = _two_image_dataset()
     arrays = {i: {k: np.array(v) for k, v in p.items()} for i, p in PREDICTIONS.items()}
