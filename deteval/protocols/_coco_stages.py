@@ -521,58 +521,75 @@ def accumulate_stage(ctx: COCOContext, state: COCOState):
     events = _ordered_events(state, n_t)
     dt_k = np.asarray(state.category, dtype=np.int64)
     rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
+    sizes = (n_t, n_r, n_k, n_a)
     for mi, max_det in enumerate(p.max_detections):
-        in_sel = rank_in_order < max_det
-        sel = events.order.compress(in_sel)
-        n_sel = len(sel)
-        k_sel = dt_k.take(sel)
-        seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
-        seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
-        n_det = seg_end - seg_start                            # (K,)
-        sel_pos_of_full = np.cumsum(in_sel) - 1
-        # Out-of-range detections counted up to each position (prefix sums, leading 0).
-        out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
-        out_prefix[:, 0] = 0
-        out_sel = state.out_of_range.take(sel, axis=1).view(np.uint8)
-        for a in range(n_a):
-            np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
-
-        # Match events that survive this max_det, sorted by (area, threshold, position), so
-        # that the events of one (area, threshold, category) segment are contiguous.
-        live = events.rank < max_det
-        e_at = events.at.compress(live)
-        e_pos = sel_pos_of_full.take(events.full_pos.compress(live))
-        e_ign, e_out = events.ignored.compress(live), events.out.compress(live)
-        e_seg = e_at * n_k + k_sel.take(e_pos)
-        seg_first_event = np.searchsorted(e_seg, np.arange(n_a * n_t * n_k), side="left")
-        tp_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
-        np.cumsum(~e_ign, out=tp_prefix[1:])
-        ign_prefix = np.arange(len(e_at) + 1) - tp_prefix
-        out_m_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
-        np.cumsum(e_out, out=out_m_prefix[1:])
-
-        tp_events = np.flatnonzero(~e_ign)
-        t_at, t_pos = e_at.take(tp_events), e_pos.take(tp_events)
-        t_k = k_sel.take(t_pos)
-        start = seg_start.take(t_k)
-        before = seg_first_event.take(e_seg.take(tp_events))
-        upto = tp_events + 1
-        tp_cum = tp_prefix.take(upto) - tp_prefix.take(before)
-        row = t_at // n_t * (n_sel + 1)
-        flat_out = out_prefix.ravel()
-        out_count = flat_out.take(row + t_pos + 1) - flat_out.take(row + start)
-        ignored = (ign_prefix.take(upto) - ign_prefix.take(before) + out_count
-                   - (out_m_prefix.take(upto) - out_m_prefix.take(before)))
-        fp_cum = (t_pos - start + 1) - tp_cum - ignored
-        tp_f = tp_cum.astype(np.float64)
-        pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
-        q, ss, final = _curve_points(
-            pr, t_at * n_k + t_k, t_pos, sel, state.score, seg_start, n_det, npig, need,
-            n_sizes=(n_t, n_r, n_k, n_a))
+        # (one function per setting: its temporaries are freed before the next one's)
+        q, ss, final = _max_det_curves(state, events, dt_k, rank_in_order, max_det, npig,
+                                       need, sizes)
         recall[..., mi] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
         precision[..., mi] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
         scores[..., mi] = ss.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
     return precision, recall, scores
+
+
+def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
+                    rank_in_order: np.ndarray, max_det: int, npig: np.ndarray,
+                    need: np.ndarray, sizes: tuple[int, int, int, int]):
+    """Precision, score and recall points of one max-detections setting (see
+    :func:`_curve_points`), from the rows and match events of that setting."""
+    n_t, n_r, n_k, n_a = sizes
+    in_sel = rank_in_order < max_det
+    sel = events.order.compress(in_sel)
+    n_sel = len(sel)
+    k_sel = dt_k.take(sel)
+    seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
+    seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
+    n_det = seg_end - seg_start                            # (K,)
+    sel_pos_of_full = np.cumsum(in_sel) - 1
+    # Out-of-range detections counted up to each position (prefix sums, leading 0).
+    out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
+    out_prefix[:, 0] = 0
+    out_sel = state.out_of_range.take(sel, axis=1).view(np.uint8)
+    for a in range(n_a):
+        np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
+    del out_sel, in_sel
+
+    # Match events that survive this max_det, sorted by (area, threshold, position), so
+    # that the events of one (area, threshold, category) segment are contiguous.
+    live = events.rank < max_det
+    e_at = events.at.compress(live)
+    e_pos = sel_pos_of_full.take(events.full_pos.compress(live))
+    e_ign, e_out = events.ignored.compress(live), events.out.compress(live)
+    e_seg = e_at * n_k + k_sel.take(e_pos)
+    seg_first_event = np.searchsorted(e_seg, np.arange(n_a * n_t * n_k), side="left")
+    tp_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
+    np.cumsum(~e_ign, out=tp_prefix[1:])
+    ign_prefix = np.arange(len(e_at) + 1) - tp_prefix
+    out_m_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
+    np.cumsum(e_out, out=out_m_prefix[1:])
+
+    tp_events = np.flatnonzero(~e_ign)
+    t_at, t_pos = e_at.take(tp_events), e_pos.take(tp_events)
+    t_k = k_sel.take(t_pos)
+    start = seg_start.take(t_k)
+    before = seg_first_event.take(e_seg.take(tp_events))
+    upto = tp_events + 1
+    tp_cum = tp_prefix.take(upto) - tp_prefix.take(before)
+    row = t_at // n_t * (n_sel + 1)
+    flat_out = out_prefix.ravel()
+    out_count = flat_out.take(row + t_pos + 1) - flat_out.take(row + start)
+    ignored = (ign_prefix.take(upto) - ign_prefix.take(before) + out_count
+               - (out_m_prefix.take(upto) - out_m_prefix.take(before)))
+    fp_cum = (t_pos - start + 1) - tp_cum - ignored
+    tp_f = tp_cum.astype(np.float64)
+    pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
+    seg = t_at * n_k + t_k
+    # The largest temporaries go before the curve points are taken (peak memory).
+    del (tp_prefix, ign_prefix, out_m_prefix, out_prefix, flat_out, e_ign, e_out, e_seg, e_pos,
+         e_at, out_count, ignored, fp_cum, tp_f, tp_cum, upto, before, row, sel_pos_of_full,
+         live, tp_events, k_sel, t_at, t_k)
+    return _curve_points(pr, seg, t_pos, sel, state.score, seg_start, n_det, npig, need,
+                         n_sizes=sizes)
 
 
 def _curve_points(pr, seg, t_pos, sel, scores_in, seg_start, n_det, npig, need, *, n_sizes):

@@ -266,10 +266,12 @@ class COCOResult:
     n_detections : ndarray, shape (K,)
         Detections evaluated per category (within the top ``max_detections[-1]`` of each
         image and category).
-    matches : MatchTable
-        Row indices refer to ``gt.gt`` and ``detections``.
+    matches : MatchTable or None
+        Row indices refer to ``gt.gt`` and ``detections``. None from
+        :meth:`deteval.Evaluator.compute`, whose state keeps no match table.
     gt : Dataset
-    detections : Detections
+    detections : Detections or None
+        None from :meth:`deteval.Evaluator.compute` (its state keeps no detections).
     notes : tuple of str
         What a user should know about the input (dropped results, no detections).
     timings : dict
@@ -286,9 +288,9 @@ class COCOResult:
     n_gt: np.ndarray
     n_crowd: np.ndarray
     n_detections: np.ndarray
-    matches: MatchTable
+    matches: MatchTable | None
     gt: Dataset
-    detections: Detections
+    detections: Detections | None
     notes: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
 

@@ -246,12 +246,15 @@ class VOCResult:
     tp, fp : ndarray, shape (T, K)
         True and false positives per threshold and class. Detections on difficult objects
         are neither: ``n_detections - tp - fp`` of them.
-    matches : MatchTable
+    matches : MatchTable or None
         Row indices refer to ``gt.gt`` and ``detections``; ``matches.dt_best_gt`` and
-        ``matches.dt_best_iou`` give each detection's best object and IoU.
+        ``matches.dt_best_iou`` give each detection's best object and IoU. None from
+        :meth:`deteval.Evaluator.compute`, whose state keeps no match table.
     gt : Dataset
-    detections : Detections
-        As given (the rounding of ``round_detections`` is not applied here).
+    detections : Detections or None
+        As given (the rounding of ``round_detections`` is not applied here); None from
+        :meth:`deteval.Evaluator.compute`, where curve rows (``pr_curve``) and ``scores``
+        refer to the evaluator's state instead.
     scores : ndarray, shape (n_dt,)
         The scores used for ranking (rounded with ``round_detections``).
     notes : tuple of str
@@ -269,9 +272,9 @@ class VOCResult:
     n_detections: np.ndarray
     tp: np.ndarray
     fp: np.ndarray
-    matches: MatchTable
+    matches: MatchTable | None
     gt: Dataset
-    detections: Detections
+    detections: Detections | None
     scores: np.ndarray
     notes: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
