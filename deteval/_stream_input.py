@@ -164,14 +164,15 @@ def read_update(dataset: Dataset, predictions: Any, *, iou_type: str, box_format
         if unknown_labels == "raise" and len(bad):
             record = (f"results[{bad[0]}]" if isinstance(predictions, (list, tuple, dict))
                       else f"row {bad[0]}")
-            raise FormatError(_unknown_label_message(
-                dataset, int(detections.category_ids[bad[0]]), len(bad)),
-                source=_SOURCE, record=record)
+            label = (int(detections.category_ids[bad[0]])
+                     if detections.category_ids is not None else "(category_index -1)")
+            raise FormatError(_unknown_label_message(dataset, label, len(bad)),
+                              source=_SOURCE, record=record)
     return Batch(detections=detections, images=images,
                  fingerprints=image_fingerprints(detections, images), n_repeated=repeated)
 
 
-def _unknown_label_message(dataset: Dataset, label: int, n_bad: int) -> str:
+def _unknown_label_message(dataset: Dataset, label: Any, n_bad: int) -> str:
     ids = dataset.categories.ids
     known = (f"{int(ids.min())}..{int(ids.max())}" if len(ids) > 8
              else ", ".join(str(i) for i in ids.tolist()))

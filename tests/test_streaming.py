@@ -443,6 +443,18 @@ def test_bad_input_names_the_row_and_leaves_the_state_unchanged(update, message)
     assert evaluator.to_bytes() == before
 
 
+def test_detections_input():
+    dataset, results, params, reference = case(3)
+    evaluator = Evaluator(dataset, unknown_labels="drop", **params)
+    evaluator.update(deteval.read_coco_results(results, dataset))
+    assert_same(evaluator.compute(), reference)
+    unknown = deteval.Detections(image_index=[0], category_index=[-1], boxes=[[0, 0, 1, 1]],
+                                 scores=[0.5])
+    with pytest.raises(FormatError, match=r"update: row 0: label \(category_id\) "
+                                          r"\(category_index -1\) is not a category"):
+        Evaluator(dataset).update(unknown)
+
+
 def test_unknown_labels_drop_equals_evaluate_coco():
     dataset, results, params, reference = case(0)
     assert any(r["category_id"] not in dataset.categories.ids for r in results)
