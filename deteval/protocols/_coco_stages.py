@@ -545,7 +545,8 @@ def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
     seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
     seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
     n_det = seg_end - seg_start                            # (K,)
-    sel_pos_of_full = np.cumsum(in_sel) - 1
+    sel_pos_of_full = np.cumsum(in_sel)
+    sel_pos_of_full -= 1
     # Out-of-range detections counted up to each position (prefix sums, leading 0).
     out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
     out_prefix[:, 0] = 0
@@ -555,39 +556,49 @@ def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
     del out_sel, in_sel
 
     # Match events that survive this max_det, sorted by (area, threshold, position), so
-    # that the events of one (area, threshold, category) segment are contiguous.
+    # that the events of one (area, threshold, category) segment are contiguous. Each
+    # temporary is dropped once used: this is the peak of the evaluation's memory.
     live = events.rank < max_det
     e_at = events.at.compress(live)
     e_pos = sel_pos_of_full.take(events.full_pos.compress(live))
-    e_ign, e_out = events.ignored.compress(live), events.out.compress(live)
-    e_seg = e_at * n_k + k_sel.take(e_pos)
+    del sel_pos_of_full
+    e_seg = k_sel.take(e_pos)
+    e_seg += e_at * n_k
     seg_first_event = np.searchsorted(e_seg, np.arange(n_a * n_t * n_k), side="left")
+    e_ign = events.ignored.compress(live)
+    tp_events = np.flatnonzero(~e_ign)
+    before = seg_first_event.take(e_seg.take(tp_events))
+    del e_seg
+    upto = tp_events + 1
     tp_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
     np.cumsum(~e_ign, out=tp_prefix[1:])
-    ign_prefix = np.arange(len(e_at) + 1) - tp_prefix
+    del e_ign
+    tp_cum = tp_prefix.take(upto) - tp_prefix.take(before)
+    del tp_prefix
     out_m_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
-    np.cumsum(e_out, out=out_m_prefix[1:])
-
-    tp_events = np.flatnonzero(~e_ign)
+    np.cumsum(events.out.compress(live), out=out_m_prefix[1:])
+    del live
+    out_matched = out_m_prefix.take(upto) - out_m_prefix.take(before)
+    del out_m_prefix
+    # Ignored events before each TP event of its segment: the events that are not TPs
+    # (positions minus TPs), and the out-of-range unmatched detections (all out-of-range
+    # detections minus the matched ones).
+    ignored = (upto - before) - tp_cum
+    del before, upto
     t_at, t_pos = e_at.take(tp_events), e_pos.take(tp_events)
+    del e_at, e_pos, tp_events
     t_k = k_sel.take(t_pos)
     start = seg_start.take(t_k)
-    before = seg_first_event.take(e_seg.take(tp_events))
-    upto = tp_events + 1
-    tp_cum = tp_prefix.take(upto) - tp_prefix.take(before)
     row = t_at // n_t * (n_sel + 1)
     flat_out = out_prefix.ravel()
-    out_count = flat_out.take(row + t_pos + 1) - flat_out.take(row + start)
-    ignored = (ign_prefix.take(upto) - ign_prefix.take(before) + out_count
-               - (out_m_prefix.take(upto) - out_m_prefix.take(before)))
+    ignored += flat_out.take(row + t_pos + 1) - flat_out.take(row + start)
+    ignored -= out_matched
+    del flat_out, out_prefix, out_matched, row
     fp_cum = (t_pos - start + 1) - tp_cum - ignored
     tp_f = tp_cum.astype(np.float64)
     pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
     seg = t_at * n_k + t_k
-    # The largest temporaries go before the curve points are taken (peak memory).
-    del (tp_prefix, ign_prefix, out_m_prefix, out_prefix, flat_out, e_ign, e_out, e_seg, e_pos,
-         e_at, out_count, ignored, fp_cum, tp_f, tp_cum, upto, before, row, sel_pos_of_full,
-         live, tp_events, k_sel, t_at, t_k)
+    del fp_cum, tp_f, tp_cum, ignored, k_sel, t_at, t_k, start
     return _curve_points(pr, seg, t_pos, sel, state.score, seg_start, n_det, npig, need,
                          n_sizes=sizes)
 
