@@ -24,6 +24,8 @@ from deteval.errors import DetevalError
 from tests.cocogen import make_dataset
 
 FIELDS = ("stats", "precision", "recall", "scores", "n_gt", "n_detections")
+needs_fork = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                                reason="the ranks are forked processes (not on this platform)")
 
 
 def sampler_shards(n_images: int, world: int) -> list[list[int]]:
@@ -99,6 +101,7 @@ def data():
     return gt, results, deteval.evaluate_coco(gt, results)
 
 
+@needs_fork
 @pytest.mark.parametrize("world", [2, 4])
 @pytest.mark.parametrize("dst", [None, 1])
 def test_sampler_shards_with_padding(data, world, dst):
@@ -118,6 +121,7 @@ def test_sampler_shards_with_padding(data, world, dst):
                             "counted once"]
 
 
+@needs_fork
 def test_uneven_shards(data):
     gt, results, reference = data
     n = len(gt["images"])
@@ -130,6 +134,7 @@ def test_uneven_shards(data):
             assert np.array_equal(out[name], getattr(reference, name)), name
 
 
+@needs_fork
 def test_conflicting_ranks_fail_everywhere(data):
     gt, results, _ = data
     image_id = results[0]["image_id"]
