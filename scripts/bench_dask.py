@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
         result = evaluate(gt_path, paths, client=client)
         dask_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        evaluate(gt_path, paths, client=client)             # ground truth cached on workers
+        evaluate(gt_path, paths, client=client)             # workers warm (imports)
         warm_seconds = time.perf_counter() - started
     finally:
         client.close()
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
                for n in ("stats", "precision", "recall", "scores"))
     print(f"one process (evaluate_files):     {one_seconds:7.2f} s")
     print(f"dask, {args.workers} workers (first call):   {dask_seconds:7.2f} s   (cluster "
-          f"start-up {startup:.2f} s apart; the ground truth read once per worker)")
+          f"start-up {startup:.2f} s apart; each call reads the ground truth once per worker)")
     print(f"dask, {args.workers} workers (second call):  {warm_seconds:7.2f} s")
     print(f"results identical: {same}")
 
