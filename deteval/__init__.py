@@ -34,6 +34,8 @@ _LAZY = {
     "read_lvis_gt": "io.lvis",
     "LVIS": "protocols.lvis", "LVIS_STAT_NAMES": "protocols.lvis", "LVISParams": "protocols.lvis",
     "LVISResult": "protocols.lvis", "evaluate_lvis": "protocols.lvis",
+    "DuplicateImageWarning": "streaming", "Evaluator": "streaming",
+    "evaluate_files": "streaming",
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
@@ -61,6 +63,8 @@ __all__ = [
     "DetectionTopK",
     "Detections",
     "DetevalError",
+    "DuplicateImageWarning",
+    "Evaluator",
     "FormatError",
     "FormatWarning",
     "GT_OUTCOMES",
@@ -87,6 +91,7 @@ __all__ = [
     "detection_confusion_matrix",
     "detection_top_k_accuracy",
     "evaluate_coco",
+    "evaluate_files",
     "evaluate_lvis",
     "evaluate_voc",
     "interpolated_average_precision",
@@ -131,6 +136,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         evaluate_coco,
     )
     from .protocols.lvis import LVIS, LVIS_STAT_NAMES, LVISParams, LVISResult, evaluate_lvis
+    from .streaming import DuplicateImageWarning, Evaluator, evaluate_files
     from .protocols.voc import (
         DETECTRON2_VOC2007,
         DETECTRON2_VOC2012,

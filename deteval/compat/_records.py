@@ -23,7 +23,9 @@ import numpy as np
 
 from .._sorting import lexorder
 from ..data import index_in
-from ..protocols.coco import COCOResult, _accumulate, _needed_true_positives, _similarity
+from ..protocols._coco_stages import _needed_true_positives, _similarity
+from ..protocols._coco_stages import accumulate_table as _accumulate
+from ..protocols.coco import COCOResult
 
 __all__ = ["accumulate_records", "accumulate_table", "eval_imgs", "ious"]
 

@@ -42,18 +42,15 @@ from typing import Any
 
 import numpy as np
 
-from .._sorting import lexorder
-from ..data import Dataset, Detections, index_in
+from ..data import Dataset, Detections
 from ..errors import FormatError
 from ..io._shapes import check_iou_type
 from ..io.coco import read_coco_gt, read_coco_results
-from ..iou import coco_pair_iou
-from ..matching import MatchTable, match_detections
+from ..matching import MatchTable
+from ._coco_stages import COCOContext, COCOState, accumulate_stage, match_stage, prepare
 
 __all__ = ["COCO", "COCO_KEYPOINTS", "COCOParams", "COCOResult", "evaluate_coco", "STAT_NAMES",
            "KEYPOINT_STAT_NAMES"]
-
-_EPS = np.spacing(1)
 
 #: Short names of the 12 ``stats``, in pycocotools' order.
 STAT_NAMES = ("AP", "AP50", "AP75", "APs", "APm", "APl",
@@ -269,10 +266,12 @@ class COCOResult:
     n_detections : ndarray, shape (K,)
         Detections evaluated per category (within the top ``max_detections[-1]`` of each
         image and category).
-    matches : MatchTable
-        Row indices refer to ``gt.gt`` and ``detections``.
+    matches : MatchTable or None
+        Row indices refer to ``gt.gt`` and ``detections``. None from
+        :meth:`deteval.Evaluator.compute`, whose state keeps no match table.
     gt : Dataset
-    detections : Detections
+    detections : Detections or None
+        None from :meth:`deteval.Evaluator.compute` (its state keeps no detections).
     notes : tuple of str
         What a user should know about the input (dropped results, no detections).
     timings : dict
@@ -289,9 +288,9 @@ class COCOResult:
     n_gt: np.ndarray
     n_crowd: np.ndarray
     n_detections: np.ndarray
-    matches: MatchTable
+    matches: MatchTable | None
     gt: Dataset
-    detections: Detections
+    detections: Detections | None
     notes: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
 
@@ -488,84 +487,40 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         base = params
     if iou_type is not None:
         options["iou_type"] = iou_type
-    unknown = set(options) - {f.name for f in dataclasses.fields(COCOParams)}
-    if unknown:
-        raise TypeError(f"evaluate_coco() got unknown option(s): {', '.join(sorted(unknown))}")
-    p = dataclasses.replace(base, **options) if options else base
+    p = _with_options(base, options, "evaluate_coco")
     if invalid not in ("raise", "repair"):
         raise ValueError(f"invalid must be 'raise' or 'repair'; got {invalid!r}")
     dataset, detections = _load(gt, dt, p.iou_type, invalid)
     loaded = time.perf_counter()
+    ctx = prepare(dataset, p)
+    matched = match_stage(ctx, detections)
+    n_unknown = int(np.count_nonzero((detections.category_index < 0)
+                                     & (matched.dt_category < 0)))
+    return finish(ctx, matched.state, n_detections=len(detections), n_unknown=n_unknown,
+                  matches=matched.table, detections=detections,
+                  times=(started, loaded, time.perf_counter()))
 
-    # Normalise the settings as COCOeval.evaluate() does.
-    image_ids = np.unique(np.asarray(p.image_ids if p.image_ids is not None
-                                     else dataset.images.ids, dtype=np.int64))
-    if p.use_categories:
-        category_ids = np.unique(np.asarray(p.category_ids if p.category_ids is not None
-                                            else dataset.categories.ids, dtype=np.int64))
-    else:
-        # useCats=0 keeps catIds in the given order (the pool's concatenation order).
-        category_ids = np.asarray(p.category_ids if p.category_ids is not None
-                                  else np.sort(dataset.categories.ids), dtype=np.int64)
-    p = dataclasses.replace(p, image_ids=tuple(image_ids.tolist()),
-                            category_ids=tuple(category_ids.tolist()),
-                            max_detections=tuple(sorted(p.max_detections)))
 
-    if not p.use_categories and len(np.unique(category_ids)) != len(category_ids):
-        raise ValueError(f"category_ids must not repeat a category; got {p.category_ids}")
+def _with_options(base: COCOParams, options: dict, caller: str) -> COCOParams:
+    """``base`` with the keyword options replacing its fields (TypeError for unknown ones)."""
+    unknown = set(options) - {f.name for f in dataclasses.fields(COCOParams)}
+    if unknown:
+        raise TypeError(f"{caller}() got unknown option(s): {', '.join(sorted(unknown))}")
+    return dataclasses.replace(base, **options) if options else base
 
-    gt_objects = dataset.gt
-    n_k = len(category_ids) if p.use_categories else 1
-    image_pos_of_row = index_in(dataset.images.ids, image_ids)
-    category_pos_of_row = index_in(dataset.categories.ids, category_ids)
-    dt_cat = np.where(detections.category_index >= 0,
-                      category_pos_of_row[np.maximum(detections.category_index, 0)], -1)
-    if detections.category_ids is not None:
-        # Results of a category unknown to the ground truth still join a pooled group when
-        # category_ids names them, as pycocotools selects results by catIds.
-        unknown = detections.category_index < 0
-        dt_cat[unknown] = index_in(detections.category_ids[unknown], category_ids)
-    gt_cat = category_pos_of_row[gt_objects.category_index]
 
-    def groups(image_index, cat):
-        img = image_pos_of_row[image_index]
-        ok = (img >= 0) & (cat >= 0)
-        k = cat if p.use_categories else np.zeros_like(cat)
-        return np.where(ok, img * n_k + k, -1), np.where(ok, k, -1), np.where(ok, img, -1)
+def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: int,
+           matches: MatchTable | None, detections: Detections | None,
+           times: tuple[float, float, float]) -> COCOResult:
+    """Accumulate ``state`` and build the result (the last stage of every COCO evaluation).
 
-    gt_group, gt_k, _ = groups(gt_objects.image_index, gt_cat)
-    dt_group, dt_k, dt_img = groups(detections.image_index, dt_cat)
-    n_dt = len(detections)
-    # Inside a pooled (class-agnostic) group equal scores are ordered by category first.
-    dt_tie = None if p.use_categories else np.maximum(dt_cat, 0)
-    # The matcher breaks IoU ties by GT row order inside a group. A pooled (class-agnostic)
-    # group lists its objects category by category, then in file order: present them so.
-    gt_perm = (np.arange(len(gt_objects)) if p.use_categories
-               else np.lexsort((np.arange(len(gt_objects)), gt_cat)))
-    dt_xywh = detections.as_xywh()
-    gt_xywh = gt_objects.as_xywh()[gt_perm]
-    gt_crowd = gt_objects.iscrowd[gt_perm]
-
-    similarity = _similarity(p, dataset, detections, gt_perm, dt_xywh, gt_xywh, gt_crowd)
-    # The ignore key is overwritten by iscrowd (pycocotools quirk, semantics.md §4); the
-    # keypoint protocol also ignores objects without keypoints.
-    gt_ignore = gt_crowd
-    if p.iou_type == "keypoints":
-        gt_ignore = gt_crowd | (gt_objects.num_keypoints[gt_perm] == 0)
-
-    table = match_detections(
-        dt_group=dt_group, dt_scores=detections.scores, dt_tie_key=dt_tie,
-        dt_area=detections.area, gt_group=gt_group[gt_perm], gt_crowd=gt_crowd,
-        gt_ignore=gt_ignore, gt_area=gt_objects.area[gt_perm],
-        similarity=similarity, iou_thresholds=np.asarray(p.iou_thresholds),
-        area_ranges=np.asarray(p.area_ranges), max_detections=p.max_detections[-1])
-    if not p.use_categories:
-        table = _unpermute_gt(table, gt_perm)
-    matched = time.perf_counter()
-
-    precision, recall, scores = _accumulate(
-        table, p, n_k=n_k, dt_k=dt_k, dt_img=dt_img, scores_in=detections.scores,
-        gt_k=gt_k)
+    ``n_detections`` and ``n_unknown`` count the input's detections and those dropped for an
+    unknown category (for the notes); ``times`` are the start, loaded and matched instants.
+    """
+    started, loaded, matched = times
+    p, dataset, n_k = ctx.params, ctx.dataset, ctx.n_k
+    image_ids, category_ids = ctx.image_ids, ctx.category_ids
+    precision, recall, scores = accumulate_stage(ctx, state)
     accumulated = time.perf_counter()
 
     stats = np.array([_summarize_value(precision if is_ap else recall, p, iou, area, m)
@@ -576,14 +531,14 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         k_ids = category_ids.copy()
     else:
         names, k_ids = ("all categories",), np.array([-1])
+    gt_k = ctx.gt_k
     n_gt = np.bincount(gt_k[gt_k >= 0], minlength=n_k)
-    n_crowd = np.bincount(gt_k[(gt_k >= 0) & gt_objects.iscrowd], minlength=n_k)
-    n_det = np.bincount(dt_k[table.dt_kept], minlength=n_k)
+    n_crowd = np.bincount(gt_k[(gt_k >= 0) & dataset.gt.iscrowd], minlength=n_k)
+    n_det = np.bincount(np.asarray(state.category, dtype=np.int64), minlength=n_k)
     notes = []
-    if n_dt == 0:
+    if n_detections == 0:
         notes.append("no detections: the results are empty, so every category with ground "
                      "truth has AP 0")
-    n_unknown = int(np.count_nonzero((detections.category_index < 0) & (dt_cat < 0)))
     if n_unknown:
         notes.append(f"{n_unknown} detection(s) dropped: their category_id is not a "
                      "ground-truth category (pycocotools drops them too)")
@@ -593,7 +548,8 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     if literal not in p.max_detections:
         notes.append(f"the summary reads maxDets={literal} but max_detections is "
                      f"{p.max_detections}: the stats that use it are -1, as in pycocotools")
-    if p.iou_type == "keypoints" and not p.use_categories and len(gt_objects) and n_dt:
+    if (p.iou_type == "keypoints" and not p.use_categories and len(dataset.gt)
+            and n_detections):
         notes.append("keypoints with use_categories=False match nothing: pycocotools looks the "
                      "objects' keypoints up under category -1 and finds none, so AP is 0")
     if not np.isin(category_ids, dataset.categories.ids).any():
@@ -602,291 +558,8 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     return COCOResult(
         params=p, stats=stats, precision=precision, recall=recall, scores=scores,
         category_ids=k_ids, category_names=names, n_gt=n_gt, n_crowd=n_crowd,
-        n_detections=n_det, matches=table, gt=dataset, detections=detections,
+        n_detections=n_det, matches=matches, gt=dataset, detections=detections,
         notes=tuple(notes),
         timings={"load": loaded - started, "match": matched - loaded,
                  "accumulate": accumulated - matched, "summarize": finished - accumulated,
                  "total": finished - started})
-
-
-def _similarity(p: COCOParams, dataset: Dataset, detections: Detections, gt_perm: np.ndarray,
-                dt_xywh: np.ndarray, gt_xywh: np.ndarray, gt_crowd: np.ndarray):
-    """The pair similarity of ``p.iou_type``, on GT rows in matcher (permuted) order."""
-    gt = dataset.gt
-    if p.iou_type == "bbox":
-        def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-            return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], gt_crowd[g_rows])
-    elif p.iou_type == "segm":
-        similarity = _mask_similarity(p, dataset, detections, gt_perm, gt_crowd)
-    elif p.iou_type == "keypoints":
-        similarity = _oks_similarity(p, dataset, detections, gt_perm, gt_xywh)
-    else:
-        from ..geometry import PairIoU
-
-        gt_polygons = gt.polygons[gt_perm] if len(gt) else gt.polygons
-        polygon_iou = PairIoU(detections.polygons, gt_polygons)   # each polygon prepared once
-
-        def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-            return polygon_iou(d_rows, g_rows, gt_crowd[g_rows])
-    return similarity
-
-
-def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
-                     gt_perm: np.ndarray, gt_crowd: np.ndarray):
-    """Mask IoU per pair with pycocotools' routine, skipping pairs that cannot match.
-
-    The COCO matcher only compares IoUs with the thresholds: a pair whose IoU cannot reach
-    the lowest one never matches, whatever its exact value. When the detections carry
-    their masks' pixel counts (``mask_area``, set by the readers), such pairs are found
-    from areas (and boxes, ``mask_xywh``) alone (:func:`~deteval.masks.mask_iou_bound`),
-    get 0, and never reach the RLE routine.
-    """
-    from ..masks import mask_bound_area, mask_iou_bound, mask_xywh, pair_mask_iou
-
-    gt = dataset.gt
-    gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
-    dt_masks = detections.masks
-    gt_category = gt.category_index[gt_perm]
-    n_categories = max(len(dataset.categories), 1)
-    floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
-    dt_area, dt_xywh = detections.mask_area, detections.mask_xywh
-    bounded = floor > 0 and dt_area is not None and len(gt_masks) > 0
-    if bounded:
-        gt_area = (gt.mask_area[gt_perm] if gt.mask_area is not None
-                   else mask_bound_area(gt_masks))
-        gt_xywh = None
-        if dt_xywh is not None:
-            gt_xywh = gt.mask_xywh[gt_perm] if gt.mask_xywh is not None else mask_xywh(gt_masks)
-
-    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-        # One C call per (image, category): pairs never cross categories then.
-        group = (detections.image_index[d_rows] * n_categories + gt_category[g_rows]
-                 if p.use_categories else None)
-        if not bounded:
-            return pair_mask_iou(dt_masks, gt_masks, d_rows, g_rows, gt_crowd,
-                                 image_of_dt=detections.image_index, group=group)
-        bound = mask_iou_bound(dt_area[d_rows], gt_area[g_rows], gt_crowd[g_rows],
-                               None if gt_xywh is None else dt_xywh[d_rows],
-                               None if gt_xywh is None else gt_xywh[g_rows])
-        values = np.zeros(len(d_rows), dtype=np.float64)
-        kept = np.flatnonzero(bound >= floor)
-        values[kept] = pair_mask_iou(dt_masks, gt_masks, d_rows[kept], g_rows[kept], gt_crowd,
-                                     image_of_dt=detections.image_index,
-                                     group=None if group is None else group[kept])
-        return values
-
-    return similarity
-
-
-def _oks_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
-                    gt_perm: np.ndarray, gt_xywh: np.ndarray):
-    """OKS per pair, with each category's sigmas (semantics.md §5.4)."""
-    from ..keypoints import COCO_PERSON_SIGMAS, pair_oks
-
-    gt = dataset.gt
-    if not p.use_categories:
-        # pycocotools' computeOks looks the objects up under category -1 when categories
-        # are pooled, finds none, and so matches nothing (semantics.md §14).
-        return lambda d_rows, g_rows: np.full(len(d_rows), -1.0)
-    gt_keypoints = gt.keypoints[gt_perm] if len(gt) else gt.keypoints
-    gt_category = gt.category_index[gt_perm]
-    gt_area = gt.area[gt_perm]
-    per_category = dict(p.keypoint_sigmas) if isinstance(p.keypoint_sigmas, tuple) and \
-        p.keypoint_sigmas and isinstance(p.keypoint_sigmas[0], tuple) else None
-    n_kp = (~np.isnan(gt_keypoints[:, :, 0])).sum(axis=1) if len(gt) else np.zeros(0, int)
-    sigmas_of: dict[int, np.ndarray] = {}
-
-    def sigmas(category: int, k: int) -> np.ndarray:
-        if category not in sigmas_of:
-            category_id = int(dataset.categories.ids[category])
-            if per_category is not None:
-                if category_id not in per_category:
-                    raise ValueError(f"keypoint_sigmas gives no sigmas for category "
-                                     f"{category_id} ({dataset.categories.names[category]})")
-                values = np.array(per_category[category_id])
-            elif p.keypoint_sigmas is not None:
-                values = np.array(p.keypoint_sigmas)
-            elif k == len(COCO_PERSON_SIGMAS):
-                values = COCO_PERSON_SIGMAS
-            else:
-                raise ValueError(
-                    f"category {category_id} ({dataset.categories.names[category]}) has {k} "
-                    "keypoints; the default sigmas are COCO's 17 person sigmas: give "
-                    "keypoint_sigmas (a list of K sigmas, or {category_id: sigmas})")
-            if len(values) != k:
-                raise ValueError(f"category {category_id} has {k} keypoints but "
-                                 f"{len(values)} sigmas were given")
-            sigmas_of[category] = values
-        return sigmas_of[category]
-
-    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-        out = np.empty(len(d_rows), dtype=np.float64)
-        category = gt_category[g_rows]
-        for c in np.unique(category):
-            sel = np.flatnonzero(category == c)
-            k = int(n_kp[g_rows[sel[0]]])
-            out[sel] = pair_oks(detections.keypoints, gt_keypoints, gt_xywh, gt_area,
-                                d_rows[sel], g_rows[sel], sigmas=sigmas(int(c), k))
-        return out
-
-    return similarity
-
-
-def _unpermute_gt(table: MatchTable, perm: np.ndarray) -> MatchTable:
-    """Express a table computed on permuted GT rows in the original row numbering."""
-    inverse = np.empty_like(perm)
-    inverse[perm] = np.arange(len(perm))
-    gt_ignore = np.empty_like(table.gt_ignore)
-    gt_ignore[:, perm] = table.gt_ignore
-    return dataclasses.replace(
-        table,
-        gt_evaluated=table.gt_evaluated[inverse], gt_crowd=table.gt_crowd[inverse],
-        gt_ignore=gt_ignore, match_gt=perm[table.match_gt])
-
-
-def _needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """Smallest count ``n`` with ``n / n_positive >= threshold`` in float64, per pair.
-
-    This is where ``searchsorted(tp_cum / npig, recThrs, side='left')`` lands, found with the
-    same float division so that recall points on a boundary (semantics.md example D) agree.
-    """
-    npig = n_positive[..., None].astype(np.int64)
-    thr = thresholds[None, :]
-    # Clipping keeps the guess in int64 range; thresholds beyond [0, 1] are never reached
-    # (or always reached), which the exact test below still decides.
-    guess = np.maximum(np.ceil(np.clip(thr, -1.0, 2.0) * npig).astype(np.int64), 0)
-    need = guess + 1
-    for candidate in (guess, guess - 1):
-        ok = (candidate >= 0) & (candidate / np.maximum(npig, 1) >= thr)
-        need = np.where(ok, candidate, need)
-    return need
-
-
-def _accumulate(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
-                dt_img: np.ndarray, scores_in: np.ndarray, gt_k: np.ndarray):
-    """pycocotools' ``accumulate`` from the match table (semantics.md §7)."""
-    thresholds_r = np.asarray(p.recall_thresholds)
-    n_t, n_r, n_a, n_m = (len(p.iou_thresholds), len(thresholds_r), len(p.area_ranges),
-                          len(p.max_detections))
-    precision = -np.ones((n_t, n_r, n_k, n_a, n_m))
-    recall = -np.ones((n_t, n_k, n_a, n_m))
-    scores = -np.ones((n_t, n_r, n_k, n_a, n_m))
-
-    # Positives: evaluated, non-ignored GT per (category, area range).
-    gt_ok = gt_k >= 0
-    npig = np.stack([np.bincount(gt_k[gt_ok & ~table.gt_ignore[a]], minlength=n_k)
-                     for a in range(n_a)], axis=1) if n_k else np.zeros((0, n_a), np.int64)
-    need = _needed_true_positives(npig, thresholds_r)          # (K, A, R)
-
-    kept = np.flatnonzero(table.dt_kept)
-    rank = table.dt_rank
-    # Accumulation order: category, descending score, image, rank inside the image (unique).
-    order = kept[lexorder([dt_k[kept], table.dt_score_rank[kept], dt_img[kept], rank[kept]],
-                          rows_are_unique=True)]
-    # Match events sorted once by (area, threshold, position in that order); every smaller
-    # max_det keeps a subsequence of the order, so the events stay sorted after filtering.
-    full_pos = np.full(table.n_detections, -1, dtype=np.int64)
-    full_pos[order] = np.arange(len(order))
-    ev_at = table.match_area * n_t + table.match_threshold
-    by_event = lexorder([ev_at, full_pos[table.match_dt]], rows_are_unique=True)
-    # (take and compress: numpy's plain and boolean indexing are several times slower on
-    # arrays of this size.)
-    ev_at, ev_dt = ev_at.take(by_event), table.match_dt.take(by_event)
-    ev_a = table.match_area.take(by_event)
-    ev_full_pos = full_pos.take(ev_dt)
-    n_gt, n_dt = table.gt_ignore.shape[1], table.n_detections
-    ev_ign = table.gt_ignore.ravel().take(ev_a * n_gt + table.match_gt.take(by_event))
-    ev_out = table.dt_out_of_range.ravel().take(ev_a * n_dt + ev_dt)
-    ev_rank = rank.take(ev_dt)
-    rank_in_order = rank.take(order)
-
-    for mi, max_det in enumerate(p.max_detections):
-        in_sel = rank_in_order < max_det
-        sel = order.compress(in_sel)
-        n_sel = len(sel)
-        k_sel = dt_k.take(sel)
-        seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
-        seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
-        n_det = seg_end - seg_start                            # (K,)
-        sel_pos_of_full = np.cumsum(in_sel) - 1
-        # Out-of-range detections counted up to each position (prefix sums, leading 0).
-        out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
-        out_prefix[:, 0] = 0
-        out_sel = table.dt_out_of_range.take(sel, axis=1).view(np.uint8)
-        for a in range(n_a):
-            np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
-
-        # Match events that survive this max_det, sorted by (area, threshold, position), so
-        # that the events of one (area, threshold, category) segment are contiguous.
-        live = ev_rank < max_det
-        e_at, e_pos = ev_at.compress(live), sel_pos_of_full.take(ev_full_pos.compress(live))
-        e_ign, e_out = ev_ign.compress(live), ev_out.compress(live)
-        e_seg = e_at * n_k + k_sel.take(e_pos)
-        seg_first_event = np.searchsorted(e_seg, np.arange(n_a * n_t * n_k), side="left")
-        tp_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
-        np.cumsum(~e_ign, out=tp_prefix[1:])
-        ign_prefix = np.arange(len(e_at) + 1) - tp_prefix
-        out_m_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
-        np.cumsum(e_out, out=out_m_prefix[1:])
-
-        tp_events = np.flatnonzero(~e_ign)
-        t_at, t_pos = e_at.take(tp_events), e_pos.take(tp_events)
-        t_a, t_t = t_at // n_t, t_at % n_t
-        t_k = k_sel.take(t_pos)
-        start = seg_start.take(t_k)
-        before = seg_first_event.take(e_seg.take(tp_events))
-        upto = tp_events + 1
-        tp_cum = tp_prefix.take(upto) - tp_prefix.take(before)
-        row = t_a * (n_sel + 1)
-        flat_out = out_prefix.ravel()
-        out_count = flat_out.take(row + t_pos + 1) - flat_out.take(row + start)
-        ignored = (ign_prefix.take(upto) - ign_prefix.take(before) + out_count
-                   - (out_m_prefix.take(upto) - out_m_prefix.take(before)))
-        fp_cum = (t_pos - start + 1) - tp_cum - ignored
-        tp_f = tp_cum.astype(np.float64)
-        pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
-
-        # TP events grouped by segment (area, threshold, category), in position order.
-        seg = (t_a * n_t + t_t) * n_k + t_k
-        n_seg = n_a * n_t * n_k
-        tp_count = np.bincount(seg, minlength=n_seg)
-        tp_first = np.cumsum(tp_count) - tp_count
-
-        # Recall: final TP count over positives (0 when there are no detections).
-        a_grid = np.repeat(np.arange(n_a), n_t * n_k)
-        k_grid = np.tile(np.arange(n_k), n_a * n_t)
-        seg_npig = npig[k_grid, a_grid]
-        valid = seg_npig > 0
-        final = np.full(n_seg, -1.0)
-        final[valid] = np.where(n_det[k_grid[valid]] > 0,
-                                tp_count[valid] / seg_npig[valid], 0.0)
-        recall[..., mi] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
-
-        # Precision and score at each recall threshold: the need-th TP (need >= 1) or the
-        # first detection (need == 0); precision is the running max from there to the end.
-        # A threshold is reached when that detection exists. pycocotools fills the points in
-        # the given order and stops at the first one not reached (an IndexError caught
-        # around the loop), so with unsorted thresholds everything after it stays 0.
-        seg_need = need[k_grid, a_grid]                          # (S, R)
-        n_tp = tp_count[:, None]
-        seg_has_dt = (n_det[k_grid] > 0)[:, None]
-        reached = np.where(seg_need == 0, seg_has_dt, seg_need <= n_tp)
-        reached = np.logical_and.accumulate(reached, axis=1)
-        q = np.zeros((n_seg, n_r))
-        ss = np.zeros((n_seg, n_r))
-        s_idx, r_idx = np.nonzero(reached & (n_tp >= 1))
-        if len(s_idx):
-            lo = tp_first[s_idx] + np.maximum(seg_need[s_idx, r_idx] - 1, 0)
-            hi = tp_first[s_idx] + tp_count[s_idx]
-            bounds = np.empty(2 * len(lo), dtype=np.int64)
-            bounds[0::2], bounds[1::2] = lo, hi
-            q[s_idx, r_idx] = np.maximum.reduceat(np.r_[pr, 0.0], bounds)[0::2]
-            ss[s_idx, r_idx] = scores_in[sel[t_pos[lo]]]
-        # need == 0 (a recall threshold <= 0): the first detection's score, whatever it is.
-        zs, zr = np.nonzero(reached & (seg_need == 0))
-        ss[zs, zr] = scores_in[sel[seg_start[k_grid[zs]]]]
-        q[~valid] = -1.0
-        ss[~valid] = -1.0
-        precision[..., mi] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
-        scores[..., mi] = ss.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
-    return precision, recall, scores

@@ -50,7 +50,9 @@ from ..data import Dataset, Detections
 from ..io.coco import read_coco_results
 from ..io.lvis import FREQUENCIES, LVISGroundTruth, read_lvis_gt
 from ..matching import MatchTable, _rank_within_groups, match_detections
-from .coco import COCOParams, _accumulate, _similarity
+from ._coco_stages import _similarity
+from ._coco_stages import accumulate_table as _accumulate
+from .coco import COCOParams
 
 __all__ = ["LVIS", "LVIS_STAT_NAMES", "LVISParams", "LVISResult", "evaluate_lvis"]
 

@@ -66,11 +66,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._sorting import lexorder
-from ..ap import AP_METHODS, average_precision
-from ..data import Dataset, Detections, index_in
+from ..ap import AP_METHODS
+from ..data import Dataset, Detections
 from ..io.coco import read_coco_gt, read_coco_results
-from ..matching import FP, TP, MatchTable, match_detections
+from ..matching import MatchTable
+from ._voc_stages import (  # noqa: F401 (_round_as_text: imported from here by tests)
+    VOCContext,
+    VOCState,
+    _round_as_text,
+    accumulate_stage,
+    match_stage,
+    prepare,
+)
 
 __all__ = [
     "DETECTRON2_VOC2007",
@@ -239,12 +246,15 @@ class VOCResult:
     tp, fp : ndarray, shape (T, K)
         True and false positives per threshold and class. Detections on difficult objects
         are neither: ``n_detections - tp - fp`` of them.
-    matches : MatchTable
+    matches : MatchTable or None
         Row indices refer to ``gt.gt`` and ``detections``; ``matches.dt_best_gt`` and
-        ``matches.dt_best_iou`` give each detection's best object and IoU.
+        ``matches.dt_best_iou`` give each detection's best object and IoU. None from
+        :meth:`deteval.Evaluator.compute`, whose state keeps no match table.
     gt : Dataset
-    detections : Detections
-        As given (the rounding of ``round_detections`` is not applied here).
+    detections : Detections or None
+        As given (the rounding of ``round_detections`` is not applied here); None from
+        :meth:`deteval.Evaluator.compute`, where curve rows (``pr_curve``) and ``scores``
+        refer to the evaluator's state instead.
     scores : ndarray, shape (n_dt,)
         The scores used for ranking (rounded with ``round_detections``).
     notes : tuple of str
@@ -262,9 +272,9 @@ class VOCResult:
     n_detections: np.ndarray
     tp: np.ndarray
     fp: np.ndarray
-    matches: MatchTable
+    matches: MatchTable | None
     gt: Dataset
-    detections: Detections
+    detections: Detections | None
     scores: np.ndarray
     notes: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
@@ -411,40 +421,6 @@ def _number(value: float) -> str:
     return "n/a" if np.isnan(value) else f"{value:.4f}"
 
 
-def _round_as_text(values: np.ndarray, decimals: int) -> np.ndarray:
-    """``float(f"{v:.{decimals}f}")`` for every value: what writing and reading text gives.
-
-    ``rint(v * 10**d) / 10**d`` is the same number unless the product's rounding error
-    (at most half an ulp, under 5e-7 below 2**32) can move ``v * 10**d`` across a half-way
-    point; values within 1e-6 of one, and larger values, are formatted for real.
-    """
-    scale = 10.0 ** decimals
-    scaled = values * scale
-    out = np.rint(scaled) / scale
-    risky = ((np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
-             | ~(np.abs(scaled) < 2.0**32))
-    if risky.any():
-        out[risky] = [float(f"{v:.{decimals}f}") for v in values[risky].tolist()]
-    return out
-
-
-def _pair_iou(dt: np.ndarray, gt: np.ndarray, inclusive: bool) -> np.ndarray:
-    """IoU of aligned xyxy box pairs, in detectron2's (and the devkit's) order of operations.
-
-    With ``inclusive`` the +1 pixel convention: sides ``x2 - x1 + 1``, intersection side
-    ``min(x2) - max(x1) + 1`` clipped at 0. A zero union (continuous zero-area boxes) gives 0.
-    """
-    one = 1.0 if inclusive else 0.0
-    iw = np.maximum(np.minimum(gt[:, 2], dt[:, 2]) - np.maximum(gt[:, 0], dt[:, 0]) + one, 0.0)
-    ih = np.maximum(np.minimum(gt[:, 3], dt[:, 3]) - np.maximum(gt[:, 1], dt[:, 1]) + one, 0.0)
-    inters = iw * ih
-    union = ((dt[:, 2] - dt[:, 0] + one) * (dt[:, 3] - dt[:, 1] + one)
-             + (gt[:, 2] - gt[:, 0] + one) * (gt[:, 3] - gt[:, 1] + one) - inters)
-    with np.errstate(all="ignore"):
-        iou = inters / union
-    return np.where(union > 0, iou, 0.0)
-
-
 def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
     dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt)
     detections = dt if isinstance(dt, Detections) else read_coco_results(dt, dataset)
@@ -457,16 +433,6 @@ def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
         raise ValueError("detections.category_index must index the dataset's categories "
                          "table (or be -1 for a category unknown to the ground truth)")
     return dataset, detections
-
-
-def _class_ap(rec: np.ndarray, prec: np.ndarray, npos: int, n_dt: int, p: VOCParams) -> float:
-    if npos:
-        return average_precision(rec, prec, method=p.ap_method)
-    if p.classes_without_gt == "exclude":
-        return float("nan")
-    # detectron2 divides 0 by 0: recall is NaN, so no 11-point threshold is reached (AP 0),
-    # and the all-points sum has NaN widths as soon as there is a detection.
-    return float("nan") if (p.ap_method == "all-points" and n_dt) else 0.0
 
 
 def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,
@@ -527,108 +493,48 @@ def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,
         raise TypeError(f"evaluate_voc() got unknown option(s): {', '.join(sorted(unknown))}")
     p = dataclasses.replace(base, **options) if options else base
     dataset, detections = _load(gt, dt)
-    notes = []
-
-    image_ids = np.asarray(p.image_ids if p.image_ids is not None else dataset.images.ids,
-                           dtype=np.int64)
-    category_ids = np.asarray(p.category_ids if p.category_ids is not None
-                              else dataset.categories.ids, dtype=np.int64)
-    p = dataclasses.replace(p, image_ids=tuple(image_ids.tolist()),
-                            category_ids=tuple(category_ids.tolist()))
-    n_k = len(category_ids)
-    image_ok = np.isin(dataset.images.ids, image_ids)
-    k_of_row = index_in(dataset.categories.ids, category_ids)   # -1: not evaluated
-    objects = dataset.gt
-    gt_k = np.where(image_ok[objects.image_index], k_of_row[objects.category_index], -1)
-    dt_k = np.where((detections.category_index >= 0) & image_ok[detections.image_index],
-                    k_of_row[np.maximum(detections.category_index, 0)], -1)
-    gt_group = np.where(gt_k >= 0, objects.image_index * n_k + gt_k, -1)
-    dt_group = np.where(dt_k >= 0, detections.image_index * n_k + dt_k, -1)
-    difficult = objects.ignore | objects.iscrowd
-
-    scores, dt_boxes = detections.scores, detections.boxes
-    if p.round_detections:
-        scores, dt_boxes = _round_as_text(scores, 3), _round_as_text(dt_boxes, 1)
-    gt_boxes = objects.boxes
     loaded = time.perf_counter()
+    ctx = prepare(dataset, p)
+    matched = match_stage(ctx, detections)
+    return finish(ctx, matched.state, n_detections=len(detections),
+                  n_unknown=int(np.count_nonzero(detections.category_index < 0)),
+                  matches=matched.table, detections=detections, scores=matched.scores,
+                  state_rows=matched.state_rows, times=(started, loaded, time.perf_counter()))
 
-    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-        return _pair_iou(dt_boxes[d_rows], gt_boxes[g_rows], p.inclusive_pixels)
 
-    n_dt = len(detections)
-    table = match_detections(
-        dt_group=dt_group, dt_scores=scores, dt_area=np.zeros(n_dt), gt_group=gt_group,
-        gt_crowd=objects.iscrowd, gt_ignore=difficult, gt_area=np.zeros(len(objects)),
-        similarity=similarity, iou_thresholds=np.asarray(p.iou_thresholds),
-        area_ranges=np.array([[-np.inf, np.inf]]), max_detections=n_dt + 1, rule="voc",
-        strict=p.iou_comparison == ">")
-    matched = time.perf_counter()
+def finish(ctx: VOCContext, state: VOCState, *, n_detections: int, n_unknown: int,
+           matches: MatchTable | None, detections: Detections | None, scores: np.ndarray,
+           state_rows: np.ndarray, times: tuple[float, float, float]) -> VOCResult:
+    """Accumulate ``state`` and build the result (the last stage of every VOC evaluation).
 
-    # Curves: each class's detections by descending score, ties by row (a stable sort).
-    status = table.detection_status(0)                                  # (T, n_dt)
-    rows = np.flatnonzero(table.dt_kept)
-    order = rows[lexorder([dt_k[rows], table.dt_score_rank[rows]])]
-    bounds = np.searchsorted(dt_k[order], np.arange(n_k + 1), side="left")
-    tp_step, fp_step = status[:, order] == TP, status[:, order] == FP
-    tp_cum, tp_total = _segment_counts(tp_step, bounds)
-    fp_cum, fp_total = _segment_counts(fp_step, bounds)
-    counted = tp_step | fp_step
-    n_positives = np.bincount(gt_k[(gt_k >= 0) & ~difficult], minlength=n_k)
-    n_difficult = np.bincount(gt_k[(gt_k >= 0) & difficult], minlength=n_k)
-    n_detections = np.diff(bounds)
-    n_t = len(p.iou_thresholds)
-    ap = np.zeros((n_t, n_k))
-    # One small curve per (threshold, class): np.sum inside average_precision must see each
-    # curve alone to add in detectron2's (pairwise) order.
-    for t in range(n_t):
-        for k in range(n_k):
-            lo, hi = bounds[k], bounds[k + 1]
-            keep = counted[t, lo:hi]
-            tp = tp_cum[t, lo:hi][keep].astype(np.float64)
-            fp = fp_cum[t, lo:hi][keep].astype(np.float64)
-            npos = int(n_positives[k])
-            rec = tp / npos if npos else tp
-            ap[t, k] = _class_ap(rec, tp / (tp + fp), npos, hi - lo, p)
-    if p.classes_without_gt == "exclude":
-        valid = n_positives > 0
-        with np.errstate(all="ignore"):
-            mean = (np.mean(ap[:, valid], axis=1) if valid.any()
-                    else np.full(n_t, np.nan))
-    else:
-        mean = np.mean(ap, axis=1) if n_k else np.full(n_t, np.nan)
+    ``scores`` are the ranking scores of the rows ``state_rows`` of the state refer to (the
+    detections, or the state itself); ``times`` the start, loaded and matched instants.
+    """
+    started, loaded, matched = times
+    p, dataset = ctx.params, ctx.dataset
+    acc = accumulate_stage(ctx, state)
     accumulated = time.perf_counter()
-
-    notes.extend(_notes(p, dataset, detections, gt_k, n_positives, n_detections, objects,
-                        category_ids, image_ids))
+    notes = _notes(p, dataset, n_detections, n_unknown, ctx.gt_k, ctx.n_positives,
+                   acc.n_detections, dataset.gt, ctx.category_ids, ctx.image_ids)
     names_by_id = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names))
-    names = tuple(names_by_id.get(c, str(c)) for c in category_ids.tolist())
+    names = tuple(names_by_id.get(c, str(c)) for c in ctx.category_ids.tolist())
     finished = time.perf_counter()
     return VOCResult(
-        params=p, ap=ap, map=mean, category_ids=category_ids.copy(), category_names=names,
-        n_positives=n_positives, n_difficult=n_difficult, n_detections=n_detections,
-        tp=tp_total, fp=fp_total, matches=table, gt=dataset, detections=detections,
-        scores=np.array(scores, dtype=np.float64), notes=tuple(notes),
+        params=p, ap=acc.ap, map=acc.map, category_ids=ctx.category_ids.copy(),
+        category_names=names, n_positives=ctx.n_positives, n_difficult=ctx.n_difficult,
+        n_detections=acc.n_detections, tp=acc.tp, fp=acc.fp, matches=matches, gt=dataset,
+        detections=detections, scores=scores, notes=tuple(notes),
         timings={"load": loaded - started, "match": matched - loaded,
                  "accumulate": accumulated - matched, "total": finished - started},
-        _order=order, _tp_cum=tp_cum, _fp_cum=fp_cum, _counted=counted, _bounds=bounds)
+        _order=state_rows[acc.order], _tp_cum=acc.tp_cum, _fp_cum=acc.fp_cum,
+        _counted=acc.counted, _bounds=acc.bounds)
 
 
-def _segment_counts(steps: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Running counts of ``steps`` (T, n) restarting at every segment ``[bounds[k],
-    bounds[k+1])``, and each segment's total, shape (T, K)."""
-    padded = np.zeros((steps.shape[0], steps.shape[1] + 1), dtype=np.int64)
-    np.cumsum(steps, axis=1, dtype=np.int64, out=padded[:, 1:])
-    segment_start = np.repeat(bounds[:-1], np.diff(bounds))
-    running = padded[:, 1:] - padded[:, segment_start]
-    return running, padded[:, bounds[1:]] - padded[:, bounds[:-1]]
-
-
-def _notes(p, dataset, detections, gt_k, n_positives, n_detections, objects, category_ids,
-           image_ids) -> list[str]:
+def _notes(p, dataset, n_dt, n_unknown, gt_k, n_positives, n_detections, objects,
+           category_ids, image_ids) -> list[str]:
     notes = []
-    if len(detections) == 0:
+    if n_dt == 0:
         notes.append("no detections: every class with ground truth has AP 0")
-    n_unknown = int(np.count_nonzero(detections.category_index < 0))
     if n_unknown:
         notes.append(f"{n_unknown} detection(s) dropped: their category is not a "
                      "ground-truth category")

@@ -1,0 +1,687 @@
+"""The COCO protocol in stages: prepare the settings, match, accumulate.
+
+:func:`evaluate_coco` runs them once over a whole dataset; :class:`deteval.Evaluator`
+matches batch after batch and accumulates once from the merged state. Both give the same
+numbers because accumulation reads nothing but a :class:`COCOState`.
+
+* :func:`prepare` normalises the settings against the ground truth (once): the evaluated
+  image and category ids, each object's category position ``k`` and image position, and the
+  positives per (category, area range), which depend on the ground truth alone (every image
+  of ``image_ids`` counts, updated or not, as in pycocotools).
+* :func:`match_stage` matches detections (all of a dataset, or the whole images of one
+  batch, against those images' objects only) and reduces the match table to a
+  :class:`COCOState`.
+* :func:`accumulate_stage` is pycocotools' ``accumulate`` (semantics.md §7) on a state.
+
+pycocotools' order of equal scores: it concatenates each category's detections image by
+image in sorted ``imgIds`` order, each image's by its own stable score sort, then sorts
+the whole by score with a stable sort. Accumulation therefore orders the state by
+(category, descending score, image position, rank in the image's group), keys that do not
+depend on the order in which rows were added or merged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from .._sorting import descending_rank, lexorder
+from ..data import Dataset, Detections, index_in
+from ..iou import coco_pair_iou
+from ..matching import MatchTable, match_detections
+from ._state import StateColumns, small
+
+if TYPE_CHECKING:
+    from .coco import COCOParams
+
+__all__ = ["COCOContext", "COCOState", "Matched", "accumulate_stage", "accumulate_table",
+           "match_stage", "prepare"]
+
+_EPS = np.spacing(1)
+
+
+@dataclass(frozen=True, eq=False)
+class COCOContext:
+    """The settings normalised against one ground truth, shared by every batch.
+
+    Attributes
+    ----------
+    params : COCOParams
+        ``image_ids`` and ``category_ids`` filled in (sorted), ``max_detections`` sorted.
+    dataset : Dataset
+    image_ids, category_ids : ndarray of int, shape (I,) and (C,)
+    n_k : int
+        K: the number of categories, 1 when they are pooled.
+    image_pos_of_row, category_pos_of_row : ndarray of int
+        Position in ``image_ids`` / ``category_ids`` of each row of the images and
+        categories tables, -1 where not evaluated.
+    gt_k, gt_img : ndarray of int, shape (n_gt,)
+        Each object's category position (0 when pooled) and image position; -1 for an
+        object that is not evaluated.
+    gt_order : ndarray of int, shape (n_gt,)
+        Objects in the matcher's order: file order, or by category first when pooled.
+    gt_ignore : ndarray of bool, shape (n_gt,)
+        The ignore key the matcher sees (``iscrowd``; for keypoints also no keypoints).
+    positives : ndarray of int, shape (K, A)
+        Evaluated objects that are not ignored, per category and area range (``npig``).
+    """
+
+    params: COCOParams
+    dataset: Dataset
+    image_ids: np.ndarray
+    category_ids: np.ndarray
+    n_k: int
+    image_pos_of_row: np.ndarray
+    category_pos_of_row: np.ndarray
+    gt_k: np.ndarray
+    gt_img: np.ndarray
+    gt_order: np.ndarray
+    gt_ignore: np.ndarray
+    positives: np.ndarray
+
+
+def prepare(dataset: Dataset, p: COCOParams) -> COCOContext:
+    """Normalise ``p`` against ``dataset`` as ``COCOeval.evaluate()`` does.
+
+    Raises
+    ------
+    ValueError
+        Repeated category ids with pooled categories.
+    """
+    image_ids = np.unique(np.asarray(p.image_ids if p.image_ids is not None
+                                     else dataset.images.ids, dtype=np.int64))
+    if p.use_categories:
+        category_ids = np.unique(np.asarray(p.category_ids if p.category_ids is not None
+                                            else dataset.categories.ids, dtype=np.int64))
+    else:
+        # useCats=0 keeps catIds in the given order (the pool's concatenation order).
+        category_ids = np.asarray(p.category_ids if p.category_ids is not None
+                                  else np.sort(dataset.categories.ids), dtype=np.int64)
+    p = dataclasses.replace(p, image_ids=tuple(image_ids.tolist()),
+                            category_ids=tuple(category_ids.tolist()),
+                            max_detections=tuple(sorted(p.max_detections)))
+    if not p.use_categories and len(np.unique(category_ids)) != len(category_ids):
+        raise ValueError(f"category_ids must not repeat a category; got {p.category_ids}")
+    gt = dataset.gt
+    n_k = len(category_ids) if p.use_categories else 1
+    image_pos_of_row = index_in(dataset.images.ids, image_ids)
+    category_pos_of_row = index_in(dataset.categories.ids, category_ids)
+    gt_cat = category_pos_of_row[gt.category_index]
+    gt_img = image_pos_of_row[gt.image_index]
+    ok = (gt_img >= 0) & (gt_cat >= 0)
+    gt_k = np.where(ok, gt_cat if p.use_categories else 0, -1)
+    gt_img = np.where(ok, gt_img, -1)
+    # The matcher breaks IoU ties by GT row order inside a group. A pooled (class-agnostic)
+    # group lists its objects category by category, then in file order: present them so.
+    gt_order = (np.arange(len(gt)) if p.use_categories
+                else np.lexsort((np.arange(len(gt)), gt_cat)))
+    # The ignore key is overwritten by iscrowd (pycocotools quirk, semantics.md §4); the
+    # keypoint protocol also ignores objects without keypoints.
+    gt_ignore = gt.iscrowd
+    if p.iou_type == "keypoints":
+        gt_ignore = gt.iscrowd | (gt.num_keypoints == 0)
+    ranges = np.asarray(p.area_ranges)
+    counted = ~(gt_ignore[None, :] | (gt.area[None, :] < ranges[:, :1])
+                | (gt.area[None, :] > ranges[:, 1:]))                    # (A, n_gt)
+    positives = (np.stack([np.bincount(gt_k[ok & counted[a]], minlength=n_k)
+                           for a in range(len(ranges))], axis=1)
+                 if n_k else np.zeros((0, len(ranges)), np.int64))
+    return COCOContext(params=p, dataset=dataset, image_ids=image_ids,
+                       category_ids=category_ids, n_k=n_k, image_pos_of_row=image_pos_of_row,
+                       category_pos_of_row=category_pos_of_row, gt_k=gt_k, gt_img=gt_img,
+                       gt_order=gt_order, gt_ignore=gt_ignore, positives=positives)
+
+
+@dataclass(frozen=True, eq=False)
+class COCOState(StateColumns):
+    """What accumulation needs of matched detections: one row per evaluated detection.
+
+    Rows are the detections within the top ``max_detections[-1]`` of their (image,
+    category) group; boxes and shapes are gone. Merged states are concatenations (see
+    :meth:`concat`); accumulation orders the rows itself.
+
+    Attributes
+    ----------
+    image : ndarray of int, shape (n,)
+        Position of the detection's image in ``params.image_ids`` (sorted ids).
+    category : ndarray of int, shape (n,)
+        Category position k (0 when categories are pooled).
+    score : ndarray of float64, shape (n,)
+    rank : ndarray of int, shape (n,)
+        Position in its (image, category) group by descending score, ties in input order
+        (pycocotools' per-image stable sort).
+    out_of_range : ndarray of bool, shape (A, n)
+        Area outside each area range.
+    event_row, event_at : ndarray of int, shape (e,)
+        One event per match: the row, and ``area_index * T + threshold_index``.
+    event_ignored : ndarray of bool, shape (e,)
+        The matched object is ignored in that area range.
+    score_rank : ndarray of int, shape (n,), optional
+        Dense descending rank of the scores, when the matcher computed it already.
+    """
+
+    image: np.ndarray
+    category: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray
+    out_of_range: np.ndarray
+    event_row: np.ndarray
+    event_at: np.ndarray
+    event_ignored: np.ndarray
+    score_rank: np.ndarray | None = None
+
+    @classmethod
+    def empty(cls, n_areas: int) -> COCOState:
+        """A state without rows."""
+        z = np.zeros(0, np.int32)
+        return cls(image=z, category=z, score=np.zeros(0), rank=z,
+                   out_of_range=np.zeros((n_areas, 0), bool), event_row=np.zeros(0, np.int64),
+                   event_at=np.zeros(0, np.int16), event_ignored=np.zeros(0, bool))
+
+    def compact(self) -> COCOState:
+        """The same rows in small integer types (for streaming and serialising).
+
+        Raises
+        ------
+        OverflowError
+            Values that do not fit (more than 2**31 images or categories).
+        """
+        return COCOState(image=small(self.image, np.int32),
+                         category=small(self.category, np.int32), score=self.score,
+                         rank=small(self.rank, np.int32), out_of_range=self.out_of_range,
+                         event_row=self.event_row.astype(np.int64, copy=False),
+                         event_at=small(self.event_at, np.int16),
+                         event_ignored=self.event_ignored)
+
+    def select(self, rows: np.ndarray) -> COCOState:
+        """The state of the given rows (sorted row indices), events renumbered."""
+        new_row = np.full(len(self), -1, dtype=np.int64)
+        new_row[rows] = np.arange(len(rows))
+        ev_new = new_row[self.event_row]
+        ev = np.flatnonzero(ev_new >= 0)
+        return COCOState(image=self.image[rows], category=self.category[rows],
+                         score=self.score[rows], rank=self.rank[rows],
+                         out_of_range=self.out_of_range[:, rows], event_row=ev_new[ev],
+                         event_at=self.event_at[ev], event_ignored=self.event_ignored[ev])
+
+    @classmethod
+    def concat(cls, states: list[COCOState]) -> COCOState:
+        """One state holding the rows of all (no check; see :class:`deteval.Evaluator`)."""
+        if len(states) == 1:
+            return states[0]
+        offsets = np.cumsum([0] + [len(s) for s in states[:-1]])
+        return cls(
+            image=np.concatenate([s.image for s in states]),
+            category=np.concatenate([s.category for s in states]),
+            score=np.concatenate([s.score for s in states]),
+            rank=np.concatenate([s.rank for s in states]),
+            out_of_range=np.concatenate([s.out_of_range for s in states], axis=1),
+            event_row=np.concatenate([s.event_row + o for s, o in zip(states, offsets)]),
+            event_at=np.concatenate([s.event_at for s in states]),
+            event_ignored=np.concatenate([s.event_ignored for s in states]))
+
+
+class Matched(NamedTuple):
+    """What :func:`match_stage` returns."""
+
+    table: MatchTable       # rows of the detections and of the dataset's objects
+    state: COCOState
+    dt_category: np.ndarray  # category position of each detection, -1 if not evaluated
+
+
+def match_stage(ctx: COCOContext, detections: Detections,
+                gt_rows: np.ndarray | None = None) -> Matched:
+    """Match ``detections`` and reduce the match table to a :class:`COCOState`.
+
+    Parameters
+    ----------
+    ctx : COCOContext
+    detections : Detections
+        Every detection of the images they cover (matching is per image).
+    gt_rows : ndarray of int, optional
+        The objects to match against, sorted (the evaluated objects of the detections'
+        images, say); default every object. With a subset the returned table's GT rows are
+        positions in the matcher's order of that subset, not dataset rows.
+    """
+    p, gt = ctx.params, ctx.dataset.gt
+    dt_cat = np.where(detections.category_index >= 0,
+                      ctx.category_pos_of_row[np.maximum(detections.category_index, 0)], -1)
+    if detections.category_ids is not None:
+        # Results of a category unknown to the ground truth still join a pooled group when
+        # category_ids names them, as pycocotools selects results by catIds.
+        unknown = detections.category_index < 0
+        dt_cat[unknown] = index_in(detections.category_ids[unknown], ctx.category_ids)
+    dt_img = ctx.image_pos_of_row[detections.image_index]
+    ok = (dt_img >= 0) & (dt_cat >= 0)
+    dt_k = np.where(ok, dt_cat if p.use_categories else 0, -1)
+    dt_img = np.where(ok, dt_img, -1)
+    if gt_rows is None:
+        gt_sel = ctx.gt_order
+        dt_key, gt_key = dt_img, ctx.gt_img[gt_sel]
+    else:
+        gt_sel = (gt_rows if p.use_categories
+                  else gt_rows[np.lexsort((gt_rows, ctx.category_pos_of_row[
+                      gt.category_index[gt_rows]]))])
+        # Small group keys: the images of this batch numbered from 0.
+        gt_img = ctx.gt_img[gt_sel]
+        local, inverse = np.unique(np.r_[dt_img, gt_img], return_inverse=True)
+        inverse = inverse.ravel() - int(local[0] < 0)
+        dt_key = np.where(dt_img >= 0, inverse[:len(dt_img)], -1)
+        gt_key = np.where(gt_img >= 0, inverse[len(dt_img):], -1)
+    gt_k = ctx.gt_k[gt_sel]
+    n_k = ctx.n_k
+    dt_group = np.where(dt_k >= 0, dt_key * n_k + dt_k, -1)
+    gt_group = np.where(gt_k >= 0, gt_key * n_k + gt_k, -1)
+    # Inside a pooled (class-agnostic) group equal scores are ordered by category first.
+    dt_tie = None if p.use_categories else np.maximum(dt_cat, 0)
+    dt_xywh = detections.as_xywh()
+    gt_xywh = gt.as_xywh()[gt_sel]
+    gt_crowd = gt.iscrowd[gt_sel]
+    similarity = _similarity(p, ctx.dataset, detections, gt_sel, dt_xywh, gt_xywh, gt_crowd)
+    table = match_detections(
+        dt_group=dt_group, dt_scores=detections.scores, dt_tie_key=dt_tie,
+        dt_area=detections.area, gt_group=gt_group, gt_crowd=gt_crowd,
+        gt_ignore=ctx.gt_ignore[gt_sel], gt_area=gt.area[gt_sel],
+        similarity=similarity, iou_thresholds=np.asarray(p.iou_thresholds),
+        area_ranges=np.asarray(p.area_ranges), max_detections=p.max_detections[-1])
+    state = _state_of(table, dt_k, dt_img, detections.scores)
+    if gt_rows is None and not p.use_categories:
+        table = _unpermute_gt(table, gt_sel)
+    return Matched(table, state, dt_cat)
+
+
+def _state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
+              scores: np.ndarray) -> COCOState:
+    """The kept detections' rows of a match table."""
+    kept = np.flatnonzero(table.dt_kept)
+    n_t, n_gt = len(table.iou_thresholds), table.n_gt
+    ignored = table.gt_ignore.ravel().take(table.match_area * n_gt + table.match_gt)
+    at = table.match_area * n_t + table.match_threshold
+    if len(kept) == table.n_detections:     # every detection kept: no copies
+        return COCOState(image=dt_img, category=dt_k, score=scores, rank=table.dt_rank,
+                         out_of_range=table.dt_out_of_range, event_row=table.match_dt,
+                         event_at=at, event_ignored=ignored, score_rank=table.dt_score_rank)
+    row_of = np.full(table.n_detections, -1, dtype=np.int64)
+    row_of[kept] = np.arange(len(kept))
+    return COCOState(image=dt_img.take(kept), category=dt_k.take(kept),
+                     score=scores.take(kept), rank=table.dt_rank.take(kept),
+                     out_of_range=table.dt_out_of_range.take(kept, axis=1),
+                     event_row=row_of.take(table.match_dt), event_at=at,
+                     event_ignored=ignored, score_rank=table.dt_score_rank.take(kept))
+
+
+def _similarity(p: COCOParams, dataset: Dataset, detections: Detections, gt_perm: np.ndarray,
+                dt_xywh: np.ndarray, gt_xywh: np.ndarray, gt_crowd: np.ndarray):
+    """The pair similarity of ``p.iou_type``, on GT rows in matcher (permuted) order."""
+    gt = dataset.gt
+    if p.iou_type == "bbox":
+        def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+            return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], gt_crowd[g_rows])
+    elif p.iou_type == "segm":
+        similarity = _mask_similarity(p, dataset, detections, gt_perm, gt_crowd)
+    elif p.iou_type == "keypoints":
+        similarity = _oks_similarity(p, dataset, detections, gt_perm, gt_xywh)
+    else:
+        from ..geometry import PairIoU
+
+        gt_polygons = gt.polygons[gt_perm] if len(gt) else gt.polygons
+        polygon_iou = PairIoU(detections.polygons, gt_polygons)   # each polygon prepared once
+
+        def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+            return polygon_iou(d_rows, g_rows, gt_crowd[g_rows])
+    return similarity
+
+
+def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
+                     gt_perm: np.ndarray, gt_crowd: np.ndarray):
+    """Mask IoU per pair with pycocotools' routine, skipping pairs that cannot match.
+
+    The COCO matcher only compares IoUs with the thresholds: a pair whose IoU cannot reach
+    the lowest one never matches, whatever its exact value. When the detections carry
+    their masks' pixel counts (``mask_area``, set by the readers), such pairs are found
+    from areas (and boxes, ``mask_xywh``) alone (:func:`~deteval.masks.mask_iou_bound`),
+    get 0, and never reach the RLE routine.
+    """
+    from ..masks import mask_bound_area, mask_iou_bound, mask_xywh, pair_mask_iou
+
+    gt = dataset.gt
+    gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
+    dt_masks = detections.masks
+    gt_category = gt.category_index[gt_perm]
+    n_categories = max(len(dataset.categories), 1)
+    floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
+    dt_area, dt_xywh = detections.mask_area, detections.mask_xywh
+    bounded = floor > 0 and dt_area is not None and len(gt_masks) > 0
+    if bounded:
+        gt_area = (gt.mask_area[gt_perm] if gt.mask_area is not None
+                   else mask_bound_area(gt_masks))
+        gt_xywh = None
+        if dt_xywh is not None:
+            gt_xywh = gt.mask_xywh[gt_perm] if gt.mask_xywh is not None else mask_xywh(gt_masks)
+
+    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        # One C call per (image, category): pairs never cross categories then.
+        group = (detections.image_index[d_rows] * n_categories + gt_category[g_rows]
+                 if p.use_categories else None)
+        if not bounded:
+            return pair_mask_iou(dt_masks, gt_masks, d_rows, g_rows, gt_crowd,
+                                 image_of_dt=detections.image_index, group=group)
+        bound = mask_iou_bound(dt_area[d_rows], gt_area[g_rows], gt_crowd[g_rows],
+                               None if gt_xywh is None else dt_xywh[d_rows],
+                               None if gt_xywh is None else gt_xywh[g_rows])
+        values = np.zeros(len(d_rows), dtype=np.float64)
+        kept = np.flatnonzero(bound >= floor)
+        values[kept] = pair_mask_iou(dt_masks, gt_masks, d_rows[kept], g_rows[kept], gt_crowd,
+                                     image_of_dt=detections.image_index,
+                                     group=None if group is None else group[kept])
+        return values
+
+    return similarity
+
+
+def _oks_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
+                    gt_perm: np.ndarray, gt_xywh: np.ndarray):
+    """OKS per pair, with each category's sigmas (semantics.md §5.4)."""
+    from ..keypoints import COCO_PERSON_SIGMAS, pair_oks
+
+    gt = dataset.gt
+    if not p.use_categories:
+        # pycocotools' computeOks looks the objects up under category -1 when categories
+        # are pooled, finds none, and so matches nothing (semantics.md §14).
+        return lambda d_rows, g_rows: np.full(len(d_rows), -1.0)
+    gt_keypoints = gt.keypoints[gt_perm] if len(gt) else gt.keypoints
+    gt_category = gt.category_index[gt_perm]
+    gt_area = gt.area[gt_perm]
+    per_category = dict(p.keypoint_sigmas) if isinstance(p.keypoint_sigmas, tuple) and \
+        p.keypoint_sigmas and isinstance(p.keypoint_sigmas[0], tuple) else None
+    n_kp = (~np.isnan(gt_keypoints[:, :, 0])).sum(axis=1) if len(gt) else np.zeros(0, int)
+    sigmas_of: dict[int, np.ndarray] = {}
+
+    def sigmas(category: int, k: int) -> np.ndarray:
+        if category not in sigmas_of:
+            category_id = int(dataset.categories.ids[category])
+            if per_category is not None:
+                if category_id not in per_category:
+                    raise ValueError(f"keypoint_sigmas gives no sigmas for category "
+                                     f"{category_id} ({dataset.categories.names[category]})")
+                values = np.array(per_category[category_id])
+            elif p.keypoint_sigmas is not None:
+                values = np.array(p.keypoint_sigmas)
+            elif k == len(COCO_PERSON_SIGMAS):
+                values = COCO_PERSON_SIGMAS
+            else:
+                raise ValueError(
+                    f"category {category_id} ({dataset.categories.names[category]}) has {k} "
+                    "keypoints; the default sigmas are COCO's 17 person sigmas: give "
+                    "keypoint_sigmas (a list of K sigmas, or {category_id: sigmas})")
+            if len(values) != k:
+                raise ValueError(f"category {category_id} has {k} keypoints but "
+                                 f"{len(values)} sigmas were given")
+            sigmas_of[category] = values
+        return sigmas_of[category]
+
+    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        out = np.empty(len(d_rows), dtype=np.float64)
+        category = gt_category[g_rows]
+        for c in np.unique(category):
+            sel = np.flatnonzero(category == c)
+            k = int(n_kp[g_rows[sel[0]]])
+            out[sel] = pair_oks(detections.keypoints, gt_keypoints, gt_xywh, gt_area,
+                                d_rows[sel], g_rows[sel], sigmas=sigmas(int(c), k))
+        return out
+
+    return similarity
+
+
+def _unpermute_gt(table: MatchTable, perm: np.ndarray) -> MatchTable:
+    """Express a table computed on permuted GT rows in the original row numbering."""
+    inverse = np.empty_like(perm)
+    inverse[perm] = np.arange(len(perm))
+    gt_ignore = np.empty_like(table.gt_ignore)
+    gt_ignore[:, perm] = table.gt_ignore
+    return dataclasses.replace(
+        table,
+        gt_evaluated=table.gt_evaluated[inverse], gt_crowd=table.gt_crowd[inverse],
+        gt_ignore=gt_ignore, match_gt=perm[table.match_gt])
+
+
+def _needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """Smallest count ``n`` with ``n / n_positive >= threshold`` in float64, per pair.
+
+    This is where ``searchsorted(tp_cum / npig, recThrs, side='left')`` lands, found with the
+    same float division so that recall points on a boundary (semantics.md example D) agree.
+    """
+    npig = n_positive[..., None].astype(np.int64)
+    thr = thresholds[None, :]
+    # Clipping keeps the guess in int64 range; thresholds beyond [0, 1] are never reached
+    # (or always reached), which the exact test below still decides.
+    guess = np.maximum(np.ceil(np.clip(thr, -1.0, 2.0) * npig).astype(np.int64), 0)
+    need = guess + 1
+    for candidate in (guess, guess - 1):
+        ok = (candidate >= 0) & (candidate / np.maximum(npig, 1) >= thr)
+        need = np.where(ok, candidate, need)
+    return need
+
+
+class _Events(NamedTuple):
+    """Match events in accumulation order (see :func:`_ordered_events`)."""
+
+    order: np.ndarray       # state rows by (category, score, image, rank)
+    at: np.ndarray          # area * T + threshold
+    full_pos: np.ndarray    # position of the event's row in ``order``
+    ignored: np.ndarray     # matched an ignored object
+    out: np.ndarray         # the row is outside the event's area range
+    rank: np.ndarray        # rank of the event's row in its group
+
+
+def _ordered_events(state: COCOState, n_t: int) -> _Events:
+    """Rows in accumulation order, and match events sorted by (area, threshold, position)."""
+    dt_k = np.asarray(state.category, dtype=np.int64)
+    rank = np.asarray(state.rank, dtype=np.int64)
+    score_rank = (state.score_rank if state.score_rank is not None
+                  else descending_rank(state.score)[0])
+    n = len(state)
+    # Accumulation order: category, descending score, image, rank inside the image (unique).
+    order = lexorder([dt_k, score_rank, state.image, rank], rows_are_unique=True)
+    # Match events sorted once by (area, threshold, position in that order); every smaller
+    # max_det keeps a subsequence of the order, so the events stay sorted after filtering.
+    full_pos = np.empty(n, dtype=np.int64)
+    full_pos[order] = np.arange(n)
+    ev_at = np.asarray(state.event_at, dtype=np.int64)
+    ev_row = np.asarray(state.event_row, dtype=np.int64)
+    by_event = lexorder([ev_at, full_pos.take(ev_row)], rows_are_unique=True)
+    # (take and compress: numpy's plain and boolean indexing are several times slower on
+    # arrays of this size.)
+    ev_at, ev_dt = ev_at.take(by_event), ev_row.take(by_event)
+    ev_out = state.out_of_range.ravel().take(ev_at // n_t * n + ev_dt)
+    return _Events(order=order, at=ev_at, full_pos=full_pos.take(ev_dt),
+                   ignored=state.event_ignored.take(by_event), out=ev_out,
+                   rank=rank.take(ev_dt))
+
+
+def accumulate_stage(ctx: COCOContext, state: COCOState):
+    """pycocotools' ``accumulate`` on a state (semantics.md §7).
+
+    Returns
+    -------
+    precision : ndarray, shape (T, R, K, A, M)
+    recall : ndarray, shape (T, K, A, M)
+    scores : ndarray, shape (T, R, K, A, M)
+    """
+    p, n_k, npig = ctx.params, ctx.n_k, ctx.positives
+    thresholds_r = np.asarray(p.recall_thresholds)
+    n_t, n_r, n_a, n_m = (len(p.iou_thresholds), len(thresholds_r), len(p.area_ranges),
+                          len(p.max_detections))
+    precision = -np.ones((n_t, n_r, n_k, n_a, n_m))
+    recall = -np.ones((n_t, n_k, n_a, n_m))
+    scores = -np.ones((n_t, n_r, n_k, n_a, n_m))
+    need = _needed_true_positives(npig, thresholds_r)          # (K, A, R)
+    events = _ordered_events(state, n_t)
+    dt_k = np.asarray(state.category, dtype=np.int64)
+    rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
+    sizes = (n_t, n_r, n_k, n_a)
+    for mi, max_det in enumerate(p.max_detections):
+        # (one function per setting: its temporaries are freed before the next one's)
+        q, ss, final = _max_det_curves(state, events, dt_k, rank_in_order, max_det, npig,
+                                       need, sizes)
+        recall[..., mi] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
+        precision[..., mi] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
+        scores[..., mi] = ss.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
+    return precision, recall, scores
+
+
+def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
+                    rank_in_order: np.ndarray, max_det: int, npig: np.ndarray,
+                    need: np.ndarray, sizes: tuple[int, int, int, int]):
+    """Precision, score and recall points of one max-detections setting (see
+    :func:`_curve_points`), from the rows and match events of that setting."""
+    n_t, n_r, n_k, n_a = sizes
+    in_sel = rank_in_order < max_det
+    sel = events.order.compress(in_sel)
+    n_sel = len(sel)
+    k_sel = dt_k.take(sel)
+    seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
+    seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
+    n_det = seg_end - seg_start                            # (K,)
+    sel_pos_of_full = np.cumsum(in_sel)
+    sel_pos_of_full -= 1
+    # Out-of-range detections counted up to each position (prefix sums, leading 0).
+    out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
+    out_prefix[:, 0] = 0
+    out_sel = state.out_of_range.take(sel, axis=1).view(np.uint8)
+    for a in range(n_a):
+        np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
+    del out_sel, in_sel
+
+    # Match events that survive this max_det, sorted by (area, threshold, position), so
+    # that the events of one (area, threshold, category) segment are contiguous. Each
+    # temporary is dropped once used: this is the peak of the evaluation's memory.
+    live = events.rank < max_det
+    e_at = events.at.compress(live)
+    e_pos = sel_pos_of_full.take(events.full_pos.compress(live))
+    del sel_pos_of_full
+    e_seg = k_sel.take(e_pos)
+    e_seg += e_at * n_k
+    seg_first_event = np.searchsorted(e_seg, np.arange(n_a * n_t * n_k), side="left")
+    e_ign = events.ignored.compress(live)
+    tp_events = np.flatnonzero(~e_ign)
+    before = seg_first_event.take(e_seg.take(tp_events))
+    del e_seg
+    upto = tp_events + 1
+    tp_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
+    np.cumsum(~e_ign, out=tp_prefix[1:])
+    del e_ign
+    tp_cum = tp_prefix.take(upto) - tp_prefix.take(before)
+    del tp_prefix
+    out_m_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
+    np.cumsum(events.out.compress(live), out=out_m_prefix[1:])
+    del live
+    out_matched = out_m_prefix.take(upto) - out_m_prefix.take(before)
+    del out_m_prefix
+    # Ignored events before each TP event of its segment: the events that are not TPs
+    # (positions minus TPs), and the out-of-range unmatched detections (all out-of-range
+    # detections minus the matched ones).
+    ignored = (upto - before) - tp_cum
+    del before, upto
+    t_at, t_pos = e_at.take(tp_events), e_pos.take(tp_events)
+    del e_at, e_pos, tp_events
+    t_k = k_sel.take(t_pos)
+    start = seg_start.take(t_k)
+    row = t_at // n_t * (n_sel + 1)
+    flat_out = out_prefix.ravel()
+    ignored += flat_out.take(row + t_pos + 1) - flat_out.take(row + start)
+    ignored -= out_matched
+    del flat_out, out_prefix, out_matched, row
+    fp_cum = (t_pos - start + 1) - tp_cum - ignored
+    tp_f = tp_cum.astype(np.float64)
+    pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
+    seg = t_at * n_k + t_k
+    del fp_cum, tp_f, tp_cum, ignored, k_sel, t_at, t_k, start
+    return _curve_points(pr, seg, t_pos, sel, state.score, seg_start, n_det, npig, need,
+                         n_sizes=sizes)
+
+
+def _curve_points(pr, seg, t_pos, sel, scores_in, seg_start, n_det, npig, need, *, n_sizes):
+    """Recall, and precision and score at each recall threshold, per (A, T, K) segment.
+
+    ``pr`` is the precision at each TP event, ``seg`` its segment, ``t_pos`` its position in
+    ``sel`` (the rows of this max_det in accumulation order).
+    """
+    n_t, n_r, n_k, n_a = n_sizes
+    # TP events grouped by segment (area, threshold, category), in position order.
+    n_seg = n_a * n_t * n_k
+    tp_count = np.bincount(seg, minlength=n_seg)
+    tp_first = np.cumsum(tp_count) - tp_count
+
+    # Recall: final TP count over positives (0 when there are no detections).
+    a_grid = np.repeat(np.arange(n_a), n_t * n_k)
+    k_grid = np.tile(np.arange(n_k), n_a * n_t)
+    seg_npig = npig[k_grid, a_grid]
+    valid = seg_npig > 0
+    final = np.full(n_seg, -1.0)
+    final[valid] = np.where(n_det[k_grid[valid]] > 0, tp_count[valid] / seg_npig[valid], 0.0)
+
+    # Precision and score at each recall threshold: the need-th TP (need >= 1) or the
+    # first detection (need == 0); precision is the running max from there to the end.
+    # A threshold is reached when that detection exists. pycocotools fills the points in
+    # the given order and stops at the first one not reached (an IndexError caught
+    # around the loop), so with unsorted thresholds everything after it stays 0.
+    seg_need = need[k_grid, a_grid]                          # (S, R)
+    n_tp = tp_count[:, None]
+    seg_has_dt = (n_det[k_grid] > 0)[:, None]
+    reached = np.where(seg_need == 0, seg_has_dt, seg_need <= n_tp)
+    reached = np.logical_and.accumulate(reached, axis=1)
+    q = np.zeros((n_seg, n_r))
+    ss = np.zeros((n_seg, n_r))
+    s_idx, r_idx = np.nonzero(reached & (n_tp >= 1))
+    if len(s_idx):
+        lo = tp_first[s_idx] + np.maximum(seg_need[s_idx, r_idx] - 1, 0)
+        hi = tp_first[s_idx] + tp_count[s_idx]
+        bounds = np.empty(2 * len(lo), dtype=np.int64)
+        bounds[0::2], bounds[1::2] = lo, hi
+        q[s_idx, r_idx] = np.maximum.reduceat(np.r_[pr, 0.0], bounds)[0::2]
+        ss[s_idx, r_idx] = scores_in[sel[t_pos[lo]]]
+    # need == 0 (a recall threshold <= 0): the first detection's score, whatever it is.
+    zs, zr = np.nonzero(reached & (seg_need == 0))
+    ss[zs, zr] = scores_in[sel[seg_start[k_grid[zs]]]]
+    q[~valid] = -1.0
+    ss[~valid] = -1.0
+    return q, ss, final
+
+
+def accumulate_table(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
+                     dt_img: np.ndarray, scores_in: np.ndarray, gt_k: np.ndarray):
+    """pycocotools' ``accumulate`` straight from a match table (no streaming state kept).
+
+    For protocols and adapters that match with their own rule and accumulate as COCO does
+    (LVIS, ``deteval.compat``).
+
+    Parameters
+    ----------
+    table : MatchTable
+    p : COCOParams or any object with ``iou_thresholds``, ``recall_thresholds``,
+        ``area_ranges`` and ``max_detections`` (sorted)
+    n_k : int
+        K, the number of category positions.
+    dt_k, dt_img : ndarray of int, shape (n_detections,)
+        Each detection's category and image position, -1 where not evaluated.
+    scores_in : ndarray of float, shape (n_detections,)
+    gt_k : ndarray of int, shape (n_gt,)
+        Each object's category position, -1 where not evaluated.
+
+    Returns
+    -------
+    precision, recall, scores
+        As :func:`accumulate_stage`.
+    """
+    n_a = len(p.area_ranges)
+    gt_ok = gt_k >= 0
+    positives = (np.stack([np.bincount(gt_k[gt_ok & ~table.gt_ignore[a]], minlength=n_k)
+                           for a in range(n_a)], axis=1)
+                 if n_k else np.zeros((0, n_a), np.int64))
+    ctx = SimpleNamespace(params=p, n_k=n_k, positives=positives)
+    return accumulate_stage(ctx, _state_of(table, dt_k, dt_img, scores_in))
