@@ -459,12 +459,17 @@ class Dataset:
         Objects whose ``image_index`` and ``category_index`` point into the two tables.
     source : str, optional
         Where the dataset was read from, used in error messages.
+    ids_assigned : bool
+        True when the image and category ids were numbered by the reader (formats keyed by
+        file name: every reader but COCO's), not read from the source: they then say nothing
+        a detections file could contradict (see ``docs/resolution.md``).
     """
 
     images: Images
     categories: Categories
     gt: GroundTruth
     source: str | None = field(default=None)
+    ids_assigned: bool = False
 
     def __post_init__(self) -> None:
         if len(self.gt):

@@ -42,11 +42,11 @@ from typing import Any
 
 import numpy as np
 
+from .._inputs import load_pair
 from .._sorting import lexorder
 from ..data import Dataset, Detections, index_in
 from ..errors import FormatError
 from ..io._shapes import check_iou_type
-from ..io.coco import read_coco_gt, read_coco_results
 from ..iou import coco_pair_iou
 from ..matching import MatchTable, match_detections
 
@@ -396,13 +396,11 @@ _COLUMN_OF = {"segm": "masks", "keypoints": "keypoints", "polygon": "polygons",
               "rotated": "polygons"}
 
 
-def _load(gt: Any, dt: Any, iou_type: str, invalid: str) -> tuple[Dataset, Detections]:
-    dataset = (gt if isinstance(gt, Dataset)
-               else read_coco_gt(gt, iou_type=iou_type, invalid=invalid))
-    if isinstance(dt, Detections):
-        detections = dt
-    else:
-        detections = read_coco_results(dt, dataset, iou_type=iou_type, invalid=invalid)
+def _load(gt: Any, dt: Any, iou_type: str, invalid: str, match_by: str = "auto"
+          ) -> tuple[Dataset, Detections, tuple[str, ...]]:
+    # One input layer for every protocol and diagnostic (docs/resolution.md).
+    pair = load_pair(gt, dt, iou_type=iou_type, invalid=invalid, match_by=match_by)
+    dataset, detections = pair.dataset, pair.detections
     column = _COLUMN_OF.get(iou_type)
     if column is not None:
         for what, table_has, table in (("ground truth", "has", dataset.gt),
@@ -414,7 +412,7 @@ def _load(gt: Any, dt: Any, iou_type: str, invalid: str) -> tuple[Dataset, Detec
         if iou_type == "keypoints" and dataset.gt.num_keypoints is None and len(dataset.gt):
             raise ValueError("iou_type 'keypoints' needs the ground truth's num_keypoints")
     _check_inputs(dataset, detections)
-    return dataset, detections
+    return dataset, detections, pair.notes
 
 
 def _check_inputs(dataset: Dataset, detections: Detections) -> None:
@@ -426,20 +424,13 @@ def _check_inputs(dataset: Dataset, detections: Detections) -> None:
                           record=f"object {bad[0]}")
     if len(np.unique(gt.ids)) != len(gt.ids):
         raise FormatError("ground-truth ids must be unique", source=dataset.source)
-    # Finite boxes and scores are guaranteed by the Detections constructor.
-    n_images, n_categories = len(dataset.images), len(dataset.categories)
-    if len(detections) and (detections.image_index.min() < 0
-                            or detections.image_index.max() >= n_images):
-        raise ValueError("detections.image_index must index the dataset's images table")
-    if len(detections) and (detections.category_index.min() < -1
-                            or detections.category_index.max() >= n_categories):
-        raise ValueError("detections.category_index must index the dataset's categories "
-                         "table (or be -1 for a category unknown to the ground truth)")
+    # Finite boxes and scores are guaranteed by the Detections constructor; the indices
+    # are checked by load_pair.
 
 
 def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
                   params: COCOParams | None = None, invalid: str = "raise",
-                  **options: Any) -> COCOResult:
+                  match_by: str = "auto", **options: Any) -> COCOResult:
     """Evaluate detections with the COCO protocol, equal to pycocotools' ``COCOeval``.
 
     Parameters
@@ -460,6 +451,10 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         For polygons read here (``iou_type="polygon"``): refuse a self-intersecting polygon,
         or repair it with ``shapely.make_valid`` (see
         :func:`deteval.geometry.polygons_from_coords`).
+    match_by : {"auto", "id", "name"}
+        How results that carry their own ``images`` and ``categories`` find the ground
+        truth's: the rule of ``docs/resolution.md`` (a plain results list: by id, as
+        pycocotools).
     **options
         Any field of :class:`COCOParams`: ``iou_thresholds``, ``recall_thresholds``,
         ``max_detections``, ``area_ranges``, ``area_labels``, ``use_categories``,
@@ -494,7 +489,7 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     p = dataclasses.replace(base, **options) if options else base
     if invalid not in ("raise", "repair"):
         raise ValueError(f"invalid must be 'raise' or 'repair'; got {invalid!r}")
-    dataset, detections = _load(gt, dt, p.iou_type, invalid)
+    dataset, detections, load_notes = _load(gt, dt, p.iou_type, invalid, match_by)
     loaded = time.perf_counter()
 
     # Normalise the settings as COCOeval.evaluate() does.
@@ -579,7 +574,7 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     n_gt = np.bincount(gt_k[gt_k >= 0], minlength=n_k)
     n_crowd = np.bincount(gt_k[(gt_k >= 0) & gt_objects.iscrowd], minlength=n_k)
     n_det = np.bincount(dt_k[table.dt_kept], minlength=n_k)
-    notes = []
+    notes = list(load_notes)
     if n_dt == 0:
         notes.append("no detections: the results are empty, so every category with ground "
                      "truth has AP 0")

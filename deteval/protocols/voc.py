@@ -66,10 +66,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._inputs import load_pair
 from .._sorting import lexorder
 from ..ap import AP_METHODS, average_precision
 from ..data import Dataset, Detections, index_in
-from ..io.coco import read_coco_gt, read_coco_results
 from ..matching import FP, TP, MatchTable, match_detections
 
 __all__ = [
@@ -445,18 +445,10 @@ def _pair_iou(dt: np.ndarray, gt: np.ndarray, inclusive: bool) -> np.ndarray:
     return np.where(union > 0, iou, 0.0)
 
 
-def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
-    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt)
-    detections = dt if isinstance(dt, Detections) else read_coco_results(dt, dataset)
-    n_images, n_categories = len(dataset.images), len(dataset.categories)
-    if len(detections) and (detections.image_index.min() < 0
-                            or detections.image_index.max() >= n_images):
-        raise ValueError("detections.image_index must index the dataset's images table")
-    if len(detections) and (detections.category_index.min() < -1
-                            or detections.category_index.max() >= n_categories):
-        raise ValueError("detections.category_index must index the dataset's categories "
-                         "table (or be -1 for a category unknown to the ground truth)")
-    return dataset, detections
+def _load(gt: Any, dt: Any, match_by: str = "auto") -> tuple[Dataset, Detections]:
+    # One input layer for every protocol and diagnostic (docs/resolution.md).
+    pair = load_pair(gt, dt, match_by=match_by)
+    return pair.dataset, pair.detections
 
 
 def _class_ap(rec: np.ndarray, prec: np.ndarray, npos: int, n_dt: int, p: VOCParams) -> float:
