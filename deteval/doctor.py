@@ -369,16 +369,27 @@ def _classes(dataset: Dataset, detections: Detections, sample: np.ndarray, best:
         d, (g, _) = max(best_of.items(), key=lambda item: item[1][1])
         dt_name = names[d] if names is not None and d >= 0 else str(d)
         gt_name = names[g] if names is not None else str(g)
-        return [Hazard("class-mapping",
-                       f"detections overlap objects of another class, consistently: of {n} "
-                       f"confident matches, {as_read:.0%} agree in class as read, "
-                       f"{explained:.0%} under a renaming (e.g. {dt_name!r} detections lie on "
-                       f"{gt_name!r} objects)",
-                       "class names in another order than the detector's (a names file or "
-                       "the ground truth's class list)",
-                       "names=FILE in the detector's order (or classes= for the ground truth)",
-                       "--names FILE in the detector's order (or --classes for the ground "
-                       "truth)")]
+        message = (f"detections overlap objects of another class, consistently: of {n} "
+                   f"confident matches, {as_read:.0%} agree in class as read, {explained:.0%} "
+                   f"under a renaming (e.g. {dt_name!r} detections lie on {gt_name!r} objects)")
+        if text:
+            return [Hazard("class-mapping", message,
+                           "class names in another order than the detector's (a names file "
+                           "or the ground truth's class list)",
+                           "names=FILE in the detector's order (or classes= for the ground "
+                           "truth)", "--names FILE in the detector's order (or --classes for "
+                           "the ground truth)")]
+        if dataset.ids_assigned:
+            return [Hazard("class-mapping", message,
+                           "category ids of the detections numbered otherwise than the "
+                           "categories the ground-truth reader numbered (in class-name order)",
+                           "classes=FILE: the ground truth's class names in the order of the "
+                           "detections' category ids",
+                           "--classes FILE: the ground truth's class names in the order of the "
+                           "detections' category ids")]
+        return [Hazard("class-mapping", message,
+                       "category ids of the detections numbered otherwise than the ground "
+                       "truth's (another label map)")]
     return []
 
 

@@ -10,13 +10,14 @@ import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
-from . import classify, coco, confusion, convert, demo, draw, report, voc
+from . import check, classify, coco, confusion, convert, demo, draw, report, voc
 from . import eval as eval_
 from ._common import _UsageError
 
 # The commands' modules, in the order --help lists them: each adds its subparser and runs it.
 _COMMANDS = {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
-             "classify": classify, "convert": convert, "demo": demo, "report": report}
+             "check": check, "classify": classify, "convert": convert, "demo": demo,
+             "report": report}
 
 # Advice in library messages, in the words of the command line.
 _CLI_WORDS = (("pass images_dir=... or image_sizes=...", "pass --images DIR"),
@@ -68,7 +69,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     except (DetevalError, ValueError, TypeError, OSError) as error:
         _print_warnings(caught, err)
         caught = []
-        message = str(error)
+        message = error.cli_message() if isinstance(error, DetevalError) else str(error)
         for api, cli in _CLI_WORDS:
             message = message.replace(api, cli)
         print(f"deteval: error: {message}", file=err)

@@ -15,6 +15,7 @@ from ._options import (
     _read_inputs,
     _unit_float,
 )
+from .check import run_checks
 
 
 def add_parser(commands) -> None:
@@ -72,7 +73,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
     reader_args.gt_format = gt_format
     if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
         reader_args.images = None
-    dataset, detections = _read_inputs(reader_args)
+    inputs = _read_inputs(reader_args)
+    dataset, detections = inputs.dataset, inputs.detections
+    run_checks(args, inputs, err)
     outcomes = match_outcomes(dataset, detections, iou_threshold=args.iou_threshold,
                               score_threshold=args.score_threshold)
     chosen = select_images(outcomes, only_errors=args.only_errors, limit=args.limit)
