@@ -17,6 +17,7 @@ from .confusion import (
     operating_points,
 )
 from .data import Categories, Dataset, Detections, GroundTruth, Images
+from .doctor import Diagnosis, Hazard, check_inputs
 from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWarning
 from .io.coco import read_coco_gt, read_coco_results, write_coco_results
 from .io.formats import convert, detect_format, read_detections, read_gt, write_gt
@@ -61,11 +62,13 @@ __all__ = [
     "DetectionConfusion",
     "DetectionTopK",
     "Detections",
+    "Diagnosis",
     "DetevalError",
     "FormatError",
     "FormatWarning",
     "GT_OUTCOMES",
     "GroundTruth",
+    "Hazard",
     "Images",
     "KEYPOINT_STAT_NAMES",
     "MatchTable",
@@ -79,6 +82,7 @@ __all__ = [
     "VOCParams",
     "VOCResult",
     "average_precision",
+    "check_inputs",
     "classification",
     "convert",
     "detect_format",

@@ -44,7 +44,8 @@ from .errors import FormatError
 from .io._common import image_key, image_rows_by_key
 from .io._json import load_json, number_column, read_bytes, source_name
 
-__all__ = ["MATCH_BY", "Pair", "check_indices", "load_pair", "read_coco_detections"]
+__all__ = ["MATCH_BY", "Pair", "check_indices", "load_pair", "read_coco_detections",
+           "read_coco_ground_truth"]
 
 #: Values of ``match_by``: "auto" applies the rule of the module notes.
 MATCH_BY = ("auto", "id", "name")
@@ -109,12 +110,8 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         Detections whose indices do not index the dataset's tables.
     """
     _check_match_by(match_by)
-    if isinstance(gt, Dataset):
-        dataset = gt
-    else:
-        from .io.coco import read_coco_gt
-
-        dataset = read_coco_gt(gt, iou_type=iou_type, invalid=invalid)
+    dataset = gt if isinstance(gt, Dataset) else read_coco_ground_truth(gt, iou_type=iou_type,
+                                                                       invalid=invalid)
     if isinstance(dt, Detections):
         pair = Pair(dataset, dt)
     else:
@@ -123,6 +120,41 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         pair = Pair(dataset, detections, resolved_by, notes)
     check_indices(pair.dataset, pair.detections)
     return pair
+
+
+def read_coco_ground_truth(source: Any, **options: Any) -> Dataset:
+    """:func:`~deteval.io.coco.read_coco_gt`, with an error that says so when ``source``
+    holds detections (GT and DT swapped)."""
+    from .io.coco import read_coco_gt
+
+    try:
+        return read_coco_gt(source, **options)
+    except FormatError as error:
+        if not _looks_like_results(source):
+            raise
+        raise FormatError("this holds detections (results with scores), not ground truth: "
+                          f"are GT and DT swapped? ({error.message})",
+                          source=source_name(source),
+                          hint="pass the instances file first and the results second",
+                          cli_hint="give GT (the instances file) first and DT second"
+                          ) from None
+
+
+def _looks_like_results(source: Any) -> bool:
+    data = source
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            raw = read_bytes(source, what="ground truth")
+            if raw.lstrip()[:1] == b"[":
+                return True
+            data = load_json(source, what="ground truth", raw=raw).data
+        except FormatError:
+            return False
+    if isinstance(data, (list, tuple)):
+        return True
+    records = data.get("annotations") if isinstance(data, dict) else None
+    return (isinstance(records, list) and bool(records) and isinstance(records[0], dict)
+            and "score" in records[0])
 
 
 def check_indices(dataset: Dataset, detections: Detections) -> None:

@@ -187,14 +187,16 @@ def check_inputs(gt: Any, dt: Any, *, box_format: str | None = None,
     hazards.extend(_gt_normalised(dataset))
     shape = _box_format(dataset, detections, sample, box_format, lookup, best, with_gt)
     hazards.extend(shape)
+    classes = []
     if not shape:
-        hazards.extend(_classes(dataset, detections, sample, best, best_row, class_names,
-                                dt_format))
+        classes = _classes(dataset, detections, sample, best, best_row, class_names, dt_format)
+        hazards.extend(classes)
         hazards.extend(_outside(dataset, detections, sample, box_format))
     hazards.extend(_coverage(dataset, detections))
     hazards.extend(_duplicates(detections, sample))
     hazards.extend(_scores(detections))
-    hazards.extend(_categories(dataset, detections))
+    if not classes:   # categories unknown, absent or never predicted follow from a class hazard
+        hazards.extend(_categories(dataset, detections))
     return Diagnosis(tuple(hazards), n, len(sample), box_format, median)
 
 

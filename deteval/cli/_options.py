@@ -214,7 +214,7 @@ def _read_inputs(args, *, repair_polygons: bool = False) -> _Inputs:
 
     ``repair_polygons`` repairs the invalid outlines of the side(s) read as dota; it is a
     usage error when neither is."""
-    from .._inputs import load_pair
+    from .._inputs import load_pair, read_coco_ground_truth
     from ..errors import FormatError
     from ..io.formats import read_detections, read_gt
 
@@ -226,7 +226,10 @@ def _read_inputs(args, *, repair_polygons: bool = False) -> _Inputs:
     options = _reader_options(args, _GT_OPTIONS, gt_format, "ground truth", args.gt)
     if repair_polygons and gt_format == "dota":
         options["invalid"] = "repair"
-    dataset = read_gt(args.gt, gt_format, **options)
+    if gt_format == "coco" and not options:
+        dataset = read_coco_ground_truth(args.gt)   # says so when GT and DT are swapped
+    else:
+        dataset = read_gt(args.gt, gt_format, **options)
     options = _reader_options(args, _DT_OPTIONS, dt_format, "detections", args.dt)
     if repair_polygons and dt_format == "dota":
         options["invalid"] = "repair"
