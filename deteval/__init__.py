@@ -18,7 +18,7 @@ from .confusion import (
 )
 from .data import Categories, Dataset, Detections, GroundTruth, Images
 from .doctor import Diagnosis, Hazard, check_inputs
-from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWarning
+from .errors import DetevalError, FormatError, FormatWarning, OptionError, UndefinedMetricWarning
 from .io.coco import read_coco_gt, read_coco_results, write_coco_results
 from .io.formats import convert, detect_format, read_detections, read_gt, write_gt
 from .matching import MatchTable, match_detections
@@ -73,6 +73,7 @@ __all__ = [
     "KEYPOINT_STAT_NAMES",
     "MatchTable",
     "OperatingPoints",
+    "OptionError",
     "Outcomes",
     "PRCurve",
     "STAT_NAMES",

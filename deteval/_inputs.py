@@ -113,11 +113,11 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
     dataset = gt if isinstance(gt, Dataset) else read_coco_ground_truth(gt, iou_type=iou_type,
                                                                        invalid=invalid)
     if isinstance(dt, Detections):
-        pair = Pair(dataset, dt)
+        pair = Pair(dataset, dt, notes=dataset.notes)
     else:
         detections, resolved_by, notes = _resolve(dt, dataset, iou_type=iou_type,
                                                   invalid=invalid, match_by=match_by)
-        pair = Pair(dataset, detections, resolved_by, notes)
+        pair = Pair(dataset, detections, resolved_by, dataset.notes + notes)
     check_indices(pair.dataset, pair.detections)
     return pair
 

@@ -463,6 +463,8 @@ class Dataset:
         True when the image and category ids were numbered by the reader (formats keyed by
         file name: every reader but COCO's), not read from the source: they then say nothing
         a detections file could contradict (see ``docs/resolution.md``).
+    notes : tuple of str
+        What the reader wants a user to know (an evaluation repeats them in its notes).
     """
 
     images: Images
@@ -470,6 +472,7 @@ class Dataset:
     gt: GroundTruth
     source: str | None = field(default=None)
     ids_assigned: bool = False
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.gt):

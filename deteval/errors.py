@@ -7,7 +7,8 @@ debugger.
 
 from __future__ import annotations
 
-__all__ = ["DetevalError", "FormatError", "FormatWarning", "UndefinedMetricWarning"]
+__all__ = ["DetevalError", "FormatError", "FormatWarning", "OptionError",
+           "UndefinedMetricWarning"]
 
 
 class DetevalError(Exception):
@@ -78,6 +79,48 @@ class FormatError(DetevalError, ValueError):
         self.record = record
         parts = [p for p in (source, record, message) if p]
         super().__init__(": ".join(parts), hint=hint, cli_hint=cli_hint)
+
+
+class OptionError(DetevalError, ValueError):
+    """A setting has a value it cannot take. The message names the setting by its Python
+    name; :meth:`cli_message` by the command-line flag the CLI maps it to.
+
+    Parameters
+    ----------
+    option : str
+        The keyword (``"max_detections"``).
+    text : str
+        What is wrong, after the name (``"must hold positive integers"``).
+    got : object, optional
+        The value given, shown after the text.
+
+    Examples
+    --------
+    >>> err = OptionError("max_detections", "must hold positive integers", got=(0, 10))
+    >>> str(err)
+    'max_detections must hold positive integers; got (0, 10)'
+    >>> err.cli_message({"max_detections": "--max-dets"})
+    "--max-dets must hold positive integers; got '0 10'"
+    """
+
+    _NOTHING = object()
+
+    def __init__(self, option: str, text: str, *, got: object = _NOTHING):
+        self.option, self.text, self.got = option, text, got
+        shown = "" if got is OptionError._NOTHING else f"; got {got!r}"
+        super().__init__(f"{option} {text}{shown}")
+
+    def cli_message(self, flags: dict[str, str] | None = None) -> str:
+        """The message naming the flag ``flags[option]`` (as :class:`DetevalError` without)."""
+        flag = (flags or {}).get(self.option)
+        if flag is None:
+            return super().cli_message()
+        got = self.got
+        if got is OptionError._NOTHING:
+            return f"{flag} {self.text}"
+        if isinstance(got, (tuple, list)):   # as typed on the command line
+            got = " ".join(map(str, got))
+        return f"{flag} {self.text}; got {got!r}"
 
 
 class UndefinedMetricWarning(UserWarning):

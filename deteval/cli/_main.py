@@ -13,15 +13,13 @@ from typing import TextIO
 from . import check, classify, coco, confusion, convert, demo, draw, report, voc
 from . import eval as eval_
 from ._common import _UsageError
+from ._options import OPTION_FLAGS, join_number_lists
 
 # The commands' modules, in the order --help lists them: each adds its subparser and runs it.
 _COMMANDS = {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
              "check": check, "classify": classify, "convert": convert, "demo": demo,
              "report": report}
 
-# Advice in library messages, in the words of the command line.
-_CLI_WORDS = (("pass images_dir=... or image_sizes=...", "pass --images DIR"),
-              ("pass images_dir=...", "pass --images DIR"))
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
@@ -29,7 +27,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
     # The package is imported anyway (for __version__).
     from .. import __version__
-    from ..errors import DetevalError, FormatWarning, UndefinedMetricWarning
+    from ..errors import DetevalError, FormatWarning, OptionError, UndefinedMetricWarning
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -44,7 +42,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     try:
         # argparse prints usage, --help and --version to sys.stdout/sys.stderr.
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            args = parser.parse_args(argv)
+            args = parser.parse_args(join_number_lists(sys.argv[1:] if argv is None
+                                                       else argv))
             if (getattr(args, "max_dets", None) is not None and len(args.max_dets) < 3
                     and getattr(args, "iou_type", "bbox") != "keypoints"):
                 parser.error("--max-dets needs 3 values (the summary reads maxDets[0..2]); "
@@ -69,9 +68,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     except (DetevalError, ValueError, TypeError, OSError) as error:
         _print_warnings(caught, err)
         caught = []
-        message = error.cli_message() if isinstance(error, DetevalError) else str(error)
-        for api, cli in _CLI_WORDS:
-            message = message.replace(api, cli)
+        message = (error.cli_message(OPTION_FLAGS) if isinstance(error, OptionError)
+                   else error.cli_message() if isinstance(error, DetevalError) else str(error))
         print(f"deteval: error: {message}", file=err)
         return 1
     except KeyboardInterrupt:  # pragma: no cover - interactive only

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from ._common import _UsageError
@@ -21,6 +23,39 @@ def _number_list(kind):
                 f"{'1 10 100' if kind is int else '0.5 0.75'!r}; got {text!r}"
             ) from None
     return parse
+
+
+# Flags of the number lists: the Python setting each fills (for errors in CLI words).
+LIST_FLAGS = {"--max-dets": "max_detections", "--iou-thresholds": "iou_thresholds",
+              "--image-ids": "image_ids", "--category-ids": "category_ids",
+              "--kpt-sigmas": "keypoint_sigmas", "--iou": "iou_thresholds"}
+#: Python setting -> flag, for :meth:`deteval.errors.OptionError.cli_message`.
+OPTION_FLAGS = {option: flag for flag, option in LIST_FLAGS.items() if flag != "--iou"}
+
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(,[-+]?(\d+\.?\d*|\.\d+)"
+                     r"([eE][-+]?\d+)?)*,?")
+
+
+def join_number_lists(argv: Sequence[str]) -> list[str]:
+    """``--max-dets 1 10 100`` as ``--max-dets '1 10 100'``: the numbers after a list flag,
+    up to the next token that is not a number (or is an existing path), become one value."""
+    out: list[str] = []
+    i = 0
+    argv = list(argv)
+    while i < len(argv):
+        token = argv[i]
+        out.append(token)
+        i += 1
+        if token not in LIST_FLAGS:
+            continue
+        values = []
+        while (i < len(argv) and _NUMBER.fullmatch(argv[i])
+               and not (values and Path(argv[i]).exists())):
+            values.append(argv[i])
+            i += 1
+        if values:
+            out.append(" ".join(values))
+    return out
 
 
 def _iou_list(text: str) -> list[float]:

@@ -367,8 +367,9 @@ def to_xyxy(coords: np.ndarray, box_format: str, sizes: np.ndarray, *, where: Wh
         if len(unknown):
             i = int(unknown[0])
             image = image_names[i] if len(image_names) else "this image"
-            raise located(f"the size of {image} is unknown, and normalised boxes need it: "
-                              "pass images_dir=... or image_sizes=...", where(i))
+            raise located(f"the size of {image} is unknown, and normalised boxes need it",
+                          where(i), hint="pass images_dir=... or image_sizes=...",
+                          cli_hint="pass --images DIR")
     if base == "xyxy":
         bad = np.flatnonzero((coords[:, 2] < coords[:, 0]) | (coords[:, 3] < coords[:, 1]))
         if len(bad):
@@ -513,13 +514,19 @@ def make_detections(image_index: np.ndarray, category_index: np.ndarray,
     sizes = np.column_stack([dataset.images.widths, dataset.images.heights])[image_index]
     image_names = [dataset.images.file_names[i] or str(dataset.images.ids[i])
                    for i in image_index.tolist()] if box_format.endswith("n") else ()
-    boxes = to_xyxy(coords, box_format, sizes.reshape(-1, 2), where=where, names=names,
-                    image_names=image_names)
-    xywh = coords.copy() if box_format == "xywh" else None
+    with np.errstate(over="ignore", invalid="ignore"):
+        boxes = to_xyxy(coords, box_format, sizes.reshape(-1, 2), where=where, names=names,
+                        image_names=image_names)
+        xywh = coords.copy() if box_format == "xywh" else None
+        area = (xywh[:, 2] * xywh[:, 3] if xywh is not None
+                else (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
+    bad = np.flatnonzero(~(np.isfinite(boxes).all(axis=1) & np.isfinite(area)))
+    if len(bad):
+        i = int(bad[0])
+        raise located(f"box {coords[i].tolist()} ({box_format}) overflows: its corners or "
+                      "its area are not finite float64 numbers", where(i))
     return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
-                      scores=scores, xywh=xywh,
-                      area=None if xywh is None else xywh[:, 2] * xywh[:, 3],
-                      category_ids=category_ids)
+                      scores=scores, xywh=xywh, area=area, category_ids=category_ids)
 
 
 # --------------------------------------------------------------------------------------

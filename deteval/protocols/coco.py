@@ -45,7 +45,7 @@ import numpy as np
 from .._inputs import load_pair
 from .._sorting import lexorder
 from ..data import Dataset, Detections, index_in
-from ..errors import FormatError
+from ..errors import FormatError, OptionError
 from ..io._shapes import check_iou_type
 from ..iou import coco_pair_iou
 from ..matching import MatchTable, match_detections
@@ -148,17 +148,18 @@ class COCOParams:
         for name in ("iou_thresholds", "recall_thresholds"):
             values = np.atleast_1d(np.asarray(getattr(self, name), dtype=np.float64))
             if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all():
-                raise ValueError(f"{name} must be a non-empty list of finite numbers; "
-                                 f"got {getattr(self, name)!r}")
+                raise OptionError(name, "must be a non-empty list of finite numbers",
+                                  got=getattr(self, name))
             set_(self, name, tuple(values.tolist()))
         dets = _integers("max_detections", self.max_detections)
         if self.iou_type == "keypoints":
             if min(dets) < 1:
-                raise ValueError("max_detections must hold positive integers; got "
-                                 f"{self.max_detections!r}")
+                raise OptionError("max_detections", "must hold positive integers",
+                                  got=self.max_detections)
         elif len(dets) < 3 or min(dets) < 1:
-            raise ValueError("max_detections must hold at least 3 positive integers (the COCO "
-                             f"summary reads maxDets[0], [1] and [2]); got {self.max_detections!r}")
+            raise OptionError("max_detections", "must hold at least 3 positive integers (the "
+                              "COCO summary reads maxDets[0], [1] and [2])",
+                              got=self.max_detections)
         set_(self, "max_detections", dets)
         ranges = np.asarray(self.area_ranges, dtype=np.float64)
         if ranges.ndim != 2 or ranges.shape[1] != 2 or len(ranges) == 0:
@@ -185,7 +186,7 @@ class COCOParams:
 def _sigma_tuple(values: Any, what: str) -> tuple[float, ...]:
     array = np.atleast_1d(np.asarray(values, dtype=np.float64))
     if array.ndim != 1 or len(array) == 0 or not (np.isfinite(array).all() and (array > 0).all()):
-        raise ValueError(f"{what} must be a list of positive numbers; got {values!r}")
+        raise OptionError(what, "must be a list of positive numbers", got=values)
     return tuple(array.tolist())
 
 
@@ -202,10 +203,19 @@ def _sigmas(value: Any) -> Any:
 
 
 def _integers(name: str, values: Any) -> tuple[int, ...]:
+    listed = list(values) if isinstance(values, (list, tuple)) else None
+    if listed is not None and any(isinstance(v, int) and not -2**63 <= v < 2**63
+                                  for v in listed):
+        big = next(v for v in listed if isinstance(v, int) and not -2**63 <= v < 2**63)
+        raise OptionError(name, f"holds {big}, too large: values must be below 2**63",
+                          got=values)
     array = np.atleast_1d(np.asarray(values))
     if array.ndim != 1 or (array.size and (array.dtype.kind not in "iuf" or not np.array_equal(
             array, np.round(array)))):
-        raise ValueError(f"{name} must be a list of integers; got {values!r}")
+        raise OptionError(name, "must be a list of integers", got=values)
+    if array.dtype.kind == "f" and array.size and np.abs(array).max() >= 2**63:
+        raise OptionError(name, f"holds {np.abs(array).max():g}, too large: values must be "
+                          "below 2**63", got=values)
     return tuple(int(v) for v in array)
 
 
@@ -586,8 +596,13 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         notes.append("none of the requested image_ids is an image of the ground truth")
     literal = _literal_max_dets(p)
     if literal not in p.max_detections:
-        notes.append(f"the summary reads maxDets={literal} but max_detections is "
-                     f"{p.max_detections}: the stats that use it are -1, as in pycocotools")
+        names = KEYPOINT_STAT_NAMES if p.iou_type == "keypoints" else STAT_NAMES
+        fixed = [n for n, spec in zip(names, _stat_specs(p)) if spec[3] is None]
+        notes.append(f"{', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} -1: pycocotools' "
+                     f"summary reads {'it' if len(fixed) == 1 else 'them'} at maxDets="
+                     f"{literal}, which is not among the max-detections settings "
+                     f"({' '.join(map(str, p.max_detections))}); add {literal} to get "
+                     f"{'it' if len(fixed) == 1 else 'them'}")
     if p.iou_type == "keypoints" and not p.use_categories and len(gt_objects) and n_dt:
         notes.append("keypoints with use_categories=False match nothing: pycocotools looks the "
                      "objects' keypoints up under category -1 and finds none, so AP is 0")

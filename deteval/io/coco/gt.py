@@ -142,7 +142,8 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
         records = [r if _has_box(r) else {**r, "bbox": b}
                    for r, b in zip(records, shape_xywh.tolist())]
         data = {**data, "annotations": records}
-    dataset = _build_dataset(_gt_columns(data, name), name)
+    dataset = _build_dataset(_gt_columns(data, name), name,
+                             note_missing_area=iou_type == "keypoints")
     gt = dataset.gt
     if iou_type == "keypoints":
         categories = data.get("categories")
