@@ -465,6 +465,10 @@ class Dataset:
         a detections file could contradict (see ``docs/resolution.md``).
     notes : tuple of str
         What the reader wants a user to know (an evaluation repeats them in its notes).
+    string_ids : dict, optional
+        ``{"image": strings, "category": strings}`` when the source's ids of that kind were
+        strings: ``ids`` then number them ``1..n`` in this (sorted) order, and results with
+        string ids are numbered alike (``deteval.io.coco.string_ids``).
     """
 
     images: Images
@@ -473,6 +477,7 @@ class Dataset:
     source: str | None = field(default=None)
     ids_assigned: bool = False
     notes: tuple[str, ...] = ()
+    string_ids: dict | None = None
 
     def __post_init__(self) -> None:
         if len(self.gt):

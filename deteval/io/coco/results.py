@@ -24,6 +24,7 @@ from .._json import (
 )
 from .._shapes import check_iou_type, outline_shapes
 from .columns import _bound_area, _box_areas, _has_box, _keypoint_columns, _xyxy
+from .string_ids import number_result_ids
 from .typed import _typed_keypoint_results, _typed_results_columns, _typed_segm_results
 
 
@@ -147,12 +148,13 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
             raw = read_bytes(source, what="results")
             typed = {"segm": _typed_segm_results,
                      "keypoints": _typed_keypoint_results}.get(iou_type)
-            if typed is not None:
+            if typed is not None and not dataset.string_ids:   # string ids: numbered below
                 with gc_paused():
                     detections = typed(raw, dataset, name)
                 if detections is not None:
                     return detections
             source = load_json(source, what="results", raw=raw).data
+        source = number_result_ids(source, dataset.string_ids or {}, name)
         if isinstance(source, dict) and isinstance(source.get("annotations"), list):
             return _results_with_shapes(source["annotations"], dataset, name, iou_type,
                                         invalid, "annotations")
@@ -166,7 +168,8 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
         document = None
         if isinstance(source, (str, os.PathLike)):
             raw = read_bytes(source, what="results")
-            columns = _typed_results_columns(raw)
+            # String ids of the ground truth: the general path numbers the results' alike.
+            columns = None if dataset.string_ids else _typed_results_columns(raw)
             if columns is not None:
                 image_ids, category_ids, scores, xywh = columns
                 return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
@@ -174,7 +177,14 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
             document = load_json(source, what="results", raw=raw)
             source = document.data
         if isinstance(source, np.ndarray):
+            if dataset.string_ids:
+                raise FormatError("a results array holds numeric ids, but the ground truth's "
+                                  f"{' and '.join(dataset.string_ids)} ids are strings",
+                                  source=name)
             return _results_from_array(source, dataset, name)
+        numbered = number_result_ids(source, dataset.string_ids or {}, name)
+        if numbered is not source:   # string ids: the raw text no longer describes the values
+            source, document = numbered, None
         columns = _results_columns(source, name, document)
         del source, document
     image_ids, category_ids, scores, xywh, section = columns
