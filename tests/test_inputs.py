@@ -204,3 +204,13 @@ def test_shifted_image_ids_in_the_results_tables_are_caught(tmp_path):
     by_name = deteval.evaluate_coco(gt_path, path, match_by="name").stat("AP")
     by_id = deteval.evaluate_coco(gt_path, path, match_by="id").stat("AP")
     assert round(by_name, 3) == 0.347 and by_id < 0.05
+
+
+@needs_sample
+def test_unknown_image_ids_say_how_many_and_that_they_look_shifted():
+    gt = SAMPLE / "gts/coco_format_v1/instances_default.json"
+    with pytest.raises(deteval.FormatError) as caught:
+        deteval.evaluate_coco(gt, SAMPLE / "dets/coco_format/coco_dets.json", match_by="id")
+    message = str(caught.value)
+    assert "1 of 452 result(s) (0.2%) refer to unknown images" in message
+    assert "every image_id + 1 is a ground-truth image id: the ids look shifted by one" in message

@@ -55,14 +55,28 @@ def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detec
                              lambda i: f"row {i}")
 
 
+def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, name: str,
+                    record: str) -> FormatError:
+    """The error for results on images the ground truth lacks: how many, and whether ids
+    shifted by one would all resolve (numbered from 0 against 1, or the reverse)."""
+    n = len(image_ids)
+    message = (f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
+               f"({dataset.source or 'dataset'}); {len(bad)} of {n} result(s) "
+               f"({100 * len(bad) / n:.1f}%) refer to unknown images")
+    for shift in (1, -1):
+        if (index_in(image_ids + shift, dataset.images.ids) >= 0).all():
+            message += (f", and every image_id {'+' if shift > 0 else '-'} 1 is a ground-truth "
+                        "image id: the ids look shifted by one, so the others would be compared "
+                        "with the wrong images (see docs/resolution.md)")
+            break
+    return FormatError(message, source=name, record=record)
+
+
 def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where) -> Detections:
     image_index = index_in(image_ids, dataset.images.ids)
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
-        raise FormatError(
-            f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
-            f"({dataset.source or 'dataset'}); {len(bad)} result(s) refer to unknown images",
-            source=name, record=where(bad[0]))
+        raise _unknown_images(image_ids, bad, dataset, name, where(bad[0]))
     category_index = index_in(category_ids, dataset.categories.ids)
     boxes = _xyxy(xywh, name, where)
     # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
@@ -207,10 +221,7 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
     image_index = index_in(image_ids, dataset.images.ids)
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
-        raise FormatError(
-            f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
-            f"({dataset.source or 'dataset'}); {len(bad)} result(s) refer to unknown images",
-            source=name, record=labels[bad[0]])
+        raise _unknown_images(image_ids, bad, dataset, name, labels[bad[0]])
     category_index = index_in(category_ids, dataset.categories.ids)
     heights = dataset.images.heights[image_index]
     widths = dataset.images.widths[image_index]
