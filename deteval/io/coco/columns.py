@@ -104,7 +104,7 @@ def _build_dataset(c: _GTColumns, name: str, *, note_missing_area: bool = False)
         rows = np.flatnonzero(no_area)
         areas[rows] = _box_areas(c.xywh[rows], name, lambda i: where(int(rows[i])))
         if note_missing_area:
-            notes = (f"{len(rows)} ground-truth object(s) of {name} have no 'area' (the first: "
+            notes = (f"{len(rows)} ground-truth object(s) have no 'area' (the first: "
                      f"{where(int(rows[0]))}): their box area w * h is used as the OKS scale "
                      "(pycocotools raises KeyError on them)",)
     gt = GroundTruth(image_index=image_index, category_index=category_index, boxes=boxes,
