@@ -231,13 +231,16 @@ class _SameImage:
         row = np.full(k, -1, dtype=np.int64)
         if total == 0:
             return best, row
-        owner = np.repeat(np.arange(k), counts)
-        offset = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+        owner = np.repeat(np.arange(k), counts)      # sorted: each box's pairs in a run
+        begin = np.cumsum(counts) - counts
+        offset = np.arange(total) - np.repeat(begin, counts)
         g = self.start[image_index][owner] + offset
         iou = _iou(boxes[owner], self.boxes[g])
-        order = np.lexsort((-iou, owner))
-        first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
-        best[owner[first]] = iou[first]
+        has = counts > 0
+        best[has] = np.maximum.reduceat(iou, begin[has])
+        # The first pair of each run that reaches its maximum.
+        hits = np.flatnonzero(iou == best[owner])
+        first = hits[np.r_[True, owner[hits][1:] != owner[hits][:-1]]]
         row[owner[first]] = self.rows[g[first]]
         return best, row
 
@@ -307,22 +310,19 @@ def _box_option(box_format: str) -> tuple[str, str]:
 
 def _gt_normalised(dataset: Dataset) -> list[Hazard]:
     gt = dataset.gt
-    if len(gt) < _MIN_SAMPLE:
+    if len(gt) < _MIN_SAMPLE or gt.boxes.min() < 0 or gt.boxes.max() > 1:
         return []
     sizes = _sizes(dataset, gt.image_index)
     known = np.isfinite(sizes).all(axis=1)
     if known.sum() < _MIN_SAMPLE or not (sizes[known] >= 32).all():
         return []
-    boxes = gt.boxes[known]
-    if boxes.min() >= 0 and boxes.max() <= 1:
-        return [Hazard("normalised-coordinates",
-                       f"every ground-truth box lies within [0, 1] x [0, 1] of images of "
-                       f"{int(sizes[known, 0].min())} pixels or more: normalised coordinates "
-                       "read as pixels",
-                       "relative coordinates (divided by the image size) read as pixels",
-                       "box_format='xyxyn' (or another normalised layout) when reading the "
-                       "ground truth", "--gt-box-format xyxyn (or another normalised layout)")]
-    return []
+    return [Hazard("normalised-coordinates",
+                   f"every ground-truth box lies within [0, 1] x [0, 1] of images of "
+                   f"{int(sizes[known, 0].min())} pixels or more: normalised coordinates "
+                   "read as pixels",
+                   "relative coordinates (divided by the image size) read as pixels",
+                   "box_format='xyxyn' (or another normalised layout) when reading the "
+                   "ground truth", "--gt-box-format xyxyn (or another normalised layout)")]
 
 
 def _classes(dataset: Dataset, detections: Detections, sample: np.ndarray, best: np.ndarray,
