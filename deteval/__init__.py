@@ -36,6 +36,8 @@ _LAZY = {
     "LVISResult": "protocols.lvis", "evaluate_lvis": "protocols.lvis",
     "DuplicateImageWarning": "streaming", "Evaluator": "streaming",
     "evaluate_files": "streaming",
+    "Diagnosis": "doctor", "Hazard": "doctor", "check_inputs": "doctor",
+    "OptionError": "errors",
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
@@ -62,6 +64,7 @@ __all__ = [
     "DetectionConfusion",
     "DetectionTopK",
     "Detections",
+    "Diagnosis",
     "DetevalError",
     "DuplicateImageWarning",
     "Evaluator",
@@ -69,6 +72,7 @@ __all__ = [
     "FormatWarning",
     "GT_OUTCOMES",
     "GroundTruth",
+    "Hazard",
     "Images",
     "KEYPOINT_STAT_NAMES",
     "LVIS",
@@ -77,6 +81,7 @@ __all__ = [
     "LVIS_STAT_NAMES",
     "MatchTable",
     "OperatingPoints",
+    "OptionError",
     "Outcomes",
     "PRCurve",
     "STAT_NAMES",
@@ -85,6 +90,7 @@ __all__ = [
     "VOC2012",
     "VOCParams",
     "VOCResult",
+    "check_inputs",
     "classification",
     "convert",
     "detect_format",
@@ -110,7 +116,7 @@ __all__ = [
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports
     from . import classification
     from .ap import AP_METHODS, interpolated_average_precision
-    from .ap import deprecated_average_precision as average_precision
+    from .ap import deprecated_average_precision as average_precision  # noqa: F401
     from .confusion import (
         DetectionConfusion,
         DetectionTopK,
@@ -120,7 +126,14 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         operating_points,
     )
     from .data import Categories, Dataset, Detections, GroundTruth, Images
-    from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWarning
+    from .doctor import Diagnosis, Hazard, check_inputs
+    from .errors import (
+        DetevalError,
+        FormatError,
+        FormatWarning,
+        OptionError,
+        UndefinedMetricWarning,
+    )
     from .io.coco import read_coco_gt, read_coco_results, write_coco_results
     from .io.formats import convert, detect_format, read_detections, read_gt, write_gt
     from .io.lvis import read_lvis_gt
@@ -136,7 +149,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         evaluate_coco,
     )
     from .protocols.lvis import LVIS, LVIS_STAT_NAMES, LVISParams, LVISResult, evaluate_lvis
-    from .streaming import DuplicateImageWarning, Evaluator, evaluate_files
     from .protocols.voc import (
         DETECTRON2_VOC2007,
         DETECTRON2_VOC2012,
@@ -147,6 +159,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         VOCResult,
         evaluate_voc,
     )
+    from .streaming import DuplicateImageWarning, Evaluator, evaluate_files
 
     __version__: str
 

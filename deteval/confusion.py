@@ -78,11 +78,11 @@ from typing import Any
 import numpy as np
 
 from ._arrays import frozen
+from ._inputs import load_pair
 from ._validation import number, zero_division_value
 from .classification import top_k_accuracy
 from .data import Dataset, Detections
 from .errors import warn_undefined
-from .io.coco import read_coco_gt, read_coco_results
 from .iou import coco_pair_iou
 from .matching import match_detections
 
@@ -105,16 +105,9 @@ _NORMALIZE = (None, "true", "pred")
 
 
 def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
-    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt)
-    detections = dt if isinstance(dt, Detections) else read_coco_results(dt, dataset)
-    n_images, n_categories = len(dataset.images), len(dataset.categories)
-    if len(detections) and (detections.image_index.min() < 0
-                            or detections.image_index.max() >= n_images):
-        raise ValueError("detections.image_index must index the dataset's images table")
-    if len(detections) and detections.category_index.max() >= n_categories:
-        raise ValueError("detections.category_index must index the dataset's categories "
-                         "table (or be -1 for a category unknown to the ground truth)")
-    return dataset, detections
+    # One input layer for every protocol and diagnostic (docs/resolution.md).
+    pair = load_pair(gt, dt)
+    return pair.dataset, pair.detections
 
 
 

@@ -456,12 +456,25 @@ class Dataset:
         Objects whose ``image_index`` and ``category_index`` point into the two tables.
     source : str, optional
         Where the dataset was read from, used in error messages.
+    ids_assigned : bool
+        True when the image and category ids were numbered by the reader (formats keyed by
+        file name: every reader but COCO's), not read from the source: they then say nothing
+        a detections file could contradict (see ``docs/resolution.md``).
+    notes : tuple of str
+        What the reader wants a user to know (an evaluation repeats them in its notes).
+    string_ids : dict, optional
+        ``{"image": strings, "category": strings}`` when the source's ids of that kind were
+        strings: ``ids`` then number them ``1..n`` in this (sorted) order, and results with
+        string ids are numbered alike (``deteval.io.coco.string_ids``).
     """
 
     images: Images
     categories: Categories
     gt: GroundTruth
     source: str | None = field(default=None)
+    ids_assigned: bool = False
+    notes: tuple[str, ...] = ()
+    string_ids: dict | None = None
 
     def __post_init__(self) -> None:
         if len(self.gt):

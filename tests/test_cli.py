@@ -191,7 +191,9 @@ def _write(folder: Path, name: str, content) -> Path:
         pytest.param(lambda d, f: (_write(d, "gt.json", '{"images": ['), f["dt"]),
                      r"{gt}: not valid JSON: ", id="gt-malformed"),
         pytest.param(lambda d, f: (f["dt"], f["gt"]),
-                     r"{gt}: a COCO ground-truth file must hold a JSON object", id="swapped"),
+                     r"{gt}: this holds detections \(results with scores\), not ground truth: "
+                     r"are GT and DT swapped\? \(a COCO ground-truth file must hold a JSON "
+                     r"object", id="swapped"),
         pytest.param(lambda d, f: (f["gt"], _write(d, "dt.json", [
             {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5},
             {"image_id": 1, "category_id": 1, "score": 0.5}])),

@@ -58,6 +58,7 @@ def test_confusion_prints_the_table_and_writes_to_dict(demo, tmp_path, options):
         score_threshold=options.get("score", 0.0), normalize=options.get("normalize"))
     assert expected.format_table() in out
     payload = json.loads((tmp_path / "c.json").read_text())
+    assert payload.pop("warnings") == []   # the input checks found nothing
     assert payload == json.loads(json.dumps(expected.to_dict(zero_division=0)))
     overall = expected.overall(zero_division=0)
     assert (f"overall: TP {overall['tp']}  FP {overall['fp']}  FN {overall['fn']}  "
@@ -85,6 +86,8 @@ def test_confusion_default_keeps_every_detection_like_the_library(demo):
 
 
 def test_confusion_reads_other_formats(demo, tmp_path):
+    """The CSV reader numbers categories in name order, the results list keeps the demo's
+    ids: the classes disagree, and the input checks say so before the table."""
     status, out, err = run("confusion", demo["gt_csv"], demo["dt"], "--gt-format", "csv",
                            "--dt-format", "coco", "--json", tmp_path / "c.json")
     assert status == 0, err
@@ -92,8 +95,10 @@ def test_confusion_reads_other_formats(demo, tmp_path):
     detections = deteval.read_detections(str(demo["dt"]), dataset, "coco")
     expected = deteval.detection_confusion_matrix(dataset, detections)
     assert expected.format_table() in out
-    assert json.loads((tmp_path / "c.json").read_text()) == \
-        json.loads(json.dumps(expected.to_dict(zero_division=0)))
+    payload = json.loads((tmp_path / "c.json").read_text())
+    assert [w["code"] for w in payload.pop("warnings")] == ["class-mapping"]
+    assert "[class-mapping]" in err and "pass --classes FILE" in err
+    assert payload == json.loads(json.dumps(expected.to_dict(zero_division=0)))
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -372,8 +372,8 @@ def _result_without(index, key):
 
 RESULT_ERRORS = [
     pytest.param(_result(1, image_id=77), "[1]",
-                 r"image_id 77 is not an image of the ground truth \(.*\); 1 result\(s\) refer "
-                 r"to unknown images$", id="image-id-unknown"),
+                 r"image_id 77 is not an image of the ground truth \(.*\); 1 of \d+ "
+                 r"result\(s\) \(\d+\.\d%\) refer to unknown images$", id="image-id-unknown"),
     pytest.param(_result(2, bbox=[0, "1.5", 1, 1]), "[2]",
                  re.escape("'bbox' must hold numbers; got [0, '1.5', 1, 1]"),
                  id="bbox-string-number"),
@@ -442,8 +442,9 @@ def test_unknown_image_names_the_ground_truth_file(tmp_path):
     results[2]["image_id"] = 1234
     results[3]["image_id"] = 1235
     dt_path = write_json(tmp_path / "detections.json", results)
+    n = len(results)
     message = (f"image_id 1234 is not an image of the ground truth ({gt_path}); "
-               "2 result(s) refer to unknown images")
+               f"2 of {n} result(s) ({200 / n:.1f}%) refer to unknown images")
     with expect(re.escape(message) + "$", source=dt_path, record="[2]"):
         read_coco_results(dt_path, read_coco_gt(gt_path))
 

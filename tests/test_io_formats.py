@@ -548,7 +548,7 @@ def test_yolo_file_errors(yolo_dir, tmp_path):
         read_yolo(tmp_path / "nope", image_sizes=(10, 10))
     orphan = write(yolo_dir / "c.txt", "0 0.5 0.5 0.1 0.1\n")
     with expect(r"cannot convert normalised boxes without the image size \(no image named "
-                rf"c\.\* in {re.escape(str(yolo_dir))}\): pass images_dir=", source=orphan):
+                rf"c\.\* in {re.escape(str(yolo_dir))}\); pass images_dir=", source=orphan):
         read_yolo(yolo_dir, image_sizes=SIZES)
     with expect(r"cannot convert normalised boxes without the image size \(no image named "
                 r"a\.\* in ", source=yolo_dir / "a.txt"):
@@ -556,7 +556,7 @@ def test_yolo_file_errors(yolo_dir, tmp_path):
     orphan.unlink()
     (yolo_dir / "obj.names").unlink()
     with expect(r"no class-names file \(obj\.names, classes\.txt, classes\.names\) here or in "
-                r"the parent folder: pass names=", source=yolo_dir):
+                r"the parent folder; pass names=", source=yolo_dir):
         read_yolo(yolo_dir, image_sizes=SIZES)
     with expect("class names file does not exist", source=tmp_path / "x.names"):
         read_yolo(yolo_dir, names=tmp_path / "x.names", image_sizes=SIZES)
@@ -727,7 +727,7 @@ def test_csv_empty_missing_and_header_only(tmp_path):
 
 def test_csv_normalised_needs_sizes(tmp_path):
     path = write(tmp_path / "gt.csv", "filename,class,xmin,ymin,xmax,ymax\na.jpg,cat,0,0,1,1\n")
-    with expect("the size of a.jpg is unknown, and normalised boxes need it: pass images_dir",
+    with expect("the size of a.jpg is unknown, and normalised boxes need it; pass images_dir",
                 source=path, record="line 2"):
         read_csv(path, box_format="xyxyn")
 

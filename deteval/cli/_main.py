@@ -12,10 +12,6 @@ from typing import TextIO
 
 from ._common import _UsageError
 
-# Advice in library messages, in the words of the command line.
-_CLI_WORDS = (("pass images_dir=... or image_sizes=...", "pass --images DIR"),
-              ("pass images_dir=...", "pass --images DIR"))
-
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
          stderr: TextIO | None = None) -> int:
@@ -28,7 +24,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     if list(sys.argv[1:] if argv is None else argv)[:1] == ["--version"]:
         print(f"deteval {__version__}", file=out)  # before the commands' modules are imported
         return 0
-    from ..errors import DetevalError, FormatWarning, UndefinedMetricWarning
+    from ..errors import DetevalError, FormatWarning, OptionError, UndefinedMetricWarning
+    from ._options import OPTION_FLAGS, join_number_lists
 
     modules = _commands()
     parser = argparse.ArgumentParser(
@@ -42,7 +39,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     try:
         # argparse prints usage, --help and --version to sys.stdout/sys.stderr.
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            args = parser.parse_args(argv)
+            args = parser.parse_args(join_number_lists(sys.argv[1:] if argv is None
+                                                       else argv))
             if (getattr(args, "max_dets", None) is not None and len(args.max_dets) < 3
                     and getattr(args, "iou_type", "bbox") != "keypoints"):
                 parser.error("--max-dets needs 3 values (the summary reads maxDets[0..2]); "
@@ -67,9 +65,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     except (DetevalError, ValueError, TypeError, OSError) as error:
         _print_warnings(caught, err)
         caught = []
-        message = str(error)
-        for api, cli in _CLI_WORDS:
-            message = message.replace(api, cli)
+        message = (error.cli_message(OPTION_FLAGS) if isinstance(error, OptionError)
+                   else error.cli_message() if isinstance(error, DetevalError) else str(error))
         print(f"deteval: error: {message}", file=err)
         return 1
     except KeyboardInterrupt:  # pragma: no cover - interactive only
@@ -81,12 +78,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
 
 def _commands() -> dict:
     """The commands' modules, in the order --help lists them; each adds its subparser, runs."""
-    from . import classify, coco, confusion, convert, demo, draw, lvis, report, voc
+    from . import check, classify, coco, confusion, convert, demo, draw, lvis, report, voc
     from . import eval as eval_
 
     return {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
-            "classify": classify, "convert": convert, "demo": demo, "report": report,
-            "lvis": lvis}
+            "check": check, "classify": classify, "convert": convert, "demo": demo,
+            "report": report, "lvis": lvis}
 
 
 def _print_warnings(caught: list, err: TextIO) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from ._common import _UsageError
 
@@ -20,6 +23,39 @@ def _number_list(kind):
                 f"{'1 10 100' if kind is int else '0.5 0.75'!r}; got {text!r}"
             ) from None
     return parse
+
+
+# Flags of the number lists: the Python setting each fills (for errors in CLI words).
+LIST_FLAGS = {"--max-dets": "max_detections", "--iou-thresholds": "iou_thresholds",
+              "--image-ids": "image_ids", "--category-ids": "category_ids",
+              "--kpt-sigmas": "keypoint_sigmas", "--iou": "iou_thresholds"}
+#: Python setting -> flag, for :meth:`deteval.errors.OptionError.cli_message`.
+OPTION_FLAGS = {option: flag for flag, option in LIST_FLAGS.items() if flag != "--iou"}
+
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(,[-+]?(\d+\.?\d*|\.\d+)"
+                     r"([eE][-+]?\d+)?)*,?")
+
+
+def join_number_lists(argv: Sequence[str]) -> list[str]:
+    """``--max-dets 1 10 100`` as ``--max-dets '1 10 100'``: the numbers after a list flag,
+    up to the next token that is not a number (or is an existing path), become one value."""
+    out: list[str] = []
+    i = 0
+    argv = list(argv)
+    while i < len(argv):
+        token = argv[i]
+        out.append(token)
+        i += 1
+        if token not in LIST_FLAGS:
+            continue
+        values = []
+        while (i < len(argv) and _NUMBER.fullmatch(argv[i])
+               and not (values and Path(argv[i]).exists())):
+            values.append(argv[i])
+            i += 1
+        if values:
+            out.append(" ".join(values))
+    return out
 
 
 def _iou_list(text: str) -> list[float]:
@@ -121,7 +157,7 @@ def _add_gt_reader_options(parser: argparse.ArgumentParser, *,
 
 
 def _add_input_options(parser: argparse.ArgumentParser, gt_formats: Sequence[str],
-                       dt_formats: Sequence[str]) -> None:
+                       dt_formats: Sequence[str], *, checks: bool = True) -> None:
     """The GT and DT arguments and the reader options shared by voc, eval and confusion."""
     from ..boxes import BOX_FORMATS
 
@@ -142,6 +178,21 @@ def _add_input_options(parser: argparse.ArgumentParser, gt_formats: Sequence[str
     group.add_argument("--box-format", choices=BOX_FORMATS, metavar="BOX",
                        help=f"detections: box layout, one of {', '.join(BOX_FORMATS)} (txt: "
                        "required; csv: default xyxy)")
+    _add_resolution_options(parser, check=checks)
+
+
+def _add_resolution_options(parser: argparse.ArgumentParser, *, check: bool = True) -> None:
+    """--match-by (docs/resolution.md) and --no-check (the input doctor)."""
+    group = parser.add_argument_group("resolution and checks")
+    group.add_argument("--match-by", choices=["id", "name"],
+                       help="how a COCO results file with its own 'images' and 'categories' "
+                       "finds the ground truth's: by id (as pycocotools) or by file name and "
+                       "category name (default: by name, refused where ids and names point "
+                       "to different things; a plain results list always by id)")
+    if check:
+        group.add_argument("--no-check", action="store_true",
+                           help="skip the input checks (box format, class ids, image "
+                           "resolution, ...) run before the evaluation")
 
 
 def _reader_options(args, table, format: str, what: str, path: str, *,
@@ -177,11 +228,28 @@ def _guess_format(path: str, kind: str, flag: str) -> str:
                           source=error.source, record=error.record) from None
 
 
-def _read_inputs(args, *, repair_polygons: bool = False):
-    """Read GT and DT with the formats given or guessed; returns (dataset, detections).
+class _Inputs(NamedTuple):
+    """What :func:`_read_inputs` read, and how (for the input checks)."""
+
+    dataset: Any
+    detections: Any
+    notes: tuple[str, ...]
+    box_format: str | None     # the layout the detection boxes were read in
+    class_names: bool          # class indices mapped through --names
+    dt_format: str
+
+
+# The box layout each detection format stores (txt and csv: --box-format).
+_STORED_BOX_FORMAT = {"coco": "xywh", "yolo": "cxcywhn", "openimages": "xyxyn", "dota": None}
+
+
+def _read_inputs(args, *, repair_polygons: bool = False) -> _Inputs:
+    """Read GT and DT with the formats given or guessed, resolved by the one rule of
+    docs/resolution.md.
 
     ``repair_polygons`` repairs the invalid outlines of the side(s) read as dota; it is a
     usage error when neither is."""
+    from .._inputs import load_pair, read_coco_ground_truth
     from ..errors import FormatError
     from ..io.formats import read_detections, read_gt
 
@@ -193,7 +261,10 @@ def _read_inputs(args, *, repair_polygons: bool = False):
     options = _reader_options(args, _GT_OPTIONS, gt_format, "ground truth", args.gt)
     if repair_polygons and gt_format == "dota":
         options["invalid"] = "repair"
-    dataset = read_gt(args.gt, gt_format, **options)
+    if gt_format == "coco" and not options:
+        dataset = read_coco_ground_truth(args.gt)   # says so when GT and DT are swapped
+    else:
+        dataset = read_gt(args.gt, gt_format, **options)
     options = _reader_options(args, _DT_OPTIONS, dt_format, "detections", args.dt)
     if repair_polygons and dt_format == "dota":
         options["invalid"] = "repair"
@@ -202,10 +273,22 @@ def _read_inputs(args, *, repair_polygons: bool = False):
                           "score x y w h', xyxy for 'class score x1 y1 x2 y2', cxcywhn for "
                           "relative centres, ...; YOLO's 'class cx cy w h score' needs "
                           "--dt-format yolo")
+    match_by = getattr(args, "match_by", None)
+    if match_by is not None and dt_format != "coco":
+        raise _UsageError(f"--match-by applies to COCO results; {args.dt} is read as "
+                          f"{dt_format}, which finds its images by file name")
+    notes: tuple[str, ...] = ()
     try:
-        return dataset, read_detections(args.dt, dataset, dt_format, **options)
+        if dt_format == "coco":
+            pair = load_pair(dataset, args.dt, match_by=match_by or "auto")
+            detections, notes = pair.detections, pair.notes
+        else:
+            detections = read_detections(args.dt, dataset, dt_format, **options)
     except FormatError as error:
         # A COCO results list is parsed before it is read: its errors name "<list>".
         if error.source is not None and not error.source.startswith("<"):
             raise
-        raise FormatError(error.message, source=args.dt, record=error.record) from None
+        raise FormatError(error.message, source=args.dt, record=error.record, hint=error.hint,
+                          cli_hint=error.cli_hint) from None
+    box_format = _STORED_BOX_FORMAT.get(dt_format, options.get("box_format", "xyxy"))
+    return _Inputs(dataset, detections, notes, box_format, "names" in options, dt_format)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _check_output_paths, _report, _write_json
-from ._options import _add_coco_options
+from ._options import _add_coco_options, _add_resolution_options
+from .check import checks_of
 
 
 def add_parser(commands) -> None:
@@ -17,6 +18,7 @@ def add_parser(commands) -> None:
     coco.add_argument("gt", metavar="GT.json", help="COCO instances file (ground truth)")
     coco.add_argument("dt", metavar="DT.json", help="COCO results file (detections)")
     _add_coco_options(coco)
+    _add_resolution_options(coco)
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
@@ -38,15 +40,19 @@ def run(args, out: TextIO, err: TextIO) -> int:
         if value is not None:
             options[name] = tuple(value)
     try:
-        result = evaluate_coco(args.gt, args.dt, **options)
+        result = evaluate_coco(args.gt, args.dt, match_by=args.match_by or "auto", **options)
     except FormatError as error:
         raise FormatError(error.message.replace("pass invalid='repair'",
                                                 "pass --repair-polygons"),
-                          source=error.source, record=error.record) from None
+                          source=error.source, record=error.record, hint=error.hint,
+                          cli_hint=error.cli_hint) from None
+    hazards = [] if args.no_check else checks_of(result.gt, result.detections, err,
+                                                  dt_format="coco")
     _report(result, out, err, per_class=args.per_class)
     if args.json:
         payload = result.to_dict()
         payload["timings"] = result.timings
+        payload["warnings"] = hazards
         _write_json(args.json, payload)
     if args.matches:
         result.matches.to_csv(args.matches)

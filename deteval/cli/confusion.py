@@ -7,6 +7,7 @@ from typing import TextIO
 from ._common import _check_output_paths, _write_json
 from ._options import _add_input_options, _read_inputs
 from ._shared_options import add_iou_threshold, add_score_threshold
+from .check import run_checks
 
 
 def add_parser(commands) -> None:
@@ -35,10 +36,12 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..confusion import detection_confusion_matrix
 
     _check_output_paths(args.json)
-    dataset, detections = _read_inputs(args)
+    inputs = _read_inputs(args)
+    dataset, detections = inputs.dataset, inputs.detections
     result = detection_confusion_matrix(dataset, detections, iou_threshold=args.iou_threshold,
                                         score_threshold=args.score_threshold,
                                         normalize=args.normalize)
+    hazards = run_checks(args, inputs, err)
     overall = result.overall(zero_division=0)
     print(f"deteval confusion: {len(dataset.images)} images, {len(dataset.categories)} "
           f"categories, {int(result.counts[:-1].sum())} objects, {len(detections)} detections; "
@@ -55,5 +58,5 @@ def run(args, out: TextIO, err: TextIO) -> int:
     if extras:
         print(f"detections in no cell: {'; '.join(extras)}", file=out)
     if args.json:
-        _write_json(args.json, result.to_dict(zero_division=0))
+        _write_json(args.json, {**result.to_dict(zero_division=0), "warnings": hazards})
     return 0

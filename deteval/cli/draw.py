@@ -15,6 +15,7 @@ from ._options import (
     _read_inputs,
 )
 from ._shared_options import add_iou_threshold, add_score_threshold
+from .check import run_checks
 
 
 def add_parser(commands) -> None:
@@ -67,14 +68,19 @@ def run(args, out: TextIO, err: TextIO) -> int:
     reader_args.gt_format = gt_format
     if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
         reader_args.images = None
-    dataset, detections = _read_inputs(reader_args)
+    inputs = _read_inputs(reader_args)
+    dataset, detections = inputs.dataset, inputs.detections
+    run_checks(args, inputs, err)
     outcomes = match_outcomes(dataset, detections, iou_threshold=args.iou_threshold,
                               score_threshold=args.score_threshold)
     chosen = select_images(outcomes, only_errors=args.only_errors, limit=args.limit)
+    problems: list[tuple[object, str]] = []
     with ProgressBar(stream=err, quiet=args.quiet) as bar:
         written = write_drawings(dataset, detections, args.images, args.out,
                                  outcomes=outcomes, only_errors=args.only_errors,
-                                 limit=args.limit, progress=bar)
+                                 limit=args.limit, progress=bar,
+                                 on_problem=lambda path, message: problems.append((path, message)))
+    _summarise_problems(problems, args.images, err)
     if len(chosen) and not written:
         raise DetevalError(f"none of the {len(chosen)} image(s) could be drawn: each is "
                            f"missing or unreadable under --images {args.images} (see the "
@@ -87,3 +93,26 @@ def run(args, out: TextIO, err: TextIO) -> int:
           f"score >= {outcomes.score_threshold:g}: TP {counts['tp']}, FP {counts['fp']} "
           f"({reasons}), FN {counts['fn']}", file=out)
     return 0
+
+
+_SHOWN = 5   # problems printed in full; the others are counted
+
+
+def _summarise_problems(problems: list[tuple[object, str]], images: str, err: TextIO) -> None:
+    """A few lines for the images that could not be drawn as they are, not one per image
+    (an empty or wrong --images folder would otherwise print one line per image)."""
+    skipped = [message for _, message in problems if message.endswith("skipped")]
+    others = [message for _, message in problems if not message.endswith("skipped")]
+    if len(skipped) > _SHOWN:
+        names = ", ".join(Path(str(path)).name for path, message in problems
+                          if message.endswith("skipped") and path is not None)
+        shown = ", ".join(names.split(", ")[:_SHOWN])
+        print(f"deteval: warning: {len(skipped)} image(s) skipped, missing or unreadable under "
+              f"--images {images}: {shown} and {len(skipped) - _SHOWN} more", file=err)
+    else:
+        others = skipped + others
+    for message in others[:_SHOWN]:
+        print(f"deteval: warning: {message}", file=err)
+    if len(others) > _SHOWN:
+        print(f"deteval: warning: ... and {len(others) - _SHOWN} more such image(s)", file=err)
+

@@ -14,6 +14,7 @@ from ._common import (
     _write_json,
 )
 from ._options import _add_input_options, _read_inputs
+from .check import run_checks
 
 
 def add_parser(commands) -> None:
@@ -48,11 +49,13 @@ def run(args, out: TextIO, err: TextIO) -> int:
     if args.iou_type != "bbox" and args.protocol != "coco":
         raise _UsageError(f"--iou-type {args.iou_type} needs --protocol coco")
     try:
-        dataset, detections = _read_inputs(args, repair_polygons=args.repair_polygons)
+        inputs = _read_inputs(args, repair_polygons=args.repair_polygons)
     except FormatError as error:
         raise FormatError(error.message.replace("pass invalid='repair'",
                                                 "pass --repair-polygons"),
-                          source=error.source, record=error.record) from None
+                          source=error.source, record=error.record, hint=error.hint,
+                          cli_hint=error.cli_hint) from None
+    dataset, detections = inputs.dataset, inputs.detections
     if args.iou_type == "polygon":
         for what, path, table in (("ground truth", args.gt, dataset.gt),
                                   ("detections", args.dt, detections)):
@@ -66,17 +69,20 @@ def run(args, out: TextIO, err: TextIO) -> int:
         from ..protocols.coco import evaluate_coco
 
         result = evaluate_coco(dataset, detections, iou_type=args.iou_type)
+        hazards = run_checks(args, inputs, err)
         _report(result, out, err, per_class=args.per_class)
         if args.json:
             payload = result.to_dict()
             payload["timings"] = result.timings
+            payload["warnings"] = hazards
             _write_json(args.json, payload)
         return 0
     from ..protocols.voc import evaluate_voc
 
     preset = args.protocol.upper()
     result = evaluate_voc(dataset, detections, params=_voc_preset(preset))
+    hazards = run_checks(args, inputs, err)
     _report_voc(result, out, err)
     if args.json:
-        _write_json(args.json, _voc_json(result, preset))
+        _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards})
     return 0

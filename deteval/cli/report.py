@@ -7,6 +7,7 @@ from typing import TextIO
 
 from ._options import _GT_OPTIONS, _add_input_options, _guess_format, _read_inputs
 from ._shared_options import add_iou_threshold, add_score_threshold
+from .check import run_checks
 
 
 def add_parser(commands) -> None:
@@ -62,7 +63,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
     reader_args.gt_format = gt_format
     if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
         reader_args.images = None
-    dataset, detections = _read_inputs(reader_args)
+    inputs = _read_inputs(reader_args)
+    dataset, detections = inputs.dataset, inputs.detections
+    run_checks(args, inputs, err)
     try:
         with ProgressBar(stream=err, quiet=args.quiet) as bar:
             index = write_report(dataset, detections, args.out, images_dir=args.images,

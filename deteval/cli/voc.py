@@ -7,6 +7,7 @@ from typing import TextIO
 from ._common import _check_output_paths, _report_voc, _voc_json, _voc_preset, _write_json
 from ._options import _add_input_options, _read_inputs
 from ._shared_options import add_iou_thresholds
+from .check import run_checks
 
 
 def add_parser(commands) -> None:
@@ -37,11 +38,13 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     _check_output_paths(args.json)
     preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{args.year}"
-    dataset, detections = _read_inputs(args)
+    inputs = _read_inputs(args)
     options = ({} if args.iou_thresholds is None
                else {"iou_thresholds": tuple(args.iou_thresholds)})
-    result = evaluate_voc(dataset, detections, params=_voc_preset(preset), **options)
+    result = evaluate_voc(inputs.dataset, inputs.detections, params=_voc_preset(preset),
+                          **options)
+    hazards = run_checks(args, inputs, err)
     _report_voc(result, out, err)
     if args.json:
-        _write_json(args.json, _voc_json(result, preset))
+        _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards})
     return 0

@@ -30,10 +30,11 @@ Where = Callable[[int], tuple[str, str]]
 """Row ``i`` -> ``(source file, record)`` for error messages."""
 
 
-def located(message: str, location: tuple[str, str]) -> FormatError:
+def located(message: str, location: tuple[str, str], *, hint: str | None = None,
+            cli_hint: str | None = None) -> FormatError:
     """A FormatError at ``location`` = ``(source file, record)``."""
     source, record = location
-    return FormatError(message, source=source, record=record)
+    return FormatError(message, source=source, record=record, hint=hint, cli_hint=cli_hint)
 
 
 def image_key(name: str) -> str:
@@ -354,21 +355,31 @@ def to_xyxy(coords: np.ndarray, box_format: str, sizes: np.ndarray, *, where: Wh
         if len(bad):
             i = int(bad[0])
             col = int(np.flatnonzero((coords[i] < 0) | (coords[i] > 1))[0])
+            pixels = base if base != "cxcywh" else "xywh"
             raise located(f"{names[col]} must be in [0, 1] (normalised); got "
-                              f"{float(coords[i, col])!r}", where(i))
+                          f"{float(coords[i, col])!r}", where(i),
+                          hint=f"pixel coordinates? pass box_format={pixels!r} (or another "
+                          "layout in pixels)",
+                          cli_hint=f"pixel coordinates? pass the box format {pixels} or "
+                          "another layout in pixels (--box-format; --gt-box-format for CSV "
+                          "ground truth)")
         unknown = np.flatnonzero(~np.isfinite(sizes).all(axis=1))
         if len(unknown):
             i = int(unknown[0])
             image = image_names[i] if len(image_names) else "this image"
-            raise located(f"the size of {image} is unknown, and normalised boxes need it: "
-                              "pass images_dir=... or image_sizes=...", where(i))
+            raise located(f"the size of {image} is unknown, and normalised boxes need it",
+                          where(i), hint="pass images_dir=... or image_sizes=...",
+                          cli_hint="pass --images DIR")
     if base == "xyxy":
         bad = np.flatnonzero((coords[:, 2] < coords[:, 0]) | (coords[:, 3] < coords[:, 1]))
         if len(bad):
             i = int(bad[0])
             a, b = (0, 2) if coords[i, 2] < coords[i, 0] else (1, 3)
             raise located(f"{names[b]} must be >= {names[a]}; got {names[a]}="
-                              f"{coords[i, a]:g}, {names[b]}={coords[i, b]:g}", where(i))
+                          f"{coords[i, a]:g}, {names[b]}={coords[i, b]:g}", where(i),
+                          hint="if the numbers are x y w h, pass box_format='xywh'",
+                          cli_hint="if the numbers are x y w h, pass the box format xywh "
+                          "(--box-format; --gt-box-format for CSV ground truth)")
     else:
         bad = np.flatnonzero((coords[:, 2] < 0) | (coords[:, 3] < 0))
         if len(bad):
@@ -431,7 +442,7 @@ def build_dataset(*, keys: Sequence[str], file_names: Sequence[str], sizes: np.n
                     file_names=tuple(file_names[i] for i in order.tolist()))
     gt = GroundTruth(image_index=image_index, category_index=category_of, boxes=boxes,
                      ignore=ignore, iscrowd=iscrowd)
-    return Dataset(images=images, categories=categories, gt=gt, source=source)
+    return Dataset(images=images, categories=categories, gt=gt, source=source, ids_assigned=True)
 
 
 def image_rows_by_key(images: Images) -> dict[str, int]:
@@ -503,13 +514,19 @@ def make_detections(image_index: np.ndarray, category_index: np.ndarray,
     sizes = np.column_stack([dataset.images.widths, dataset.images.heights])[image_index]
     image_names = [dataset.images.file_names[i] or str(dataset.images.ids[i])
                    for i in image_index.tolist()] if box_format.endswith("n") else ()
-    boxes = to_xyxy(coords, box_format, sizes.reshape(-1, 2), where=where, names=names,
-                    image_names=image_names)
-    xywh = coords.copy() if box_format == "xywh" else None
+    with np.errstate(over="ignore", invalid="ignore"):
+        boxes = to_xyxy(coords, box_format, sizes.reshape(-1, 2), where=where, names=names,
+                        image_names=image_names)
+        xywh = coords.copy() if box_format == "xywh" else None
+        area = (xywh[:, 2] * xywh[:, 3] if xywh is not None
+                else (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
+    bad = np.flatnonzero(~(np.isfinite(boxes).all(axis=1) & np.isfinite(area)))
+    if len(bad):
+        i = int(bad[0])
+        raise located(f"box {coords[i].tolist()} ({box_format}) overflows: its corners or "
+                      "its area are not finite float64 numbers", where(i))
     return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
-                      scores=scores, xywh=xywh,
-                      area=None if xywh is None else xywh[:, 2] * xywh[:, 3],
-                      category_ids=category_ids)
+                      scores=scores, xywh=xywh, area=area, category_ids=category_ids)
 
 
 # --------------------------------------------------------------------------------------

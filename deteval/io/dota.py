@@ -244,7 +244,8 @@ def read_dota(path: str | os.PathLike, *, images: str | os.PathLike | None = Non
     gt = GroundTruth(image_index=image_of, category_index=category_of,
                      boxes=polygon_bounds(polygons).reshape(-1, 4),
                      area=polygon_area(polygons), ignore=ignore, polygons=polygons)
-    return Dataset(images=images_table, categories=categories, gt=gt, source=str(path))
+    return Dataset(images=images_table, categories=categories, gt=gt, source=str(path),
+                   ids_assigned=True)
 
 
 def read_dota_detections(path: str | os.PathLike, dataset: Dataset, *,

@@ -38,13 +38,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
 
-from ..data import Dataset, Detections, index_in
+from ..data import Dataset, Detections
 from ..errors import FormatError, FormatWarning
-from ._common import image_key, image_row, image_rows_by_key, xml_root_tag
-from ._json import source_name
+from ._common import xml_root_tag
 
 __all__ = ["DETECTION_FORMATS", "FormatWarning", "GT_FORMATS", "convert", "detect_format",
            "read_detections", "read_gt", "write_gt"]
@@ -199,9 +197,11 @@ def read_detections(path: str | os.PathLike, dataset: Dataset, format: str | Non
         :func:`deteval.io.csv.read_csv_detections` or
         :func:`deteval.io.csv.read_openimages_detections`,
         :func:`deteval.io.dota.read_dota_detections`. COCO takes ``match_by``:
-        ``"auto"`` (default), ``"id"`` or ``"name"``; a results file that is a dict with
-        ``images`` and ``categories`` (as written by some tools) is matched by file name and
-        category name under ``"auto"``, a plain list by ids.
+        ``"auto"`` (default), ``"id"`` or ``"name"``; a plain results list refers to images
+        and categories by id, a results file with its own ``images`` and ``categories``
+        (as written by some tools) is matched by file name and category name, and refused
+        under ``"auto"`` where its ids and names point to different things (the rule of
+        ``docs/resolution.md``).
     """
     format = format or detect_format(path, kind="detections")
     _check_format(format, DETECTION_FORMATS)
@@ -229,72 +229,10 @@ def read_detections(path: str | os.PathLike, dataset: Dataset, format: str | Non
 
 
 def _read_coco_detections(path: Any, dataset: Dataset, *, match_by: str = "auto"):
-    """COCO results; a dict with its own ``images``/``categories`` is matched by name."""
-    from ._json import box_column, load_json, number_column, read_bytes
-    from .coco import read_coco_results
+    """COCO results, resolved by the one rule of ``docs/resolution.md``."""
+    from .._inputs import read_coco_detections
 
-    if match_by not in ("auto", "id", "name"):
-        raise ValueError(f"match_by must be 'auto', 'id' or 'name'; got {match_by!r}")
-    if match_by == "id":
-        return read_coco_results(path, dataset)
-    name = source_name(path)
-    is_file = isinstance(path, (str, os.PathLike))
-    if is_file:
-        raw = read_bytes(path, what="results")
-        if raw.lstrip()[:1] == b"[" and match_by == "auto":  # a plain results list
-            return read_coco_results(path, dataset)  # errors name the file; typed fast path
-        data = load_json(path, what="results", raw=raw).data
-    else:
-        data = path
-    by_name = isinstance(data, dict) and "images" in data and "categories" in data
-    if not by_name:
-        if match_by == "name":
-            raise FormatError("match_by='name' needs a results file with 'images' and "
-                              "'categories' lists", source=name)
-        return read_coco_results(path if is_file else data, dataset)
-    sections = {}
-    for key in ("images", "categories", "annotations"):
-        if not isinstance(data.get(key), list):
-            raise FormatError(f"'{key}' must be a list", source=name)
-        sections[key] = data[key]
-    images, categories, records = (sections["images"], sections["categories"],
-                                   sections["annotations"])
-    file_ids = number_column(images, "id", np.int64, source=name, section="images")
-    rows = image_rows_by_key(dataset.images)
-    image_rows = np.empty(len(images), dtype=np.int64)
-    for i, record in enumerate(images):
-        file_name = record.get("file_name")
-        if not isinstance(file_name, str) or not file_name:
-            raise FormatError("missing 'file_name' (needed to match images by name)",
-                              source=name, record=f"images[{i}]")
-        image_rows[i] = image_row(rows, image_key(file_name), dataset, name, f"images[{i}]")
-    cat_ids = number_column(categories, "id", np.int64, source=name, section="categories")
-    dataset_rows = {n: r for r, n in reversed(list(enumerate(dataset.categories.names)))}
-    cat_rows = np.array([dataset_rows.get(str(c.get("name")), -1) for c in categories],
-                        dtype=np.int64)
-    image_ids = number_column(records, "image_id", np.int64, source=name,
-                              section="annotations")
-    category_ids = number_column(records, "category_id", np.int64, source=name,
-                                 section="annotations")
-    scores = number_column(records, "score", np.float64, source=name, section="annotations")
-    xywh = box_column(records, source=name, section="annotations").reshape(-1, 4)
-    image_pos = index_in(image_ids, file_ids)
-    bad = np.flatnonzero(image_pos < 0)
-    if len(bad):
-        raise FormatError(f"image_id {int(image_ids[bad[0]])} is not in 'images'", source=name,
-                          record=f"annotations[{bad[0]}]")
-    cat_pos = index_in(category_ids, cat_ids)
-    bad = np.flatnonzero(cat_pos < 0)
-    if len(bad):
-        raise FormatError(f"category_id {int(category_ids[bad[0]])} is not in 'categories'",
-                          source=name, record=f"annotations[{bad[0]}]")
-    category_index = cat_rows[cat_pos]
-    known = category_index >= 0
-    out_ids = np.where(known, dataset.categories.ids[np.maximum(category_index, 0)], -1)
-    return Detections(image_index=image_rows[image_pos], category_index=category_index,
-                      boxes=np.column_stack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]]),
-                      scores=scores, xywh=xywh, area=xywh[:, 2] * xywh[:, 3],
-                      category_ids=out_ids)
+    return read_coco_detections(path, dataset, match_by=match_by)
 
 
 def _write_format(path: Path, format: str | None) -> str:

@@ -80,8 +80,9 @@ def _find_names(labels: Path, path: Path) -> Path:
             if (folder / name).is_file():
                 return folder / name
     raise FormatError(f"no class-names file ({', '.join(_NAMES_FILES)}) here or in the parent "
-                      "folder: pass names= (a file with one name per line, or a list)",
-                      source=str(labels))
+                      "folder", source=str(labels),
+                      hint="pass names= (a file with one name per line, or a list)",
+                      cli_hint="pass --classes FILE (one name per line)")
 
 
 def _default_images(labels: Path) -> Path | None:
@@ -185,8 +186,9 @@ def read_yolo(path: str | os.PathLike, *, names: Any = None,
         source, _ = where(int(missing[0]))
         hint = (f"no image named {label_keys[file_of[missing[0]]]}.* in {folder_path}"
                 if folder is not None else "no images folder")
-        raise FormatError(f"cannot convert normalised boxes without the image size ({hint}): "
-                          "pass images_dir=... or image_sizes=...", source=source)
+        raise FormatError(f"cannot convert normalised boxes without the image size ({hint})",
+                          source=source, hint="pass images_dir=... or image_sizes=...",
+                          cli_hint="pass --images DIR")
     boxes = to_xyxy(values[:, 1:], "cxcywhn", sizes[image_of], where=where, names=_FIELDS)
     file_names = [folder.by_key[k].name if folder is not None and k in folder.by_key else k
                   for k in keys]

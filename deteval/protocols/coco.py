@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
+from .._inputs import load_pair
 from ..data import Dataset, Detections
-from ..errors import FormatError
+from ..errors import FormatError, OptionError
 from ..io._shapes import check_iou_type
-from ..io.coco import read_coco_gt, read_coco_results
 from ..matching import MatchTable
 from ._coco_stages import COCOContext, COCOState, accumulate_stage, match_stage, prepare
 
@@ -145,17 +145,18 @@ class COCOParams:
         for name in ("iou_thresholds", "recall_thresholds"):
             values = np.atleast_1d(np.asarray(getattr(self, name), dtype=np.float64))
             if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all():
-                raise ValueError(f"{name} must be a non-empty list of finite numbers; "
-                                 f"got {getattr(self, name)!r}")
+                raise OptionError(name, "must be a non-empty list of finite numbers",
+                                  got=getattr(self, name))
             set_(self, name, tuple(values.tolist()))
         dets = _integers("max_detections", self.max_detections)
         if self.iou_type == "keypoints":
             if min(dets) < 1:
-                raise ValueError("max_detections must hold positive integers; got "
-                                 f"{self.max_detections!r}")
+                raise OptionError("max_detections", "must hold positive integers",
+                                  got=self.max_detections)
         elif len(dets) < 3 or min(dets) < 1:
-            raise ValueError("max_detections must hold at least 3 positive integers (the COCO "
-                             f"summary reads maxDets[0], [1] and [2]); got {self.max_detections!r}")
+            raise OptionError("max_detections", "must hold at least 3 positive integers (the "
+                              "COCO summary reads maxDets[0], [1] and [2])",
+                              got=self.max_detections)
         set_(self, "max_detections", dets)
         ranges = np.asarray(self.area_ranges, dtype=np.float64)
         if ranges.ndim != 2 or ranges.shape[1] != 2 or len(ranges) == 0:
@@ -182,7 +183,7 @@ class COCOParams:
 def _sigma_tuple(values: Any, what: str) -> tuple[float, ...]:
     array = np.atleast_1d(np.asarray(values, dtype=np.float64))
     if array.ndim != 1 or len(array) == 0 or not (np.isfinite(array).all() and (array > 0).all()):
-        raise ValueError(f"{what} must be a list of positive numbers; got {values!r}")
+        raise OptionError(what, "must be a list of positive numbers", got=values)
     return tuple(array.tolist())
 
 
@@ -199,10 +200,19 @@ def _sigmas(value: Any) -> Any:
 
 
 def _integers(name: str, values: Any) -> tuple[int, ...]:
+    listed = list(values) if isinstance(values, (list, tuple)) else None
+    if listed is not None and any(isinstance(v, int) and not -2**63 <= v < 2**63
+                                  for v in listed):
+        big = next(v for v in listed if isinstance(v, int) and not -2**63 <= v < 2**63)
+        raise OptionError(name, f"holds {big}, too large: values must be below 2**63",
+                          got=values)
     array = np.atleast_1d(np.asarray(values))
     if array.ndim != 1 or (array.size and (array.dtype.kind not in "iuf" or not np.array_equal(
             array, np.round(array)))):
-        raise ValueError(f"{name} must be a list of integers; got {values!r}")
+        raise OptionError(name, "must be a list of integers", got=values)
+    if array.dtype.kind == "f" and array.size and np.abs(array).max() >= 2**63:
+        raise OptionError(name, f"holds {np.abs(array).max():g}, too large: values must be "
+                          "below 2**63", got=values)
     return tuple(int(v) for v in array)
 
 
@@ -395,13 +405,11 @@ _COLUMN_OF = {"segm": "masks", "keypoints": "keypoints", "polygon": "polygons",
               "rotated": "polygons"}
 
 
-def _load(gt: Any, dt: Any, iou_type: str, invalid: str) -> tuple[Dataset, Detections]:
-    dataset = (gt if isinstance(gt, Dataset)
-               else read_coco_gt(gt, iou_type=iou_type, invalid=invalid))
-    if isinstance(dt, Detections):
-        detections = dt
-    else:
-        detections = read_coco_results(dt, dataset, iou_type=iou_type, invalid=invalid)
+def _load(gt: Any, dt: Any, iou_type: str, invalid: str, match_by: str = "auto"
+          ) -> tuple[Dataset, Detections, tuple[str, ...]]:
+    # One input layer for every protocol and diagnostic (docs/resolution.md).
+    pair = load_pair(gt, dt, iou_type=iou_type, invalid=invalid, match_by=match_by)
+    dataset, detections = pair.dataset, pair.detections
     column = _COLUMN_OF.get(iou_type)
     if column is not None:
         for what, table_has, table in (("ground truth", "has", dataset.gt),
@@ -413,7 +421,7 @@ def _load(gt: Any, dt: Any, iou_type: str, invalid: str) -> tuple[Dataset, Detec
         if iou_type == "keypoints" and dataset.gt.num_keypoints is None and len(dataset.gt):
             raise ValueError("iou_type 'keypoints' needs the ground truth's num_keypoints")
     _check_inputs(dataset, detections)
-    return dataset, detections
+    return dataset, detections, pair.notes
 
 
 def _check_inputs(dataset: Dataset, detections: Detections) -> None:
@@ -425,20 +433,13 @@ def _check_inputs(dataset: Dataset, detections: Detections) -> None:
                           record=f"object {bad[0]}")
     if len(np.unique(gt.ids)) != len(gt.ids):
         raise FormatError("ground-truth ids must be unique", source=dataset.source)
-    # Finite boxes and scores are guaranteed by the Detections constructor.
-    n_images, n_categories = len(dataset.images), len(dataset.categories)
-    if len(detections) and (detections.image_index.min() < 0
-                            or detections.image_index.max() >= n_images):
-        raise ValueError("detections.image_index must index the dataset's images table")
-    if len(detections) and (detections.category_index.min() < -1
-                            or detections.category_index.max() >= n_categories):
-        raise ValueError("detections.category_index must index the dataset's categories "
-                         "table (or be -1 for a category unknown to the ground truth)")
+    # Finite boxes and scores are guaranteed by the Detections constructor; the indices
+    # are checked by load_pair.
 
 
 def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
                   params: COCOParams | None = None, invalid: str = "raise",
-                  **options: Any) -> COCOResult:
+                  match_by: str = "auto", **options: Any) -> COCOResult:
     """Evaluate detections with the COCO protocol, equal to pycocotools' ``COCOeval``.
 
     Parameters
@@ -459,6 +460,10 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         For polygons read here (``iou_type="polygon"``): refuse a self-intersecting polygon,
         or repair it with ``shapely.make_valid`` (see
         :func:`deteval.geometry.polygons_from_coords`).
+    match_by : {"auto", "id", "name"}
+        How results that carry their own ``images`` and ``categories`` find the ground
+        truth's: the rule of ``docs/resolution.md`` (a plain results list: by id, as
+        pycocotools).
     **options
         Any field of :class:`COCOParams`: ``iou_thresholds``, ``recall_thresholds``,
         ``max_detections``, ``area_ranges``, ``area_labels``, ``use_categories``,
@@ -490,7 +495,7 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     p = _with_options(base, options, "evaluate_coco")
     if invalid not in ("raise", "repair"):
         raise ValueError(f"invalid must be 'raise' or 'repair'; got {invalid!r}")
-    dataset, detections = _load(gt, dt, p.iou_type, invalid)
+    dataset, detections, load_notes = _load(gt, dt, p.iou_type, invalid, match_by)
     loaded = time.perf_counter()
     ctx = prepare(dataset, p)
     matched = match_stage(ctx, detections)
@@ -498,7 +503,7 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
                                      & (matched.dt_category < 0)))
     return finish(ctx, matched.state, n_detections=len(detections), n_unknown=n_unknown,
                   matches=matched.table, detections=detections,
-                  times=(started, loaded, time.perf_counter()))
+                  times=(started, loaded, time.perf_counter()), load_notes=load_notes)
 
 
 def _with_options(base: COCOParams, options: dict, caller: str) -> COCOParams:
@@ -511,11 +516,12 @@ def _with_options(base: COCOParams, options: dict, caller: str) -> COCOParams:
 
 def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: int,
            matches: MatchTable | None, detections: Detections | None,
-           times: tuple[float, float, float]) -> COCOResult:
+           times: tuple[float, float, float], load_notes: tuple = ()) -> COCOResult:
     """Accumulate ``state`` and build the result (the last stage of every COCO evaluation).
 
     ``n_detections`` and ``n_unknown`` count the input's detections and those dropped for an
-    unknown category (for the notes); ``times`` are the start, loaded and matched instants.
+    unknown category (for the notes); ``times`` are the start, loaded and matched instants;
+    ``load_notes`` are the input layer's notes (how the pair was resolved), listed first.
     """
     started, loaded, matched = times
     p, dataset, n_k = ctx.params, ctx.dataset, ctx.n_k
@@ -535,7 +541,7 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
     n_gt = np.bincount(gt_k[gt_k >= 0], minlength=n_k)
     n_crowd = np.bincount(gt_k[(gt_k >= 0) & dataset.gt.iscrowd], minlength=n_k)
     n_det = np.bincount(np.asarray(state.category, dtype=np.int64), minlength=n_k)
-    notes = []
+    notes = list(load_notes)
     if n_detections == 0:
         notes.append("no detections: the results are empty, so every category with ground "
                      "truth has AP 0")
@@ -546,8 +552,13 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
         notes.append("none of the requested image_ids is an image of the ground truth")
     literal = _literal_max_dets(p)
     if literal not in p.max_detections:
-        notes.append(f"the summary reads maxDets={literal} but max_detections is "
-                     f"{p.max_detections}: the stats that use it are -1, as in pycocotools")
+        names = KEYPOINT_STAT_NAMES if p.iou_type == "keypoints" else STAT_NAMES
+        fixed = [n for n, spec in zip(names, _stat_specs(p)) if spec[3] is None]
+        notes.append(f"{', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} -1: pycocotools' "
+                     f"summary reads {'it' if len(fixed) == 1 else 'them'} at maxDets="
+                     f"{literal}, which is not among the max-detections settings "
+                     f"({' '.join(map(str, p.max_detections))}); add {literal} to get "
+                     f"{'it' if len(fixed) == 1 else 'them'}")
     if (p.iou_type == "keypoints" and not p.use_categories and len(dataset.gt)
             and n_detections):
         notes.append("keypoints with use_categories=False match nothing: pycocotools looks the "

@@ -66,9 +66,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._inputs import load_pair
 from ..ap import AP_METHODS
 from ..data import Dataset, Detections
-from ..io.coco import read_coco_gt, read_coco_results
 from ..matching import MatchTable
 from ._voc_stages import (  # noqa: F401 (_round_as_text: imported from here by tests)
     VOCContext,
@@ -421,18 +421,10 @@ def _number(value: float) -> str:
     return "n/a" if np.isnan(value) else f"{value:.4f}"
 
 
-def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
-    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt)
-    detections = dt if isinstance(dt, Detections) else read_coco_results(dt, dataset)
-    n_images, n_categories = len(dataset.images), len(dataset.categories)
-    if len(detections) and (detections.image_index.min() < 0
-                            or detections.image_index.max() >= n_images):
-        raise ValueError("detections.image_index must index the dataset's images table")
-    if len(detections) and (detections.category_index.min() < -1
-                            or detections.category_index.max() >= n_categories):
-        raise ValueError("detections.category_index must index the dataset's categories "
-                         "table (or be -1 for a category unknown to the ground truth)")
-    return dataset, detections
+def _load(gt: Any, dt: Any, match_by: str = "auto") -> tuple[Dataset, Detections]:
+    # One input layer for every protocol and diagnostic (docs/resolution.md).
+    pair = load_pair(gt, dt, match_by=match_by)
+    return pair.dataset, pair.detections
 
 
 def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,

@@ -63,8 +63,10 @@ class _GTColumns(NamedTuple):
     ignore: np.ndarray      # float
 
 
-def _build_dataset(c: _GTColumns, name: str) -> Dataset:
-    """Check the columns against each other and build the Dataset."""
+def _build_dataset(c: _GTColumns, name: str, *, note_missing_area: bool = False) -> Dataset:
+    """Check the columns against each other and build the Dataset. ``note_missing_area``:
+    say in ``Dataset.notes`` when records without ``area`` got their box area (keypoints:
+    the area is the OKS scale)."""
     _unique_ids(c.image_ids, name, "images")
     _unique_ids(c.category_ids, name, "categories")
     ann_ids = c.ann_ids
@@ -97,9 +99,14 @@ def _build_dataset(c: _GTColumns, name: str) -> Dataset:
     # A record without 'area' gets its box area (pycocotools would raise KeyError).
     no_area = np.isnan(c.areas)
     areas = c.areas.copy()
+    notes: tuple[str, ...] = ()
     if no_area.any():
         rows = np.flatnonzero(no_area)
         areas[rows] = _box_areas(c.xywh[rows], name, lambda i: where(int(rows[i])))
+        if note_missing_area:
+            notes = (f"{len(rows)} ground-truth object(s) have no 'area' (the first: "
+                     f"{where(int(rows[0]))}): their box area w * h is used as the OKS scale "
+                     "(pycocotools raises KeyError on them)",)
     gt = GroundTruth(image_index=image_index, category_index=category_index, boxes=boxes,
                      area=areas, iscrowd=c.iscrowd != 0, ignore=c.ignore != 0, ids=ann_ids,
                      xywh=c.xywh)
@@ -107,7 +114,7 @@ def _build_dataset(c: _GTColumns, name: str) -> Dataset:
                     file_names=c.file_names)
     categories = Categories(ids=c.category_ids, names=c.category_names,
                             supercategories=c.supercategories)
-    return Dataset(images=images, categories=categories, gt=gt, source=name)
+    return Dataset(images=images, categories=categories, gt=gt, source=name, notes=notes)
 
 
 def _xyxy(xywh: np.ndarray, name: str, where) -> np.ndarray:

@@ -19,6 +19,7 @@ from .._shapes import (
     segmentation_masks,
 )
 from .columns import _bound_area, _build_dataset, _GTColumns, _has_box
+from .string_ids import number_string_ids
 from .typed import _typed_gt_columns, _typed_keypoint_gt
 
 
@@ -84,14 +85,19 @@ def read_coco_gt(source: str | os.PathLike | dict, *, iou_type: str = "bbox",
         data = (load_json(source, what="ground truth", raw=raw).data
                 if isinstance(source, (str, os.PathLike)) else source)
         return _read_gt_with_shapes(data, name, iou_type, invalid)
+    strings: dict = {}
     if isinstance(source, (str, os.PathLike)):
         raw = read_bytes(source, what="ground truth")
         columns = _typed_gt_columns(raw)
         if columns is None:
-            columns = _gt_columns(load_json(source, what="ground truth", raw=raw).data, name)
+            data, strings = number_string_ids(load_json(source, what="ground truth",
+                                                        raw=raw).data, name)
+            columns = _gt_columns(data, name)
     else:
-        columns = _gt_columns(source, name)
-    return _build_dataset(columns, name)
+        data, strings = number_string_ids(source, name)
+        columns = _gt_columns(data, name)
+    dataset = _build_dataset(columns, name)
+    return dataclasses.replace(dataset, string_ids=strings) if strings else dataset
 
 
 def _image_sizes(data: dict, records: list, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -115,6 +121,7 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
         raise FormatError("a COCO ground-truth file must hold a JSON object with 'images', "
                           f"'annotations' and 'categories'; got a {type(data).__name__}",
                           source=name)
+    data, strings = number_string_ids(data, name)
     records = _require_list(data, "annotations", name)
     for i, record in enumerate(records):
         if not isinstance(record, dict):
@@ -142,7 +149,8 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
         records = [r if _has_box(r) else {**r, "bbox": b}
                    for r, b in zip(records, shape_xywh.tolist())]
         data = {**data, "annotations": records}
-    dataset = _build_dataset(_gt_columns(data, name), name)
+    dataset = _build_dataset(_gt_columns(data, name), name,
+                             note_missing_area=iou_type == "keypoints")
     gt = dataset.gt
     if iou_type == "keypoints":
         categories = data.get("categories")
@@ -164,7 +172,7 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
     if iou_type == "segm":
         shapes["mask_area"] = _bound_area(pixels, unbounded)
         shapes["mask_xywh"] = shape_xywh
-    return dataclasses.replace(dataset, gt=gt.replace(**shapes))
+    return dataclasses.replace(dataset, gt=gt.replace(**shapes), string_ids=strings or None)
 
 
 def _gt_columns(data: Any, name: str) -> _GTColumns:

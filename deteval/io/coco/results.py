@@ -24,6 +24,7 @@ from .._json import (
 )
 from .._shapes import check_iou_type, outline_shapes
 from .columns import _bound_area, _box_areas, _has_box, _keypoint_columns, _xyxy
+from .string_ids import number_result_ids
 from .typed import _typed_keypoint_results, _typed_results_columns, _typed_segm_results
 
 
@@ -54,14 +55,28 @@ def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detec
                              lambda i: f"row {i}")
 
 
+def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, name: str,
+                    record: str) -> FormatError:
+    """The error for results on images the ground truth lacks: how many, and whether ids
+    shifted by one would all resolve (numbered from 0 against 1, or the reverse)."""
+    n = len(image_ids)
+    message = (f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
+               f"({dataset.source or 'dataset'}); {len(bad)} of {n} result(s) "
+               f"({100 * len(bad) / n:.1f}%) refer to unknown images")
+    for shift in (1, -1):
+        if (index_in(image_ids + shift, dataset.images.ids) >= 0).all():
+            message += (f", and every image_id {'+' if shift > 0 else '-'} 1 is a ground-truth "
+                        "image id: the ids look shifted by one, so the others would be compared "
+                        "with the wrong images (see docs/resolution.md)")
+            break
+    return FormatError(message, source=name, record=record)
+
+
 def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where) -> Detections:
     image_index = index_in(image_ids, dataset.images.ids)
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
-        raise FormatError(
-            f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
-            f"({dataset.source or 'dataset'}); {len(bad)} result(s) refer to unknown images",
-            source=name, record=where(bad[0]))
+        raise _unknown_images(image_ids, bad, dataset, name, where(bad[0]))
     category_index = index_in(category_ids, dataset.categories.ids)
     boxes = _xyxy(xywh, name, where)
     # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
@@ -147,12 +162,13 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
             raw = read_bytes(source, what="results")
             typed = {"segm": _typed_segm_results,
                      "keypoints": _typed_keypoint_results}.get(iou_type)
-            if typed is not None:
+            if typed is not None and not dataset.string_ids:   # string ids: numbered below
                 with gc_paused():
                     detections = typed(raw, dataset, name)
                 if detections is not None:
                     return detections
             source = load_json(source, what="results", raw=raw).data
+        source = number_result_ids(source, dataset.string_ids or {}, name)
         if isinstance(source, dict) and isinstance(source.get("annotations"), list):
             return _results_with_shapes(source["annotations"], dataset, name, iou_type,
                                         invalid, "annotations")
@@ -166,7 +182,8 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
         document = None
         if isinstance(source, (str, os.PathLike)):
             raw = read_bytes(source, what="results")
-            columns = _typed_results_columns(raw)
+            # String ids of the ground truth: the general path numbers the results' alike.
+            columns = None if dataset.string_ids else _typed_results_columns(raw)
             if columns is not None:
                 image_ids, category_ids, scores, xywh = columns
                 return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
@@ -174,7 +191,14 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
             document = load_json(source, what="results", raw=raw)
             source = document.data
         if isinstance(source, np.ndarray):
+            if dataset.string_ids:
+                raise FormatError("a results array holds numeric ids, but the ground truth's "
+                                  f"{' and '.join(dataset.string_ids)} ids are strings",
+                                  source=name)
             return _results_from_array(source, dataset, name)
+        numbered = number_result_ids(source, dataset.string_ids or {}, name)
+        if numbered is not source:   # string ids: the raw text no longer describes the values
+            source, document = numbered, None
         columns = _results_columns(source, name, document)
         del source, document
     image_ids, category_ids, scores, xywh, section = columns
@@ -197,10 +221,7 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
     image_index = index_in(image_ids, dataset.images.ids)
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
-        raise FormatError(
-            f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
-            f"({dataset.source or 'dataset'}); {len(bad)} result(s) refer to unknown images",
-            source=name, record=labels[bad[0]])
+        raise _unknown_images(image_ids, bad, dataset, name, labels[bad[0]])
     category_index = index_in(category_ids, dataset.categories.ids)
     heights = dataset.images.heights[image_index]
     widths = dataset.images.widths[image_index]

@@ -108,7 +108,7 @@ def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     columns = _columns_of_typed(data)
     if columns is None:
         return None
-    dataset = _build_dataset(columns, name)
+    dataset = _build_dataset(columns, name, note_missing_area=True)
     values = list(map(operator.attrgetter("keypoints"), annotations))
     num_keypoints = np.fromiter(map(operator.attrgetter("num_keypoints"), annotations),
                                 np.int64, len(annotations))
