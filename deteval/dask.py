@@ -83,7 +83,12 @@ def _frame_rows(frame: Any) -> np.ndarray:
     if {"x", "y", "w", "h"} <= columns:
         xywh = np.column_stack([np.asarray(frame[c], dtype=np.float64) for c in "xywh"])
     elif "bbox" in columns:
-        xywh = np.array(list(frame["bbox"]), dtype=np.float64).reshape(-1, 4)
+        boxes = list(frame["bbox"])
+        if boxes and isinstance(boxes[0], str):     # dask's string conversion of lists
+            import orjson
+
+            boxes = [orjson.loads(box) for box in boxes]
+        xywh = np.array(boxes, dtype=np.float64).reshape(-1, 4)
     else:
         raise ValueError("a results dataframe needs columns image_id, category_id, score and "
                          f"bbox (or x, y, w, h); got {sorted(columns)}")

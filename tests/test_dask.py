@@ -104,7 +104,12 @@ def test_dataframe_partitions(client, data):
     ids = list(groups)
     frames = [pd.DataFrame([r for i in ids[k::2] for r in groups[i]]) for k in range(2)]
     frame = dd.concat([dd.from_pandas(f, npartitions=1) for f in frames])
-    assert_same(evaluate(gt, frame, client=client), deteval.evaluate_coco(gt, results))
+    reference = deteval.evaluate_coco(gt, results)
+    assert_same(evaluate(gt, frame, client=client), reference)       # a bbox column
+    split = [f.assign(**{c: [b[j] for b in f["bbox"]] for j, c in enumerate("xywh")})
+             .drop(columns="bbox") for f in frames]
+    frame = dd.concat([dd.from_pandas(f, npartitions=1) for f in split])
+    assert_same(evaluate(gt, frame, client=client), reference)       # x, y, w, h columns
 
 
 def test_default_scheduler_without_a_cluster(data):
