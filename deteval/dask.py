@@ -84,14 +84,10 @@ def _frame_rows(frame: Any) -> np.ndarray:
         xywh = np.column_stack([np.asarray(frame[c], dtype=np.float64) for c in "xywh"])
     elif "bbox" in columns:
         boxes = list(frame["bbox"])
-        if boxes and isinstance(boxes[0], str):
-            # dask with pyarrow turns object columns into strings ("dataframe.convert-string").
-            raise ValueError(
-                "the results dataframe's bbox column holds strings (e.g. "
-                f"{boxes[0][:40]!r}), not lists of 4 numbers: dask converts object columns to "
-                "strings when pyarrow is installed; build the frame under "
-                "dask.config.set({'dataframe.convert-string': False}), or give 4 numeric "
-                "columns x, y, w, h instead of bbox")
+        if boxes and isinstance(boxes[0], str):     # dask's string conversion of lists
+            import orjson
+
+            boxes = [orjson.loads(box) for box in boxes]
         xywh = np.array(boxes, dtype=np.float64).reshape(-1, 4)
     else:
         raise ValueError("a results dataframe needs columns image_id, category_id, score and "

@@ -103,22 +103,13 @@ def test_dataframe_partitions(client, data):
     gt, _, results, groups, _ = data
     ids = list(groups)
     frames = [pd.DataFrame([r for i in ids[k::2] for r in groups[i]]) for k in range(2)]
-    import dask
-
-    # With pyarrow installed, dask would turn the bbox lists into strings.
-    with dask.config.set({"dataframe.convert-string": False}):
-        frame = dd.concat([dd.from_pandas(f, npartitions=1) for f in frames])
-        assert_same(evaluate(gt, frame, client=client), deteval.evaluate_coco(gt, results))
-
-
-def test_dataframe_of_string_boxes_is_explained():
-    pd = pytest.importorskip("pandas", reason="pandas is not installed")
-    from deteval.dask import _frame_rows
-
-    frame = pd.DataFrame({"image_id": [1], "category_id": [1], "score": [0.5],
-                          "bbox": ["[1.0, 2.0, 3.0, 4.0]"]})
-    with pytest.raises(ValueError, match="bbox column holds strings.*convert-string"):
-        _frame_rows(frame)
+    frame = dd.concat([dd.from_pandas(f, npartitions=1) for f in frames])
+    reference = deteval.evaluate_coco(gt, results)
+    assert_same(evaluate(gt, frame, client=client), reference)       # a bbox column
+    split = [f.assign(**{c: [b[j] for b in f["bbox"]] for j, c in enumerate("xywh")})
+             .drop(columns="bbox") for f in frames]
+    frame = dd.concat([dd.from_pandas(f, npartitions=1) for f in split])
+    assert_same(evaluate(gt, frame, client=client), reference)       # x, y, w, h columns
 
 
 def test_default_scheduler_without_a_cluster(data):
