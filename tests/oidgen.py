@@ -105,3 +105,39 @@ def to_objects(gt_rows, label_rows, det_rows):
                        np.array([r[2] for r in det_rows], float),
                        np.array([[r[3], r[5], r[4], r[6]] for r in det_rows], float).reshape(-1, 4))
     return gt, labels, dt
+
+
+def write_problem(folder, seed: int = 3, *, rng: np.random.Generator | None = None,
+                  empty: bool = False, nan: bool = False):
+    """Write one problem as challenge files; returns ``(args, kwargs)`` of
+    ``evaluate_openimages``. Scores are made distinct; with ``rng`` the detection rows are
+    shuffled and the image ids replaced by others (in another order)."""
+    import json
+    from pathlib import Path
+
+    folder = Path(folder)
+    gt_rows, label_rows, det_rows, hierarchy, _ = make_problem(seed)
+    det_rows = [r[:2] + (round(r[2], 2) + i * 1e-7,) + r[3:] for i, r in enumerate(det_rows)]
+    if rng is not None:
+        names = sorted({r[0] for r in gt_rows + label_rows + det_rows})
+        new = {name: f"x{int(k) * 7 + 3}" for name, k in zip(names, rng.permutation(len(names)))}
+        gt_rows = [(new[r[0]],) + r[1:] for r in gt_rows]
+        label_rows = [(new[r[0]],) + r[1:] for r in label_rows]
+        det_rows = [(new[r[0]],) + r[1:] for r in (det_rows[i] for i in
+                                                    rng.permutation(len(det_rows)))]
+    if empty:
+        det_rows = []
+    if nan and det_rows:
+        det_rows[0] = det_rows[0][:2] + (float("nan"),) + det_rows[0][3:]
+
+    def write(name, header, rows):
+        path = folder / name
+        path.write_text("\n".join([header] + [",".join(map(str, r)) for r in rows]) + "\n")
+        return path
+
+    boxes = write("boxes.csv", "ImageID,LabelName,XMin,XMax,YMin,YMax,IsGroupOf", gt_rows)
+    labels = write("labels.csv", "ImageID,LabelName,Confidence", label_rows)
+    dets = write("dets.csv", "ImageID,LabelName,Score,XMin,XMax,YMin,YMax", det_rows)
+    tree = folder / "hierarchy.json"
+    tree.write_text(json.dumps(hierarchy))
+    return (boxes, dets), {"image_labels": labels, "hierarchy": tree}

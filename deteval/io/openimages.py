@@ -41,6 +41,34 @@ def _strings(values) -> np.ndarray:
     return frozen(np.array(list(values), dtype=object).reshape(-1))
 
 
+def _check(obj, numbers: dict[str, int]) -> None:
+    """Coerce and freeze the columns of a record (copies; the caller's arrays stay as they
+    are); refuse ragged columns and NaN in ``numbers`` (name -> columns, 0 for a vector)."""
+    set_ = object.__setattr__
+    n = len(np.asarray(obj.image_id).reshape(-1))
+    for name in obj.__dataclass_fields__:
+        value = getattr(obj, name)
+        if name == "source":
+            continue
+        if name in ("image_id", "label"):
+            array = np.asarray(value).reshape(-1).astype(str).astype(object)
+        elif name in numbers:
+            width = numbers[name]
+            array = np.array(value, dtype=np.float64)
+            array = array.reshape(-1, width) if width else array.reshape(-1)
+            bad = np.flatnonzero(np.isnan(array.reshape(len(array), width or 1)).any(axis=1))
+            if len(bad):
+                raise ValueError(f"{type(obj).__name__}.{name} holds NaN (row {bad[0]})")
+        elif name == "group_of":
+            array = np.array(value, dtype=bool).reshape(-1)
+        else:
+            array = np.array(value, dtype=np.int64).reshape(-1)
+        if len(array) != n:
+            raise ValueError(f"{type(obj).__name__}.{name} has {len(array)} rows; image_id "
+                             f"has {n}")
+        set_(obj, name, frozen(array))
+
+
 @dataclass(frozen=True, eq=False)
 class OIDBoxes:
     """Open Images ground-truth boxes, one row per box, normalised coordinates.
@@ -62,6 +90,9 @@ class OIDBoxes:
     group_of: np.ndarray
     source: str | None = None
 
+    def __post_init__(self) -> None:
+        _check(self, {"xyxy": 4})
+
     def __len__(self) -> int:
         return len(self.image_id)
 
@@ -81,6 +112,9 @@ class OIDImageLabels:
     label: np.ndarray
     confidence: np.ndarray
     source: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(self, {})
 
     def __len__(self) -> int:
         return len(self.image_id)
@@ -104,6 +138,9 @@ class OIDDetections:
     score: np.ndarray
     xyxy: np.ndarray
     source: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(self, {"score": 0, "xyxy": 4})
 
     def __len__(self) -> int:
         return len(self.image_id)
