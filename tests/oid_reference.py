@@ -170,20 +170,24 @@ def evaluate(gt_rows, label_rows, det_rows, classes, hierarchy=None, expand_dete
     n_class = len(classes)
     num_gt = np.zeros(n_class, dtype=float)
     gt_by_image, evaluatable = {}, {}
-    for image in sorted({r[0] for r in gt_rows} | {r[0] for r in label_rows}):
-        rows = [r for r in gt_rows if r[0] == image]
+    gt_groups, label_groups, det_groups = {}, {}, {}   # pandas' groupby('ImageID'): file order
+    for groups, rows in ((gt_groups, gt_rows), (label_groups, label_rows), (det_groups, det_rows)):
+        for row in rows:
+            groups.setdefault(row[0], []).append(row)
+    for image in sorted(set(gt_groups) | set(label_groups)):
+        rows = gt_groups.get(image, [])
         boxes = np.array([[r[4], r[2], r[5], r[3]] for r in rows], dtype=float).reshape(-1, 4)
         labels = np.array([index[r[1]] for r in rows], dtype=int)
         group = np.array([int(r[6]) for r in rows], dtype=int).astype(bool)
-        image_classes = np.array([index[r[1]] for r in label_rows if r[0] == image], dtype=int)
+        image_classes = np.array([index[r[1]] for r in label_groups.get(image, [])], dtype=int)
         gt_by_image[image] = (boxes, labels, group)
         for c in range(n_class):
             num_gt[c] += np.sum(labels[~group] == c) + GROUP_OF_WEIGHT * np.sum(labels[group] == c)
         evaluatable[image] = np.unique(np.concatenate((image_classes, labels)))
     scores_per_class = [[] for _ in range(n_class)]
     labels_per_class = [[] for _ in range(n_class)]
-    for image in sorted({r[0] for r in det_rows}):
-        rows = [r for r in det_rows if r[0] == image]
+    for image in sorted(det_groups):
+        rows = det_groups[image]
         classes_d = np.array([index[r[1]] for r in rows], dtype=int)
         scores = np.array([r[2] for r in rows], dtype=float)
         boxes = np.array([[r[5], r[3], r[6], r[4]] for r in rows], dtype=float).reshape(-1, 4)

@@ -247,10 +247,12 @@ def test_match_table_and_inputs_untouched():
     result = evaluate_openimages(gt, dt, image_labels=image_labels, hierarchy=h)
     assert same(dt.score, before)
     table = result.matches
-    status = table.detection_status()[0]
-    assert np.array_equal(status == TP, result.dt_status == TP) or True
-    plain_tp = (result.dt_status == TP) & (table.detection_matches()[0] >= 0)
-    assert (~table.gt_crowd[table.detection_matches()[0][plain_tp]]).sum() >= 0
+    status, matched = table.detection_status()[0], table.detection_matches()[0]
+    # the table: plain matches are TP, detections inside group-of boxes are IGNORED there
+    assert np.array_equal(status == TP, (result.dt_status == TP) & ~table.gt_crowd[matched]
+                          & (matched >= 0))
+    assert np.array_equal(status == IGNORED, (matched >= 0) & table.gt_crowd[matched])
+    assert np.array_equal(status == NOT_EVALUATED, result.dt_status == NOT_EVALUATED)
     assert not result.ap.flags.writeable and not result.dt_status.flags.writeable
     assert json.dumps(result.to_dict(), allow_nan=False)
 
@@ -357,7 +359,8 @@ def test_cli(tmp_path):
 
 
 def test_cli_error_names_file_and_line(tmp_path):
-    gt = write(tmp_path, "gt.csv", "ImageID,LabelName,XMin,XMax,YMin,YMax,IsGroupOf\na,c,0,y,0,1,0\n")
+    gt = write(tmp_path, "gt.csv",
+               "ImageID,LabelName,XMin,XMax,YMin,YMax,IsGroupOf\na,c,0,y,0,1,0\n")
     dt = write(tmp_path, "dt.csv", "ImageID,LabelName,Score,XMin,XMax,YMin,YMax\n")
     status, out, err = run("openimages", gt, dt)
     assert status == 1 and f"{gt}: line 2: XMax must be a number" in err and not out
