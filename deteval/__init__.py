@@ -32,6 +32,11 @@ _LAZY = {
     "convert": "io.formats", "detect_format": "io.formats", "read_detections": "io.formats",
     "read_gt": "io.formats", "write_gt": "io.formats",
     "read_lvis_gt": "io.lvis",
+    "OIDBoxes": "io.openimages", "OIDDetections": "io.openimages",
+    "OIDImageLabels": "io.openimages", "read_oid_boxes": "io.openimages",
+    "read_oid_detections": "io.openimages", "read_oid_hierarchy": "io.openimages",
+    "read_oid_image_labels": "io.openimages",
+    "OpenImagesResult": "protocols.openimages", "evaluate_openimages": "protocols.openimages",
     "LVIS": "protocols.lvis", "LVIS_STAT_NAMES": "protocols.lvis", "LVISParams": "protocols.lvis",
     "LVISResult": "protocols.lvis", "evaluate_lvis": "protocols.lvis",
     "DuplicateImageWarning": "streaming", "Evaluator": "streaming",
@@ -80,6 +85,10 @@ __all__ = [
     "LVISResult",
     "LVIS_STAT_NAMES",
     "MatchTable",
+    "OIDBoxes",
+    "OIDDetections",
+    "OIDImageLabels",
+    "OpenImagesResult",
     "OperatingPoints",
     "OptionError",
     "Outcomes",
@@ -99,6 +108,7 @@ __all__ = [
     "evaluate_coco",
     "evaluate_files",
     "evaluate_lvis",
+    "evaluate_openimages",
     "evaluate_voc",
     "interpolated_average_precision",
     "match_detections",
@@ -109,6 +119,10 @@ __all__ = [
     "read_detections",
     "read_gt",
     "read_lvis_gt",
+    "read_oid_boxes",
+    "read_oid_detections",
+    "read_oid_hierarchy",
+    "read_oid_image_labels",
     "write_coco_results",
     "write_gt",
 ]
@@ -137,6 +151,15 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     from .io.coco import read_coco_gt, read_coco_results, write_coco_results
     from .io.formats import convert, detect_format, read_detections, read_gt, write_gt
     from .io.lvis import read_lvis_gt
+    from .io.openimages import (
+        OIDBoxes,
+        OIDDetections,
+        OIDImageLabels,
+        read_oid_boxes,
+        read_oid_detections,
+        read_oid_hierarchy,
+        read_oid_image_labels,
+    )
     from .matching import MatchTable, match_detections
     from .outcomes import DT_OUTCOMES, GT_OUTCOMES, Outcomes, match_outcomes
     from .protocols.coco import (
@@ -149,6 +172,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         evaluate_coco,
     )
     from .protocols.lvis import LVIS, LVIS_STAT_NAMES, LVISParams, LVISResult, evaluate_lvis
+    from .protocols.openimages import OpenImagesResult, evaluate_openimages
     from .protocols.voc import (
         DETECTRON2_VOC2007,
         DETECTRON2_VOC2012,

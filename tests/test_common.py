@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import oidgen
 import pytest
 
 import deteval
@@ -177,6 +178,11 @@ PROTOCOLS = [
                     lambda r: (r.stats.tolist(), r.precision.tobytes(), r.recall.tobytes())),
     detection_entry("evaluate_voc", deteval.evaluate_voc,
                     lambda r: (r.ap.tobytes(), r.mean_ap)),
+    Entry("evaluate_openimages", deteval.evaluate_openimages,
+          lambda tmp: Case(*oidgen.write_problem(tmp)), lambda r: (r.ap.tobytes(), r.mean_ap),
+          lambda case, rng: Case(*oidgen.write_problem(case.args[0].parent, rng=rng)),
+          lambda tmp: Case(*oidgen.write_problem(tmp, empty=True)),
+          lambda tmp: (Case(*oidgen.write_problem(tmp, nan=True)), "Score")),
 ]
 
 DIAGNOSTICS = [

@@ -78,12 +78,24 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
 
 def _commands() -> dict:
     """The commands' modules, in the order --help lists them; each adds its subparser, runs."""
-    from . import check, classify, coco, confusion, convert, demo, draw, lvis, report, voc
+    from . import (
+        check,
+        classify,
+        coco,
+        confusion,
+        convert,
+        demo,
+        draw,
+        lvis,
+        openimages,
+        report,
+        voc,
+    )
     from . import eval as eval_
 
     return {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
             "check": check, "classify": classify, "convert": convert, "demo": demo,
-            "report": report, "lvis": lvis}
+            "report": report, "lvis": lvis, "openimages": openimages}
 
 
 def _print_warnings(caught: list, err: TextIO) -> None:

@@ -1,0 +1,72 @@
+"""``deteval openimages``: Open Images challenge detection evaluation (TF OD API numbers)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from ._common import _check_output_paths, _write_json
+
+
+def add_parser(commands) -> None:
+    """Add the ``openimages`` command to the subparsers ``commands``."""
+    oid = commands.add_parser(
+        "openimages", help="Open Images challenge detection evaluation (AP@0.5, group-of, "
+        "verified labels, hierarchy)",
+        description="Open Images challenge detection metric, equal to the TensorFlow Object "
+        "Detection API's oid_challenge_evaluation: IoU 0.5, group-of boxes counted once, "
+        "detections of classes not verified in their image skipped, ground truth expanded "
+        "along the class hierarchy. Prints mAP; --per-class adds one line per class.")
+    oid.add_argument("gt", metavar="GT_BOXES.csv",
+                     help="ground-truth boxes (ImageID, LabelName, XMin, XMax, YMin, YMax, "
+                     "IsGroupOf)")
+    oid.add_argument("dt", metavar="DT.csv",
+                     help="detections (ImageID, LabelName, Score, XMin, XMax, YMin, YMax)")
+    oid.add_argument("--labels", metavar="IMAGE_LABELS.csv",
+                     help="verified image-level labels (ImageID, LabelName, Confidence 1/0)")
+    oid.add_argument("--hierarchy", metavar="H.json",
+                     help="class hierarchy (LabelName / Subcategory): expands boxes and labels")
+    oid.add_argument("--classes", metavar="FILE",
+                     help="label map: one LabelName per line (default: every label seen)")
+    oid.add_argument("--expand-detections", action="store_true",
+                     help="also give detections to ancestor classes (not the official rule)")
+    oid.add_argument("--json", metavar="OUT.json", help="write mAP and per-class AP as JSON")
+    oid.add_argument("--per-class", action="store_true", help="print the per-class table")
+    oid.add_argument("--matches", metavar="OUT.csv", help="write the match table as CSV")
+    oid.set_defaults(parser=oid)
+
+
+def run(args, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
+    from ..errors import FormatError
+    from ..protocols.openimages import evaluate_openimages
+
+    _check_output_paths(args.json, args.matches)
+    classes = None
+    if args.classes:
+        try:
+            lines = Path(args.classes).read_text(encoding="utf-8-sig").splitlines()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"classes file not found: {args.classes}") from None
+        classes = [line.strip() for line in lines if line.strip()]
+        if not classes:
+            raise FormatError("no class names (one LabelName per line)", source=args.classes)
+    result = evaluate_openimages(args.gt, args.dt, image_labels=args.labels,
+                                 hierarchy=args.hierarchy, classes=classes,
+                                 expand_detections=args.expand_detections)
+    for note in result.notes:
+        print(f"deteval: note: {note}", file=err)
+    print(result.summary().splitlines()[0], file=out)
+    if args.per_class:
+        width = max([len(c) for c in result.classes] + [5])
+        print(file=out)
+        print(f"{'class':<{width}}  {'AP@0.5':>8}  {'num_gt':>7}  {'tp':>6}  {'fp':>6}", file=out)
+        for row in result.per_class():
+            ap = "nan" if row["ap"] is None else f"{row['ap']:.4f}"
+            print(f"{row['class']:<{width}}  {ap:>8}  {row['num_gt']:>7g}  {row['num_tp']:>6}  "
+                  f"{row['num_fp']:>6}", file=out)
+    if args.json:
+        _write_json(args.json, result.to_dict())
+    if args.matches:
+        result.matches.to_csv(args.matches)
+    return 0
