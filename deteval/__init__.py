@@ -34,6 +34,9 @@ _LAZY = {
     "read_lvis_gt": "io.lvis",
     "LVIS": "protocols.lvis", "LVIS_STAT_NAMES": "protocols.lvis", "LVISParams": "protocols.lvis",
     "LVISResult": "protocols.lvis", "evaluate_lvis": "protocols.lvis",
+    "ERROR_NAMES": "diagnostics.tide", "ErrorAttribution": "diagnostics.tide",
+    "error_attribution": "diagnostics.tide",
+    "LRP_STAT_NAMES": "diagnostics.lrp", "LRPResult": "diagnostics.lrp", "lrp": "diagnostics.lrp",
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
@@ -61,12 +64,16 @@ __all__ = [
     "DetectionTopK",
     "Detections",
     "DetevalError",
+    "ERROR_NAMES",
+    "ErrorAttribution",
     "FormatError",
     "FormatWarning",
     "GT_OUTCOMES",
     "GroundTruth",
     "Images",
     "KEYPOINT_STAT_NAMES",
+    "LRPResult",
+    "LRP_STAT_NAMES",
     "LVIS",
     "LVISParams",
     "LVISResult",
@@ -86,10 +93,12 @@ __all__ = [
     "detect_format",
     "detection_confusion_matrix",
     "detection_top_k_accuracy",
+    "error_attribution",
     "evaluate_coco",
     "evaluate_lvis",
     "evaluate_voc",
     "interpolated_average_precision",
+    "lrp",
     "match_detections",
     "match_outcomes",
     "operating_points",
@@ -115,6 +124,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         operating_points,
     )
     from .data import Categories, Dataset, Detections, GroundTruth, Images
+    from .diagnostics.lrp import LRP_STAT_NAMES, LRPResult, lrp
+    from .diagnostics.tide import ERROR_NAMES, ErrorAttribution, error_attribution
     from .errors import DetevalError, FormatError, FormatWarning, UndefinedMetricWarning
     from .io.coco import read_coco_gt, read_coco_results, write_coco_results
     from .io.formats import convert, detect_format, read_detections, read_gt, write_gt

@@ -81,12 +81,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
 
 def _commands() -> dict:
     """The commands' modules, in the order --help lists them; each adds its subparser, runs."""
-    from . import classify, coco, confusion, convert, demo, draw, lvis, report, voc
+    from . import classify, coco, confusion, convert, demo, draw, errors, lvis, report, voc
     from . import eval as eval_
 
     return {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
             "classify": classify, "convert": convert, "demo": demo, "report": report,
-            "lvis": lvis}
+            "lvis": lvis, "errors": errors}
 
 
 def _print_warnings(caught: list, err: TextIO) -> None:

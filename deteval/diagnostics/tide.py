@@ -28,8 +28,8 @@ below point there.
 >>> r = deteval.error_attribution(gt, dt)
 >>> r.ap, dict(zip(r.error_names, r.counts.tolist()))["cls"]
 (0.0, 1)
->>> round(r.dap[r.error_names.index("cls")], 1)
-50.0
+>>> float(r.dap[r.error_names.index("cls")])
+100.0
 """
 
 from __future__ import annotations
@@ -322,7 +322,8 @@ def _attribute(dataset: Dataset, detections: Detections, pos: float, bg: float,
     target = np.where(error == LOC, loc_gt, np.where(error == CLS, cls_gt, -1))
 
     # §4 BestGTMatch: per unused target object, its earliest (highest-scoring) error wins.
-    cand = np.flatnonzero((target >= 0) & ~used[np.maximum(target, 0)])
+    cand = np.flatnonzero(target >= 0)
+    cand = cand[~used[target[cand]]]
     usable = np.zeros(n_gt, bool)
     usable[target[cand]] = True
     cand = cand[np.lexsort((rank[cand], target[cand]))]
