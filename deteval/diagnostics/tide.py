@@ -302,8 +302,9 @@ def _attribute(dataset: Dataset, detections: Detections, pos: float, bg: float,
                          np.zeros(len(pair_dt), bool))
     has_gt = np.zeros(n_dt, bool)
     has_gt[pair_dt] = True
-    first_gt = np.full(n_dt, -1, dtype=np.int64)
-    first_gt[pair_dt[::-1]] = pair_gt[::-1]       # the image's first object
+    first_gt = np.full(n_dt, -1, dtype=np.int64)  # the image's first object
+    starts = np.flatnonzero(np.r_[True, pair_dt[1:] != pair_dt[:-1]]) if len(pair_dt) else []
+    first_gt[pair_dt[starts]] = pair_gt[starts]   # (pairs come grouped by detection)
     same = gt_class[pair_gt] == dt_class[pair_dt]
     positive = ious > 0
     loc_gt, loc_v = _best_per_detection(pair_dt, pair_gt, ious, same & positive, n_dt)
