@@ -8,12 +8,15 @@ minimal case below shows tidecv's ordering of ties hiding a real dAP.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import warnings
 
 import numpy as np
 import pytest
 from cocogen import make_dataset
-from tide_reference import run_tidecv
+from tide_reference import _tidecv, run_tidecv
 
 import deteval
 
@@ -116,16 +119,9 @@ def test_bad_settings_name_the_setting(kwargs, word):
 
 
 def test_coco100_equal_to_tidecv_loaders(coco100_dir):
-    import tidecv  # noqa: F401  (shimmed by tide_reference)
-    from tide_reference import _tidecv
-
     tc = _tidecv()
     gt_path = coco100_dir / "instances_val2014_100.json"
     dt_path = coco100_dir / "instances_val2014_fakebbox100_results.json"
-    import contextlib
-    import io
-    import warnings
-
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tide = tc.TIDE()
@@ -147,8 +143,6 @@ def test_cli_errors_with_lrp(coco100_dir, tmp_path):
     from deteval.cli import main
 
     out = tmp_path / "errors.json"
-    import io
-
     stdout, stderr = io.StringIO(), io.StringIO()
     code = main(["errors", str(coco100_dir / "instances_val2014_100.json"),
                  str(coco100_dir / "instances_val2014_fakebbox100_results.json"), "--lrp",

@@ -1,4 +1,4 @@
-"""Run tidecv 1.0.1 (the TIDE reference) on COCO dicts, with the numpy shims it needs.
+"""Run tidecv 1.0.1 (the TIDE reference) on COCO dicts.
 
 ``run_tidecv(gt_dict, results, **settings)`` builds tidecv's ``Data`` objects as its COCO
 loaders do (images in file order, crowd objects as ignore regions) and returns
@@ -11,16 +11,13 @@ import contextlib
 import io
 import warnings
 
-import numpy as np
-
 NAMES = {"Cls": "cls", "Loc": "loc", "Both": "both", "Dupe": "dupe", "Bkg": "bkg",
          "Miss": "miss"}
 
 
 def _tidecv():
-    for alias, value in (("float", float), ("int", int), ("bool", bool)):
-        if not hasattr(np, alias):
-            setattr(np, alias, value)  # tidecv 1.0.1 predates numpy 1.24
+    # tidecv 1.0.1 needs no numpy alias shim (it uses no np.float / np.int); its import
+    # pulls in cv2, seaborn and pandas, whose warnings are not ours.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import tidecv
