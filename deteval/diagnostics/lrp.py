@@ -19,11 +19,13 @@ Everything is read from :func:`~deteval.evaluate_coco`'s match table at the sing
 ...       "categories": [{"id": 1, "name": "a"}],
 ...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 4],
 ...                        "area": 16, "iscrowd": 0}]}
->>> dt = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 2], "score": 0.9},
+>>> dt = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 3], "score": 0.9},
 ...       {"image_id": 1, "category_id": 1, "bbox": [6, 6, 2, 2], "score": 0.8}]
->>> r = deteval.lrp(gt, dt)
->>> r.summary()["moLRP"], float(r.olrp[0, 0]), float(r.thresholds[0, 0])  # IoU 0.5: 1
-(1.0, 1.0, 0.9)
+>>> r = deteval.lrp(gt, dt)   # a TP of IoU 0.75, then an FP: LRP 0.25 / 0.5 = 0.5, then 0.75
+>>> r.summary()["moLRP"], float(r.olrp_loc[0, 0]), float(r.thresholds[0, 0])
+(0.5, 0.25, 0.9)
+>>> r.lrp_error(0.5).tolist()
+[0.75]
 """
 
 from __future__ import annotations

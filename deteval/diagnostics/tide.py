@@ -207,9 +207,9 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
     Examples
     --------
     >>> from deteval.demo import make_demo
-    >>> gt, dt = make_demo(seed=0)[:2]  # doctest: +SKIP
-    >>> error_attribution(gt, dt).summary()[0]["error"]  # doctest: +SKIP
-    'cls'
+    >>> r = error_attribution(*make_demo())
+    >>> round(r.ap, 2), [(s["error"], round(s["dap"], 2), s["count"]) for s in r.summary()][:2]
+    (74.58, [('cls', 10.86, 6), ('loc', 0.08, 4)])
     """
     pos = number("pos_threshold", pos_threshold, low=0.0, high=1.0, low_open=True)
     bg = number("background_threshold", background_threshold, low=0.0, high=pos)
