@@ -43,6 +43,9 @@ _LAZY = {
     "evaluate_files": "streaming",
     "Diagnosis": "doctor", "Hazard": "doctor", "check_inputs": "doctor",
     "OptionError": "errors",
+    "ERROR_NAMES": "diagnostics.tide", "ErrorAttribution": "diagnostics.tide",
+    "error_attribution": "diagnostics.tide",
+    "LRP_STAT_NAMES": "diagnostics.lrp", "LRPResult": "diagnostics.lrp", "lrp": "diagnostics.lrp",
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
@@ -73,6 +76,8 @@ __all__ = [
     "DetevalError",
     "DuplicateImageWarning",
     "Evaluator",
+    "ERROR_NAMES",
+    "ErrorAttribution",
     "FormatError",
     "FormatWarning",
     "GT_OUTCOMES",
@@ -80,6 +85,8 @@ __all__ = [
     "Hazard",
     "Images",
     "KEYPOINT_STAT_NAMES",
+    "LRPResult",
+    "LRP_STAT_NAMES",
     "LVIS",
     "LVISParams",
     "LVISResult",
@@ -105,12 +112,14 @@ __all__ = [
     "detect_format",
     "detection_confusion_matrix",
     "detection_top_k_accuracy",
+    "error_attribution",
     "evaluate_coco",
     "evaluate_files",
     "evaluate_lvis",
     "evaluate_openimages",
     "evaluate_voc",
     "interpolated_average_precision",
+    "lrp",
     "match_detections",
     "match_outcomes",
     "operating_points",
@@ -140,6 +149,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         operating_points,
     )
     from .data import Categories, Dataset, Detections, GroundTruth, Images
+    from .diagnostics.lrp import LRP_STAT_NAMES, LRPResult, lrp
+    from .diagnostics.tide import ERROR_NAMES, ErrorAttribution, error_attribution
     from .doctor import Diagnosis, Hazard, check_inputs
     from .errors import (
         DetevalError,

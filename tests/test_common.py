@@ -190,6 +190,9 @@ DIAGNOSTICS = [
                     lambda r: r.counts.tolist()),
     detection_entry("match_outcomes", deteval.match_outcomes, lambda r: r.counts()),
     detection_entry("operating_points", deteval.operating_points, _curve_numbers),
+    detection_entry("error_attribution", deteval.error_attribution,
+                    lambda r: [r.ap, r.dap.tolist(), r.dap_fp, r.dap_fn, r.counts.tolist()]),
+    detection_entry("lrp", deteval.lrp, lambda r: r.stats.tolist()),
     top_k_entry(),
 ]
 

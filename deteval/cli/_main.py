@@ -86,6 +86,7 @@ def _commands() -> dict:
         convert,
         demo,
         draw,
+        errors,
         lvis,
         openimages,
         report,
@@ -95,7 +96,7 @@ def _commands() -> dict:
 
     return {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
             "check": check, "classify": classify, "convert": convert, "demo": demo,
-            "report": report, "lvis": lvis, "openimages": openimages}
+            "report": report, "lvis": lvis, "openimages": openimages, "errors": errors}
 
 
 def _print_warnings(caught: list, err: TextIO) -> None:

@@ -1,0 +1,255 @@
+"""LRP: Localisation-Recall-Precision error (Oksuz et al., ECCV 2018; TPAMI 2021).
+
+For the detections of one class above a score threshold, with ``NTP`` true positives (COCO
+matching at IoU ``tau``), ``NFP`` false positives and ``NFN`` missed objects::
+
+    LRP = (sum over TPs of (1 - IoU) / (1 - tau) + NFP + NFN) / (NTP + NFP + NFN)
+
+Optimal LRP (oLRP) is its minimum over the score thresholds; its localisation, FP and FN
+components, and the score where it is reached (the class's LRP-optimal threshold), are read
+at that minimum; moLRP is the mean of oLRP over the classes. The numbers equal the authors'
+reference, the ``LRP-Error`` fork of pycocotools (``COCOeval.accumulate``); the rules and its
+quirks are in ``docs/diagnostics/lrp.md``.
+
+Everything is read from :func:`~deteval.evaluate_coco`'s match table at the single threshold
+``tau``: no matching of its own.
+
+>>> import deteval
+>>> gt = {"images": [{"id": 1, "width": 10, "height": 10}],
+...       "categories": [{"id": 1, "name": "a"}],
+...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 4],
+...                        "area": 16, "iscrowd": 0}]}
+>>> dt = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 3], "score": 0.9},
+...       {"image_id": 1, "category_id": 1, "bbox": [6, 6, 2, 2], "score": 0.8}]
+>>> r = deteval.lrp(gt, dt)   # a TP of IoU 0.75, then an FP: LRP 0.25 / 0.5 = 0.5, then 0.75
+>>> r.summary()["moLRP"], float(r.olrp_loc[0, 0]), float(r.thresholds[0, 0])
+(0.5, 0.25, 0.9)
+>>> r.lrp_error(0.5).tolist()
+[0.75]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._arrays import frozen
+from .._validation import number
+from ..data import index_in
+from ..iou import coco_pair_iou
+from ..matching import FP, TP
+
+#: The summary's names, in the order of the LRP fork's stats[12:19].
+LRP_STAT_NAMES = ("moLRP", "moLRP_loc", "moLRP_fp", "moLRP_fn", "moLRP_small", "moLRP_medium",
+                  "moLRP_large")
+
+
+@dataclass(frozen=True, eq=False)
+class LRPResult:
+    """Result of :func:`lrp`. Per-class arrays have shape (K, A): category, area range.
+
+    The conventions are the reference's: -1 for a category without objects in that range
+    (left out of every mean), NaN for a component that is undefined (no true positive:
+    localisation, FP and threshold are NaN while oLRP and the FN part are 1).
+
+    Attributes
+    ----------
+    olrp, olrp_loc, olrp_fp, olrp_fn : ndarray, shape (K, A)
+        Optimal LRP and its components at the optimum: mean ``1 - IoU`` of the true
+        positives (not divided by ``1 - tau``), ``NFP / (NTP + NFP)``, ``NFN / NG``.
+    thresholds : ndarray, shape (K, A)
+        Class-wise LRP-optimal score thresholds.
+    molrp : ndarray, shape (A,)
+        Mean oLRP per area range (-1 if no class has objects).
+    molrp_loc, molrp_fp, molrp_fn : ndarray, shape (A,)
+    stats : ndarray, shape (7,)
+        :data:`LRP_STAT_NAMES`: the reference's summary (range "all", then the size ranges).
+    category_ids : ndarray, shape (K,)
+    category_names : tuple of str
+    area_labels : tuple of str
+    settings : dict
+        ``iou_threshold``, ``max_detections``.
+    """
+
+    olrp: np.ndarray
+    olrp_loc: np.ndarray
+    olrp_fp: np.ndarray
+    olrp_fn: np.ndarray
+    thresholds: np.ndarray
+    molrp: np.ndarray
+    molrp_loc: np.ndarray
+    molrp_fp: np.ndarray
+    molrp_fn: np.ndarray
+    stats: np.ndarray
+    category_ids: np.ndarray
+    category_names: tuple[str, ...]
+    area_labels: tuple[str, ...]
+    curve_scores: tuple = ()
+    curve_lrp: tuple = ()
+    n_positive: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
+    settings: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("olrp", "olrp_loc", "olrp_fp", "olrp_fn", "thresholds", "molrp",
+                     "molrp_loc", "molrp_fp", "molrp_fn", "stats", "category_ids",
+                     "n_positive"):
+            object.__setattr__(self, name, frozen(getattr(self, name)))
+        for name in ("curve_scores", "curve_lrp"):
+            object.__setattr__(self, name, tuple(tuple(frozen(c) for c in row)
+                                                 for row in getattr(self, name)))
+
+    def lrp_error(self, score_threshold: float, area: str = "all") -> np.ndarray:
+        """LRP of each category keeping the detections scoring ``>= score_threshold``.
+
+        Returns shape (K,): 1 where no detection is kept, -1 for a category without objects.
+        """
+        s = number("score_threshold", score_threshold, low=-np.inf)
+        a = self.area_labels.index(area)
+        out = np.full(len(self.category_ids), -1.0)
+        for k in range(len(out)):
+            if self.n_positive[k, a] == 0:
+                continue
+            scores, values = self.curve_scores[k][a], self.curve_lrp[k][a]
+            n = int(np.count_nonzero(scores >= s))   # scores are sorted descending
+            out[k] = values[n - 1] if n else 1.0
+        return frozen(out)
+
+    def summary(self) -> dict[str, float]:
+        """``{name: value}`` over :data:`LRP_STAT_NAMES`."""
+        return dict(zip(LRP_STAT_NAMES, self.stats.tolist()))
+
+    def per_class(self, area: str = "all") -> list[dict[str, Any]]:
+        """One row per category: oLRP, its components and the optimal threshold (None: NaN
+        or undefined)."""
+        a = self.area_labels.index(area)
+
+        def num(v: float) -> float | None:
+            return None if v != v or v == -1 else float(v)
+
+        return [{"id": int(c), "name": n, "olrp": num(self.olrp[k, a]),
+                 "olrp_loc": num(self.olrp_loc[k, a]), "olrp_fp": num(self.olrp_fp[k, a]),
+                 "olrp_fn": num(self.olrp_fn[k, a]), "threshold": num(self.thresholds[k, a])}
+                for k, (c, n) in enumerate(zip(self.category_ids.tolist(),
+                                               self.category_names))]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready numbers."""
+        return {"settings": dict(self.settings), "summary": self.summary(),
+                "per_class": self.per_class()}
+
+
+def lrp(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
+        max_detections: int = 100) -> LRPResult:
+    """Optimal LRP, its components, class-wise optimal thresholds and moLRP (bounding boxes).
+
+    Parameters
+    ----------
+    gt : Dataset, str, PathLike or dict
+        Ground truth, or a COCO instances file (or its dict).
+    dt : Detections, str, PathLike, list, dict or ndarray
+        Bounding-box detections, or anything :func:`~deteval.io.coco.read_coco_results`
+        reads.
+    iou_threshold : float, default 0.5
+        ``tau``: the matching threshold (the reference uses ``iouThrs[0]``, 0.5).
+    max_detections : int, default 100
+        Detections per image and category (the reference's summary reads maxDets 100).
+
+    Returns
+    -------
+    LRPResult
+        Area ranges all, small, medium, large as COCO's.
+    """
+    from ..protocols.coco import evaluate_coco
+
+    tau = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
+    if tau == 1.0:
+        raise ValueError("iou_threshold must be below 1 (LRP divides by 1 - iou_threshold)")
+    if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)) \
+            or max_detections < 1:
+        raise ValueError(f"max_detections must be an integer >= 1; got {max_detections!r}")
+    m = int(max_detections)
+    result = evaluate_coco(gt, dt, iou_type="bbox", iou_thresholds=(tau,),
+                           max_detections=(m, m, m))
+    return _lrp(result, tau, m)
+
+
+def _lrp(result: Any, tau: float, max_det: int) -> LRPResult:
+    table, p = result.matches, result.params
+    dataset, detections = result.gt, result.detections
+    category_ids = np.asarray(p.category_ids, dtype=np.int64)
+    n_k, n_a = len(category_ids), len(p.area_ranges)
+    k_of_cat = index_in(dataset.categories.ids, category_ids)
+    gt_k = np.where(table.gt_evaluated, k_of_cat[dataset.gt.category_index], -1)
+    dt_k = np.where(detections.category_index >= 0,
+                    k_of_cat[np.maximum(detections.category_index, 0)], -1)
+    dt_img = index_in(dataset.images.ids, np.asarray(p.image_ids, dtype=np.int64))[
+        detections.image_index]
+    kept = np.flatnonzero(table.dt_kept & (table.dt_rank < max_det))
+    # The reference's accumulation order: category, descending score, image, rank in image.
+    order = kept[np.lexsort((table.dt_rank[kept], dt_img[kept], table.dt_score_rank[kept],
+                             dt_k[kept]))]
+    seg = np.searchsorted(dt_k[order], np.arange(n_k + 1))
+    dt_xywh, gt_xywh = detections.as_xywh(), dataset.gt.as_xywh()
+    shape = (n_k, n_a)
+    olrp, loc, fp_part, fn_part, thr = (np.full(shape, -1.0) for _ in range(5))
+    n_pos = np.zeros(shape, dtype=np.int64)
+    curve_scores = [[np.zeros(0)] * n_a for _ in range(n_k)]
+    curve_lrp = [[np.zeros(0)] * n_a for _ in range(n_k)]
+    for a in range(n_a):
+        ok = gt_k >= 0
+        n_pos[:, a] = np.bincount(gt_k[ok & ~table.gt_ignore[a]], minlength=n_k)
+        status = table.detection_status(a)[0]
+        matched = table.detection_matches(a)[0]
+        iou = np.zeros(len(status))
+        hit = np.flatnonzero(status == TP)
+        iou[hit] = coco_pair_iou(dt_xywh[hit], gt_xywh[matched[hit]],
+                                 np.zeros(len(hit), bool))
+        for k in np.flatnonzero(n_pos[:, a]).tolist():
+            rows = order[seg[k]:seg[k + 1]]
+            values = _optimal(status[rows], iou[rows], detections.scores[rows],
+                              int(n_pos[k, a]), tau)
+            olrp[k, a], loc[k, a], fp_part[k, a], fn_part[k, a], thr[k, a] = values[:5]
+            curve_scores[k][a], curve_lrp[k][a] = detections.scores[rows], values[5]
+    means = [np.array([_mean(x[:, a]) for a in range(n_a)]) for x in (olrp, loc, fp_part,
+                                                                        fn_part)]
+    labels = tuple(p.area_labels)
+    stats = np.array([means[0][labels.index("all")], means[1][labels.index("all")],
+                      means[2][labels.index("all")], means[3][labels.index("all")]]
+                     + [means[0][labels.index(x)] for x in ("small", "medium", "large")])
+    return LRPResult(olrp=olrp, olrp_loc=loc, olrp_fp=fp_part, olrp_fn=fn_part,
+                     thresholds=thr, molrp=means[0], molrp_loc=means[1], molrp_fp=means[2],
+                     molrp_fn=means[3], stats=stats, category_ids=result.category_ids,
+                     category_names=result.category_names, area_labels=labels,
+                     curve_scores=curve_scores, curve_lrp=curve_lrp, n_positive=n_pos,
+                     settings={"iou_threshold": tau, "max_detections": max_det})
+
+
+def _optimal(status: np.ndarray, iou: np.ndarray, scores: np.ndarray, npig: int,
+             tau: float) -> tuple:
+    """The reference's oLRP block for one category and range, in its own arithmetic.
+
+    Detections in accumulation order; ignored ones keep their place (they repeat the LRP of
+    the one before). Returns oLRP, loc, FP, FN, threshold and the LRP curve."""
+    tps, fps = status == TP, status == FP
+    tp_num = np.cumsum(tps)
+    fp_num = np.cumsum(fps)
+    fn_num = npig - tp_num
+    if len(tp_num) == 0 or tp_num[-1] == 0:
+        curve = (fp_num + fn_num) / (tp_num + fp_num + fn_num)
+        return 1.0, np.nan, np.nan, 1.0, np.nan, curve
+    total_loc = tp_num - np.cumsum(iou * tps)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        curve = (total_loc / (1 - tau) + fp_num + fn_num) / (tp_num + fp_num + fn_num)
+        i = int(np.argmin(curve))
+        return (float(curve[i]), float(total_loc[i] / tp_num[i]),
+                float(fp_num[i] / (tp_num[i] + fp_num[i])), float(fn_num[i] / npig),
+                float(scores[i]), curve)
+
+
+def _mean(values: np.ndarray) -> float:
+    """The reference's summary mean: NaN dropped, then the values > -1 (-1 if none)."""
+    values = values[~np.isnan(values)]
+    values = values[values > -1]
+    return float(np.mean(values)) if len(values) else -1.0

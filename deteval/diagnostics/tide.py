@@ -1,0 +1,411 @@
+"""TIDE error attribution (Bolya et al., ECCV 2020), equal to ``tidecv`` 1.0.1.
+
+Every detection that is not a true positive at the foreground threshold gets one of five
+error types, and every object nobody tried to find is *missed*; then each type is fixed by
+its oracle and the AP gained (dAP) is what that type cost. The rules, their order and the
+points where ``tidecv`` is wrong are in ``docs/diagnostics/tide.md``; the section numbers
+below point there.
+
+* **Matching** (§2). Each image keeps its ``max_dets`` highest-scoring detections (all classes
+  together); inside an image and class, detections by descending score take the unused
+  object of highest IoU (the first on ties) at IoU ``>= pos_threshold``. This is
+  :func:`~deteval.matching.match_detections` (COCO rule) with the objects presented in
+  reverse order, so that its "later wins" tie rule picks the first. Crowd regions absorb an
+  unmatched detection of their class whose IoA is ``> pos_threshold`` (strictly).
+* **Errors** (§3), in this order, for a false positive or a detection absorbed by a crowd:
+  no object in the image -> background; same-class best IoU in ``[bg, pos]`` -> loc;
+  other-class best IoU ``>= pos`` -> cls; same-class IoU ``>= pos`` with a matched object ->
+  dupe; best IoU of any class ``<= bg`` -> bkg; otherwise both.
+* **Fixes** (§4) and **AP** (§5): tidecv's own AP (101 recall points ``i / 100``; a class
+  with detections but no objects counts as 0 in the mean).
+
+>>> import deteval
+>>> gt = {"images": [{"id": 1, "width": 10, "height": 10}],
+...       "categories": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}],
+...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 4],
+...                        "area": 16, "iscrowd": 0}]}
+>>> dt = [{"image_id": 1, "category_id": 2, "bbox": [0, 0, 4, 4], "score": 0.9}]
+>>> r = deteval.error_attribution(gt, dt)
+>>> r.ap, dict(zip(r.error_names, r.counts.tolist()))["cls"]
+(0.0, 1)
+>>> float(r.dap[r.error_names.index("cls")])
+100.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._arrays import frozen
+from .._validation import number
+from ..data import Dataset, Detections
+from ..iou import coco_pair_iou
+from ..matching import match_detections
+from ..outcomes import _best_per_detection, _same_image_pairs
+
+#: The six main error types, in tidecv's order (``TIDE._error_types``).
+ERROR_NAMES = ("cls", "loc", "both", "dupe", "bkg", "miss")
+CLS, LOC, BOTH, DUPE, BKG, MISS = range(6)
+RULES = ("deteval", "tidecv")
+_X = np.arange(101) / 100  # tidecv's recall points, i / 100 (not np.linspace)
+
+
+@dataclass(frozen=True, eq=False)
+class ErrorAttribution:
+    """Result of :func:`error_attribution`. AP values are in percent, as TIDE reports them.
+
+    Attributes
+    ----------
+    ap : float
+        mAP at ``pos_threshold`` by tidecv's rules (§5).
+    error_names : tuple of str
+        ``("cls", "loc", "both", "dupe", "bkg", "miss")``.
+    dap : ndarray, shape (6,)
+        AP gained by fixing each error type alone (clamped at 0, as tidecv does).
+    dap_fp, dap_fn : float
+        AP gained by the false-positive oracle (every false positive scored below every
+        true positive) and the false-negative oracle (the unmatched objects removed).
+    counts : ndarray of int, shape (6,)
+        Errors of each type.
+    class_ids : ndarray of int, shape (C,)
+        Category id of each class column: the ground truth's categories, then categories
+        only the detections use.
+    class_names : tuple of str
+    class_ap : ndarray, shape (C,)
+        AP of each class (NaN where the class takes no part: no objects, no detections).
+    class_dap : ndarray, shape (C, 6)
+        Per class, AP after fixing each type minus ``class_ap`` (NaN where undefined).
+    class_dap_fp, class_dap_fn : ndarray, shape (C,)
+    class_counts : ndarray of int, shape (C, 6)
+        Errors per class (a detection's own class; a missed object's class).
+    dt_error : ndarray of int8, shape (n_dt,)
+        Error type of each detection (index in ``error_names``), -1 for a true positive or a
+        detection not evaluated (beyond ``max_dets``).
+    dt_true_positive : ndarray of bool, shape (n_dt,)
+    gt_missed : ndarray of bool, shape (n_gt,)
+    settings : dict
+        ``pos_threshold``, ``background_threshold``, ``max_dets``, ``rules``.
+    """
+
+    ap: float
+    error_names: tuple[str, ...]
+    dap: np.ndarray
+    dap_fp: float
+    dap_fn: float
+    counts: np.ndarray
+    class_ids: np.ndarray
+    class_names: tuple[str, ...]
+    class_ap: np.ndarray
+    class_dap: np.ndarray
+    class_dap_fp: np.ndarray
+    class_dap_fn: np.ndarray
+    class_counts: np.ndarray
+    dt_error: np.ndarray
+    dt_true_positive: np.ndarray
+    gt_missed: np.ndarray
+    settings: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("dap", "counts", "class_ids", "class_ap", "class_dap", "class_dap_fp",
+                     "class_dap_fn", "class_counts", "dt_error", "dt_true_positive",
+                     "gt_missed"):
+            object.__setattr__(self, name, frozen(getattr(self, name)))
+
+    def summary(self) -> list[dict[str, Any]]:
+        """One row per error type, main then special: ``{"error", "dap", "count"}``.
+
+        The special rows (``"false_positives"``, ``"false_negatives"``) have count None."""
+        rows = [{"error": n, "dap": float(d), "count": int(c)}
+                for n, d, c in zip(self.error_names, self.dap, self.counts)]
+        rows.append({"error": "false_positives", "dap": self.dap_fp, "count": None})
+        rows.append({"error": "false_negatives", "dap": self.dap_fn, "count": None})
+        return rows
+
+    def per_class(self) -> list[dict[str, Any]]:
+        """One row per class: id, name, AP, then the dAP and count of each type."""
+        rows = []
+        for c in range(len(self.class_ids)):
+            row: dict[str, Any] = {"id": int(self.class_ids[c]), "name": self.class_names[c],
+                                   "ap": _num(self.class_ap[c])}
+            for e, name in enumerate(self.error_names):
+                row[f"dap_{name}"] = _num(self.class_dap[c, e])
+                row[f"n_{name}"] = int(self.class_counts[c, e])
+            row["dap_fp"], row["dap_fn"] = _num(self.class_dap_fp[c]), _num(self.class_dap_fn[c])
+            rows.append(row)
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready numbers (NaN as None)."""
+        return {"ap": self.ap, "settings": dict(self.settings), "summary": self.summary(),
+                "per_class": self.per_class()}
+
+
+def _num(value: float) -> float | None:
+    return None if value != value else float(value)
+
+
+def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
+    from ..io.coco import read_coco_gt, read_coco_results
+
+    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt)
+    detections = dt if isinstance(dt, Detections) else read_coco_results(dt, dataset)
+    if len(detections) and (detections.image_index.min() < 0
+                            or detections.image_index.max() >= len(dataset.images)):
+        raise ValueError("detections.image_index must index the dataset's images table")
+    return dataset, detections
+
+
+def _classes(dataset: Dataset, detections: Detections) -> tuple[np.ndarray, np.ndarray,
+                                                                  tuple[str, ...]]:
+    """Class column of each detection: GT categories, then ids only the detections use."""
+    cats = dataset.categories
+    dt_class = np.asarray(detections.category_index, dtype=np.int64).copy()
+    ids, names = list(cats.ids.tolist()), list(cats.names)
+    unknown = dt_class < 0
+    if unknown.any():
+        if detections.category_ids is None:
+            raise ValueError("detections with category_index -1 need category_ids (the "
+                             "classes tidecv would make of them)")
+        extra, inverse = np.unique(detections.category_ids[unknown], return_inverse=True)
+        dt_class[unknown] = len(ids) + inverse
+        ids += extra.tolist()
+        names += [str(i) for i in extra.tolist()]
+    return dt_class, np.asarray(ids, dtype=np.int64), tuple(names)
+
+
+def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
+                      background_threshold: float = 0.1, max_dets: int = 100,
+                      rules: str = "deteval") -> ErrorAttribution:
+    """TIDE's six error types and the AP each costs, per class and overall.
+
+    Parameters
+    ----------
+    gt : Dataset, str, PathLike or dict
+        Ground truth, or a COCO instances file (or its dict). Crowd regions are TIDE's
+        ignore regions; the ``ignore`` flag is not used (as tidecv's COCO loader).
+    dt : Detections, str, PathLike, list, dict or ndarray
+        Bounding-box detections, or anything :func:`~deteval.io.coco.read_coco_results`
+        reads.
+    pos_threshold : float, default 0.5
+        Foreground IoU threshold, in ``(0, 1)``.
+    background_threshold : float, default 0.1
+        Background IoU threshold, in ``[0, pos_threshold]``.
+    max_dets : int, default 100
+        Detections kept per image (all classes together, as tidecv).
+    rules : {"deteval", "tidecv"}
+        ``"tidecv"`` reproduces tidecv 1.0.1 exactly, including its ordering of tied scores
+        in the fixed runs (docs/diagnostics/tide.md §6.1); ``"deteval"`` keeps ties in their
+        original order in every run.
+
+    Returns
+    -------
+    ErrorAttribution
+
+    Examples
+    --------
+    >>> from deteval.demo import make_demo
+    >>> r = error_attribution(*make_demo())
+    >>> round(r.ap, 2), [(s["error"], round(s["dap"], 2), s["count"]) for s in r.summary()][:2]
+    (74.58, [('cls', 10.86, 6), ('loc', 0.08, 4)])
+    """
+    pos = number("pos_threshold", pos_threshold, low=0.0, high=1.0, low_open=True)
+    bg = number("background_threshold", background_threshold, low=0.0, high=pos)
+    if isinstance(max_dets, bool) or not isinstance(max_dets, (int, np.integer)) \
+            or max_dets < 1:
+        raise ValueError(f"max_dets must be an integer >= 1; got {max_dets!r}")
+    if rules not in RULES:
+        raise ValueError(f"rules must be one of {RULES}; got {rules!r}")
+    dataset, detections = _load(gt, dt)
+    if len(detections) and np.isnan(detections.scores).any():
+        raise ValueError("detections.scores must not be NaN")
+    return _attribute(dataset, detections, pos, bg, int(max_dets), rules)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """Everything the fixes need, one entry per detection or object."""
+
+    dt_class: np.ndarray   # (n_dt,) class column
+    scores: np.ndarray     # (n_dt,)
+    seq: np.ndarray        # (n_dt,) position in (image, in-image score order); -1 not kept
+    kept: np.ndarray       # (n_dt,) within max_dets of its image
+    tp: np.ndarray         # (n_dt,) matched a regular object
+    ignored: np.ndarray    # (n_dt,) absorbed by a crowd region
+    error: np.ndarray      # (n_dt,) error type or -1
+    fix_class: np.ndarray  # (n_dt,) class a loc/cls error becomes a TP of when fixed, or -1
+    gt_class: np.ndarray   # (n_gt,) class column of each object (-1 crowd)
+    missed: np.ndarray     # (n_gt,) missed error
+
+
+def _match(dataset: Dataset, detections: Detections, dt_class: np.ndarray, pos: float,
+           max_dets: int) -> tuple[np.ndarray, ...]:
+    """§2: kept detections, their order, true positives, crowd-absorbed ones, used objects."""
+    objects = dataset.gt
+    n_dt, n_gt, n_c = len(detections), len(objects), int(dt_class.max(initial=-1)) + 1
+    n_c = max(n_c, len(dataset.categories))
+    img = detections.image_index
+    order = np.lexsort((np.arange(n_dt), -detections.scores, img))
+    seq = np.empty(n_dt, dtype=np.int64)
+    seq[order] = np.arange(n_dt)
+    first_of_image = np.searchsorted(img[order], img[order], side="left")
+    rank = np.empty(n_dt, dtype=np.int64)
+    rank[order] = np.arange(n_dt) - first_of_image
+    kept = rank < max_dets
+    crowd = objects.iscrowd
+    rev = np.arange(n_gt)[::-1]          # reversed rows: the matcher's "later wins" = first
+    dt_xywh, gt_xywh = detections.as_xywh(), objects.as_xywh()
+
+    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        g = rev[g_rows]
+        return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g], crowd[g])
+
+    gt_group = objects.image_index * n_c + objects.category_index
+    table = match_detections(
+        dt_group=np.where(kept, img * n_c + dt_class, -1), dt_scores=detections.scores,
+        dt_area=detections.area, gt_group=gt_group[rev], gt_crowd=crowd[rev],
+        gt_ignore=crowd[rev], gt_area=objects.area[rev], similarity=similarity,
+        iou_thresholds=np.array([pos]), area_ranges=np.array([[-np.inf, np.inf]]),
+        max_detections=max(n_dt, 1))
+    m = table.detection_matches()[0]
+    d = np.flatnonzero(m >= 0)
+    g = rev[m[d]]
+    tp = np.zeros(n_dt, bool)
+    tp[d[~crowd[g]]] = True
+    ignored = np.zeros(n_dt, bool)
+    on_crowd = d[crowd[g]]
+    if len(on_crowd):  # tidecv absorbs at IoA > pos only
+        ioa = coco_pair_iou(dt_xywh[on_crowd], gt_xywh[g[crowd[g]]],
+                            np.ones(len(on_crowd), bool))
+        ignored[on_crowd[ioa > pos]] = True
+    used = np.zeros(n_gt, bool)
+    used[g[~crowd[g]]] = True
+    return seq, rank, kept, tp, ignored, used
+
+
+def _attribute(dataset: Dataset, detections: Detections, pos: float, bg: float,
+               max_dets: int, rules: str) -> ErrorAttribution:
+    objects = dataset.gt
+    n_dt, n_gt = len(detections), len(objects)
+    dt_class, class_ids, class_names = _classes(dataset, detections)
+    seq, rank, kept, tp, ignored, used = _match(dataset, detections, dt_class, pos, max_dets)
+    regular = ~objects.iscrowd
+    gt_class = np.where(regular, objects.category_index, -1)
+
+    # §3 errors of the kept non-TP detections, from their pairs with the image's objects.
+    err_rows = np.flatnonzero(kept & ~tp)
+    pair_dt, pair_gt = _same_image_pairs(err_rows, detections.image_index,
+                                         np.flatnonzero(regular), objects.image_index)
+    ious = coco_pair_iou(detections.as_xywh()[pair_dt], objects.as_xywh()[pair_gt],
+                         np.zeros(len(pair_dt), bool))
+    has_gt = np.zeros(n_dt, bool)
+    has_gt[pair_dt] = True
+    first_gt = np.full(n_dt, -1, dtype=np.int64)  # the image's first object
+    starts = np.flatnonzero(np.r_[True, pair_dt[1:] != pair_dt[:-1]]) if len(pair_dt) else []
+    first_gt[pair_dt[starts]] = pair_gt[starts]   # (pairs come grouped by detection)
+    same = gt_class[pair_gt] == dt_class[pair_dt]
+    positive = ious > 0
+    loc_gt, loc_v = _best_per_detection(pair_dt, pair_gt, ious, same & positive, n_dt)
+    loc_gt = np.where(loc_gt >= 0, loc_gt, first_gt)  # argmax of an all-zero row: column 0
+    cls_gt, cls_v = _best_per_detection(pair_dt, pair_gt, ious, ~same & positive, n_dt)
+    _, dup_v = _best_per_detection(pair_dt, pair_gt, ious, same & used[pair_gt], n_dt)
+    _, any_v = _best_per_detection(pair_dt, pair_gt, ious, positive, n_dt)
+    loc_v, cls_v, dup_v, any_v = (np.nan_to_num(v, nan=0.0) for v in (loc_v, cls_v, dup_v,
+                                                                      any_v))
+    error = np.select(
+        [~has_gt, (bg <= loc_v) & (loc_v <= pos), cls_v >= pos, dup_v >= pos, any_v <= bg],
+        [BKG, LOC, CLS, DUPE, BKG], BOTH).astype(np.int8)
+    is_err = np.zeros(n_dt, bool)
+    is_err[err_rows] = True
+    error[~is_err] = -1
+    target = np.where(error == LOC, loc_gt, np.where(error == CLS, cls_gt, -1))
+
+    # §4 BestGTMatch: per unused target object, its earliest (highest-scoring) error wins.
+    cand = np.flatnonzero(target >= 0)
+    cand = cand[~used[target[cand]]]
+    usable = np.zeros(n_gt, bool)
+    usable[target[cand]] = True
+    cand = cand[np.lexsort((rank[cand], target[cand]))]
+    winners = cand[np.r_[True, target[cand][1:] != target[cand][:-1]]] if len(cand) else cand
+    fix_class = np.full(n_dt, -1, dtype=np.int64)
+    fix_class[winners] = np.where(error[winners] == CLS, gt_class[target[winners]],
+                                  dt_class[winners])
+    missed = regular & ~used & ~usable
+    run = _Run(dt_class, detections.scores, seq, kept, tp, ignored, error, fix_class,
+               gt_class, missed)
+    return _scores(run, class_ids, class_names, rules,
+                   {"pos_threshold": pos, "background_threshold": bg, "max_dets": max_dets,
+                    "rules": rules})
+
+
+def _scores(run: _Run, class_ids: np.ndarray, class_names: tuple[str, ...], rules: str,
+            settings: dict) -> ErrorAttribution:
+    """§4-5: the original AP and the AP of every fixed run."""
+    n_c = len(class_ids)
+    regular = run.gt_class >= 0
+    n_pos = np.bincount(run.gt_class[regular], minlength=n_c)
+    counted = run.kept & ~run.ignored            # tidecv's data points
+    tie = run.seq if rules == "deteval" else run.seq + np.where(run.tp, len(run.seq), 0)
+    rows = np.flatnonzero(counted)
+    base_ap = _class_ap(run.dt_class[rows], run.scores[rows], run.tp[rows],
+                        run.seq[rows], n_pos, n_c)
+    ap = _mean(base_ap)
+
+    def fixed(error_type: int) -> np.ndarray:
+        keep = counted & (run.error != error_type)
+        fixes = np.flatnonzero((run.error == error_type) & (run.fix_class >= 0) & run.kept)
+        sel = np.flatnonzero(keep)
+        cls = np.r_[run.dt_class[sel], run.fix_class[fixes]]
+        both = np.r_[sel, fixes]
+        good = np.r_[run.tp[sel], np.ones(len(fixes), bool)]
+        positives = n_pos
+        if error_type == MISS:
+            positives = n_pos - np.bincount(run.gt_class[run.missed], minlength=n_c)
+        return _class_ap(cls, run.scores[both], good, tie[both], positives, n_c)
+
+    class_fixed = np.stack([fixed(e) for e in range(6)], axis=1)        # (C, 6)
+    dap = np.array([max(_mean(class_fixed[:, e]) - ap, 0.0) for e in range(6)])
+    fp_scores = np.where(run.tp, 1.0, 0.0)[rows]
+    fp_ap = _class_ap(run.dt_class[rows], fp_scores, run.tp[rows], tie[rows], n_pos, n_c)
+    n_tp = np.bincount(run.dt_class[run.tp], minlength=n_c)
+    fn_ap = _class_ap(run.dt_class[rows], run.scores[rows], run.tp[rows], tie[rows],
+                      n_tp, n_c)
+    counts_c = np.zeros((n_c, 6), dtype=np.int64)
+    err = run.error >= 0
+    np.add.at(counts_c, (run.dt_class[err], run.error[err].astype(np.int64)), 1)
+    counts_c[:, MISS] = np.bincount(run.gt_class[run.missed], minlength=n_c)
+    return ErrorAttribution(
+        ap=ap, error_names=ERROR_NAMES, dap=dap, dap_fp=_mean(fp_ap) - ap,
+        dap_fn=_mean(fn_ap) - ap, counts=counts_c.sum(axis=0), class_ids=class_ids,
+        class_names=class_names, class_ap=base_ap, class_dap=class_fixed - base_ap[:, None],
+        class_dap_fp=fp_ap - base_ap, class_dap_fn=fn_ap - base_ap, class_counts=counts_c,
+        dt_error=run.error, dt_true_positive=run.tp, gt_missed=run.missed, settings=settings)
+
+
+def _class_ap(cls: np.ndarray, score: np.ndarray, good: np.ndarray, key: np.ndarray,
+              positives: np.ndarray, n_c: int) -> np.ndarray:
+    """tidecv's ``APDataObject.get_ap`` of every class, shape (n_c,); NaN where empty.
+
+    Points are ordered by descending score, ties by ``key`` (tidecv: insertion order)."""
+    order = np.lexsort((key, -score, cls))
+    cls, good = cls[order], good[order]
+    n_points = np.bincount(cls, minlength=n_c)
+    ap = np.where((n_points > 0) | (positives != 0), 0.0, np.nan)
+    starts = np.cumsum(n_points) - n_points
+    for c in np.flatnonzero((positives > 0) & (n_points > 0)).tolist():
+        hits = np.cumsum(good[starts[c]:starts[c] + n_points[c]])
+        precision = hits / np.arange(1, len(hits) + 1)
+        envelope = np.maximum.accumulate(precision[::-1])[::-1]
+        reached = np.searchsorted(_X, hits / positives[c], side="right")
+        # Each recall point takes the precision of the first point reaching it; summed in
+        # recall order as tidecv does.
+        ap[c] = sum(np.repeat(envelope, np.diff(reached, prepend=0)).tolist()) / 101 * 100
+    return ap
+
+
+def _mean(values: np.ndarray) -> float:
+    """Mean over the classes taking part (NaN if none: tidecv divides by zero)."""
+    present = values[~np.isnan(values)]
+    return float(sum(present.tolist()) / len(present)) if len(present) else float("nan")
