@@ -21,6 +21,7 @@ from deteval.errors import FormatWarning
 from deteval.outcomes import match_outcomes
 from deteval.viz.draw import (
     DEFAULT_SHOW,
+    MASK_FILL,
     SHOW_CHOICES,
     STYLES,
     _place_label,
@@ -173,9 +174,13 @@ def test_masks_are_outlined_instead_of_boxes():
     tp = STYLES["tp"].rgb
     assert picture.getpixel((20, 50)) == tp and picture.getpixel((21, 50)) == tp  # left rim
     assert picture.getpixel((50, 80)) == tp                                       # bottom rim
-    assert picture.getpixel((22, 50)) == GREY                                     # 2 px only
+    # Inside: the translucent fill (30% of the colour over the image), 2 px of rim only.
+    filled = tuple(round(g + (c - g) * round(255 * MASK_FILL) / 255) for g, c in zip(GREY, tp))
+    assert picture.getpixel((22, 50)) == filled
+    assert picture.getpixel((50, 50)) == filled
     assert picture.getpixel((20, 20)) == GREY   # the box corner is outside the disc
-    assert picture.getpixel((50, 50)) == GREY
+    bare = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=2, mask_fill=0)
+    assert bare.getpixel((50, 50)) == GREY and bare.getpixel((20, 50)) == tp
     assert rle["counts"] == mask_utils.encode(np.asfortranarray(disc))["counts"]   # untouched
 
 
@@ -184,7 +189,7 @@ def test_a_missed_mask_is_dashed():
     disc[30:90, 40:120] = 1
     rle = mask_utils.encode(np.asfortranarray(disc))
     dataset, dt = scene([(DOG, [40, 30, 120, 90])], [], gt={"masks": [rle]})
-    picture = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=1)
+    picture = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=1, mask_fill=0)
     seen = colours(picture, ring([40, 30, 120, 90], 1))
     assert set(seen) == {STYLES["fn"].rgb, GREY} and seen.count(GREY) > len(seen) // 4
 
@@ -453,11 +458,13 @@ def test_write_drawings_reports_problems_and_skips(tmp_path):
     assert any("wrong.png" in m and "170x120" in m and "160x120" in m for m in messages)
     assert any("image id 15 has no file name" in m for m in messages)
     assert len(messages) == 4
-    assert paths == [out_dir / "a.png", out_dir / "sub" / "wrong.png", out_dir / "clean.png"]
+    # Ranked in drawing order (the skipped images keep their rank).
+    assert paths == [out_dir / "001_a.png", out_dir / "sub" / "004_wrong.png",
+                     out_dir / "005_clean.png"]
     for path, size in zip(paths, [(W, H), (W + 10, H), (W, H)]):
         with Image.open(path) as written:
             assert written.size == size and written.format == "PNG"
-    with Image.open(out_dir / "a.png") as written:
+    with Image.open(out_dir / "001_a.png") as written:
         assert written.convert("RGB").getpixel((20, 21)) == STYLES["fn"].rgb   # a dash
 
 
@@ -474,12 +481,12 @@ def test_write_drawings_on_problem_and_order(tmp_path):
     assert select_images(outcomes, only_errors=True).tolist() == [0, 3, 1]
     assert select_images(outcomes, limit=2).tolist() == [0, 3]
     assert select_images(outcomes).tolist() == list(range(6))
-    assert [p.name for p in paths] == ["a.png", "wrong.png"]
+    assert [p.name for p in paths] == ["001_a.png", "002_wrong.png"]
     assert [p for p, _ in problems] == [images_dir / "sub" / "wrong.png",
                                         images_dir / "missing.png"]
     limited = write_drawings(dataset, dt, images_dir, tmp_path / "out2", limit=1,
                              on_problem=lambda *a: None, outcomes=outcomes)
-    assert [p.name for p in limited] == ["a.png"]
+    assert [p.name for p in limited] == ["001_a.png"]
 
 
 def test_write_drawings_never_overwrites_the_images(tmp_path):
@@ -499,9 +506,10 @@ def test_write_drawings_never_overwrites_the_images(tmp_path):
     nested = Dataset(Images(ids=[7], widths=[W], heights=[H], file_names=["images/x.png"]),
                      dataset.categories, dataset.gt)
     with pytest.raises(ValueError, match="would replace the image itself"):
-        write_drawings(nested, dt, images_dir, tmp_path)
+        write_drawings(nested, dt, images_dir, tmp_path, rank=False)
     assert (images_dir / "x.png").read_bytes() == before
-    assert sorted(p.name for p in tmp_path.rglob("*")) == ["images", "x.png"]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [".deteval-draw.json", "images",
+                                                           "x.png"]
 
 
 def test_write_drawings_reports_progress(tmp_path):
@@ -523,8 +531,12 @@ def test_write_drawings_keeps_names_apart(tmp_path):
                       Categories(ids=[1]), GroundTruth(image_index=[], category_index=[],
                                                        boxes=[]))
     dt = Detections(image_index=[], category_index=[], boxes=[], scores=[])
-    paths = write_drawings(dataset, dt, images_dir, tmp_path / "out")
+    paths = write_drawings(dataset, dt, images_dir, tmp_path / "out", rank=False)
     assert [p.name for p in paths] == ["x.png", "x-2.png"]
+    ranked = write_drawings(dataset, dt, images_dir, tmp_path / "out")   # replaces them
+    assert [p.name for p in ranked] == ["001_x.png", "002_x.png"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        ".deteval-draw.json", "001_x.png", "002_x.png", "contact_sheet.jpg", "key.png"]
 
 
 def test_voc_sample_end_to_end(voc_sample_dir, tmp_path):
@@ -533,10 +545,11 @@ def test_voc_sample_end_to_end(voc_sample_dir, tmp_path):
                                  dataset)
     outcomes = match_outcomes(dataset, dt)
     paths = write_drawings(dataset, dt, voc_sample_dir / "images", tmp_path, only_errors=True,
-                           limit=3, outcomes=outcomes)
+                           limit=3, outcomes=outcomes, format="png")   # exact colours
     worst = outcomes.images_by_errors(limit=3)
     assert [p.name for p in paths] == [
-        Path(dataset.images.file_names[i]).with_suffix(".png").name for i in worst]
+        f"{n:03d}_{Path(dataset.images.file_names[i]).stem}.png"
+        for n, i in enumerate(worst.tolist(), start=1)]
     for path, i in zip(paths, worst.tolist()):
         with Image.open(path) as drawn, \
                 Image.open(voc_sample_dir / "images" / dataset.images.file_names[i]) as source:
