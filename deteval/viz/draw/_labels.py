@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -21,9 +22,15 @@ class _Label(NamedTuple):
     origin: tuple[float, float]       # where Pillow draws the text (anchor "la")
 
 
+@lru_cache(maxsize=64)
+def _reference(font) -> tuple[int, int, int, int]:
+    """The vertical extent of a line of text in ``font`` (one per font: labels align)."""
+    return font.getbbox("Ag0|(")
+
+
 def _measure(font, text: str, pad: int) -> tuple[int, int, tuple[int, int, int, int]]:
     left, _, right, _ = font.getbbox(text) if text else (0, 0, 0, 0)
-    ref = font.getbbox("Ag0|(")
+    ref = _reference(font)
     return int(math.ceil(right - left)) + 2 * pad, int(math.ceil(ref[3] - ref[1])) + 2 * pad, \
         (left, ref[1], right, ref[3])
 

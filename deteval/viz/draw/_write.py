@@ -74,10 +74,13 @@ def _read_image(dataset: Dataset, image_index: int, images_dir: Path,
         report(path, f"image {path} (image id {image_id}) not found; skipped")
         return path, None
     try:
-        with Image.open(path) as opened:
-            opened.load()
-            picture = opened.copy()
-            picture.format = opened.format   # for the output format ("auto")
+        picture = Image.open(path)
+        try:
+            picture.load()   # reads the pixels and closes the file (no copy needed)
+        finally:
+            if getattr(picture, "fp", None) is not None:
+                picture.fp.close()   # a format that keeps it open (multi-frame)
+                picture.fp = None
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
         report(path, f"cannot read image {path} (image id {image_id}): {error}; skipped")
         return path, None
