@@ -36,12 +36,13 @@ def _measure(font, text: str, pad: int) -> tuple[int, int, tuple[int, int, int, 
 
 
 def _place_label(text: str, box: np.ndarray, size: tuple[int, int], font_size: int,
-                 taken: Iterable[tuple[int, int, int, int]] = ()) -> _Label | None:
+                 taken: Iterable[tuple[int, int, int, int]] = (), *,
+                 free_only: bool = False) -> _Label | None:
     """Fit a label in the image at the box's left edge; shrink, then truncate, to fit.
 
     Greedy: the first of the candidate positions (:func:`_candidates`) that overlaps no
-    rectangle of ``taken`` wins, else the one they cover least. Returns None when
-    not even a truncated label fits (an image a few pixels high).
+    rectangle of ``taken`` wins, else the one they cover least (None with ``free_only``).
+    Returns None when not even a truncated label fits (an image a few pixels high).
     """
     w, h = size
     sizes = [font_size]
@@ -65,31 +66,39 @@ def _place_label(text: str, box: np.ndarray, size: tuple[int, int], font_size: i
     rects = _candidates(box, lw, lh, w, h)
     taken = np.asarray(list(taken) if not isinstance(taken, np.ndarray) else taken,
                        dtype=np.int64).reshape(-1, 4)
-    rect = tuple(int(v) for v in rects[_least_covered(rects, taken)])
+    best, covered = _least_covered(rects, taken)
+    if covered and free_only:
+        return None
+    rect = tuple(int(v) for v in rects[best])
     return _Label(text, font, rect, (rect[0] + pad - bbox[0], rect[1] + pad - bbox[1]))
 
 
 def _candidates(box: np.ndarray, lw: int, lh: int, w: int, h: int) -> np.ndarray:
     """Inclusive rectangles (n, 4) a label may take, moved into the image, best first:
     above the box, inside its top, below it, inside its bottom (each at its left edge, then
-    at its right edge), then a row further above and below."""
+    at its right edge), then stacked: a row further above and below, a row further inside,
+    two rows further out."""
     left = _clip(box[0], 0, w - lw)
     right = _clip(math.ceil(box[2]) - lw, 0, w - lw)
     top = _clip(box[1], -_FAR, _FAR)
     bottom = _clip(math.ceil(box[3]) - 1, -_FAR, _FAR)
-    rows = np.array([top - lh, top, bottom + 1, bottom - lh + 1, top - 2 * lh, bottom + 1 + lh])
+    rows = np.array([top - lh, top, bottom + 1, bottom - lh + 1, top - 2 * lh, bottom + 1 + lh,
+                     top + lh, bottom + 1 - 2 * lh, top - 3 * lh, bottom + 1 + 2 * lh])
     y0 = np.clip(rows, 0, h - lh).repeat(2)
     x0 = np.tile([left, right], len(rows))
     return np.stack([x0, y0, x0 + lw - 1, y0 + lh - 1], axis=1)
 
 
-def _least_covered(rects: np.ndarray, taken: np.ndarray) -> int:
+def _least_covered(rects: np.ndarray, taken: np.ndarray) -> tuple[int, int]:
     """The first of ``rects`` overlapping none of ``taken``, else the least covered (the
-    sum of the areas it shares with them; the first on ties). Vectorised over both."""
+    sum of the areas it shares with them; the first on ties), and that area. Vectorised
+    over both."""
     if not len(taken):
-        return 0
+        return 0, 0
     ix = (np.minimum(rects[:, None, 2], taken[None, :, 2])
           - np.maximum(rects[:, None, 0], taken[None, :, 0]) + 1).clip(0)
     iy = (np.minimum(rects[:, None, 3], taken[None, :, 3])
           - np.maximum(rects[:, None, 1], taken[None, :, 1]) + 1).clip(0)
-    return int(np.argmin((ix * iy).sum(axis=1)))
+    covered = (ix * iy).sum(axis=1)
+    best = int(np.argmin(covered))
+    return best, int(covered[best])

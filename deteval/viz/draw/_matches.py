@@ -196,9 +196,13 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
         ``"wrong_class"``, ``"localization"``, ``"background"``). Found objects are shown by
         their detection.
     labels : bool
-        Write a label (tag, class, score, IoU) at each shape. Labels stay inside the image:
-        placed above the shape's box or, at the top edge, inside it; shifted left at the
-        right edge; on a small image the font shrinks (to 6 px) and the text is cut ("..").
+        Write a label (tag, class, score, IoU) at each shape. Labels stay inside the image
+        and never overlap: each takes the first free spot among positions around its box
+        (above, inside the top, below, inside the bottom, at its left or right edge, then
+        stacked further out), the most important first (true positives, then false
+        positives, missed objects, the rest; higher scores first); one that finds no free
+        spot is left out (its shape stays). On a small image the font shrinks (to 6 px)
+        and the text is cut ("..").
     line_width, font_size : int, optional
         In pixels; by default they grow with the image: ``min(w, h) / 250`` (at least 1)
         and ``min(w, h) / 32`` (8 to 256), so that labels keep their size relative to the
@@ -265,13 +269,17 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
 
 def _draw_labels(draw: ImageDraw.ImageDraw, items: list[_Item], size: tuple[int, int],
                  font_size: int) -> None:
-    """Placed most important first (they get the free spots), drawn the other way round
-    (they end on top)."""
+    """Placed most important first (outcome layer, then score: they get the free spots),
+    drawn the other way round (they end on top); a label with no free spot is left out."""
+    def rank(item: _Item) -> tuple[int, float]:
+        scores = getattr(item.columns, "scores", None)
+        return -_LAYER[item.key], -(float(scores[item.row]) if scores is not None else 0.0)
+
     placed = []
     taken = np.empty((len(items), 4), dtype=np.int64)
-    for item in reversed(items):
+    for item in sorted(items, key=rank):
         label = _place_label(item.text, item.columns.boxes[item.row], size, font_size,
-                             taken=taken[:len(placed)])
+                             taken=taken[:len(placed)], free_only=True)
         if label is not None:
             taken[len(placed)] = label.rect
             placed.append((item, label))
