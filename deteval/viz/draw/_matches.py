@@ -257,14 +257,17 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
     size = (int(np.clip(round(min(w, h) / 32), 8, _MAX_FONT)) if font_size is None
             else positive_integer("font_size", font_size, or_none=True))
 
-    overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
+    # RGB pictures are drawn on directly (a copy); the others on an overlay composed in
+    # their mode. Strokes are opaque: the same pixels either way.
+    direct = image.mode == "RGB"
+    overlay = image.copy() if direct else Image.new("RGBA", image.size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(overlay)
     fill = int(round(255 * float(mask_fill)))
     for item in items:
         _draw_shape(overlay, draw, item, width, fill, gt.gt, outcomes, options)
     if labels:
         _draw_labels(draw, items, image.size, size)
-    return _compose(image, overlay)
+    return overlay if direct else _compose(image, overlay)
 
 
 def _draw_labels(draw: ImageDraw.ImageDraw, items: list[_Item], size: tuple[int, int],

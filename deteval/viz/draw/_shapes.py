@@ -129,12 +129,16 @@ def _draw_mask(overlay: Image.Image, rle: Any, rgba: tuple, width: int,
         yy, xx = np.mgrid[y0:y1, x0:x1]
         outline &= (xx + yy) % (on + off) < on
     x0, y0 = int(x0), int(y0)
-    if fill:
+    if fill and overlay.mode == "RGBA":
         # Replaces what lies under the mask on the overlay: the image shows through.
         inside = Image.fromarray(region[1:-1, 1:-1].astype(np.uint8) * 255, mode="L")
         overlay.paste(Image.new("RGBA", inside.size, (*rgba[:3], int(fill))), (x0, y0), inside)
+    elif fill:   # drawn on the picture itself (RGB): blended at once
+        inside = Image.fromarray(region[1:-1, 1:-1].astype(np.uint8) * int(fill), mode="L")
+        overlay.paste(rgba[:3], (x0, y0, x0 + inside.width, y0 + inside.height), inside)
     stencil = Image.fromarray(outline.astype(np.uint8) * 255, mode="L")
-    overlay.paste(Image.new("RGBA", stencil.size, rgba), (x0, y0), stencil)
+    colour = rgba if overlay.mode == "RGBA" else rgba[:3]
+    overlay.paste(colour, (x0, y0, x0 + stencil.width, y0 + stencil.height), stencil)
     return True
 
 
