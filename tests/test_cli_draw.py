@@ -306,3 +306,47 @@ def test_segm_only_results_are_drawn_with_iou_type_segm(files):
     status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
                            "--out", files["out"], "--iou-type", "keypoints")
     assert status != 0 and "keypoints" in err
+
+
+def test_keypoints_with_the_skeleton_of_the_ground_truth(files):
+    points = np.zeros((17, 3))
+    points[:, 2] = 2
+    points[:, 0] = 20 + 4 * np.arange(17)   # a diagonal of joints
+    points[:, 1] = 10 + 3 * np.arange(17)
+    points[5, :2], points[6, :2] = (20, 30), (80, 30)   # the shoulders: one row
+    gt = json.loads(files["gt"].read_text())
+    gt["images"] = gt["images"][:1]
+    gt["annotations"] = [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [20, 10, 64, 48],
+                          "area": 3000, "iscrowd": 0, "num_keypoints": 17,
+                          "keypoints": points.ravel().tolist()}]
+    gt["categories"] = [{"id": 1, "name": "person", "skeleton": [[6, 7]]}]   # 1-based
+    files["gt"].write_text(json.dumps(gt))
+    files["dt"].write_text(json.dumps([{"image_id": 1, "category_id": 1, "score": 0.9,
+                                        "keypoints": points.ravel().tolist()}]))
+    status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
+                           "--out", files["out"], "--iou-type", "keypoints")
+    assert status == 0, err
+    assert "TP 1, FP 0" in out
+    with Image.open(files["out"] / "001_a.png") as drawn:
+        drawn = drawn.convert("RGB")
+        assert drawn.getpixel((40, 30)) == STYLES["tp"].rgb   # the shoulders' edge
+        assert drawn.getpixel((42, 36)) == (128, 128, 128)    # COCO's edge 5-11: not drawn
+        assert drawn.getpixel((68, 46)) == STYLES["tp"].rgb   # joint 12: within tolerance
+
+
+def test_rotated_boxes_via_the_cli(files):
+    gt = json.loads(files["gt"].read_text())
+    for a in gt["annotations"]:
+        x, y, w, h = a["bbox"]
+        a["rbox"] = [x + w / 2, y + h / 2, w, h, 0.0]
+    files["gt"].write_text(json.dumps(gt))
+    files["dt"].write_text(json.dumps([{"image_id": 1, "category_id": 1, "score": 0.9,
+                                        "rbox": [25, 25, 30, 30, 30.0]}]))
+    status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
+                           "--out", files["out"], "--iou-type", "rotated", "--score", "0")
+    assert status == 0, err
+    with Image.open(files["out"] / "003_a.png") as drawn:
+        drawn = drawn.convert("RGB")
+        assert drawn.getpixel((10, 10)) != STYLES["tp"].rgb   # no axis-aligned corner
+        seen = {c for _, c in drawn.getcolors(maxcolors=1 << 16)}
+        assert STYLES["tp"].rgb in seen or STYLES["localization"].rgb in seen
