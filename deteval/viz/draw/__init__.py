@@ -25,7 +25,9 @@ key                  colour          line    tag    drawn for
 compressed RLE) if it has one, else from its polygon (``polygons``, shapely), else from its
 rotated box (``rboxes``), else its box; keypoints (``keypoints``) come first.
 Labels give the tag, class name, score and IoU; the IoU of a wrong-class detection is with
-the object (of the class named in brackets) it sits on.
+the object (of the class named in brackets) it sits on. Labels never overlap: each takes the
+first free spot around its shape, the most important first, or is left out. The matching
+(:func:`~deteval.outcomes.match_outcomes`) is on boxes whatever shapes are drawn.
 
 Keypoints are drawn as the category's skeleton (edges in the outcome's colour and line)
 with a dot per joint: a detected joint within the OKS tolerance of its object's joint (its
@@ -37,8 +39,8 @@ drawings (``key.png``) with a contact sheet of the worst images.
 Image modes
 -----------
 The input image is never modified; the result is a new image of the same size and mode.
-Everything is drawn on a transparent RGBA layer first, then laid over the image in its own
-mode: RGB and RGBA get the exact colours (drawn strokes are opaque); L, LA, I, I;16 and F
+RGB images are drawn on a copy; the others on a transparent RGBA layer first, then laid over
+the image in its own mode: RGB and RGBA get the exact colours (drawn strokes are opaque); L, LA, I, I;16 and F
 (no colour) get each colour's luminance (0-255), times 257 for I;16 and for I images with
 values above 255, divided by 255 for F images within [0, 1]; ``1`` gets the luminance
 thresholded at 128; P (palette) images are drawn in RGB and re-quantised to an adaptive
