@@ -331,6 +331,16 @@ def _gallery(dataset: Any, detections: Any, outcomes: Any, images_dir: Path | No
     return entries, skipped
 
 
+def f1_optimal_score(points: Any) -> tuple[float, str]:
+    """The score threshold of the best F1 over all classes (``points.best()``, from
+    :func:`~deteval.confusion.operating_points`), 0 when no score gives an F1 above 0; and
+    where it comes from (``"the F1-optimal score"`` or ``"no F1 above 0"``)."""
+    best = points.best()["threshold"]
+    if not math.isfinite(best):
+        return 0.0, "no F1 above 0"
+    return max(best, 0.0), "the F1-optimal score"
+
+
 def _legend_entries() -> list[dict[str, Any]]:
     """The drawing styles of the gallery, as the draw module describes them."""
     from .viz.draw import legend
@@ -669,9 +679,7 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         points = operating_points(dataset, detections, iou_threshold=iou_threshold)
         step("operating points")
         if score_threshold is None:
-            best = points.best()["threshold"]
-            score_threshold = max(best, 0.0) if math.isfinite(best) else 0.0
-            source = "the F1-optimal score" if math.isfinite(best) else "no F1 above 0"
+            score_threshold, source = f1_optimal_score(points)
         else:
             source = "given"
         cm = detection_confusion_matrix(dataset, detections, iou_threshold=iou_threshold,

@@ -6,6 +6,7 @@ sample."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -21,10 +22,14 @@ from deteval.errors import FormatWarning
 from deteval.outcomes import match_outcomes
 from deteval.viz.draw import (
     DEFAULT_SHOW,
+    KEYPOINT_THRESHOLD,
+    MASK_FILL,
     SHOW_CHOICES,
     STYLES,
     _place_label,
+    draw_legend,
     draw_matches,
+    joint_within,
     legend,
     select_images,
     write_drawings,
@@ -173,9 +178,13 @@ def test_masks_are_outlined_instead_of_boxes():
     tp = STYLES["tp"].rgb
     assert picture.getpixel((20, 50)) == tp and picture.getpixel((21, 50)) == tp  # left rim
     assert picture.getpixel((50, 80)) == tp                                       # bottom rim
-    assert picture.getpixel((22, 50)) == GREY                                     # 2 px only
+    # Inside: the translucent fill (30% of the colour over the image), 2 px of rim only.
+    filled = tuple(round(g + (c - g) * round(255 * MASK_FILL) / 255) for g, c in zip(GREY, tp))
+    assert picture.getpixel((22, 50)) == filled
+    assert picture.getpixel((50, 50)) == filled
     assert picture.getpixel((20, 20)) == GREY   # the box corner is outside the disc
-    assert picture.getpixel((50, 50)) == GREY
+    bare = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=2, mask_fill=0)
+    assert bare.getpixel((50, 50)) == GREY and bare.getpixel((20, 50)) == tp
     assert rle["counts"] == mask_utils.encode(np.asfortranarray(disc))["counts"]   # untouched
 
 
@@ -184,7 +193,7 @@ def test_a_missed_mask_is_dashed():
     disc[30:90, 40:120] = 1
     rle = mask_utils.encode(np.asfortranarray(disc))
     dataset, dt = scene([(DOG, [40, 30, 120, 90])], [], gt={"masks": [rle]})
-    picture = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=1)
+    picture = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=1, mask_fill=0)
     seen = colours(picture, ring([40, 30, 120, 90], 1))
     assert set(seen) == {STYLES["fn"].rgb, GREY} and seen.count(GREY) > len(seen) // 4
 
@@ -453,11 +462,13 @@ def test_write_drawings_reports_problems_and_skips(tmp_path):
     assert any("wrong.png" in m and "170x120" in m and "160x120" in m for m in messages)
     assert any("image id 15 has no file name" in m for m in messages)
     assert len(messages) == 4
-    assert paths == [out_dir / "a.png", out_dir / "sub" / "wrong.png", out_dir / "clean.png"]
+    # Ranked in drawing order (the skipped images keep their rank).
+    assert paths == [out_dir / "001_a.png", out_dir / "sub" / "004_wrong.png",
+                     out_dir / "005_clean.png"]
     for path, size in zip(paths, [(W, H), (W + 10, H), (W, H)]):
         with Image.open(path) as written:
             assert written.size == size and written.format == "PNG"
-    with Image.open(out_dir / "a.png") as written:
+    with Image.open(out_dir / "001_a.png") as written:
         assert written.convert("RGB").getpixel((20, 21)) == STYLES["fn"].rgb   # a dash
 
 
@@ -474,12 +485,12 @@ def test_write_drawings_on_problem_and_order(tmp_path):
     assert select_images(outcomes, only_errors=True).tolist() == [0, 3, 1]
     assert select_images(outcomes, limit=2).tolist() == [0, 3]
     assert select_images(outcomes).tolist() == list(range(6))
-    assert [p.name for p in paths] == ["a.png", "wrong.png"]
+    assert [p.name for p in paths] == ["001_a.png", "002_wrong.png"]
     assert [p for p, _ in problems] == [images_dir / "sub" / "wrong.png",
                                         images_dir / "missing.png"]
     limited = write_drawings(dataset, dt, images_dir, tmp_path / "out2", limit=1,
                              on_problem=lambda *a: None, outcomes=outcomes)
-    assert [p.name for p in limited] == ["a.png"]
+    assert [p.name for p in limited] == ["001_a.png"]
 
 
 def test_write_drawings_never_overwrites_the_images(tmp_path):
@@ -499,9 +510,10 @@ def test_write_drawings_never_overwrites_the_images(tmp_path):
     nested = Dataset(Images(ids=[7], widths=[W], heights=[H], file_names=["images/x.png"]),
                      dataset.categories, dataset.gt)
     with pytest.raises(ValueError, match="would replace the image itself"):
-        write_drawings(nested, dt, images_dir, tmp_path)
+        write_drawings(nested, dt, images_dir, tmp_path, rank=False)
     assert (images_dir / "x.png").read_bytes() == before
-    assert sorted(p.name for p in tmp_path.rglob("*")) == ["images", "x.png"]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [".deteval-draw.json", "images",
+                                                           "x.png"]
 
 
 def test_write_drawings_reports_progress(tmp_path):
@@ -523,8 +535,12 @@ def test_write_drawings_keeps_names_apart(tmp_path):
                       Categories(ids=[1]), GroundTruth(image_index=[], category_index=[],
                                                        boxes=[]))
     dt = Detections(image_index=[], category_index=[], boxes=[], scores=[])
-    paths = write_drawings(dataset, dt, images_dir, tmp_path / "out")
+    paths = write_drawings(dataset, dt, images_dir, tmp_path / "out", rank=False)
     assert [p.name for p in paths] == ["x.png", "x-2.png"]
+    ranked = write_drawings(dataset, dt, images_dir, tmp_path / "out")   # replaces them
+    assert [p.name for p in ranked] == ["001_x.png", "002_x.png"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        ".deteval-draw.json", "001_x.png", "002_x.png", "contact_sheet.jpg", "key.png"]
 
 
 def test_voc_sample_end_to_end(voc_sample_dir, tmp_path):
@@ -533,10 +549,11 @@ def test_voc_sample_end_to_end(voc_sample_dir, tmp_path):
                                  dataset)
     outcomes = match_outcomes(dataset, dt)
     paths = write_drawings(dataset, dt, voc_sample_dir / "images", tmp_path, only_errors=True,
-                           limit=3, outcomes=outcomes)
+                           limit=3, outcomes=outcomes, format="png")   # exact colours
     worst = outcomes.images_by_errors(limit=3)
     assert [p.name for p in paths] == [
-        Path(dataset.images.file_names[i]).with_suffix(".png").name for i in worst]
+        f"{n:03d}_{Path(dataset.images.file_names[i]).stem}.png"
+        for n, i in enumerate(worst.tolist(), start=1)]
     for path, i in zip(paths, worst.tolist()):
         with Image.open(path) as drawn, \
                 Image.open(voc_sample_dir / "images" / dataset.images.file_names[i]) as source:
@@ -549,3 +566,111 @@ def test_voc_sample_end_to_end(voc_sample_dir, tmp_path):
                 assert STYLES["background"].rgb in present
             if counts["tp"]:
                 assert STYLES["tp"].rgb in present
+
+
+# --------------------------------------------------------------------------------------
+# Keypoints, the key, crowded labels, the output folder
+# --------------------------------------------------------------------------------------
+
+
+def person(x0: float, y0: float) -> np.ndarray:
+    """17 COCO joints (x, y, v=2) on a 40 x 60 figure at (x0, y0): shoulders 5, 6 are
+    40 px apart on one row, the others spread below them."""
+    points = np.zeros((17, 3))
+    points[:, 2] = 2
+    points[:5, :2] = [[x0 + 20, y0 + 4], [x0 + 16, y0 + 2], [x0 + 24, y0 + 2],
+                      [x0 + 12, y0 + 4], [x0 + 28, y0 + 4]]
+    points[5:, 0] = np.tile([x0, x0 + 40], 6)
+    points[5:, 1] = y0 + np.repeat([12, 22, 32, 40, 50, 60], 2)
+    return points
+
+
+def test_keypoints_skeleton_and_joints_within_the_oks_tolerance():
+    gt_points = person(20, 20)
+    dt_points = gt_points.copy()
+    dt_points[0, :2] += 15   # the nose: far outside its tolerance
+    box = [20, 20, 60, 80]
+    dataset, dt = scene([(CAT, box)], [(CAT, box, 0.9)],
+                        gt={"keypoints": [gt_points], "num_keypoints": [17]},
+                        dt={"keypoints": [dt_points]})
+    picture = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=2)
+    tp, bad = STYLES["tp"].rgb, STYLES["background"].rgb
+    # The edge between the shoulders (5, 6), midway: the outcome's colour.
+    assert picture.getpixel((40, 32)) == tp
+    # Joints: dots in the TP colour within tolerance, the nose in the background colour.
+    assert picture.getpixel((20, 42)) == tp              # joint 7, exact
+    assert picture.getpixel((55, 39)) == bad             # the nose, moved to (55, 39)
+    assert picture.getpixel((40, 50)) == GREY            # between, nothing
+    within = joint_within(dt_points, gt_points, 40 * 60, np.full(17, 0.05), KEYPOINT_THRESHOLD)
+    assert within.tolist() == [False] + [True] * 16
+    # The threshold: exp(-d^2 / (2 s^2 k^2)) >= t.
+    d2 = 15 ** 2 * 2
+    term = np.exp(-d2 / (2 * 2400 * (2 * 0.05) ** 2))
+    assert joint_within(dt_points, gt_points, 2400, np.full(17, 0.05), term)[0]
+    assert not joint_within(dt_points, gt_points, 2400, np.full(17, 0.05), term * 1.01)[0]
+
+
+def test_a_missed_person_is_drawn_dashed_with_its_skeleton():
+    points = person(60, 30)
+    points[16, 2] = 0   # an unlabelled joint: no dot, no edge
+    dataset, dt = scene([(DOG, [60, 30, 100, 90])], [], gt={"keypoints": [points],
+                                                           "num_keypoints": [16]})
+    picture = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=1)
+    edge = colours(picture, [(x, 42) for x in range(64, 97)])   # shoulders 5-6 at y 42
+    assert set(edge) == {STYLES["fn"].rgb, GREY} and edge.count(GREY) > 3
+    assert picture.getpixel((100, 90)) == GREY   # joint 16 (unlabelled) is not drawn
+    # A custom skeleton for the category (id 2): only its edges.
+    custom = draw_matches(grey(), dataset, dt, 0, labels=False, line_width=1,
+                          skeleton={2: [(7, 8)]})
+    assert set(colours(custom, [(x, 42) for x in range(64, 97)])) == {GREY}
+    assert STYLES["fn"].rgb in colours(custom, [(x, 52) for x in range(64, 97)])
+
+
+def test_the_key_has_an_entry_for_each_outcome_shown():
+    shown = ["tp", "fn", "background"]
+    key = draw_legend(shown, font_size=16)
+    rows = legend(shown)
+    assert [e["key"] for e in rows] == ["tp", "background", "fn"]
+    pixels = {key.getpixel((x, 16 + 24 * n)) for n in range(3) for x in range(8, 12)}
+    assert {STYLES[k].rgb for k in ("tp", "background", "fn")} <= pixels
+    everything = {c for _, c in draw_legend(SHOW_CHOICES).getcolors(maxcolors=1 << 16)}
+    assert {s.rgb for s in STYLES.values()} <= everything
+
+
+def test_labels_in_a_crowd_do_not_overlap():
+    boxes = [np.array([40.0 + 3 * i, 40 + 2 * i, 100 + 3 * i, 90 + 2 * i]) for i in range(6)]
+    taken = np.empty((0, 4), dtype=np.int64)
+    for b in boxes:
+        label = _place_label("cat 0.90 IoU 0.75", b, (W, H), 10, taken=taken)
+        taken = np.vstack([taken, label.rect])
+    for i in range(len(taken)):
+        for j in range(i):
+            a, b = taken[i], taken[j]
+            assert not (a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3])
+
+
+def test_write_drawings_writes_the_key_and_a_contact_sheet(tmp_path):
+    dataset, dt, images_dir = folder_scene(tmp_path)
+    out = tmp_path / "out"
+    paths = write_drawings(dataset, dt, images_dir, out, on_problem=lambda *a: None,
+                           show=["tp", "fn"], by_errors=True, contact_sheet=2)
+    assert [p.name for p in paths] == ["001_a.png", "002_wrong.png", "005_clean.png"]
+    with Image.open(out / "key.png") as key:
+        assert np.array_equal(np.asarray(key), np.asarray(draw_legend(["tp", "fn"])))
+    with Image.open(out / "contact_sheet.jpg") as sheet:
+        assert sheet.format == "JPEG" and sheet.width > sheet.height   # two cells, one row
+
+
+def test_a_forged_manifest_deletes_nothing_outside_the_folder(tmp_path):
+    dataset, dt, images_dir = folder_scene(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    stamp = [victim.stat().st_size, victim.stat().st_mtime_ns]
+    (out / "link.txt").symlink_to(victim)
+    (out / ".deteval-draw.json").write_text(json.dumps({"files": [
+        {"path": "../victim.txt", "stamp": stamp}, {"path": str(victim), "stamp": stamp},
+        {"path": "link.txt", "stamp": stamp}, "garbage"]}))
+    write_drawings(dataset, dt, images_dir, out, on_problem=lambda *a: None)
+    assert victim.read_text() == "keep me" and (out / "link.txt").is_symlink()

@@ -1,0 +1,252 @@
+"""Drawings written to a folder: :func:`write_drawings` and what it needs."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from ..._validation import positive_integer
+from ...data import Dataset, Detections
+from ...errors import FormatWarning
+from ...outcomes import Outcomes, match_outcomes
+from . import _folder
+from ._matches import _check_outcomes, draw_matches
+from ._styles import DEFAULT_SHOW, _shown_keys, draw_legend
+
+
+def select_images(outcomes: Outcomes, *, only_errors: bool = False,
+                  limit: int | None = None, by_errors: bool = False) -> np.ndarray:
+    """The image rows :func:`write_drawings` draws, in its order.
+
+    Every image in table order; with ``only_errors``, ``limit`` or ``by_errors``, by number
+    of errors (false positives plus missed objects), most first, ties in table order,
+    without the images free of errors (``only_errors``) and at most ``limit`` of them.
+
+    Examples
+    --------
+    >>> from deteval.data import Categories, Dataset, Detections, GroundTruth, Images
+    >>> ds = Dataset(Images(ids=[1, 2], widths=[9, 9], heights=[9, 9]), Categories(ids=[1]),
+    ...              GroundTruth(image_index=[1], category_index=[0], boxes=[[1, 1, 5, 5]]))
+    >>> dt = Detections(image_index=[], category_index=[], boxes=[], scores=[])
+    >>> outcomes = match_outcomes(ds, dt)
+    >>> select_images(outcomes).tolist(), select_images(outcomes, by_errors=True).tolist()
+    ([0, 1], [1, 0])
+    """
+    if limit is not None:
+        limit = positive_integer("limit", limit, or_none=True)
+    if not only_errors and limit is None and not by_errors:
+        return np.arange(outcomes.n_images, dtype=np.int64)
+    return outcomes.images_by_errors(only_errors=bool(only_errors), limit=limit)
+
+
+def _warn(path: Path | None, message: str) -> None:
+    warnings.warn(message, FormatWarning, stacklevel=4)   # at write_drawings' caller
+
+
+def image_file(images_dir: Path, file_name: str) -> Path:
+    """Where the image of ``file_name`` is under ``images_dir`` (if a name with folders is
+    absent, its last part is tried); the first candidate when neither exists."""
+    path = images_dir / file_name
+    if not path.is_file() and (images_dir / Path(file_name).name).is_file():
+        path = images_dir / Path(file_name).name
+    return path
+
+
+def _read_image(dataset: Dataset, image_index: int, images_dir: Path,
+                report: Callable[[Path | None, str], Any]) -> tuple[Path | None, Any]:
+    """The file and the picture (loaded, the file closed) of one image row, or None for the
+    picture after ``report(path, message)`` when it has no file name, is missing or cannot
+    be read; a picture whose size differs from the annotation's is returned after a
+    report."""
+    images = dataset.images
+    image_id, name = int(images.ids[image_index]), images.file_names[image_index]
+    if not name:
+        report(None, f"image id {image_id} has no file name; skipped")
+        return None, None
+    path = image_file(images_dir, name)
+    if not path.is_file():
+        report(path, f"image {path} (image id {image_id}) not found; skipped")
+        return path, None
+    try:
+        picture = Image.open(path)
+        try:
+            picture.load()   # reads the pixels and closes the file (no copy needed)
+        finally:
+            if getattr(picture, "fp", None) is not None:
+                picture.fp.close()   # a format that keeps it open (multi-frame)
+                picture.fp = None
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
+        report(path, f"cannot read image {path} (image id {image_id}): {error}; skipped")
+        return path, None
+    mismatch = size_mismatch(dataset, image_index, picture.size)
+    if mismatch:
+        report(path, f"image {path} (image id {image_id}) {mismatch}; drawn in the "
+               "annotation's coordinates")
+    return path, picture
+
+
+def size_mismatch(dataset: Dataset, image_index: int, size: tuple[int, int]) -> str | None:
+    """``"is WxH pixels but its annotation says WxH"`` when the picture's size is not the
+    annotation's width and height (unknown sizes are not compared), else None."""
+    images = dataset.images
+    expected = (images.widths[image_index], images.heights[image_index])
+    if not all(np.isfinite(expected)) or tuple(map(float, size)) == expected:
+        return None
+    return (f"is {size[0]}x{size[1]} pixels but its annotation says {expected[0]:g}x"
+            f"{expected[1]:g}")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (b.exists() and a.samefile(b))
+    except OSError:
+        return False
+
+
+def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | os.PathLike,
+                   out_dir: str | os.PathLike, *, only_errors: bool = False,
+                   limit: int | None = None, by_errors: bool = False,
+                   iou_threshold: float = 0.5, score_threshold: float = 0.0,
+                   on_problem: Callable[[Path | None, str], Any] | None = None,
+                   outcomes: Outcomes | None = None, show: Iterable[str] = DEFAULT_SHOW,
+                   labels: bool = True, format: str = "auto", quality: int = 90,
+                   rank: bool = True, key: bool = True, contact_sheet: int = 24,
+                   draw_options: Mapping[str, Any] | None = None,
+                   progress: Callable[[int, int, str], Any] | None = None) -> list[Path]:
+    """Draw the matches on the dataset's images and write them to a folder.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    detections : Detections
+    images_dir : str or PathLike
+        Folder of the images, found by ``dataset.images.file_names`` (relative paths allowed;
+        if a name with folders is absent, its last part is tried).
+    out_dir : str or PathLike
+        Created if needed. Each image is written to ``out_dir / file_name``, its base name
+        prefixed by its rank in the drawing order (``rank``) and its suffix that of the
+        ``format``; a repeated name gets ``-<image id>``. It may not be ``images_dir``
+        itself, and a drawing that would replace its own source image raises
+        ``ValueError``: the images are never overwritten. The files of a previous run into
+        the same folder (listed in its manifest, ``.deteval-draw.json``) are deleted first,
+        if unchanged since; no other file is touched.
+    only_errors, limit, by_errors : optional
+        Which images, in which order: see :func:`select_images`.
+    iou_threshold, score_threshold : float
+        Of the matching, when ``outcomes`` is not given.
+    on_problem : callable, optional
+        Called as ``on_problem(path, message)`` for each problem instead of a
+        :class:`~deteval.errors.FormatWarning`: an image without a file name (``path``
+        None), missing or unreadable (skipped), or whose size differs from the annotation's
+        width and height (drawn anyway, in annotation coordinates).
+    outcomes : Outcomes, optional
+        Precomputed outcomes of ``dataset`` and ``detections``.
+    show, labels :
+        As for :func:`draw_matches`.
+    format : {"auto", "png", "jpeg"}, default "auto"
+        ``auto``: JPEG (``quality``) for JPEG images, PNG (lossless: exact colours) for the
+        others.
+    quality : int, default 90
+        JPEG quality, 1 to 95.
+    rank : bool, default True
+        Prefix each file name with its rank, zero-padded (``001_``, ``002_``, ...), so that
+        a folder listing keeps the drawing order (most errors first when sorted so).
+    key : bool, default True
+        Also write ``key.png``: the legend of the drawings (:func:`draw_legend`).
+    contact_sheet : int, default 24
+        Also write ``contact_sheet.jpg``: thumbnails of the first this many drawings (the
+        worst ones when sorted by errors) on one grid; 0 for none.
+    draw_options : mapping, optional
+        More keywords of :func:`draw_matches` (``line_width``, ``font_size``,
+        ``mask_fill``, ``skeleton``, ``keypoint_sigmas``, ``keypoint_threshold``).
+    progress : callable, optional
+        Called as ``progress(done, total, file_name)`` after each chosen image (drawn or
+        skipped), e.g. a progress bar.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The drawings written, in drawing order (not the key and the contact sheet).
+
+    Notes
+    -----
+    Pixels are drawn as stored in the file: an EXIF orientation tag is not applied, so
+    the annotations must refer to the stored pixels (as COCO's and VOC's do).
+
+    Raises
+    ------
+    OSError
+        ``out_dir`` or a file in it cannot be written.
+    ValueError
+        ``out_dir`` is ``images_dir``, a drawing would replace its source image, or an
+        unknown ``format``.
+    """
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"dataset must be a deteval Dataset; got {type(dataset).__name__}")
+    if not isinstance(detections, Detections):
+        raise TypeError(f"detections must be deteval Detections; got "
+                        f"{type(detections).__name__}")
+    _shown_keys(show)
+    if limit is not None:
+        positive_integer("limit", limit, or_none=True)
+    if format not in _folder.FORMATS:
+        raise ValueError(f"format must be one of {', '.join(_folder.FORMATS)}; got {format!r}")
+    if not 1 <= int(quality) <= 95:
+        raise ValueError(f"quality must be in 1..95; got {quality!r}")
+    images_dir, out_dir = Path(images_dir), Path(out_dir)
+    if _same_file(out_dir, images_dir):
+        raise ValueError(f"the output folder {out_dir} is the images folder: the drawings "
+                         "would mix with (or replace) the images; choose another folder")
+    if outcomes is None:
+        outcomes = match_outcomes(dataset, detections, iou_threshold=iou_threshold,
+                                  score_threshold=score_threshold)
+    else:
+        _check_outcomes(outcomes, dataset, detections)
+    chosen = select_images(outcomes, only_errors=only_errors, limit=limit, by_errors=by_errors)
+    options = dict(draw_options or {})
+    report = _warn if on_problem is None else on_problem
+    images = dataset.images
+    extras = [out_dir / _folder.KEY_FILE, out_dir / _folder.SHEET_FILE]
+    written: list[Path] = []
+    also: list[Path] = []   # the key and the contact sheet
+    used: set[Path] = set(extras)
+    sheet = _folder.ContactSheet(contact_sheet)
+    digits = max(3, len(str(len(chosen))))
+    if out_dir.is_dir():
+        _folder.remove_previous(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        for done, i in enumerate(chosen.tolist(), start=1):
+            path, picture = _read_image(dataset, i, images_dir, report)
+            if picture is not None:
+                name, image_id = images.file_names[i], int(images.ids[i])
+                encoding = _folder.output_format(format, picture.format)
+                target = _folder.output_path(out_dir, name, image_id, used, encoding=encoding,
+                                             rank=done if rank else None, digits=digits)
+                if _same_file(target, path):
+                    raise ValueError(f"the drawing of {path} would replace the image itself; "
+                                     "choose an output folder outside the images folder")
+                drawn = draw_matches(picture, dataset, detections, i, outcomes=outcomes,
+                                     show=show, labels=labels, **options)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                _folder.save(drawn, target, encoding, int(quality))
+                used.add(target)
+                written.append(target)
+                sheet.add(drawn, f"{done}. {Path(name).name} "
+                          f"({int(outcomes.errors_per_image[i])} errors)")
+            if progress is not None:
+                progress(done, len(chosen), images.file_names[i] or f"image id {images.ids[i]}")
+        if key:
+            draw_legend(show).save(extras[0], format="PNG")
+            also.append(extras[0])
+        if sheet.save(extras[1]):
+            also.append(extras[1])
+    finally:
+        _folder.write_manifest(out_dir, written + also)
+    return written
