@@ -10,7 +10,7 @@ turn those points into one number:
     reaches ``t``), accumulated as ``ap += p(t) / 11`` in that order. Three of those ``t``
     are not the decimals they look like: 0.30000000000000004, 0.6000000000000001 and
     0.7000000000000001, so a recall of exactly 3/5 does not reach ``t = 0.6``
-    (``semantics.md`` §12, example E).
+    (docs/protocols/voc.md §4.1, §5).
 ``"voc11-devkit"``
     The same rule with the official MATLAB devkit's thresholds ``t = 0:0.1:1``. MATLAB's colon
     operator builds the first half of the range upwards from 0 and the second half downwards
@@ -32,7 +32,7 @@ turn those points into one number:
 
 Examples
 --------
-``semantics.md`` §16 example E: five positives, detections TP, TP, FP, TP.
+docs/protocols/voc.md §5: five positives, detections TP, TP, FP, TP.
 
 >>> recall = [0.2, 0.4, 0.4, 0.6]
 >>> precision = [1.0, 1.0, 2 / 3, 0.75]

@@ -11,7 +11,7 @@ bh)``, and a detection's keypoints ``(xd, yd)`` (detection visibilities are not 
 
 The sum is numpy's pairwise sum over a contiguous vector, which differs from a plain loop in
 the last bits; it is computed here over the last axis of C-contiguous blocks of pairs that
-share a keypoint count, which numpy sums the same way (semantics.md §5.4).
+share a keypoint count, which numpy sums the same way (docs/protocols/coco.md §5.4).
 
 Examples
 --------

@@ -4,7 +4,7 @@ Masks are ``h x w`` bitmaps stored column-major and run-length encoded, as in py
 ``counts`` lists alternating run lengths of 0s and 1s, starting with 0s. deteval keeps every
 mask in *compressed* form, ``{"size": [h, w], "counts": bytes or str}``, the form
 pycocotools' C routines take, and computes IoUs, areas and boxes with those routines, so
-that the numbers are pycocotools' own (semantics.md §5.3).
+that the numbers are pycocotools' own (docs/protocols/coco.md §5.3).
 
 What deteval adds is checking: a compressed string is decoded here, vectorised over all
 masks at once, to refuse characters outside the alphabet, truncated numbers and runs that

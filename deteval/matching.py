@@ -3,7 +3,7 @@
 Every number deteval reports is computed from one :class:`MatchTable`, so AP, PR curves,
 confusion matrices and drawings cannot disagree.
 
-The rule is pycocotools' ``evaluateImg`` (``semantics.md`` §6), applied to every group of
+The rule is pycocotools' ``evaluateImg`` (docs/protocols/coco.md §6), applied to every group of
 detections and ground truth that may match each other (one image and one category, or one
 image when categories are ignored):
 
@@ -26,7 +26,7 @@ decides), so it is matched for the first range only and its matches are copied; 
 data that is most groups.
 
 ``rule="voc"`` applies the Pascal VOC rule instead (devkit ``VOCevaldet.m``, detectron2
-``voc_eval``; ``semantics.md`` §12):
+``voc_eval``; docs/protocols/voc.md):
 
 * detections are visited by descending score; equal scores keep the caller's tie order
   (the devkit's MATLAB ``sort`` is stable);

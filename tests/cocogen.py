@@ -2,7 +2,7 @@
 
 ``make_dataset(seed, ...)`` returns ``(gt_dict, results)``: a COCO ground-truth dict and a
 bbox results list. Every dataset is a pure function of its arguments. The generator mixes, on
-purpose (see ``semantics.md``):
+purpose (see docs/protocols/coco.md):
 
 * tied scores within and across images (scores rounded to one or two decimals, or drawn
   from a tiny pool), and results listed in shuffled order, so tie-breaking matters;

@@ -3,7 +3,7 @@
 ``make_segm_dataset(seed, ...)`` returns ``(gt_dict, results)`` for instance-segmentation
 evaluation; ``make_keypoints_dataset(seed, ...)`` the same for keypoint evaluation. Every
 dataset is a pure function of its arguments (``np.random.default_rng(seed)``). Both mix, on
-purpose (see ``semantics.md`` §2, §4, §5.3, §5.4, §14):
+purpose (see docs/protocols/coco.md §2, §4, §5.3, §5.4, §9):
 
 segm
   * images of assorted sizes, from 7x5 (w x h) and 5x7 to 640x480;

@@ -93,7 +93,8 @@ def reference_complete_box_iou(a, b) -> np.ndarray:
 def reference_greedy_match(*, dt_group, dt_scores, dt_tie_key, dt_area, gt_group, gt_crowd,
                            gt_ignore, gt_area, similarity, iou_thresholds, area_ranges,
                            max_detections) -> list[dict[str, np.ndarray]]:
-    """pycocotools' ``evaluateImg`` matching loop, literally (semantics.md §6.1-§6.3).
+    """pycocotools' ``evaluateImg`` matching loop, literally
+    (docs/protocols/coco.md §6.1-§6.3).
 
     Takes the arguments of ``deteval.matching.match_detections`` and runs, for every area
     range, every group and every IoU threshold, the double loop over detections (by

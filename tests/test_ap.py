@@ -1,6 +1,6 @@
-"""Tests of deteval.ap: the worked examples of semantics.md (C, D, E), the recall points of
-each rule, literal references on seeded random curves, the COCO protocol's own AP, hypothesis
-properties and the error messages.
+"""Tests of deteval.ap: the worked examples C, D (docs/protocols/coco.md §7.7) and E
+(docs/protocols/voc.md §5), the recall points of each rule, literal references on seeded
+random curves, the COCO protocol's own AP, hypothesis properties and the error messages.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from deteval.ap import (
 )
 
 EPS = np.spacing(1)
-# semantics.md example E: npos = 5, detections TP, TP, FP, TP.
+# docs/protocols/voc.md §5: npos = 5, detections TP, TP, FP, TP.
 E_RECALL = [0.2, 0.4, 0.4, 3 / 5]
 E_PRECISION = [1.0, 1.0, 2 / 3, 0.75]
 

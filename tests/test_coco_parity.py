@@ -5,7 +5,7 @@ Three kinds of cases:
 * seeded random datasets from ``cocogen`` (ties, crowds, ``ignore`` keys, boundary areas,
   more than 100 detections, empty images and categories, ...) under the default and many
   custom parameters, compared with ``np.array_equal`` on stats, precision, recall, scores;
-* the worked examples of ``semantics.md`` §16, with their expected values written out;
+* the worked examples of docs/protocols/coco.md §11, with their expected values written out;
 * the shared ``coco_val2014_100`` sample against the stored pycocotools output.
 """
 
@@ -266,7 +266,7 @@ def test_result_category_not_in_gt(params):
 
 
 # ---------------------------------------------------------------------------------------------
-# Worked examples of semantics.md §16
+# Worked examples of docs/protocols/coco.md §11
 # ---------------------------------------------------------------------------------------------
 
 
@@ -329,7 +329,7 @@ def _example_b():
         {"id": 13, "bbox": [2, 0, 10, 10], "area": 100},
     )
     # IoU with (g12, g13, crowd g11): d1 (.584, .694, 1.0), d2 (.538, .818, 1.0),
-    # d3 (0, 0, .5): the same decisions as the IoU matrix of semantics.md §6.5.
+    # d3 (0, 0, .5): the same decisions as the IoU matrix of docs/protocols/coco.md §6.5.
     results = [_dt([1, 0, 12, 12], 0.9), _dt([3, 0, 10, 10], 0.8), _dt([15, 0, 10, 10], 0.7)]
     return gt, results
 

@@ -1,5 +1,6 @@
 """Tests of the greedy matcher (deteval.matching): hand-computed cases, worked example B of
-semantics.md §6.5, the MatchTable views and exports, and a comparison with the literal loop of
+docs/protocols/coco.md §6.5, the MatchTable views and exports, and a comparison with the
+literal loop of
 ``reference.reference_greedy_match`` on seeded random groups of groups.
 """
 
@@ -257,7 +258,7 @@ def test_crowd_gt_matches_lists_the_last_matched_detection():
 
 
 # --------------------------------------------------------------------------------------------
-# Worked example B (semantics.md §6.5)
+# Worked example B (docs/protocols/coco.md §6.5)
 # --------------------------------------------------------------------------------------------
 
 # GT in file order: g11 (crowd), g12, g13 -> rows 0, 1, 2. IoU columns in file order.
@@ -277,7 +278,7 @@ def test_worked_example_b(order):
     matches = table.detection_matches()[:, back]
     status = table.detection_status()[:, back]
     matched_ids = np.where(matches >= 0, GT_IDS[matches], 0)
-    # semantics.md §16 B: t=.5: [13, 12, 11], ignored [F, F, T]; t=.75: [11, 13, 0],
+    # docs/protocols/coco.md §6.5: t=.5: [13, 12, 11], ignored [F, F, T]; t=.75: [11, 13, 0],
     # ignored [T, F, F] (d3 is a false positive at .75)
     assert matched_ids.tolist() == [[13, 12, 11], [11, 13, 0]]
     assert status.tolist() == [[TP, TP, IGNORED], [IGNORED, TP, FP]]

@@ -1,6 +1,6 @@
 """Tests of the Pascal VOC protocol (deteval.protocols.voc) and the VOC rule of the matcher:
-worked example E of semantics.md, hand-computed cases (difficult objects, duplicates, the
-IoU comparison, pixel conventions, ties), the literal devkit and detectron2 loops of
+worked example E of docs/protocols/voc.md §5, hand-computed cases (difficult objects,
+duplicates, the IoU comparison, pixel conventions, ties), the literal devkit and detectron2 loops of
 ``reference.reference_voc_eval`` on seeded random datasets, hypothesis properties, the result
 object and the error messages.
 """
@@ -54,7 +54,7 @@ def statuses(result, t=0):
 
 
 # --------------------------------------------------------------------------------------------
-# Worked example E (semantics.md §12, §16)
+# Worked example E (docs/protocols/voc.md §5)
 # --------------------------------------------------------------------------------------------
 
 # Five objects side by side; detections by score: TP, TP, FP, TP.

@@ -11,7 +11,7 @@ numbers because accumulation reads nothing but a :class:`COCOState`.
 * :func:`match_stage` matches detections (all of a dataset, or the whole images of one
   batch, against those images' objects only) and reduces the match table to a
   :class:`COCOState`.
-* :func:`accumulate_stage` is pycocotools' ``accumulate`` (semantics.md §7) on a state.
+* :func:`accumulate_stage` is pycocotools' ``accumulate`` (docs/protocols/coco.md §7) on a state.
 
 pycocotools' order of equal scores: it concatenates each category's detections image by
 image in sorted ``imgIds`` order, each image's by its own stable score sort, then sorts
@@ -119,7 +119,7 @@ def prepare(dataset: Dataset, p: COCOParams) -> COCOContext:
     # group lists its objects category by category, then in file order: present them so.
     gt_order = (np.arange(len(gt)) if p.use_categories
                 else np.lexsort((np.arange(len(gt)), gt_cat)))
-    # The ignore key is overwritten by iscrowd (pycocotools quirk, semantics.md §4); the
+    # The ignore key is overwritten by iscrowd (pycocotools quirk, docs/protocols/coco.md §4.2); the
     # keypoint protocol also ignores objects without keypoints.
     gt_ignore = gt.iscrowd
     if p.iou_type == "keypoints":
@@ -385,13 +385,13 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
 
 def _oks_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
                     gt_perm: np.ndarray, gt_xywh: np.ndarray):
-    """OKS per pair, with each category's sigmas (semantics.md §5.4)."""
+    """OKS per pair, with each category's sigmas (docs/protocols/coco.md §5.4)."""
     from ..keypoints import COCO_PERSON_SIGMAS, pair_oks
 
     gt = dataset.gt
     if not p.use_categories:
         # pycocotools' computeOks looks the objects up under category -1 when categories
-        # are pooled, finds none, and so matches nothing (semantics.md §14).
+        # are pooled, finds none, and so matches nothing (docs/protocols/coco.md §9).
         return lambda d_rows, g_rows: np.full(len(d_rows), -1.0)
     gt_keypoints = gt.keypoints[gt_perm] if len(gt) else gt.keypoints
     gt_category = gt.category_index[gt_perm]
@@ -453,7 +453,7 @@ def _needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np
     """Smallest count ``n`` with ``n / n_positive >= threshold`` in float64, per pair.
 
     This is where ``searchsorted(tp_cum / npig, recThrs, side='left')`` lands, found with the
-    same float division so that recall points on a boundary (semantics.md example D) agree.
+    same float division so that recall points on a boundary (docs/protocols/coco.md §7.7) agree.
     """
     npig = n_positive[..., None].astype(np.int64)
     thr = thresholds[None, :]
@@ -504,7 +504,7 @@ def _ordered_events(state: COCOState, n_t: int) -> _Events:
 
 
 def accumulate_stage(ctx: COCOContext, state: COCOState):
-    """pycocotools' ``accumulate`` on a state (semantics.md §7).
+    """pycocotools' ``accumulate`` on a state (docs/protocols/coco.md §7).
 
     Returns
     -------

@@ -12,7 +12,7 @@ The result keeps pycocotools' arrays (``precision[T,R,K,A,M]``, ``recall[T,K,A,M
 ``scores[T,R,K,A,M]``, -1 where undefined), its 12 ``stats`` and its printed summary, and
 adds a per-category table. Everything is computed from one :class:`~deteval.matching.MatchTable`.
 
-How the numbers are reproduced bit for bit (see ``semantics.md`` §1-§8): thresholds from
+How the numbers are reproduced bit for bit (see docs/protocols/coco.md §1-§8): thresholds from
 ``np.linspace``; IoU from the original ``[x, y, w, h]`` in pycocotools' operation order;
 detections ranked by a stable sort on descending score; the crowd and ``ignore`` rules; the
 ``+ np.spacing(1)`` in precision; recall points found with the same float comparisons as

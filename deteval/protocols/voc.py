@@ -11,7 +11,7 @@ mAP is the mean of the per-class APs. Everything is computed from one
 
 Dimension letters: ``T`` IoU thresholds, ``K`` categories.
 
-Presets (``semantics.md`` §12):
+Presets (docs/protocols/voc.md):
 
 ========================  ============  ======  ==========  =====================
 preset                    AP            IoU     boxes       thresholds

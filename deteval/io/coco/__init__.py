@@ -2,7 +2,7 @@
 
 The readers validate every record and convert it once into the columnar types of
 :mod:`deteval.data`; the original ``[x, y, w, h]`` numbers are kept in ``xywh`` because the
-COCO protocol computes with them (``semantics.md`` §2.3).
+COCO protocol computes with them (docs/protocols/coco.md §2.3).
 
 Results follow pycocotools' ``loadRes``: detection ids are ``1..N`` in input order (the
 order that breaks score ties), the detection area is ``w * h``, and a result whose

@@ -40,7 +40,8 @@ Image modes
 -----------
 The input image is never modified; the result is a new image of the same size and mode.
 RGB images are drawn on a copy; the others on a transparent RGBA layer first, then laid over
-the image in its own mode: RGB and RGBA get the exact colours (drawn strokes are opaque); L, LA, I, I;16 and F
+the image in its own mode: RGB and RGBA get the exact colours (drawn strokes are opaque);
+L, LA, I, I;16 and F
 (no colour) get each colour's luminance (0-255), times 257 for I;16 and for I images with
 values above 255, divided by 255 for F images within [0, 1]; ``1`` gets the luminance
 thresholded at 128; P (palette) images are drawn in RGB and re-quantised to an adaptive
