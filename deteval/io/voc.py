@@ -58,6 +58,7 @@ from ._common import (
     parse_numbers,
     parse_xml,
     size_lookup,
+    to_float,
     to_xyxy,
 )
 
@@ -140,7 +141,7 @@ def read_voc(path: str | os.PathLike, *, classes: Any = None, one_based: bool = 
         for tag in ("width", "height"):
             text = _text(size, tag)
             try:
-                value = float(text) if text else float("nan")
+                value = to_float(text) if text else float("nan")
             except ValueError:
                 raise FormatError(f"<{tag}> must be a number; got {text!r}", source=str(file),
                                   record=f"line {lines[size.find(tag)]}") from None
