@@ -1,0 +1,15 @@
+"""Command-line interface: ``deteval coco``, ``voc``, ``eval``, ``confusion``, ``classify``,
+``convert``, ``report``, ``draw`` and ``demo``.
+
+A thin shell over the library: it parses arguments, calls one function, prints the result.
+Errors go to stderr as ``deteval: error: ...`` with exit status 1; usage errors exit 2.
+One module per command holds its parser (``add_parser``) and its ``run(args, out, err)``;
+:mod:`._main` builds the top-level parser from them.
+"""
+
+from __future__ import annotations
+
+from ._common import format_per_class
+from ._main import main
+
+__all__ = ["main", "format_per_class"]

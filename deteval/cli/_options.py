@@ -1,0 +1,211 @@
+"""Options shared by the commands: argument types, the COCO options, the reader options
+of the commands that read any format, and reading GT and DT with them."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Sequence
+
+from ._common import _UsageError
+
+
+def _number_list(kind):
+    def parse(text: str):
+        try:
+            return [kind(v) for v in text.replace(",", " ").split()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a list of {kind.__name__} values, e.g. "
+                f"{'1 10 100' if kind is int else '0.5 0.75'!r}; got {text!r}"
+            ) from None
+    return parse
+
+
+def _iou_list(text: str) -> list[float]:
+    values = _number_list(float)(text)
+    if not values or not all(0 < v <= 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected IoU thresholds in (0, 1], e.g. '0.5 0.75'; "
+                                         f"got {text!r}")
+    return values
+
+
+def _unit_float(what: str, *, open_low: bool = False, high: float | None = 1.0):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        low_ok = value > 0 if open_low else value >= 0
+        if not (math.isfinite(value) and low_ok and (high is None or value <= high)):
+            bounds = f"{'(0' if open_low else '[0'}, {'1]' if high is not None else 'inf)'}"
+            raise argparse.ArgumentTypeError(f"expected a {what} in {bounds}; got {text!r}")
+        return value
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    return value
+
+
+def _add_coco_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--iou-type", default="bbox",
+                        choices=["bbox", "segm", "keypoints", "polygon", "rotated"],
+                        help="what to compare: bbox, segm (masks), keypoints (OKS), polygon "
+                        "('polygon' or polygon 'segmentation' fields), rotated ('rbox' = "
+                        "[cx, cy, w, h, angle_degrees]) (default: bbox)")
+    parser.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",
+                        help="keypoints: OKS sigmas, one per keypoint (default: COCO person)")
+    parser.add_argument("--repair-polygons", action="store_true",
+                        help="polygon: repair self-intersecting polygons with make_valid "
+                        "instead of refusing them")
+    parser.add_argument("--json", metavar="OUT.json",
+                        help="write stats, summary and per-class table as JSON")
+    parser.add_argument("--per-class", action="store_true", help="print the per-class table")
+    parser.add_argument("--class-agnostic", action="store_true",
+                        help="pool categories when matching (pycocotools useCats=0)")
+    parser.add_argument("--max-dets", type=_number_list(int), metavar="'1 10 100'",
+                        help="max detections per image and category (3 values; keypoints: "
+                        "any number, default 20)")
+    parser.add_argument("--iou-thresholds", type=_number_list(float), metavar="'0.5 0.75'",
+                        help="IoU thresholds (default: 0.50:0.05:0.95)")
+    parser.add_argument("--image-ids", type=_number_list(int), metavar="IDS",
+                        help="evaluate only these image ids")
+    parser.add_argument("--category-ids", type=_number_list(int), metavar="IDS",
+                        help="evaluate only these category ids")
+    parser.add_argument("--matches", metavar="OUT.csv",
+                        help="write the match table (area 'all') as CSV")
+
+
+# Reader options: (argparse dest, flag, {format: keyword of that format's reader}).
+_GT_OPTIONS = (
+    ("classes", "--classes", {"voc": "classes", "csv": "classes", "openimages": "classes",
+                              "labelme": "classes", "cvat": "classes", "yolo": "names",
+                              "dota": "category_names"}),
+    ("images", "--images", {**{f: "images_dir" for f in ("voc", "yolo", "csv", "openimages",
+                                                          "labelme")}, "dota": "images"}),
+    ("one_based", "--one-based", {"voc": "one_based"}),
+    ("gt_box_format", "--gt-box-format", {"csv": "box_format"}),
+)
+
+
+_DT_OPTIONS = (
+    ("names", "--names", {"txt": "names", "yolo": "names", "csv": "names"}),
+    ("box_format", "--box-format", {"txt": "box_format", "csv": "box_format"}),
+)
+
+
+def _add_gt_reader_options(parser: argparse.ArgumentParser, *,
+                           box_flag: str = "--gt-box-format"):
+    from ..boxes import BOX_FORMATS
+
+    group = parser.add_argument_group("reader options (each applies to the formats named)")
+    group.add_argument("--classes", metavar="FILE",
+                       help="ground-truth class names, one a line: the category order (voc, "
+                       "csv, openimages, labelme, cvat), or YOLO's names by class index")
+    group.add_argument("--images", metavar="DIR",
+                       help="folder of the images, for sizes the annotations lack (voc, yolo, "
+                       "csv, openimages, labelme)")
+    group.add_argument("--one-based", action="store_true",
+                       help="voc: read xmin/ymin as 1-based pixel indices (subtract 1)")
+    group.add_argument(box_flag, dest="gt_box_format", choices=BOX_FORMATS, metavar="BOX",
+                       help=f"csv ground truth: box columns, one of {', '.join(BOX_FORMATS)} "
+                       "(default: xyxy)")
+    return group
+
+
+def _add_input_options(parser: argparse.ArgumentParser, gt_formats: Sequence[str],
+                       dt_formats: Sequence[str]) -> None:
+    """The GT and DT arguments and the reader options shared by voc, eval and confusion."""
+    from ..boxes import BOX_FORMATS
+
+    parser.add_argument("gt", metavar="GT", help="ground truth: file or folder")
+    parser.add_argument("dt", metavar="DT", help="detections: file or folder")
+    formats = parser.add_argument_group("formats")
+    formats.add_argument("--gt-format", choices=gt_formats, metavar="FORMAT",
+                         help=f"format of GT, one of {', '.join(gt_formats)} "
+                         "(default: guessed)")
+    formats.add_argument("--dt-format", choices=dt_formats, metavar="FORMAT",
+                         help=f"format of DT, one of {', '.join(dt_formats)} "
+                         "(default: guessed; a folder of .txt files is txt, YOLO's "
+                         "'class cx cy w h score' needs --dt-format yolo)")
+    group = _add_gt_reader_options(parser)
+    group.add_argument("--names", metavar="FILE",
+                       help="detections: class names by class index, one a line (txt, yolo, "
+                       "csv)")
+    group.add_argument("--box-format", choices=BOX_FORMATS, metavar="BOX",
+                       help=f"detections: box layout, one of {', '.join(BOX_FORMATS)} (txt: "
+                       "required; csv: default xyxy)")
+
+
+def _reader_options(args, table, format: str, what: str, path: str, *,
+                    flags: dict[str, str] | None = None) -> dict:
+    """The reader keywords of the options given; an option the format ignores is an error.
+
+    ``flags`` renames options (argparse dest -> flag) for the messages."""
+    options = {}
+    for dest, flag, keywords in table:
+        value = getattr(args, dest, None)
+        if value is None or value is False:
+            continue
+        flag = (flags or {}).get(dest, flag)
+        if format not in keywords:
+            users = ", ".join(sorted(keywords))
+            raise _UsageError(f"{flag} does not apply to {format} {what} ({path}); it is for "
+                              f"{users}")
+        options[keywords[format]] = value
+    return options
+
+
+def _guess_format(path: str, kind: str, flag: str) -> str:
+    """:func:`detect_format`, its advice worded for the command line."""
+    from ..errors import FormatError
+    from ..io.formats import detect_format
+
+    try:
+        return detect_format(path, kind=kind)
+    except FormatError as error:
+        if "pass format=" not in error.message:
+            raise
+        raise FormatError(error.message.replace("pass format=", f"pass {flag}"),
+                          source=error.source, record=error.record) from None
+
+
+def _read_inputs(args, *, repair_polygons: bool = False):
+    """Read GT and DT with the formats given or guessed; returns (dataset, detections).
+
+    ``repair_polygons`` repairs the invalid outlines of the side(s) read as dota; it is a
+    usage error when neither is."""
+    from ..errors import FormatError
+    from ..io.formats import read_detections, read_gt
+
+    gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
+    dt_format = args.dt_format or _guess_format(args.dt, "detections", "--dt-format")
+    if repair_polygons and "dota" not in (gt_format, dt_format):
+        raise _UsageError(f"--repair-polygons applies to dota ground truth or detections; "
+                          f"{args.gt} is read as {gt_format} and {args.dt} as {dt_format}")
+    options = _reader_options(args, _GT_OPTIONS, gt_format, "ground truth", args.gt)
+    if repair_polygons and gt_format == "dota":
+        options["invalid"] = "repair"
+    dataset = read_gt(args.gt, gt_format, **options)
+    options = _reader_options(args, _DT_OPTIONS, dt_format, "detections", args.dt)
+    if repair_polygons and dt_format == "dota":
+        options["invalid"] = "repair"
+    if dt_format == "txt" and "box_format" not in options:
+        raise _UsageError(f"txt detections ({args.dt}) need --box-format: xywh for 'class "
+                          "score x y w h', xyxy for 'class score x1 y1 x2 y2', cxcywhn for "
+                          "relative centres, ...; YOLO's 'class cx cy w h score' needs "
+                          "--dt-format yolo")
+    try:
+        return dataset, read_detections(args.dt, dataset, dt_format, **options)
+    except FormatError as error:
+        # A COCO results list is parsed before it is read: its errors name "<list>".
+        if error.source is not None and not error.source.startswith("<"):
+            raise
+        raise FormatError(error.message, source=args.dt, record=error.record) from None

@@ -1,0 +1,61 @@
+"""``deteval confusion``: the detection confusion matrix."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from ._common import _check_output_paths, _write_json
+from ._options import _add_input_options, _read_inputs, _unit_float
+
+
+def add_parser(commands) -> None:
+    """Add the ``confusion`` command to the subparsers ``commands``."""
+    from ..io.formats import DETECTION_FORMATS, GT_FORMATS
+
+    confusion = commands.add_parser(
+        "confusion", help="detection confusion matrix (with an Unknown row and column)",
+        description="The detection confusion matrix at one IoU and one score threshold "
+        "(deteval.detection_confusion_matrix): rows are true classes, columns predicted "
+        "classes; the Unknown row counts background false positives (duplicates included), "
+        "the Unknown column missed objects. Ground truth and detections may be in any "
+        "supported format (guessed from the paths unless --gt-format/--dt-format say).")
+    confusion.add_argument("--iou", type=_unit_float("IoU threshold", open_low=True),
+                           default=0.5, metavar="T",
+                           help="IoU threshold, in (0, 1] (default: 0.5)")
+    confusion.add_argument("--score", type=_unit_float("score threshold", high=None),
+                           default=0.0, metavar="S",
+                           help="drop detections scoring below S (default: 0, keep all)")
+    confusion.add_argument("--normalize", choices=["true", "pred"],
+                           help="show rows (true: recall on the diagonal) or columns (pred: "
+                           "precision on the diagonal) as fractions (default: counts)")
+    confusion.add_argument("--json", metavar="OUT.json",
+                           help="write the counts, matrix, per-class and overall numbers")
+    _add_input_options(confusion, GT_FORMATS, DETECTION_FORMATS)
+    confusion.set_defaults(parser=confusion)
+
+
+def run(args, out: TextIO, err: TextIO) -> int:
+    from ..confusion import detection_confusion_matrix
+
+    _check_output_paths(args.json)
+    dataset, detections = _read_inputs(args)
+    result = detection_confusion_matrix(dataset, detections, iou_threshold=args.iou,
+                                        score_threshold=args.score, normalize=args.normalize)
+    overall = result.overall(zero_division=0)
+    print(f"deteval confusion: {len(dataset.images)} images, {len(dataset.categories)} "
+          f"categories, {int(result.counts[:-1].sum())} objects, {len(detections)} detections; "
+          f"IoU >= {result.iou_threshold:g}, score >= {result.score_threshold:g}", file=out)
+    print(file=out)
+    print(result.format_table(), file=out)
+    print(file=out)
+    print(f"overall: TP {overall['tp']}  FP {overall['fp']}  FN {overall['fn']}  "
+          f"precision {overall['precision']:.3f}  recall {overall['recall']:.3f}  "
+          f"F1 {overall['f1']:.3f}", file=out)
+    extras = [f"{n} {what}" for n, what in (
+        (int(result.n_ignored_detections.sum()), "matched a crowd region or ignored object"),
+        (result.n_dropped_detections, "have a category unknown to the ground truth")) if n]
+    if extras:
+        print(f"detections in no cell: {'; '.join(extras)}", file=out)
+    if args.json:
+        _write_json(args.json, result.to_dict(zero_division=0))
+    return 0

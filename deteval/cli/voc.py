@@ -1,0 +1,46 @@
+"""``deteval voc``: Pascal VOC evaluation (AP per class, mAP) of detections in any format."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from ._common import _check_output_paths, _report_voc, _voc_json, _voc_preset, _write_json
+from ._options import _add_input_options, _iou_list, _read_inputs
+
+
+def add_parser(commands) -> None:
+    """Add the ``voc`` command to the subparsers ``commands``."""
+    from ..io.formats import DETECTION_FORMATS, GT_FORMATS
+
+    voc = commands.add_parser(
+        "voc", help="Pascal VOC evaluation (AP per class, mAP) of detections in any format",
+        description="Pascal VOC evaluation: the devkit's AP per class and mAP (VOC2012: "
+        "all-points AP; VOC2007: 11-point AP; IoU >= 0.5, inclusive pixels), or "
+        "detectron2's port with --detectron2. Ground truth and detections may be in any "
+        "supported format (guessed from the paths unless --gt-format/--dt-format say).")
+    voc.add_argument("--year", choices=["2007", "2012"], default="2012",
+                     help="devkit year: 2007 = 11-point AP, 2012 = all-points AP "
+                     "(default: 2012)")
+    voc.add_argument("--detectron2", action="store_true",
+                     help="detectron2's PascalVOCDetectionEvaluator: IoU > t for t = "
+                     "0.50:0.05:0.95, detections rounded as its result files")
+    voc.add_argument("--iou", type=_iou_list, metavar="'0.5 0.75'",
+                     help="IoU threshold(s) (default: the preset's)")
+    voc.add_argument("--json", metavar="OUT.json",
+                     help="write mAP, per-class table, summary and settings as JSON")
+    _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
+    voc.set_defaults(parser=voc)
+
+
+def run(args, out: TextIO, err: TextIO) -> int:
+    from ..protocols.voc import evaluate_voc
+
+    _check_output_paths(args.json)
+    preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{args.year}"
+    dataset, detections = _read_inputs(args)
+    options = {} if args.iou is None else {"iou_thresholds": tuple(args.iou)}
+    result = evaluate_voc(dataset, detections, params=_voc_preset(preset), **options)
+    _report_voc(result, out, err)
+    if args.json:
+        _write_json(args.json, _voc_json(result, preset))
+    return 0

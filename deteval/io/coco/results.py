@@ -1,0 +1,307 @@
+"""Reading COCO detection results, as pycocotools' ``loadRes`` does:
+:func:`read_coco_results`."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...data import Dataset, Detections, index_in, owned
+from ...errors import FormatError
+from ...masks import masks_from_segmentations
+from .._json import (
+    JSONDocument,
+    box_column,
+    gc_paused,
+    load_json,
+    number_column,
+    read_bytes,
+    source_name,
+)
+from .._shapes import check_iou_type, outline_shapes
+from .columns import _bound_area, _box_areas, _has_box, _keypoint_columns, _xyxy
+from .typed import _typed_keypoint_results, _typed_results_columns, _typed_segm_results
+
+
+def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detections:
+    if array.ndim != 2 or array.shape[1] != 7:
+        raise FormatError(f"a results array must have shape (N, 7) with columns image_id, x, y, "
+                          f"w, h, score, category_id; got {array.shape}", source=name)
+    try:
+        array = np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise FormatError("a results array must hold numbers", source=name) from None
+    bad_rows = np.flatnonzero(~np.isfinite(array).all(axis=1))
+    if len(bad_rows):
+        raise FormatError(f"row must hold finite numbers; got {array[bad_rows[0]].tolist()}",
+                          source=name, record=f"row {bad_rows[0]}")
+    bad_rows = np.flatnonzero((array[:, 3] < 0) | (array[:, 4] < 0))
+    if len(bad_rows):
+        raise FormatError(f"box width and height must be >= 0; got {array[bad_rows[0]].tolist()}",
+                          source=name, record=f"row {bad_rows[0]}")
+    for col, what in ((0, "image_id"), (6, "category_id")):
+        bad_rows = np.flatnonzero((array[:, col] != np.round(array[:, col]))
+                                  | (np.abs(array[:, col]) >= 2**53))
+        if len(bad_rows):
+            raise FormatError(f"{what} must be an integer; got {float(array[bad_rows[0], col])!r}",
+                              source=name, record=f"row {bad_rows[0]}")
+    return _build_detections(array[:, 0].astype(np.int64), array[:, 6].astype(np.int64),
+                             array[:, 1:5].copy(), array[:, 5].copy(), dataset, name,
+                             lambda i: f"row {i}")
+
+
+def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where) -> Detections:
+    image_index = index_in(image_ids, dataset.images.ids)
+    bad = np.flatnonzero(image_index < 0)
+    if len(bad):
+        raise FormatError(
+            f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
+            f"({dataset.source or 'dataset'}); {len(bad)} result(s) refer to unknown images",
+            source=name, record=where(bad[0]))
+    category_index = index_in(category_ids, dataset.categories.ids)
+    boxes = _xyxy(xywh, name, where)
+    # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
+    # fresh array: handed over, not copied.
+    return Detections(image_index=owned(image_index), category_index=owned(category_index),
+                      boxes=owned(boxes), scores=owned(scores),
+                      area=owned(_box_areas(xywh, name, where)), xywh=owned(xywh),
+                      category_ids=owned(category_ids))
+
+
+def _results_columns(source: Any, name: str, document: JSONDocument | None):
+    """The id, score and box columns of a results list (or ``{"annotations": [...]}``)."""
+    section = "results"
+    if isinstance(source, dict):
+        if "annotations" not in source:
+            hint = (" (this looks like a ground-truth file: are GT and DT swapped?)"
+                    if "images" in source and "categories" in source else "")
+            raise FormatError("results must be a list of detections or an object with an "
+                              f"'annotations' list{hint}", source=name)
+        source, section = source["annotations"], "annotations"
+    if not isinstance(source, (list, tuple)):
+        raise FormatError(f"{'results' if section == 'results' else repr(section)} must be a "
+                          f"list of detections; got {type(source).__name__}", source=name)
+    if source and isinstance(source[0], dict) and "score" not in source[0] and (
+            "iscrowd" in source[0] or "area" in source[0]):
+        raise FormatError("missing 'score': this looks like ground-truth annotations, not "
+                          "detections (are GT and DT swapped?)", source=name,
+                          record=f"{section}[0]")
+    check = not (document is not None and section == "results"
+                 and document.values_are_plain(source))
+    image_ids = number_column(source, "image_id", np.int64, source=name, section=section,
+                              check_types=check)
+    category_ids = number_column(source, "category_id", np.int64, source=name,
+                                 section=section, check_types=check)
+    scores = number_column(source, "score", np.float64, source=name, section=section,
+                           check_types=check)
+    xywh = box_column(source, source=name, section=section, check_types=check).reshape(-1, 4)
+    return image_ids, category_ids, scores, xywh, section
+
+
+def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
+                      invalid: str = "raise") -> Detections:
+    """Read COCO detection results for ``dataset``, as pycocotools' ``loadRes`` does.
+
+    Parameters
+    ----------
+    source : str, PathLike, list of dict, dict or ndarray
+        A results JSON file; its content as a list of ``{"image_id", "category_id", "bbox",
+        "score"}`` records or a dict with such a list under ``"annotations"``; or an
+        ``(N, 7)`` array of rows ``[image_id, x, y, w, h, score, category_id]``. Never
+        modified.
+    dataset : Dataset
+        The ground truth the results refer to.
+    iou_type : {"bbox", "segm", "keypoints", "polygon", "rotated"}
+        Which shape to read besides the box (``segmentation`` as compressed RLE or polygons,
+        ``keypoints``, ``polygon``, ``rbox``). The area follows ``loadRes``: if the *first*
+        result has a non-empty ``bbox``, every result's area is its box's ``w * h`` (so segm
+        results carrying a box get a box area, a pycocotools quirk kept on purpose);
+        otherwise the mask's pixel count (segm), the extent of all K keypoints (keypoints), or
+        the polygon's area (polygon, rotated). A box missing from a record (or ``[]``, which
+        ``loadRes`` also takes for none) is the shape's tight box; outside the box branch a
+        keypoint result's box is always its keypoints' extent, as ``loadRes`` sets it.
+    invalid : {"raise", "repair"}
+        Self-intersecting polygons: an error, or repaired (``shapely.make_valid``).
+
+    Returns
+    -------
+    Detections
+        In input order, with ids ``1..N``, boxes in xyxy, ``xywh`` kept, ``area = w * h``.
+        Results whose category is not a ground-truth category have ``category_index == -1``.
+        An empty list gives empty detections.
+
+    Raises
+    ------
+    FormatError
+        Malformed JSON, a record that is not an object, a missing or non-numeric field, a
+        box that is not 4 finite numbers with ``w, h >= 0``, a non-finite score, or an
+        ``image_id`` that is not in the ground truth; each names the record.
+    """
+    name = source_name(source)
+    if check_iou_type(iou_type) != "bbox":
+        if isinstance(source, (str, os.PathLike)):
+            raw = read_bytes(source, what="results")
+            typed = {"segm": _typed_segm_results,
+                     "keypoints": _typed_keypoint_results}.get(iou_type)
+            if typed is not None:
+                with gc_paused():
+                    detections = typed(raw, dataset, name)
+                if detections is not None:
+                    return detections
+            source = load_json(source, what="results", raw=raw).data
+        if isinstance(source, dict) and isinstance(source.get("annotations"), list):
+            return _results_with_shapes(source["annotations"], dataset, name, iou_type,
+                                        invalid, "annotations")
+        if not isinstance(source, (list, tuple)):
+            raise FormatError(f"iou_type {iou_type!r} needs a list of result records; got "
+                              f"{type(source).__name__}", source=name)
+        return _results_with_shapes(source, dataset, name, iou_type, invalid, "results")
+    # The collector stays paused until the parsed objects are freed: it would otherwise
+    # walk millions of them, none of which can be garbage.
+    with gc_paused():
+        document = None
+        if isinstance(source, (str, os.PathLike)):
+            raw = read_bytes(source, what="results")
+            columns = _typed_results_columns(raw)
+            if columns is not None:
+                image_ids, category_ids, scores, xywh = columns
+                return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
+                                         lambda i: f"results[{i}]")
+            document = load_json(source, what="results", raw=raw)
+            source = document.data
+        if isinstance(source, np.ndarray):
+            return _results_from_array(source, dataset, name)
+        columns = _results_columns(source, name, document)
+        del source, document
+    image_ids, category_ids, scores, xywh, section = columns
+    return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
+                             lambda i: f"{section}[{i}]")
+
+
+def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, iou_type: str,
+                         invalid: str, section: str) -> Detections:
+    """Results with masks, keypoints, polygons or rotated boxes, areas as ``loadRes`` sets."""
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise FormatError(f"must be a JSON object; got {type(record).__name__}",
+                              source=name, record=f"{section}[{i}]")
+    labels = [f"{section}[{i}]" for i in range(len(records))]
+    image_ids = number_column(records, "image_id", np.int64, source=name, section=section)
+    category_ids = number_column(records, "category_id", np.int64, source=name,
+                                 section=section)
+    scores = number_column(records, "score", np.float64, source=name, section=section)
+    image_index = index_in(image_ids, dataset.images.ids)
+    bad = np.flatnonzero(image_index < 0)
+    if len(bad):
+        raise FormatError(
+            f"image_id {int(image_ids[bad[0]])} is not an image of the ground truth "
+            f"({dataset.source or 'dataset'}); {len(bad)} result(s) refer to unknown images",
+            source=name, record=labels[bad[0]])
+    category_index = index_in(category_ids, dataset.categories.ids)
+    heights = dataset.images.heights[image_index]
+    widths = dataset.images.widths[image_index]
+    # loadRes decides from the first record: a non-empty 'bbox' makes every area w * h, and
+    # every record must then have a box. Otherwise the areas are the shapes', and a record's
+    # own box (where it gives one; 'bbox': [] is none) is kept only to be shown.
+    box_branch = bool(records) and _has_box(records[0])
+    given = np.fromiter(map(_has_box, records), bool, len(records))
+    xywh = None
+    if box_branch:
+        xywh = box_column(records, source=name, section=section).reshape(-1, 4)
+    elif given.any() and iou_type != "keypoints":  # loadRes replaces a keypoint result's box
+        placeholder = {"bbox": [0.0, 0.0, 0.0, 0.0]}
+        xywh = box_column([r if g else placeholder for r, g in zip(records, given)],
+                          source=name, section=section).reshape(-1, 4)
+    shapes: dict[str, Any] = {}
+    if iou_type == "segm":
+        from ...masks import mask_xywh
+
+        values = []
+        for i, record in enumerate(records):
+            if "segmentation" in record:
+                values.append(record["segmentation"])
+            elif box_branch:   # loadRes gives a box result its box as a polygon
+                if not (math.isfinite(heights[i]) and math.isfinite(widths[i])):
+                    raise FormatError("a result without 'segmentation' is rasterised from its "
+                                      "'bbox' (as pycocotools' loadRes does), which needs its "
+                                      "image's 'height' and 'width'; the ground truth does not "
+                                      "give them", source=name, record=labels[i])
+                x, y, w, h = xywh[i].tolist()
+                values.append([[x, y, x, y + h, x + w, y + h, x + w, y]])
+            else:
+                raise FormatError("missing 'segmentation' (iou_type 'segm' needs a mask, "
+                                  "as compressed RLE)", source=name, record=labels[i])
+        shapes["masks"], pixels, unbounded = masks_from_segmentations(
+            values, heights=heights, widths=widths, source=name, records=labels,
+            with_area=True, with_unbounded=True)
+        shapes["mask_area"] = _bound_area(pixels, unbounded)
+        if not box_branch:
+            shapes["mask_xywh"] = mask_xywh(shapes["masks"])
+            xywh = _own_or_shape_boxes(xywh, given, shapes["mask_xywh"])
+        area = (_box_areas(xywh, name, lambda i: labels[i]) if box_branch
+                else pixels.astype(np.float64))
+    elif iou_type == "keypoints":
+        values = []
+        for i, record in enumerate(records):
+            if "keypoints" not in record:
+                raise FormatError("missing 'keypoints' (iou_type 'keypoints' needs x, y, v "
+                                  "triplets)", source=name, record=labels[i])
+            values.append(record["keypoints"])
+        own_xywh = xywh
+        shapes["keypoints"], xywh, area = _keypoint_columns(
+            values, category_index, dataset, labels, name, xywh if box_branch else None)
+        if not box_branch and records and "segmentation" in records[0]:
+            # loadRes takes its segm branch before the keypoints one: every result's area
+            # is its mask's pixel count, and its box the mask's unless it gives one.
+            if given.any():
+                placeholder = {"bbox": [0.0, 0.0, 0.0, 0.0]}
+                own_xywh = box_column([r if g else placeholder for r, g in zip(records, given)],
+                                      source=name, section=section).reshape(-1, 4)
+            xywh, area = _mask_areas_and_boxes(records, heights, widths, labels, name,
+                                               own_xywh, given)
+    else:
+        from ...geometry import polygon_area, polygon_bounds
+
+        shapes.update(outline_shapes(records, labels, name, iou_type, invalid=invalid))
+        if not box_branch:
+            bounds = polygon_bounds(shapes["polygons"])
+            xywh = _own_or_shape_boxes(
+                xywh, given, np.column_stack([bounds[:, :2], bounds[:, 2:] - bounds[:, :2]]))
+        area = (_box_areas(xywh, name, lambda i: labels[i]) if box_branch
+                else polygon_area(shapes["polygons"]).astype(np.float64))
+    boxes = _xyxy(xywh, name, lambda i: labels[i])
+    return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
+                      scores=scores, area=area, xywh=xywh, category_ids=category_ids, **shapes)
+
+
+def _mask_areas_and_boxes(records: Sequence[dict], heights: np.ndarray, widths: np.ndarray,
+                          labels: Sequence[str], name: str, own_xywh: np.ndarray | None,
+                          given: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes and areas of results in loadRes's segm branch (every record needs a mask)."""
+    from ...masks import mask_xywh
+
+    values = []
+    for i, record in enumerate(records):
+        if "segmentation" not in record:
+            raise FormatError("missing 'segmentation': the first result has one (and no "
+                              "'bbox'), so, as in pycocotools' loadRes, every result's area "
+                              "is its mask's", source=name, record=labels[i])
+        values.append(record["segmentation"])
+    # loadRes takes any RLE's area, whatever its size (the keypoint protocol never compares
+    # masks): no size check here.
+    masks, pixels = masks_from_segmentations(values, heights=heights, widths=widths,
+                                             source=name, records=labels, with_area=True,
+                                             check_size=False)
+    xywh = _own_or_shape_boxes(own_xywh, given, mask_xywh(masks))
+    return xywh, pixels.astype(np.float64)
+
+
+def _own_or_shape_boxes(own: np.ndarray | None, given: np.ndarray,
+                        shape: np.ndarray) -> np.ndarray:
+    """Each record's own box where it gave one, else the tight box of its shape."""
+    shape = np.asarray(shape, dtype=np.float64).reshape(-1, 4)
+    return shape if own is None else np.where(given[:, None], own, shape)

@@ -1,0 +1,334 @@
+"""The COCO readers' fast path: files in the common layout decoded and type-checked
+in one pass by msgspec (no dict per record). Each function returns None on anything
+unusual, and the general path (:mod:`.gt`, :mod:`.results`) reads the file and words the
+error."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import operator
+from typing import Annotated, Any, TypedDict
+
+import msgspec
+import numpy as np
+
+from ...data import Dataset, Detections, index_in
+from .._shapes import keypoint_array, keypoint_counts_of
+from .columns import _bound_area, _box_areas, _build_dataset, _GTColumns, _keypoint_columns, _xyxy
+
+# Integer fields of the typed decoders: msgspec reads integers up to 2**64 - 1; one that
+# does not fit int64 fails validation, and the general path names the record.
+_Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+
+class _Image(msgspec.Struct, gc=False):
+    id: _Int64
+    width: float = math.nan
+    height: float = math.nan
+    file_name: str = ""
+
+
+class _Category(msgspec.Struct, gc=False):
+    id: _Int64
+    name: str | None = None
+    supercategory: str = ""
+
+
+class _Annotation(msgspec.Struct, gc=False):
+    """The fields of an annotation the bbox protocol reads; others (segmentation) are
+    skipped by the decoder without building them."""
+
+    id: _Int64
+    image_id: _Int64
+    category_id: _Int64
+    bbox: tuple[float, float, float, float]
+    area: float = math.nan
+    iscrowd: int | bool = 0
+    ignore: float | bool = 0.0
+
+
+class _InstancesFile(msgspec.Struct, gc=False):
+    images: list[_Image]
+    annotations: list[_Annotation]
+    categories: list[_Category]
+
+
+_GT_DECODER = msgspec.json.Decoder(_InstancesFile)
+
+
+def _typed_gt_columns(raw: bytes) -> _GTColumns | None:
+    """Columns of an instances file decoded and type-checked in one pass, or None.
+
+    Like the typed results decoder: no dict per record, segmentations skipped unparsed;
+    any surprise returns None and the general path reads the file and words the error.
+    """
+    try:
+        data = _GT_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    return _columns_of_typed(data)
+
+
+class _KeypointAnnotation(_Annotation, gc=False):
+    """An annotation of a person-keypoints file, as the typed decoder reads it."""
+
+    keypoints: list[float] = []
+    num_keypoints: _Int64 = -1
+
+
+class _KeypointCategory(_Category, gc=False):
+    keypoints: list[str] | None = None
+
+
+class _KeypointsFile(msgspec.Struct, gc=False):
+    images: list[_Image]
+    annotations: list[_KeypointAnnotation]
+    categories: list[_KeypointCategory]
+
+
+_KEYPOINT_GT_DECODER = msgspec.json.Decoder(_KeypointsFile)
+
+
+def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
+    """A person-keypoints file decoded and type-checked in one pass, or None.
+
+    Every annotation needs ``keypoints`` (numbers) and ``num_keypoints``; anything the
+    decoder refuses returns None, and the general path reads the file and words the error.
+    Call it with the collector paused: the parsed lists are freed before it returns.
+    """
+    try:
+        data = _KEYPOINT_GT_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    annotations = data.annotations
+    if any(a.num_keypoints < 0 or not a.keypoints for a in annotations):
+        return None     # a field missing (or empty): the general path names the record
+    columns = _columns_of_typed(data)
+    if columns is None:
+        return None
+    dataset = _build_dataset(columns, name)
+    values = list(map(operator.attrgetter("keypoints"), annotations))
+    num_keypoints = np.fromiter(map(operator.attrgetter("num_keypoints"), annotations),
+                                np.int64, len(annotations))
+    listed = [len(c.keypoints) if c.keypoints else -1 for c in data.categories]
+    del data, annotations
+    counts = keypoint_counts_of(values, dataset.gt.category_index, listed)
+    keypoints = keypoint_array(values, counts, _RecordLabels("annotations", columns.ann_ids),
+                               name, numbers_checked=True)
+    del values
+    return dataclasses.replace(dataset, gt=dataset.gt.replace(keypoints=keypoints,
+                                                              num_keypoints=num_keypoints))
+
+
+def _columns_of_typed(data: Any) -> _GTColumns | None:
+    """The columns of a typed instances file, or None if a box is not finite."""
+
+    def column(records, field, dtype):
+        return np.fromiter(map(operator.attrgetter(field), records), dtype, len(records))
+
+    images, anns, cats = data.images, data.annotations, data.categories
+    xywh = np.fromiter(itertools.chain.from_iterable(map(operator.attrgetter("bbox"), anns)),
+                       np.float64, 4 * len(anns)).reshape(-1, 4)
+    if not (np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
+        return None  # the general path names the record
+    return _GTColumns(
+        image_ids=column(images, "id", np.int64), widths=column(images, "width", np.float64),
+        heights=column(images, "height", np.float64),
+        file_names=tuple(i.file_name for i in images),
+        category_ids=column(cats, "id", np.int64),
+        category_names=tuple(str(c.id) if c.name is None else c.name for c in cats),
+        supercategories=tuple(c.supercategory for c in cats),
+        ann_ids=column(anns, "id", np.int64), ann_image_ids=column(anns, "image_id", np.int64),
+        ann_category_ids=column(anns, "category_id", np.int64), xywh=xywh,
+        areas=column(anns, "area", np.float64), iscrowd=column(anns, "iscrowd", np.float64),
+        ignore=column(anns, "ignore", np.float64))
+
+
+class _Result(msgspec.Struct, gc=False):
+    """One record of a COCO results list, as the typed decoder reads it (other keys skipped)."""
+
+    image_id: _Int64
+    category_id: _Int64
+    bbox: tuple[float, float, float, float]
+    score: float
+
+
+_RESULTS_DECODER = msgspec.json.Decoder(list[_Result])
+
+
+class _RLE(TypedDict):
+    """A compressed RLE, decoded straight into the dict pycocotools' routines take."""
+
+    size: tuple[_Int64, _Int64]
+    counts: str
+
+
+class _SegmResult(msgspec.Struct, gc=False):
+    """One segm result in the common layout: a compressed RLE, with or without a box."""
+
+    image_id: _Int64
+    category_id: _Int64
+    score: float
+    segmentation: _RLE
+    bbox: tuple[float, float, float, float] | None = None
+
+
+_SEGM_DECODER = msgspec.json.Decoder(list[_SegmResult])
+
+
+class _KeypointResult(msgspec.Struct, gc=False):
+    """One keypoint result in the common layout."""
+
+    image_id: _Int64
+    category_id: _Int64
+    score: float
+    keypoints: list[float]
+    bbox: tuple[float, float, float, float] | None = None
+    segmentation: msgspec.Raw = msgspec.Raw()   # only whether there is one (left unparsed)
+
+
+_KEYPOINTS_DECODER = msgspec.json.Decoder(list[_KeypointResult])
+
+
+class _RecordLabels:
+    """``labels[i]`` names record ``i`` as the general path does, ``"section[i]"`` (with
+    ``" (id N)"`` when ``ids`` are given), made only when an error names a record."""
+
+    def __init__(self, section: str, ids: np.ndarray | None = None):
+        self.section, self.ids = section, ids
+
+    def __getitem__(self, i: int) -> str:
+        label = f"{self.section}[{int(i)}]"
+        return label if self.ids is None else f"{label} (id {int(self.ids[i])})"
+
+
+def _typed_keypoint_results(raw: bytes, dataset: Dataset, name: str) -> Detections | None:
+    """Keypoint results in the common layout, decoded and type-checked in one pass, or None.
+
+    Anything unusual (a first record with a box and a later one without, a first record with
+    a mask, an unknown image, a non-finite number) returns None and the general path reads
+    the file and words the error. Call it with the collector paused: the parsed lists are
+    freed before it returns.
+    """
+    try:
+        records = _KEYPOINTS_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    n = len(records)
+    if n == 0:
+        return None
+    box_branch = records[0].bbox is not None
+    if not box_branch and records[0].segmentation:
+        return None     # loadRes's segm branch: the general path reads the masks
+    image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
+    category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
+    scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
+    xywh = None
+    if box_branch:      # loadRes: every record then needs a box, whose area is the area
+        boxes = list(map(operator.attrgetter("bbox"), records))
+        if boxes.count(None):
+            return None
+        xywh = np.fromiter(itertools.chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)
+        if not (np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
+            return None
+    values = list(map(operator.attrgetter("keypoints"), records))
+    del records
+    image_index = index_in(image_ids, dataset.images.ids)
+    if not np.isfinite(scores).all() or (image_index < 0).any():
+        return None
+    category_index = index_in(category_ids, dataset.categories.ids)
+    labels = _RecordLabels("results")
+    keypoints, xywh, area = _keypoint_columns(values, category_index, dataset, labels, name,
+                                              xywh, numbers_checked=True)
+    del values
+    return Detections(image_index=image_index, category_index=category_index,
+                      boxes=_xyxy(xywh, name, lambda i: labels[i]), scores=scores, area=area,
+                      xywh=xywh, category_ids=category_ids, keypoints=keypoints)
+
+
+def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections | None:
+    """Segm results in the common layout, decoded and type-checked in one pass, or None.
+
+    The strings are then checked and measured in bulk (:func:`deteval.masks.compressed_masks`);
+    anything unusual (polygons, uncompressed RLE, some records with a box and some without)
+    returns None and the general path reads the file.
+    """
+    from ...masks import compressed_areas
+
+    try:
+        records = _SEGM_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    n = len(records)
+    has_box = n - list(map(operator.attrgetter("bbox"), records)).count(None)
+    if has_box not in (0, n):
+        return None
+    image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
+    category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
+    scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
+    # The RLE dicts themselves become the masks: counts stay str, as pycocotools takes them.
+    masks = np.empty(n, dtype=object)
+    masks[:] = list(map(operator.attrgetter("segmentation"), records))
+    sizes = np.fromiter(itertools.chain.from_iterable(
+        map(operator.itemgetter("size"), masks)), np.int64, 2 * n).reshape(n, 2)
+    strings = list(map(operator.itemgetter("counts"), masks))
+    if not np.isfinite(scores).all() or (sizes < 0).any():
+        return None
+    xywh = None
+    if has_box:
+        xywh = np.fromiter(itertools.chain.from_iterable(
+            map(operator.attrgetter("bbox"), records)), np.float64, 4 * n).reshape(n, 4)
+        if not (np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
+            return None
+    del records
+    image_index = index_in(image_ids, dataset.images.ids)
+    if (image_index < 0).any():
+        return None     # the general path words the error
+    heights = dataset.images.heights[image_index]
+    widths = dataset.images.widths[image_index]
+    known = np.isfinite(heights) & np.isfinite(widths)
+    if (known & ((sizes[:, 0] != np.nan_to_num(heights))
+                 | (sizes[:, 1] != np.nan_to_num(widths)))).any():
+        return None
+    labels = lambda i: f"results[{i}]"  # noqa: E731
+    mask_boxes = None
+    if xywh is None:    # loadRes: toBbox's box, and the mask's pixel count as area
+        pixels, xywh, unbounded = compressed_areas(strings, sizes, source=name, labels=labels,
+                                                    boxes=True, unbounded=True)
+        mask_boxes = xywh
+        area = pixels.astype(np.float64)
+    else:
+        # loadRes: a result with a box gets the box area
+        pixels, unbounded = compressed_areas(strings, sizes, source=name, labels=labels,
+                                              unbounded=True)
+        area = _box_areas(xywh, name, labels)
+    return Detections(image_index=image_index,
+                      category_index=index_in(category_ids, dataset.categories.ids),
+                      boxes=_xyxy(xywh, name, lambda i: f"results[{i}]"), scores=scores,
+                      area=area, xywh=xywh, category_ids=category_ids, masks=masks,
+                      mask_area=_bound_area(pixels, unbounded), mask_xywh=mask_boxes)
+
+
+def _typed_results_columns(raw: bytes):
+    """Columns of a results file in the common layout, decoded and type-checked in one pass.
+
+    msgspec checks every value against :class:`_Result` while parsing (no strings, booleans
+    or nulls; integer ids; 4-number boxes) and creates no dict per record. Anything else
+    (another layout, or any error) returns None, and the general path reads the file and
+    words the error.
+    """
+    try:
+        records = _RESULTS_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    n = len(records)
+    image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
+    category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
+    scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
+    xywh = np.fromiter(itertools.chain.from_iterable(map(operator.attrgetter("bbox"), records)),
+                       np.float64, 4 * n).reshape(n, 4)
+    if not (np.isfinite(scores).all() and np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
+        return None
+    return image_ids, category_ids, scores, xywh
