@@ -147,14 +147,24 @@ def read_bytes(path: str | os.PathLike, *, what: str, allow_empty: bool = False,
     (:data:`MAX_INPUT_BYTES` by default); an empty file is an error unless ``allow_empty``.
     """
     limit = MAX_INPUT_BYTES if limit is None else limit
+    too_large = FormatError(f"{what} file is larger than {limit} bytes, the most deteval reads",
+                            source=str(path))
     try:
         with open_input(path, what=what) as handle:
-            raw = handle.read(limit + 1)
+            size = os.fstat(handle.fileno()).st_size
+            if size > limit:
+                raise too_large
+            raw = handle.read(size + 1)     # one byte more tells a file that grew
+            if len(raw) > size:             # (or a /proc file, whose size reads 0)
+                parts = [raw]
+                while chunk := handle.read(1 << 20):
+                    parts.append(chunk)
+                    size += len(chunk)
+                    if size > limit:
+                        raise too_large
+                raw = b"".join(parts)
     except OSError as err:
         raise FormatError(f"cannot read {what} file: {err.strerror}", source=str(path)) from None
-    if len(raw) > limit:
-        raise FormatError(f"{what} file is larger than {limit} bytes, the most deteval reads",
-                          source=str(path))
     if not allow_empty and not raw.strip():
         raise FormatError(f"{what} file is empty", source=str(path))
     return raw
