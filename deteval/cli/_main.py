@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from . import classify, coco, confusion, convert, demo, draw, report, voc
@@ -17,6 +19,8 @@ from ._common import _UsageError
 # The commands' modules, in the order --help lists them: each adds its subparser and runs it.
 _COMMANDS = {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
              "classify": classify, "convert": convert, "demo": demo, "report": report}
+
+_PACKAGE = Path(__file__).resolve().parents[1]
 
 # Advice in library messages, in the words of the command line.
 _CLI_WORDS = (("pass images_dir=... or image_sizes=...", "pass --images DIR"),
@@ -58,6 +62,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             warnings.simplefilter("always", UndefinedMetricWarning)
             return _COMMANDS[args.command].run(args, out, err)
     except BrokenPipeError:  # output piped into `head` and closed: not an error
+        _silence_stdout(out)
         return 0
     except _UsageError as error:
         with contextlib.redirect_stderr(err):
@@ -66,9 +71,13 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             except SystemExit as exit_:
                 return int(exit_.code or 0)
     except (DetevalError, ValueError, TypeError, OSError) as error:
+        if not isinstance(error, (DetevalError, OSError)) and not _raised_by_deteval(error):
+            raise   # a library's ValueError deep inside is a bug to see, not a message
         _print_warnings(caught, err)
         caught = []
         message = str(error)
+        if isinstance(error, OSError) and error.filename is not None and error.strerror:
+            message = f"{error.filename}: {error.strerror}"
         for api, cli in _CLI_WORDS:
             message = message.replace(api, cli)
         print(f"deteval: error: {message}", file=err)
@@ -83,3 +92,24 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
 def _print_warnings(caught: list, err: TextIO) -> None:
     for warning in caught:
         print(f"deteval: warning: {warning.message}", file=err)
+
+
+def _raised_by_deteval(error: BaseException) -> bool:
+    """Whether deteval's own code raised ``error`` (its innermost frame is in the package):
+    such ValueErrors and TypeErrors are messages about the arguments; others are bugs."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(_PACKAGE)
+
+
+def _silence_stdout(out: TextIO) -> None:
+    """After a broken pipe, point standard output at /dev/null: the interpreter's last flush
+    would otherwise fail again and print a warning."""
+    if out is not sys.stdout:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())

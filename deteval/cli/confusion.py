@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _check_output_paths, _write_json
+from ._common import _write_json
 from ._options import _add_input_options, _read_inputs, _unit_float
+from ._outputs import check_outputs
 
 
 def add_parser(commands) -> None:
@@ -37,10 +38,12 @@ def add_parser(commands) -> None:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..confusion import detection_confusion_matrix
 
-    _check_output_paths(args.json)
+    check_outputs(args, files=[("--json", args.json)])
     dataset, detections = _read_inputs(args)
     result = detection_confusion_matrix(dataset, detections, iou_threshold=args.iou,
                                         score_threshold=args.score, normalize=args.normalize)
+    if args.json:   # files first: written whatever happens to stdout
+        _write_json(args.json, result.to_dict(zero_division=0))
     overall = result.overall(zero_division=0)
     print(f"deteval confusion: {len(dataset.images)} images, {len(dataset.categories)} "
           f"categories, {int(result.counts[:-1].sum())} objects, {len(detections)} detections; "
@@ -56,6 +59,4 @@ def run(args, out: TextIO, err: TextIO) -> int:
         (result.n_dropped_detections, "have a category unknown to the ground truth")) if n]
     if extras:
         print(f"detections in no cell: {'; '.join(extras)}", file=out)
-    if args.json:
-        _write_json(args.json, result.to_dict(zero_division=0))
     return 0

@@ -15,6 +15,7 @@ from ._options import (
     _read_inputs,
     _unit_float,
 )
+from ._outputs import check_outputs
 
 
 def add_parser(commands) -> None:
@@ -65,6 +66,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
                           "the images to draw on)")
     if not Path(args.images).is_dir():
         raise FileNotFoundError(f"--images {args.images}: no such folder")
+    check_outputs(args, folders=[("--out", args.out)])
     # --images is where the pictures are; it goes to the ground-truth reader only when that
     # format reads image sizes from it (a COCO file has them).
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _check_output_paths, _report_voc, _voc_json, _voc_preset, _write_json
+from ._common import _report_voc, _voc_json, _voc_preset, _write_json
 from ._options import _add_input_options, _iou_list, _read_inputs
+from ._outputs import check_outputs
 
 
 def add_parser(commands) -> None:
@@ -35,12 +36,12 @@ def add_parser(commands) -> None:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.voc import evaluate_voc
 
-    _check_output_paths(args.json)
+    check_outputs(args, files=[("--json", args.json)])
     preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{args.year}"
     dataset, detections = _read_inputs(args)
     options = {} if args.iou is None else {"iou_thresholds": tuple(args.iou)}
     result = evaluate_voc(dataset, detections, params=_voc_preset(preset), **options)
-    _report_voc(result, out, err)
-    if args.json:
+    if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, _voc_json(result, preset))
+    _report_voc(result, out, err)
     return 0

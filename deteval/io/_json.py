@@ -14,6 +14,7 @@ import itertools
 import math
 import operator
 import os
+import re
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,7 +26,8 @@ import orjson
 from ..errors import FormatError
 
 __all__ = ["MAX_INPUT_BYTES", "JSONDocument", "box_column", "check_input_file", "check_utf8",
-           "gc_paused", "load_json", "number_column", "open_input", "read_bytes", "source_name",
+           "gc_paused", "load_json", "number_column", "open_input", "read_bytes", "read_json_bytes",
+           "source_name",
            "typed_decode"]
 
 
@@ -82,6 +84,12 @@ def _json_error_hint(raw: bytes, err: orjson.JSONDecodeError) -> str:
     if at.startswith((b"NaN", b"Infinity", b"-Infinity")):
         return (f"NaN and Infinity are not JSON, and a box or score must be finite "
                 f"(line {err.lineno} column {err.colno})")
+    if "surrogate" in err.msg:
+        return ("a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its "
+                f"pair), which is not a character (line {err.lineno} column {err.colno})")
+    if "depth limit" in err.msg or "recursion" in err.msg:
+        return (f"arrays or objects nested more than 1024 deep (line {err.lineno} column "
+                f"{err.colno}); a COCO file nests 5 deep")
     return str(err)
 
 
@@ -180,6 +188,25 @@ def typed_decode(decoder: Any, raw: bytes) -> Any:
         return decoder.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def read_json_bytes(path: str | os.PathLike, *, what: str) -> bytes:
+    """The content of a JSON file, checked as every JSON reader path must agree on it.
+
+    The typed decoders skip the keys they do not read without looking at their strings, so
+    what the general path would refuse anywhere in the file is checked here first: bytes
+    that are not UTF-8 (:func:`check_utf8`), and a lone UTF-16 surrogate escape
+    (``"\\ud800"``), which is no character (orjson refuses it; Python's json would let it
+    through to fail later when printed).
+    """
+    raw = read_bytes(path, what=what)
+    check_utf8(raw, source=str(path), what=what)
+    if _SURROGATE_ESCAPE.search(raw):
+        load_json(path, what=what, raw=raw)   # refuses a lone surrogate, naming the line
+    return raw
 
 
 def check_utf8(raw: bytes, *, source: str, what: str) -> None:

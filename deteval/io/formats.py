@@ -232,7 +232,7 @@ def read_detections(path: str | os.PathLike, dataset: Dataset, format: str | Non
 
 def _read_coco_detections(path: Any, dataset: Dataset, *, match_by: str = "auto"):
     """COCO results; a dict with its own ``images``/``categories`` is matched by name."""
-    from ._json import box_column, load_json, number_column, read_bytes
+    from ._json import box_column, load_json, number_column, read_json_bytes
     from .coco import read_coco_results
 
     if match_by not in ("auto", "id", "name"):
@@ -242,7 +242,7 @@ def _read_coco_detections(path: Any, dataset: Dataset, *, match_by: str = "auto"
     name = source_name(path)
     is_file = isinstance(path, (str, os.PathLike))
     if is_file:
-        raw = read_bytes(path, what="results")
+        raw = read_json_bytes(path, what="results")
         if raw.lstrip()[:1] == b"[" and match_by == "auto":  # a plain results list
             return read_coco_results(path, dataset)  # errors name the file; typed fast path
         data = load_json(path, what="results", raw=raw).data
