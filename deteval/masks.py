@@ -482,6 +482,12 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
                 raise FormatError("a polygon segmentation needs its image's 'height' and "
                                   "'width', which the ground truth does not give",
                                   source=source, record=where())
+            if not (heights[i] >= 0 and widths[i] >= 0 and float(heights[i]).is_integer()
+                    and float(widths[i]).is_integer()):
+                raise FormatError("a polygon segmentation is rasterised at its image's size, "
+                                  "which must be whole numbers of pixels >= 0; the image is "
+                                  f"{heights[i]:g}x{widths[i]:g} (h x w)", source=source,
+                                  record=where())
             if heights[i] * widths[i] >= _MAX_PIXELS or max(heights[i], widths[i]) >= _MAX_PIXELS:
                 raise FormatError(_too_large(int(heights[i]), int(widths[i])), source=source,
                                   record=where())

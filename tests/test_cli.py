@@ -259,7 +259,16 @@ def test_usage_errors_go_to_the_given_stderr(capsys):
 def test_bad_number_list_message():
     status, _, err = run("coco", "gt.json", "dt.json", "--max-dets", "a b")
     assert status == 2
-    assert "argument --max-dets: expected a list of int values, e.g. '1 10 100'; got 'a b'" in err
+    assert ("argument --max-dets: expected a list of positive int values, e.g. '1 10 100'; "
+            "got 'a b'") in err
+
+
+@pytest.mark.parametrize("text", ["0 1 2", "١ 10 100", "1_0 10 100"])
+def test_max_dets_must_be_positive_ascii_integers(text):
+    status, _, err = run("coco", "gt.json", "dt.json", "--max-dets", text)
+    assert status == 2
+    assert f"argument --max-dets: expected a list of positive int values, e.g. '1 10 100'; " \
+           f"got {text!r}" in err
 
 
 def test_help_exits_0():

@@ -540,8 +540,10 @@ def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,
     k_of_row = index_in(dataset.categories.ids, category_ids)   # -1: not evaluated
     objects = dataset.gt
     gt_k = np.where(image_ok[objects.image_index], k_of_row[objects.category_index], -1)
-    dt_k = np.where((detections.category_index >= 0) & image_ok[detections.image_index],
-                    k_of_row[np.maximum(detections.category_index, 0)], -1)
+    # A detection of no dataset category (-1) looks up the sentinel appended (-1 too): a
+    # dataset without categories has no row 0 to borrow.
+    dt_k = np.where(image_ok[detections.image_index],
+                    np.append(k_of_row, -1)[detections.category_index], -1)
     gt_group = np.where(gt_k >= 0, objects.image_index * n_k + gt_k, -1)
     dt_group = np.where(dt_k >= 0, detections.image_index * n_k + dt_k, -1)
     difficult = objects.ignore | objects.iscrowd
