@@ -21,7 +21,7 @@ import numpy as np
 from ..boxes import BOX_FORMATS, convert_boxes
 from ..data import Categories, Dataset, Detections, GroundTruth, Images
 from ..errors import FormatError, FormatWarning
-from ._json import open_input, read_bytes
+from ._json import check_input_file, open_input, read_bytes
 
 IMAGE_EXTENSIONS = frozenset((".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff",
                               ".webp", ".ppm", ".pgm", ".jfif"))
@@ -62,6 +62,9 @@ def list_files(folder: Path, suffixes: tuple[str, ...], *, what: str) -> list[Pa
     """The files of ``folder`` (not recursive) with one of ``suffixes``, sorted by name."""
     if not folder.exists():
         raise FormatError(f"{what} folder does not exist", source=str(folder))
+    if not folder.is_dir():
+        check_input_file(folder, what=what)     # a device or a FIFO: refused, named
+        raise FormatError(f"{what} folder expected, found a file", source=str(folder))
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() in suffixes and p.is_file())
     if not files:
         raise FormatError(f"no {'/'.join(suffixes)} files in this {what} folder",

@@ -61,6 +61,7 @@ from ._common import (
     to_float,
     to_xyxy,
 )
+from ._json import check_input_file
 
 __all__ = ["read_voc", "write_voc"]
 
@@ -72,6 +73,8 @@ def _annotation_files(path: Path) -> list[Path]:
         return [path]
     if not path.exists():
         raise FormatError("VOC annotation folder does not exist", source=str(path))
+    if not path.is_dir():
+        check_input_file(path, what="VOC annotation")   # a device or a FIFO: refused
     if (path / "Annotations").is_dir() and not any(path.glob("*.xml")):
         path = path / "Annotations"  # a VOCdevkit year folder
     return list_files(path, (".xml",), what="VOC annotation")

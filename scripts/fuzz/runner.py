@@ -139,6 +139,9 @@ def _api_calls(case: Case) -> str:
 
 def _child(case: Case, folder: Path, record_path: Path, timeout: int, memory: int) -> None:
     """Run in the forked child; never returns."""
+    import faulthandler
+
+    faulthandler.disable()   # a signal is the parent's finding, not a dump on its stderr
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (512 * MIB, 512 * MIB))
@@ -148,6 +151,12 @@ def _child(case: Case, folder: Path, record_path: Path, timeout: int, memory: in
     for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
         handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(handle, fd)
+    import sys
+
+    # The parent's streams may be objects of a test runner: the child writes to the files.
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace",  # noqa: SIM115
+                      closefd=False)
     record: dict[str, Any] = {}
 
     def save() -> None:
