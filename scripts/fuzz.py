@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"case": case.to_json(), "outcome": outcome}, indent=1))
         return 1 if outcome["failed"] else 0
     total = run(args.n, seed=args.seed, jobs=args.jobs, out=args.out, timeout=args.timeout,
-                start=args.start)
+                start=args.start, progress_to=sys.stdout)
     print(summary_line(total))
     for failure in total["failures"][:50]:
         print(f"  {args.seed}:{failure['index']} {failure['kind']}: {failure['failed']}")

@@ -346,21 +346,37 @@ def _merge(parts: list[dict]) -> dict:
 
 
 def run(n: int, *, seed: int = 0, jobs: int = 1, out: str | None = None, timeout: int = 20,
-        chunk: int = 200, start: int = 0) -> dict[str, Any]:
-    """Run cases ``start..start+n-1`` of ``seed`` in ``jobs`` worker processes."""
+        chunk: int = 200, start: int = 0, progress_to: Any = None) -> dict[str, Any]:
+    """Run cases ``start..start+n-1`` of ``seed`` in ``jobs`` worker processes; with
+    ``progress_to`` (a stream), print the running totals after each chunk of cases."""
     started = time.perf_counter()
     bounds = list(range(start, start + n, chunk)) + [start + n]
     ranges = [(seed, lo, hi, out, timeout) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    parts: list[dict] = []
+
+    def progress(part: dict) -> None:
+        parts.append(part)
+        if progress_to is not None:
+            total = _merge(parts)
+            total["seconds"] = round(time.perf_counter() - started, 1)
+            print("progress: " + summary_line(total), file=progress_to, flush=True)
+
     if jobs <= 1:
-        parts = [run_range(*r) for r in ranges]
+        for r in ranges:
+            progress(run_range(*r))
     else:
         import multiprocessing
 
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            parts = pool.starmap(run_range, ranges, chunksize=1)
+            for part in pool.imap_unordered(_run_range_args, ranges, chunksize=1):
+                progress(part)
     total = _merge(parts)
     total["seconds"] = round(time.perf_counter() - started, 1)
     return total
+
+
+def _run_range_args(args: tuple) -> dict:
+    return run_range(*args)
 
 
 def summary_line(total: dict) -> str:
