@@ -324,3 +324,24 @@ def test_ci_runs_the_readme_test_command():
     assert test_command == README_COMMANDS[1]
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test_command in [line.strip() for line in ci if not line.lstrip().startswith("#")]
+
+
+def test_main_words_deteval_errors_but_lets_other_libraries_errors_show(monkeypatch):
+    # A ValueError deteval raises about an argument is a message; one from deep inside a
+    # library (numpy, say) is a bug, which a catch-all would have hidden as a bare message.
+    from deteval.cli import _main
+
+    with pytest.raises(ValueError) as ours:
+        deteval.COCOParams(max_detections=(0, 1, 2))
+    assert _main._raised_by_deteval(ours.value)
+    with pytest.raises(ValueError) as numpy_s:
+        np.zeros(2).reshape(3)
+    assert not _main._raised_by_deteval(numpy_s.value)
+    import deteval.cli.coco as coco_command
+
+    def broken(args, out, err):
+        np.zeros(2).reshape(3)
+
+    monkeypatch.setattr(coco_command, "run", broken)
+    with pytest.raises(ValueError, match="cannot reshape"):
+        run("coco", "gt.json", "dt.json")

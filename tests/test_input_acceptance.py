@@ -245,3 +245,16 @@ def test_a_four_number_polygon_is_a_two_point_polygon_wherever_it_is():
     reference = mask_utils.merge(mask_utils.frPyObjects(
         [[10, 10, 30, 10, 30, 30], [10, 10, 30, 30]], 80, 100))
     assert first["counts"] == later["counts"] == reference["counts"]
+
+
+def test_txt_class_ids_beyond_2_53_are_not_folded(tmp_path):
+    gt = json.loads(json.dumps(GT))
+    gt["images"][0]["file_name"] = "a.jpg"
+    gt["categories"] = [{"id": 2**53, "name": "a"}, {"id": 2**53 + 1, "name": "b"}]
+    gt["annotations"] = []
+    dataset = read_coco_gt(gt)
+    folder = tmp_path / "dets"
+    write(folder / "a.txt", f"{2**53 + 1} 0.9 10 10 20 20\n")
+    detections = read_detections(folder, dataset, format="txt", box_format="xywh")
+    assert detections.category_index.tolist() == [1]
+    assert detections.category_ids.tolist() == [2**53 + 1]

@@ -34,6 +34,7 @@ def add_parser(commands) -> None:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..errors import DetevalError, FormatError
     from ..io.formats import convert
+    from ._main import _raised_by_deteval
 
     dst = Path(args.dst)
     to_format = args.to_format or {".json": "coco", ".csv": "csv", ".tsv": "csv"}.get(
@@ -61,9 +62,11 @@ def run(args, out: TextIO, err: TextIO) -> int:
         else:
             dataset = convert(args.src, dst, src_format=src_format, dst_format=to_format,
                               read_options=options)
-    except FormatError:
+    except (FormatError, DetevalError):
         raise
     except (ValueError, TypeError, OSError) as error:
+        if not isinstance(error, OSError) and not _raised_by_deteval(error):
+            raise   # a library's error deep inside is a bug to see, not a message
         raise DetevalError(f"cannot convert {args.src} to {args.dst}: {error}") from error
     gt = dataset.gt
     extras = [f"{n} {what}" for n, what in ((int(gt.ignore.sum()), "difficult"),

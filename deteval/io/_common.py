@@ -509,17 +509,19 @@ def detection_categories(tokens: Sequence[str], dataset: Dataset, names: Any, *,
         names = read_names(names)
     for u, token in enumerate(unique.tolist()):
         integral = re.fullmatch(r"[-+]?\d+(\.0*)?", token, re.ASCII) is not None
+        # The integer itself, not through a float (which folds ids beyond 2**53 together).
+        value = int(token.partition(".")[0]) if integral else None
         if names is not None:
-            index = int(float(token)) if integral else -1
+            index = value if integral else -1
             if not 0 <= index < len(names):
                 i = int(np.flatnonzero(inverse == u)[0])
                 raise located(f"class index {token!r} is not an index of the "
                                   f"{len(names)} class names (0..{len(names) - 1})", where(i))
             lookup[u] = by_name.get(names[index], -1)
             all_ids = False
-        elif integral and abs(float(token)) < 2**63:
-            ids[u] = int(float(token))
-            lookup[u] = by_id.get(int(ids[u]), -1)
+        elif integral and -2**63 <= value < 2**63:
+            ids[u] = value
+            lookup[u] = by_id.get(value, -1)
         else:
             lookup[u] = by_name.get(token, -1)
             all_ids = False

@@ -204,7 +204,7 @@ def read_json_bytes(path: str | os.PathLike, *, what: str) -> bytes:
     """
     raw = read_bytes(path, what=what)
     check_utf8(raw, source=str(path), what=what)
-    if _SURROGATE_ESCAPE.search(raw):
+    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):    # a fast scan first
         load_json(path, what=what, raw=raw)   # refuses a lone surrogate, naming the line
     return raw
 
