@@ -62,6 +62,39 @@ def _containers(node: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:
     return out
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _mutate_node(rng: random.Random, node: dict | list) -> None:
+    """One mutation of a dict or list in place: a slot (key or index) deleted, replaced by an
+    odd value, wrapped, scaled, duplicated, or a slot added."""
+    if not node:
+        if isinstance(node, dict):
+            node[rng.choice(("id", "bbox", "x"))] = odd_value(rng)
+        else:
+            node.append(odd_value(rng))
+        return
+    slot = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+    value = node[slot]
+    op = rng.randrange(9)
+    if op < 2:
+        del node[slot]
+    elif op < 5:
+        node[slot] = odd_value(rng)
+    elif op == 5:
+        node[slot] = [value] if rng.random() < 0.5 else {"v": value}
+    elif op == 6 and _is_number(value):
+        node[slot] = value * rng.choice((-1, 10**6, 2**31, 10**12, 1e9, 1e100, 1e300))
+    elif isinstance(node, dict):       # a key records often carry, with an odd value
+        node[rng.choice(("ignore", "iscrowd", "area", "score", "name", "extra"))] = \
+            odd_value(rng)
+    elif op == 7:                      # a duplicated element (duplicated ids)
+        node.insert(slot, copy.deepcopy(node[rng.randrange(len(node))]))
+    else:
+        node.append(odd_value(rng)) if rng.random() < 0.5 else node.reverse()
+
+
 def mutate_tree(rng: random.Random, doc: Any, count: int) -> Any:
     """``count`` random structural mutations of a copy of ``doc``."""
     doc = copy.deepcopy(doc)
@@ -69,43 +102,7 @@ def mutate_tree(rng: random.Random, doc: Any, count: int) -> Any:
         nodes = _containers(doc)
         if not nodes:
             return odd_value(rng)
-        _, node = rng.choice(nodes)
-        op = rng.randrange(9)
-        if isinstance(node, dict):
-            if not node:
-                node[rng.choice(("id", "bbox", "x"))] = odd_value(rng)
-                continue
-            key = rng.choice(list(node))
-            if op < 2:
-                del node[key]
-            elif op < 6:
-                node[key] = odd_value(rng)
-            elif op == 6:
-                node[key] = [node[key]] if rng.random() < 0.5 else {"v": node[key]}
-            elif op == 7 and isinstance(node[key], (int, float)) and not isinstance(
-                    node[key], bool):
-                node[key] = type(node[key])(-node[key]) if rng.random() < 0.5 else \
-                    node[key] * rng.choice((10**6, 10**12, 1e100))
-            else:
-                node[rng.choice(("ignore", "iscrowd", "area", "score", "name", "extra"))] = \
-                    odd_value(rng)
-        else:
-            if not node:
-                node.append(odd_value(rng))
-                continue
-            i = rng.randrange(len(node))
-            if op < 2:
-                del node[i]
-            elif op < 4:
-                node[i] = odd_value(rng)
-            elif op < 6:
-                node.insert(i, copy.deepcopy(node[rng.randrange(len(node))]))  # duplicate
-            elif op == 6:
-                node.append(odd_value(rng))
-            elif op == 7 and isinstance(node[i], (int, float)) and not isinstance(node[i], bool):
-                node[i] = node[i] * rng.choice((-1, 10**6, 2**31, 1e9, 1e300))
-            else:
-                node.reverse()
+        _mutate_node(rng, rng.choice(nodes)[1])
     return doc
 
 
