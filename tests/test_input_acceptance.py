@@ -258,3 +258,16 @@ def test_txt_class_ids_beyond_2_53_are_not_folded(tmp_path):
     detections = read_detections(folder, dataset, format="txt", box_format="xywh")
     assert detections.category_index.tolist() == [1]
     assert detections.category_ids.tolist() == [2**53 + 1]
+
+
+@pytest.mark.parametrize(("header", "format"), [
+    ("ImageID,Source,LabelName,Confidence,XMin,XMax,YMin,YMax,IsOccluded,IsTruncated,IsGroupOf",
+     "openimages"),
+    ("filename,width,height,class,xmin,ymin,xmax,ymax", "csv"),
+])
+def test_a_table_of_headers_only_is_an_empty_dataset(tmp_path, header, format):
+    # Open Images reads decimal commas too: numpy's string routines failed on no rows
+    # (a bare "zero-size array" ValueError, found by the fuzzer).
+    path = write(tmp_path / "gt.csv", header + "\n")
+    dataset = read_gt(path, format=format, image_sizes=(10, 10))
+    assert len(dataset.gt) == 0 and len(dataset.images) == 0

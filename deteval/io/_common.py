@@ -320,6 +320,8 @@ def parse_numbers(values: Sequence[str], *, where: Where, field: Callable[[int],
     ``field(i)`` names value ``i`` and ``where(i)`` locates it for messages. ``decimal=","``
     reads decimal commas; ``"auto"`` reads both (``"0,5"`` and ``"0.5"``).
     """
+    if not len(values):     # a table of headers only (numpy's string routines want rows)
+        return np.empty(0, dtype=np.float64)
     array = np.asarray(values, dtype=str)
     if decimal != ".":
         array = np.char.replace(array, ",", ".")
