@@ -42,7 +42,7 @@ import numpy as np
 from .data import Categories, Dataset, Detections, GroundTruth, Images, index_in
 from .errors import FormatError
 from .io._common import image_key, image_rows_by_key
-from .io._json import load_json, number_column, read_bytes, source_name
+from .io._json import load_json, number_column, read_json_bytes, source_name
 
 __all__ = ["MATCH_BY", "Pair", "check_indices", "load_pair", "read_coco_detections",
            "read_coco_ground_truth"]
@@ -144,7 +144,7 @@ def _looks_like_results(source: Any) -> bool:
     data = source
     if isinstance(source, (str, os.PathLike)):
         try:
-            raw = read_bytes(source, what="ground truth")
+            raw = read_json_bytes(source, what="ground truth")
             if raw.lstrip()[:1] == b"[":
                 return True
             data = load_json(source, what="ground truth", raw=raw).data
@@ -189,7 +189,7 @@ def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
     name = source_name(source)
     data = source
     if isinstance(source, (str, os.PathLike)):
-        raw = read_bytes(source, what="results")
+        raw = read_json_bytes(source, what="results")
         if raw.lstrip()[:1] != b"{":  # a plain results list: the typed fast path, by id
             if match_by == "name":
                 raise _needs_tables(name)

@@ -29,20 +29,24 @@ Examples
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ._polygon_masks import (
+    check_polygon_extent,
+    polygon_arrays,
+    polygon_parts_of,
+    rasterise,
+)
 from .errors import FormatError
 
 __all__ = ["compressed_areas", "compressed_masks", "decode_counts", "mask_area",
            "mask_bound_area", "mask_bounds", "mask_iou_bound", "masks_from_segmentations",
            "pair_mask_iou"]
 
-_NUMBER_TYPES = {int, float}
 _MAX_DIGITS = 7  # 35 bits: more than any run of a mask below 2**32 pixels needs
 
 
@@ -403,68 +407,6 @@ def _plain_runs(counts: Sequence[Any]) -> np.ndarray | None:
     return runs
 
 
-def _polygon_parts(value: list, where: Callable[[], str], source: str | None) -> list:
-    """The parts of one polygon segmentation, their structure checked.
-
-    Numbers are checked in bulk afterwards (:func:`_polygon_arrays`); a part with a value
-    that is not a number is refused there, naming the record.
-    """
-    if not value:
-        raise FormatError("'segmentation' is an empty list: expected polygons [[x1, y1, x2, "
-                          "y2, ...], ...] or an RLE", source=source, record=where())
-    for j, part in enumerate(value):
-        if not isinstance(part, (list, tuple)):
-            raise FormatError(f"polygon {j} must be a list of numbers x1, y1, x2, y2, ...; got "
-                              f"{type(part).__name__}", source=source, record=where())
-        size = len(part)
-        if size % 2:
-            raise FormatError(f"polygon {j} has an odd number of coordinates ({size}); "
-                              "expected x, y pairs", source=source, record=where())
-        if size < 4:
-            raise FormatError(f"polygon {j} has {size // 2} point(s); a polygon needs "
-                              "at least 2 (3 for a non-empty area)", source=source,
-                              record=where())
-    return value
-
-
-def _numbers_only(part: Sequence[Any]) -> bool:
-    return all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-               for v in part)
-
-
-def _polygon_arrays(parts: list[list], where: Callable[[int], str],
-                    source: str | None) -> list[list[np.ndarray]]:
-    """Every polygon's parts as float64 arrays, converted and checked all at once.
-
-    ``parts[i]`` are the parts of polygon object ``i``; ``where(i)`` names its record.
-    """
-    flat_parts = list(itertools.chain.from_iterable(parts))
-    numbers = itertools.chain.from_iterable(flat_parts)
-    if not set(map(type, numbers)) <= _NUMBER_TYPES:
-        for i, value in enumerate(parts):
-            for j, part in enumerate(value):
-                if not set(map(type, part)) <= _NUMBER_TYPES and not _numbers_only(part):
-                    raise FormatError(f"polygon {j} must hold numbers only", source=source,
-                                      record=where(i))
-    sizes = np.fromiter(map(len, flat_parts), np.int64, len(flat_parts))
-    ends = np.cumsum(sizes)
-    flat = np.fromiter(itertools.chain.from_iterable(flat_parts), np.float64,
-                       int(ends[-1]) if len(ends) else 0)
-    if not np.isfinite(flat).all():
-        k = int(np.searchsorted(ends, np.flatnonzero(~np.isfinite(flat))[0], side="right"))
-        per_object = np.cumsum([len(value) for value in parts])
-        i = int(np.searchsorted(per_object, k, side="right"))
-        j = k - (int(per_object[i - 1]) if i else 0)
-        raise FormatError(f"polygon {j} holds a non-finite coordinate", source=source,
-                          record=where(i))
-    arrays = [flat[e - n:e] for e, n in zip(ends.tolist(), sizes.tolist())]
-    out, at = [], 0
-    for value in parts:
-        out.append(arrays[at:at + len(value)])
-        at += len(value)
-    return out
-
-
 def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widths: Any,
                              source: str | None = None, records: Sequence[str] | None = None,
                              check_size: bool = True, with_area: bool = False,
@@ -534,12 +476,18 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
         kind = type(value)
         if kind is list or kind is tuple:
             where = functools.partial(label, i)
-            polygon_parts.append(_polygon_parts(value, where, source))
+            polygon_parts.append(polygon_parts_of(value, where, source))
             polygon_rows.append(i)
             if not (math.isfinite(heights[i]) and math.isfinite(widths[i])):
                 raise FormatError("a polygon segmentation needs its image's 'height' and "
                                   "'width', which the ground truth does not give",
                                   source=source, record=where())
+            if not (heights[i] >= 0 and widths[i] >= 0 and float(heights[i]).is_integer()
+                    and float(widths[i]).is_integer()):
+                raise FormatError("a polygon segmentation is rasterised at its image's size, "
+                                  "which must be whole numbers of pixels >= 0; the image is "
+                                  f"{heights[i]:g}x{widths[i]:g} (h x w)", source=source,
+                                  record=where())
             if heights[i] * widths[i] >= _MAX_PIXELS or max(heights[i], widths[i]) >= _MAX_PIXELS:
                 raise FormatError(_too_large(int(heights[i]), int(widths[i])), source=source,
                                   record=where())
@@ -592,8 +540,10 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
             out[i] = rle
         areas[plain_rows] = mask_area(out[plain_rows])
     if polygon_rows:
-        polygon_parts = _polygon_arrays(polygon_parts, lambda j: label(polygon_rows[j]), source)
-        _rasterise(out, polygon_rows, polygon_parts, sizes, api)
+        polygon_parts = polygon_arrays(polygon_parts, lambda j: label(polygon_rows[j]), source)
+        check_polygon_extent(polygon_parts, sizes[polygon_rows], lambda j: label(polygon_rows[j]),
+                             source)
+        rasterise(out, polygon_rows, polygon_parts, sizes, api)
         areas[polygon_rows] = mask_area(out[polygon_rows])
     if check_size:
         known = np.isfinite(heights) & np.isfinite(widths)
@@ -678,23 +628,6 @@ def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str
     masks[:] = [{"size": size, "counts": string}
                 for size, string in zip(sizes.tolist(), strings)]
     return masks, areas
-
-
-def _rasterise(out: np.ndarray, rows: list[int], parts: list[list[np.ndarray]],
-               sizes: np.ndarray, api: Any) -> None:
-    """Rasterise polygon objects image size by image size, one C call per size."""
-    rows_array = np.asarray(rows)
-    keys = sizes[rows_array, 0] * (1 << 32) + sizes[rows_array, 1]
-    for key in np.unique(keys):
-        members = np.flatnonzero(keys == key)
-        h, w = int(key >> 32), int(key & 0xFFFFFFFF)
-        flat = [p for m in members for p in parts[m]]
-        rles = api.frPoly(flat, h, w)
-        at = 0
-        for m in members:
-            k = len(parts[m])
-            out[rows[m]] = rles[at] if k == 1 else api.merge(rles[at:at + k], 0)
-            at += k
 
 
 def mask_area(masks: Sequence[dict]) -> np.ndarray:

@@ -261,7 +261,16 @@ def test_usage_errors_go_to_the_given_stderr(capsys):
 def test_bad_number_list_message():
     status, _, err = run("coco", "gt.json", "dt.json", "--max-dets", "a b")
     assert status == 2
-    assert "argument --max-dets: expected a list of int values, e.g. '1 10 100'; got 'a b'" in err
+    assert ("argument --max-dets: expected a list of positive int values, e.g. '1 10 100'; "
+            "got 'a b'") in err
+
+
+@pytest.mark.parametrize("text", ["0 1 2", "١ 10 100", "1_0 10 100"])
+def test_max_dets_must_be_positive_ascii_integers(text):
+    status, _, err = run("coco", "gt.json", "dt.json", "--max-dets", text)
+    assert status == 2
+    assert f"argument --max-dets: expected a list of positive int values, e.g. '1 10 100'; " \
+           f"got {text!r}" in err
 
 
 def test_help_exits_0():
@@ -354,3 +363,22 @@ def test_voc_iou_thresholds_spelled_as_coco_with_the_old_alias(spelling):
     args, help_text = _parse("voc", "GT", "DT", spelling, "0.5 0.75")
     assert args.iou_thresholds == [0.5, 0.75]
     assert "--iou-thresholds '0.5 0.75', --iou '0.5 0.75'" in help_text
+def test_main_words_deteval_errors_but_lets_other_libraries_errors_show(monkeypatch):
+    # A ValueError deteval raises about an argument is a message; one from deep inside a
+    # library (numpy, say) is a bug, which a catch-all would have hidden as a bare message.
+    from deteval.cli import _main
+
+    with pytest.raises(ValueError) as ours:
+        deteval.COCOParams(max_detections=(0, 1, 2))
+    assert _main._raised_by_deteval(ours.value)
+    with pytest.raises(ValueError) as numpy_s:
+        np.zeros(2).reshape(3)
+    assert not _main._raised_by_deteval(numpy_s.value)
+    import deteval.cli.coco as coco_command
+
+    def broken(args, out, err):
+        np.zeros(2).reshape(3)
+
+    monkeypatch.setattr(coco_command, "run", broken)
+    with pytest.raises(ValueError, match="cannot reshape"):
+        run("coco", "gt.json", "dt.json")

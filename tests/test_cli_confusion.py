@@ -271,8 +271,7 @@ def test_classify_errors(tmp_path):
     assert "LABELS" in err and "has 4 labels but SCORES" in err and "has 5 rows" in err
     status, _, err = run("classify", tmp_path / "missing.csv", tmp_path / "s.npy")
     assert status == 1
-    assert err.startswith("deteval: error: cannot read LABELS file")
-    assert "missing.csv" in err
+    assert err == f"deteval: error: {tmp_path / 'missing.csv'}: LABELS file does not exist\n"
     (tmp_path / "broken.npy").write_bytes(b"not an array")
     status, _, err = run("classify", tmp_path / "y.npy", tmp_path / "broken.npy")
     assert status == 1 and "cannot read SCORES file" in err and "broken.npy" in err

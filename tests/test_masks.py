@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -602,3 +603,34 @@ def test_2_to_the_32_minus_one_pixels_still_read_as_pycocotools():
     np.testing.assert_array_equal(xywh, np.asarray(mask_utils.toBbox([dt, gt])))
     with pytest.raises(FormatError, match="too large"):
         compressed_areas([compress([0, 2**32])], [[65536, 65536]])
+
+
+# --------------------------------------------------------------------------------------------
+# Polygons far outside their image (issue 19: a segfault and 15.7 GB in pycocotools' frPoly)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("polygon", "axis", "value"), [
+    ([0, 2147483956, 2147483884, 0, 0, 0], "y", "2147483956.0"),     # crashed frPoly
+    ([0, 0, 1e8, 0, 1e8, 1e8, 0, 1e8], "x", "100000000.0"),          # 21.8 s, 15.7 GB
+    ([0, 0, 10, 0, 10, 10, -1200, 5], "x", "-1200.0"),
+])
+def test_polygons_far_outside_their_image_are_refused_naming_the_record(polygon, axis, value):
+    with pytest.raises(FormatError, match=(
+            rf"^dt.json: results\[1\]: polygon 1 has {axis} = {re.escape(value)}, far "
+            r"outside its 80x100 \(h x w\) image: coordinates must lie within")):
+        masks_from_segmentations([[[0, 0, 5, 0, 5, 5]], [[1, 1, 4, 1, 4, 4], polygon]],
+                                 heights=[80, 80], widths=[100, 100], source="dt.json",
+                                 records=["results[0]", "results[1]"])
+
+
+def test_polygons_partly_outside_their_image_rasterise_as_pycocotools():
+    # Within the image widened by its larger side (at least 1024 pixels): accepted, and the
+    # mask is pycocotools' own.
+    polygon = [-900.0, -50.0, 1100.0, 40.0, 60.0, 1000.0, 3.5, 7.25]
+    masks = masks_from_segmentations([[polygon]], heights=[80], widths=[100])
+    reference = mask_utils.frPyObjects([polygon], 80, 100)[0]
+    assert masks[0]["counts"] == reference["counts"]
+    big = [-2900.0, 0.0, 5999.0, 0.0, 0.0, 4999.0]
+    masks = masks_from_segmentations([[big]], heights=[2000], widths=[3000])
+    assert masks[0]["counts"] == mask_utils.frPyObjects([big], 2000, 3000)[0]["counts"]

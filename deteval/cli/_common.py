@@ -3,7 +3,6 @@ printing of COCO and VOC results."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TextIO
 
 
@@ -37,16 +36,12 @@ def format_per_class(rows: list[dict]) -> str:
 
 
 def _write_json(path: str, payload: dict) -> None:
+    """Write ``payload`` as indented JSON, whole or not at all (see :mod:`._outputs`)."""
     import orjson
 
-    Path(path).write_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
+    from ._outputs import write_output
 
-
-def _check_output_paths(*paths: str | None) -> None:
-    """Fail before the (possibly long) evaluation when an output cannot be written."""
-    for path in paths:
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise FileNotFoundError(f"cannot write {path}: its folder does not exist")
+    write_output(path, orjson.dumps(payload, option=orjson.OPT_INDENT_2))
 
 
 def _report(result, out: TextIO, err: TextIO, *, per_class: bool) -> None:

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from ._common import _UsageError
+
+_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
@@ -55,6 +59,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             warnings.simplefilter("always", UndefinedMetricWarning)
             return modules[args.command].run(args, out, err)
     except BrokenPipeError:  # output piped into `head` and closed: not an error
+        _silence_stdout(out)
         return 0
     except _UsageError as error:
         with contextlib.redirect_stderr(err):
@@ -63,10 +68,18 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             except SystemExit as exit_:
                 return int(exit_.code or 0)
     except (DetevalError, ValueError, TypeError, OSError) as error:
+        if not isinstance(error, (DetevalError, OSError)) and not _raised_by_deteval(error):
+            raise   # a library's ValueError deep inside is a bug to see, not a message
         _print_warnings(caught, err)
         caught = []
-        message = (error.cli_message(OPTION_FLAGS) if isinstance(error, OptionError)
-                   else error.cli_message() if isinstance(error, DetevalError) else str(error))
+        if isinstance(error, OSError) and error.filename is not None and error.strerror:
+            message = f"{error.filename}: {error.strerror}"
+        elif isinstance(error, OptionError):
+            message = error.cli_message(OPTION_FLAGS)
+        elif isinstance(error, DetevalError):
+            message = error.cli_message()
+        else:
+            message = str(error)
         print(f"deteval: error: {message}", file=err)
         return 1
     except KeyboardInterrupt:  # pragma: no cover - interactive only
@@ -102,3 +115,24 @@ def _commands() -> dict:
 def _print_warnings(caught: list, err: TextIO) -> None:
     for warning in caught:
         print(f"deteval: warning: {warning.message}", file=err)
+
+
+def _raised_by_deteval(error: BaseException) -> bool:
+    """Whether deteval's own code raised ``error`` (its innermost frame is in the package):
+    such ValueErrors and TypeErrors are messages about the arguments; others are bugs."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(_PACKAGE)
+
+
+def _silence_stdout(out: TextIO) -> None:
+    """After a broken pipe, point standard output at /dev/null: the interpreter's last flush
+    would otherwise fail again and print a warning."""
+    if out is not sys.stdout:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())

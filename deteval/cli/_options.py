@@ -13,15 +13,30 @@ from typing import Any, NamedTuple
 from ._common import _UsageError
 
 
-def _number_list(kind):
+def _number_list(kind, *, positive: bool = False):
+    """A parser of ``"1 10 100"`` (or ``"1,10,100"``): ASCII decimal numbers only (``int``
+    and ``float`` alone read ``"١٢"`` and ``"1_0"``), all > 0 with ``positive``."""
+    import re
+
+    pattern = r"[-+]?[0-9]+" if kind is int else None
+
     def parse(text: str):
+        from ..io._common import is_number_text
+
+        values = text.replace(",", " ").split()
         try:
-            return [kind(v) for v in text.replace(",", " ").split()]
+            if not all(re.fullmatch(pattern, v) if pattern else is_number_text(v)
+                       for v in values):
+                raise ValueError(text)
+            numbers = [kind(v) for v in values]
+            if positive and not all(v > 0 for v in numbers):
+                raise ValueError(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"expected a list of {kind.__name__} values, e.g. "
-                f"{'1 10 100' if kind is int else '0.5 0.75'!r}; got {text!r}"
+                f"expected a list of {'positive ' if positive else ''}{kind.__name__} values, "
+                f"e.g. {'1 10 100' if kind is int else '0.5 0.75'!r}; got {text!r}"
             ) from None
+        return numbers
     return parse
 
 
@@ -106,7 +121,8 @@ def _add_coco_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-class", action="store_true", help="print the per-class table")
     parser.add_argument("--class-agnostic", action="store_true",
                         help="pool categories when matching (pycocotools useCats=0)")
-    parser.add_argument("--max-dets", type=_number_list(int), metavar="'1 10 100'",
+    parser.add_argument("--max-dets", type=_number_list(int, positive=True),
+                        metavar="'1 10 100'",
                         help="max detections per image and category (3 values; keypoints: "
                         "any number, default 20)")
     parser.add_argument("--iou-thresholds", type=_number_list(float), metavar="'0.5 0.75'",

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from ._common import _check_output_paths, _write_json
+from ._common import _write_json
 from ._options import _add_input_options, _Inputs, _read_inputs
+from ._outputs import check_outputs
 
 
 def add_parser(commands) -> None:
@@ -32,7 +33,7 @@ def add_parser(commands) -> None:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..doctor import check_inputs
 
-    _check_output_paths(args.json)
+    check_outputs(args, files=[("--json", args.json)])
     inputs = _read_inputs(args)
     _print_notes(inputs.notes, err)
     diagnosis = check_inputs(inputs.dataset, inputs.detections, box_format=inputs.box_format,

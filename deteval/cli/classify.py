@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..io.labels import read_labels, read_scores
-from ._common import _check_output_paths, _write_json
+from ._common import _write_json
 from ._options import _positive_int
+from ._outputs import check_outputs
 
 
 def add_parser(commands) -> None:
@@ -47,7 +48,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     from .. import classification as cls
 
-    _check_output_paths(args.json)
+    check_outputs(args, files=[("--json", args.json)])
     truth = read_labels(args.labels)
     scores = read_scores(args.scores)
     if len(scores) != len(truth):
@@ -90,6 +91,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     payload = _classify_numbers(cls, truth, predicted, classes)
     if top_k is not None:
         payload["top_k"] = {"k": top_k[0], "accuracy": top_k[1]}
+    if args.json:   # files first: written whatever happens to stdout
+        _write_json(args.json, payload)
     print(f"deteval classify: {len(truth)} samples, {len(classes)} classes", file=out)
     print(f"accuracy        {payload['accuracy']:.4f}", file=out)
     if top_k is not None:
@@ -102,8 +105,6 @@ def run(args, out: TextIO, err: TextIO) -> int:
               f"{row['f1']:>10.4f}", file=out)
     print(file=out)
     print(_format_matrix(classes, np.array(payload["confusion_matrix"])), file=out)
-    if args.json:
-        _write_json(args.json, payload)
     return 0
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _check_output_paths, _report, _write_json
+from ._common import _report, _write_json
 from ._options import _add_coco_options, _add_resolution_options
+from ._outputs import check_outputs, write_output
 from .check import checks_of
 
 
@@ -25,7 +26,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..errors import FormatError
     from ..protocols.coco import evaluate_coco
 
-    _check_output_paths(args.json, args.matches)
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
 
     options = {"iou_type": args.iou_type}
     if args.kpt_sigmas is not None:
@@ -48,12 +49,13 @@ def run(args, out: TextIO, err: TextIO) -> int:
                           cli_hint=error.cli_hint) from None
     hazards = [] if args.no_check else checks_of(result.gt, result.detections, err,
                                                   dt_format="coco")
-    _report(result, out, err, per_class=args.per_class)
+    # Files first: what the user asked for is written whatever happens to stdout.
     if args.json:
         payload = result.to_dict()
         payload["timings"] = result.timings
         payload["warnings"] = hazards
         _write_json(args.json, payload)
     if args.matches:
-        result.matches.to_csv(args.matches)
+        write_output(args.matches, result.matches.to_csv)
+    _report(result, out, err, per_class=args.per_class)
     return 0

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _check_output_paths, _write_json
+from ._common import _write_json
 from ._options import _add_input_options, _read_inputs
+from ._outputs import check_outputs
 from ._shared_options import add_iou_threshold, add_score_threshold
 from .check import run_checks
 
@@ -35,13 +36,15 @@ def add_parser(commands) -> None:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..confusion import detection_confusion_matrix
 
-    _check_output_paths(args.json)
+    check_outputs(args, files=[("--json", args.json)])
     inputs = _read_inputs(args)
     dataset, detections = inputs.dataset, inputs.detections
     result = detection_confusion_matrix(dataset, detections, iou_threshold=args.iou_threshold,
                                         score_threshold=args.score_threshold,
                                         normalize=args.normalize)
     hazards = run_checks(args, inputs, err)
+    if args.json:   # files first: written whatever happens to stdout
+        _write_json(args.json, {**result.to_dict(zero_division=0), "warnings": hazards})
     overall = result.overall(zero_division=0)
     print(f"deteval confusion: {len(dataset.images)} images, {len(dataset.categories)} "
           f"categories, {int(result.counts[:-1].sum())} objects, {len(detections)} detections; "
@@ -57,6 +60,4 @@ def run(args, out: TextIO, err: TextIO) -> int:
         (result.n_dropped_detections, "have a category unknown to the ground truth")) if n]
     if extras:
         print(f"detections in no cell: {'; '.join(extras)}", file=out)
-    if args.json:
-        _write_json(args.json, {**result.to_dict(zero_division=0), "warnings": hazards})
     return 0

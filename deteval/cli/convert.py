@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from ._common import _check_output_paths, _UsageError
+from ._common import _UsageError
 from ._options import _GT_OPTIONS, _add_gt_reader_options, _guess_format, _reader_options
+from ._outputs import check_outputs, write_output
 
 
 def add_parser(commands) -> None:
@@ -33,6 +34,7 @@ def add_parser(commands) -> None:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..errors import DetevalError, FormatError
     from ..io.formats import convert
+    from ._main import _raised_by_deteval
 
     dst = Path(args.dst)
     to_format = args.to_format or {".json": "coco", ".csv": "csv", ".tsv": "csv"}.get(
@@ -41,18 +43,30 @@ def run(args, out: TextIO, err: TextIO) -> int:
         raise _UsageError(f"cannot tell which format to write to {args.dst}: pass --to "
                           "(coco, csv; a folder takes voc or yolo)")
     if to_format in ("coco", "csv"):
-        _check_output_paths(args.dst)
-    if Path(args.src).resolve() == dst.resolve():
-        raise ValueError(f"{args.dst}: the destination is the source; write elsewhere")
+        check_outputs(args, files=[("", args.dst)])
+    else:
+        check_outputs(args, folders=[("", args.dst)])
     src_format = args.gt_format or _guess_format(args.src, "gt", "--from")
     options = _reader_options(args, _GT_OPTIONS, src_format, "ground truth", args.src,
                               flags={"gt_box_format": "--box-format"})
     try:
-        dataset = convert(args.src, dst, src_format=src_format, dst_format=to_format,
-                          read_options=options)
-    except FormatError:
+        if to_format in ("coco", "csv"):    # a file: written whole or not at all
+            dataset = None
+
+            def write(path: str) -> None:
+                nonlocal dataset
+                dataset = convert(args.src, path, src_format=src_format,
+                                  dst_format=to_format, read_options=options)
+
+            write_output(dst, write)
+        else:
+            dataset = convert(args.src, dst, src_format=src_format, dst_format=to_format,
+                              read_options=options)
+    except (FormatError, DetevalError):
         raise
     except (ValueError, TypeError, OSError) as error:
+        if not isinstance(error, OSError) and not _raised_by_deteval(error):
+            raise   # a library's error deep inside is a bug to see, not a message
         raise DetevalError(f"cannot convert {args.src} to {args.dst}: {error}") from error
     gt = dataset.gt
     extras = [f"{n} {what}" for n, what in ((int(gt.ignore.sum()), "difficult"),

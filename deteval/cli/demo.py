@@ -29,6 +29,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
         gt, dt = make_demo()
         where = "generated in memory (deteval.demo.make_demo)"
     result = evaluate_coco(gt, dt)
+    if args.json:   # files first: written whatever happens to stdout
+        _write_json(args.json, result.to_dict())
     data = result.gt
     print(f"deteval demo: {len(data.images)} images, {len(data.categories)} categories, "
           f"{len(data.gt)} objects, {len(result.detections)} detections ({where})", file=out)
@@ -38,6 +40,4 @@ def run(args, out: TextIO, err: TextIO) -> int:
     print(f"AP = {result.stat('AP'):.3f}, AP50 = {result.stat('AP50'):.3f}; evaluated in "
           f"{result.timings['total'] * 1000:.0f} ms. Try: deteval coco GT.json DT.json "
           "--per-class --json out.json", file=out)
-    if args.json:
-        _write_json(args.json, result.to_dict())
     return 0

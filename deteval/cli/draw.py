@@ -16,6 +16,7 @@ from ._options import (
     _positive_int,
     _read_inputs,
 )
+from ._outputs import check_outputs
 from ._shared_options import add_iou_threshold, add_score_threshold
 from .check import checks_of, run_checks
 
@@ -182,6 +183,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
         raise _UsageError(f"--contact-sheet: expected 0 or more; got {args.contact_sheet}")
     if not Path(args.images).is_dir():
         raise FileNotFoundError(f"--images {args.images}: no such folder")
+    check_outputs(args, folders=[("--out", args.out)])
+    # --images is where the pictures are; it goes to the ground-truth reader only when that
+    # format reads image sizes from it (a COCO file has them).
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
     draw_options = _draw_options(args, gt_format)
     dataset, detections, inputs = _read(args, gt_format)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _check_output_paths, _write_json
+from ._common import _write_json
+from ._outputs import check_outputs
 
 
 def add_parser(commands) -> None:
@@ -58,26 +59,28 @@ def _lrp_text(result) -> str:
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
+    from .._inputs import load_pair
     from ..diagnostics.lrp import lrp
     from ..diagnostics.tide import error_attribution
-    from ..io.coco import read_coco_gt, read_coco_results
 
-    _check_output_paths(args.json)
-    dataset = read_coco_gt(args.gt)
-    detections = read_coco_results(args.dt, dataset)
+    check_outputs(args, files=[("--json", args.json)])
+    pair = load_pair(args.gt, args.dt)     # the one resolution rule (docs/resolution.md)
+    dataset, detections = pair.dataset, pair.detections
     result = error_attribution(dataset, detections, pos_threshold=args.pos_threshold,
                                background_threshold=args.background_threshold,
                                max_dets=args.tide_max_dets, rules=args.rules)
+    payload = {"tide": result.to_dict()}
+    lrp_result = None
+    if args.lrp:
+        lrp_result = lrp(dataset, detections, iou_threshold=args.pos_threshold)
+        payload["lrp"] = lrp_result.to_dict()
+    if args.json:   # files first: written whatever happens to stdout
+        _write_json(args.json, payload)
     print(_table(result), file=out)
     if args.per_class:
         print(file=out)
         print(_class_table(result), file=out)
-    payload = {"tide": result.to_dict()}
-    if args.lrp:
-        lrp_result = lrp(dataset, detections, iou_threshold=args.pos_threshold)
+    if lrp_result is not None:
         print(file=out)
         print(_lrp_text(lrp_result), file=out)
-        payload["lrp"] = lrp_result.to_dict()
-    if args.json:
-        _write_json(args.json, payload)
     return 0

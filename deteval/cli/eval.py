@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import (
-    _check_output_paths,
     _report,
     _report_voc,
     _UsageError,
@@ -14,6 +13,7 @@ from ._common import (
     _write_json,
 )
 from ._options import _add_input_options, _read_inputs
+from ._outputs import check_outputs
 from .check import run_checks
 
 
@@ -43,7 +43,7 @@ def add_parser(commands) -> None:
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
-    _check_output_paths(args.json)
+    check_outputs(args, files=[("--json", args.json)])
     from ..errors import FormatError
 
     if args.iou_type != "bbox" and args.protocol != "coco":
@@ -70,19 +70,19 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
         result = evaluate_coco(dataset, detections, iou_type=args.iou_type)
         hazards = run_checks(args, inputs, err)
-        _report(result, out, err, per_class=args.per_class)
-        if args.json:
+        if args.json:   # files first: written whatever happens to stdout
             payload = result.to_dict()
             payload["timings"] = result.timings
             payload["warnings"] = hazards
             _write_json(args.json, payload)
+        _report(result, out, err, per_class=args.per_class)
         return 0
     from ..protocols.voc import evaluate_voc
 
     preset = args.protocol.upper()
     result = evaluate_voc(dataset, detections, params=_voc_preset(preset))
     hazards = run_checks(args, inputs, err)
-    _report_voc(result, out, err)
-    if args.json:
+    if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards})
+    _report_voc(result, out, err)
     return 0

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _check_output_paths, _report, _write_json
+from ._common import _report, _write_json
 from ._options import _positive_int
+from ._outputs import check_outputs, write_output
 
 
 def add_parser(commands) -> None:
@@ -49,14 +50,15 @@ class _Printed:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.lvis import evaluate_lvis
 
-    _check_output_paths(args.json, args.matches)
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
     result = evaluate_lvis(args.gt, args.dt, iou_type=args.iou_type,
                            max_detections=args.per_image)
-    _report(_Printed(result), out, err, per_class=args.per_class)
+    # Files first: what the user asked for is written whatever happens to stdout.
     if args.json:
         payload = result.to_dict()
         payload["timings"] = result.timings
         _write_json(args.json, payload)
     if args.matches:
-        result.matches.to_csv(args.matches)
+        write_output(args.matches, result.matches.to_csv)
+    _report(_Printed(result), out, err, per_class=args.per_class)
     return 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _check_output_paths, _write_json
+from ._common import _write_json
+from ._outputs import check_outputs, write_output
 
 
 def add_parser(commands) -> None:
@@ -36,24 +37,30 @@ def add_parser(commands) -> None:
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
-    from pathlib import Path
-
     from ..errors import FormatError
     from ..protocols.openimages import evaluate_openimages
 
-    _check_output_paths(args.json, args.matches)
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
     classes = None
     if args.classes:
-        try:
-            lines = Path(args.classes).read_text(encoding="utf-8-sig").splitlines()
-        except FileNotFoundError:
-            raise FileNotFoundError(f"classes file not found: {args.classes}") from None
+        from ..io._json import read_bytes
+
+        try:    # a regular file only (a FIFO would block), read whole
+            lines = read_bytes(args.classes, what="classes").decode("utf-8-sig").splitlines()
+        except UnicodeDecodeError as error:
+            raise FormatError(f"not UTF-8 text ({error.reason} at byte {error.start})",
+                              source=args.classes) from None
         classes = [line.strip() for line in lines if line.strip()]
         if not classes:
             raise FormatError("no class names (one LabelName per line)", source=args.classes)
     result = evaluate_openimages(args.gt, args.dt, image_labels=args.labels,
                                  hierarchy=args.hierarchy, classes=classes,
                                  expand_detections=args.expand_detections)
+    # Files first: what the user asked for is written whatever happens to stdout.
+    if args.json:
+        _write_json(args.json, result.to_dict())
+    if args.matches:
+        write_output(args.matches, result.matches.to_csv)
     for note in result.notes:
         print(f"deteval: note: {note}", file=err)
     print(result.summary().splitlines()[0], file=out)
@@ -65,8 +72,4 @@ def run(args, out: TextIO, err: TextIO) -> int:
             ap = "nan" if row["ap"] is None else f"{row['ap']:.4f}"
             print(f"{row['class']:<{width}}  {ap:>8}  {row['num_gt']:>7g}  {row['num_tp']:>6}  "
                   f"{row['num_fp']:>6}", file=out)
-    if args.json:
-        _write_json(args.json, result.to_dict())
-    if args.matches:
-        result.matches.to_csv(args.matches)
     return 0

@@ -6,6 +6,7 @@ import argparse
 from typing import TextIO
 
 from ._options import _GT_OPTIONS, _add_input_options, _guess_format, _read_inputs
+from ._outputs import check_outputs
 from ._shared_options import add_iou_threshold, add_score_threshold
 from .check import run_checks
 
@@ -56,6 +57,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..errors import DetevalError
     from ..report import write_report
 
+    check_outputs(args, folders=[("--out", args.out)])
     # --images is the gallery's folder; it goes to the ground-truth reader only when that
     # format reads image sizes from it (a COCO file has them).
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _check_output_paths, _report_voc, _voc_json, _voc_preset, _write_json
+from ._common import _report_voc, _voc_json, _voc_preset, _write_json
 from ._options import _add_input_options, _read_inputs
+from ._outputs import check_outputs
 from ._shared_options import add_iou_thresholds
 from .check import run_checks
 
@@ -36,7 +37,7 @@ def add_parser(commands) -> None:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.voc import evaluate_voc
 
-    _check_output_paths(args.json)
+    check_outputs(args, files=[("--json", args.json)])
     preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{args.year}"
     inputs = _read_inputs(args)
     options = ({} if args.iou_thresholds is None
@@ -44,7 +45,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     result = evaluate_voc(inputs.dataset, inputs.detections, params=_voc_preset(preset),
                           **options)
     hazards = run_checks(args, inputs, err)
-    _report_voc(result, out, err)
-    if args.json:
+    if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards})
+    _report_voc(result, out, err)
     return 0

@@ -21,7 +21,7 @@ import numpy as np
 from ..boxes import BOX_FORMATS, convert_boxes
 from ..data import Categories, Dataset, Detections, GroundTruth, Images
 from ..errors import FormatError, FormatWarning
-from ._json import read_bytes
+from ._json import check_input_file, open_input, read_bytes
 
 IMAGE_EXTENSIONS = frozenset((".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff",
                               ".webp", ".ppm", ".pgm", ".jfif"))
@@ -47,20 +47,10 @@ def image_key(name: str) -> str:
 
 def read_text(path: str | os.PathLike, *, what: str, allow_empty: bool = False) -> str:
     """A UTF-8 text file (a BOM is skipped); empty files are errors unless ``allow_empty``."""
-    path = Path(path)
-    if allow_empty:
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise FormatError(f"{what} file does not exist", source=str(path)) from None
-        except IsADirectoryError:
-            raise FormatError(f"{what} file expected, found a directory",
-                              source=str(path)) from None
-        except OSError as err:
-            raise FormatError(f"cannot read {what} file: {err.strerror}",
-                              source=str(path)) from None
-    else:
-        raw = read_bytes(path, what=what)
+    raw = read_bytes(path, what=what, allow_empty=allow_empty)
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise FormatError(f"{what} file is UTF-16 text (it starts with a UTF-16 byte-order "
+                          "mark); save it as UTF-8", source=str(path))
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -73,6 +63,9 @@ def list_files(folder: Path, suffixes: tuple[str, ...], *, what: str) -> list[Pa
     """The files of ``folder`` (not recursive) with one of ``suffixes``, sorted by name."""
     if not folder.exists():
         raise FormatError(f"{what} folder does not exist", source=str(folder))
+    if not folder.is_dir():
+        check_input_file(folder, what=what)     # a device or a FIFO: refused, named
+        raise FormatError(f"{what} folder expected, found a file", source=str(folder))
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() in suffixes and p.is_file())
     if not files:
         raise FormatError(f"no {'/'.join(suffixes)} files in this {what} folder",
@@ -168,7 +161,16 @@ def parse_xml(path: str | os.PathLike, *, what: str) -> tuple[ElementTree.Elemen
         raise FormatError(f"not well-formed XML: {expat.ErrorString(err.code)}",
                           source=str(path),
                           record=f"line {err.lineno} column {err.offset + 1}") from None
+    except (LookupError, ValueError) as err:    # expat asks Python's codecs for the encoding
+        raise _encoding_error(path, err) from None
     return builder.close(), lines
+
+
+def _encoding_error(path: str | os.PathLike, err: Exception) -> FormatError:
+    """The error for an XML file whose declared encoding expat cannot read."""
+    return FormatError("the XML declaration names an encoding that cannot be read (expat "
+                       f"reads UTF-8, UTF-16 and single-byte encodings): {err}",
+                       source=str(path), record="line 1")
 
 
 def xml_root_tag(path: Path) -> str:
@@ -187,7 +189,7 @@ def xml_root_tag(path: Path) -> str:
     parser.StartElementHandler = start
     parser.StartDoctypeDeclHandler = refuse
     try:
-        with open(path, "rb") as handle:
+        with open_input(path, what="XML") as handle:
             while chunk := handle.read(65536):
                 parser.Parse(chunk, False)
             parser.Parse(b"", True)
@@ -200,6 +202,8 @@ def xml_root_tag(path: Path) -> str:
     except expat.ExpatError as err:
         raise FormatError(f"not well-formed XML: {expat.ErrorString(err.code)}",
                           source=str(path), record=f"line {err.lineno}") from None
+    except (LookupError, ValueError) as err:
+        raise _encoding_error(path, err) from None
     raise FormatError("no XML element found", source=str(path))  # pragma: no cover
 
 
@@ -288,6 +292,28 @@ def size_lookup(images_dir: Any, image_sizes: Any) -> Callable[[str], tuple[floa
 # Text to numbers, boxes to checked xyxy, rows to a Dataset
 
 
+_NUMBER = re.compile(r"\s*[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf(?:inity)?|nan)\s*",
+                     re.ASCII | re.IGNORECASE)
+
+
+def is_number_text(text: str) -> bool:
+    """Whether ``text`` is a decimal number in ASCII (``"12"``, ``"-1.5e3"``, ``"nan"``).
+
+    Python's ``float`` also reads other scripts' digits (``"١٢"``, ``"１２"``) and
+    underscores (``"12_0"``); an annotation file holding those is not what its author meant
+    (or not a number file at all), so they are refused.
+    """
+    return _NUMBER.fullmatch(text) is not None
+
+
+def to_float(text: str) -> float:
+    """``float(text)`` for ASCII decimal numbers only (see :func:`is_number_text`); raises
+    ValueError otherwise."""
+    if not is_number_text(text):
+        raise ValueError(f"not a decimal number: {text!r}")
+    return float(text)
+
+
 def parse_numbers(values: Sequence[str], *, where: Where, field: Callable[[int], str],
                   decimal: str = ".") -> np.ndarray:
     """Parse strings into a float64 array, refusing non-numbers and non-finite values.
@@ -295,15 +321,22 @@ def parse_numbers(values: Sequence[str], *, where: Where, field: Callable[[int],
     ``field(i)`` names value ``i`` and ``where(i)`` locates it for messages. ``decimal=","``
     reads decimal commas; ``"auto"`` reads both (``"0,5"`` and ``"0.5"``).
     """
+    if not len(values):     # a table of headers only (numpy's string routines want rows)
+        return np.empty(0, dtype=np.float64)
     array = np.asarray(values, dtype=str)
     if decimal != ".":
         array = np.char.replace(array, ",", ".")
     try:
+        joined = "".join(map(str, values))
+        if not joined.isascii() or "_" in joined or "\0" in joined:
+            raise ValueError("not ASCII decimal numbers")   # float() reads "١٢" and "1_2"
         out = array.astype(np.float64)
     except ValueError:
         for i, text in enumerate(array.tolist()):
             try:
-                float(text)
+                if "\0" in str(values[i]):   # numpy's strings drop trailing NULs
+                    raise ValueError("NUL")
+                to_float(text)
             except ValueError:
                 hint = (" (decimal comma? pass decimal=',')"
                         if re.fullmatch(r"\s*[-+]?\d*,\d+\s*", str(values[i])) else "")
@@ -488,18 +521,20 @@ def detection_categories(tokens: Sequence[str], dataset: Dataset, names: Any, *,
     if names is not None:
         names = read_names(names)
     for u, token in enumerate(unique.tolist()):
-        integral = re.fullmatch(r"[-+]?\d+(\.0*)?", token) is not None
+        integral = re.fullmatch(r"[-+]?\d+(\.0*)?", token, re.ASCII) is not None
+        # The integer itself, not through a float (which folds ids beyond 2**53 together).
+        value = int(token.partition(".")[0]) if integral else None
         if names is not None:
-            index = int(float(token)) if integral else -1
+            index = value if integral else -1
             if not 0 <= index < len(names):
                 i = int(np.flatnonzero(inverse == u)[0])
                 raise located(f"class index {token!r} is not an index of the "
                                   f"{len(names)} class names (0..{len(names) - 1})", where(i))
             lookup[u] = by_name.get(names[index], -1)
             all_ids = False
-        elif integral and abs(float(token)) < 2**63:
-            ids[u] = int(float(token))
-            lookup[u] = by_id.get(int(ids[u]), -1)
+        elif integral and -2**63 <= value < 2**63:
+            ids[u] = value
+            lookup[u] = by_id.get(value, -1)
         else:
             lookup[u] = by_name.get(token, -1)
             all_ids = False

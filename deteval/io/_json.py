@@ -14,18 +14,21 @@ import itertools
 import math
 import operator
 import os
+import re
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import orjson
 
 from ..errors import FormatError
 
-__all__ = ["JSONDocument", "box_column", "gc_paused", "load_json", "number_column",
-           "read_bytes", "source_name"]
+__all__ = ["MAX_INPUT_BYTES", "JSONDocument", "box_column", "check_input_file", "check_utf8",
+           "gc_paused", "load_json", "number_column", "open_input", "read_bytes", "read_json_bytes",
+           "source_name",
+           "typed_decode"]
 
 
 @contextmanager
@@ -81,23 +84,147 @@ def _json_error_hint(raw: bytes, err: orjson.JSONDecodeError) -> str:
     if at.startswith((b"NaN", b"Infinity", b"-Infinity")):
         return (f"NaN and Infinity are not JSON, and a box or score must be finite "
                 f"(line {err.lineno} column {err.colno})")
+    if "surrogate" in err.msg:
+        return ("a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its "
+                f"pair), which is not a character (line {err.lineno} column {err.colno})")
+    if "depth limit" in err.msg or "recursion" in err.msg:
+        return (f"arrays or objects nested more than 1024 deep (line {err.lineno} column "
+                f"{err.colno}); a COCO file nests 5 deep")
     return str(err)
 
 
-def read_bytes(path: str | os.PathLike, *, what: str) -> bytes:
-    """The content of a file that should hold ``what``, with errors that name it."""
-    path = Path(path)
+MAX_INPUT_BYTES = 1 << 34
+"""The largest input file read (16 GiB): a file that grows while it is read, or a special
+file posing as a regular one, cannot exhaust memory."""
+
+_SPECIAL_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _special_kind(mode: int) -> str:
+    return next((kind for test, kind in _SPECIAL_KINDS if test(mode)), "not a regular file")
+
+
+def check_input_file(path: str | os.PathLike, *, what: str) -> os.stat_result:
+    """Refuse, before opening it, a path that is not a regular file (or a link to one).
+
+    A FIFO would block the reader forever and a device such as ``/dev/zero`` never ends, so
+    only regular files are read. Returns the file's ``os.stat`` result.
+    """
     try:
-        raw = path.read_bytes()
+        info = os.stat(path)
     except FileNotFoundError:
         raise FormatError(f"{what} file does not exist", source=str(path)) from None
-    except IsADirectoryError:
-        raise FormatError(f"{what} file expected, found a directory", source=str(path)) from None
     except OSError as err:
         raise FormatError(f"cannot read {what} file: {err.strerror}", source=str(path)) from None
-    if not raw.strip():
+    if stat.S_ISDIR(info.st_mode):
+        raise FormatError(f"{what} file expected, found a directory", source=str(path))
+    if not stat.S_ISREG(info.st_mode):
+        raise FormatError(f"{what} file expected, found {_special_kind(info.st_mode)}: only "
+                          "regular files are read (a pipe could block forever, a device "
+                          "never end)", source=str(path))
+    return info
+
+
+def open_input(path: str | os.PathLike, *, what: str) -> BinaryIO:
+    """Open a regular file for reading in binary mode, with errors that name it.
+
+    The path is checked before it is opened (:func:`check_input_file`), and opened without
+    blocking, so that a file swapped for a FIFO in between cannot hang the reader either.
+    """
+    check_input_file(path, what=what)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise FormatError(f"cannot read {what} file: {err.strerror}", source=str(path)) from None
+    handle = os.fdopen(fd, "rb")
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        handle.close()
+        raise FormatError(f"{what} file expected, found {_special_kind(mode)}",
+                          source=str(path))
+    return handle
+
+
+def read_bytes(path: str | os.PathLike, *, what: str, allow_empty: bool = False,
+               limit: int | None = None) -> bytes:
+    """The content of a file that should hold ``what``, with errors that name it.
+
+    Only regular files are read (:func:`open_input`), at most ``limit`` bytes
+    (:data:`MAX_INPUT_BYTES` by default); an empty file is an error unless ``allow_empty``.
+    """
+    limit = MAX_INPUT_BYTES if limit is None else limit
+    too_large = FormatError(f"{what} file is larger than {limit} bytes, the most deteval reads",
+                            source=str(path))
+    try:
+        with open_input(path, what=what) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > limit:
+                raise too_large
+            raw = handle.read(size + 1)     # one byte more tells a file that grew
+            if len(raw) > size:             # (or a /proc file, whose size reads 0)
+                parts = [raw]
+                while chunk := handle.read(1 << 20):
+                    parts.append(chunk)
+                    size += len(chunk)
+                    if size > limit:
+                        raise too_large
+                raw = b"".join(parts)
+    except OSError as err:
+        raise FormatError(f"cannot read {what} file: {err.strerror}", source=str(path)) from None
+    if not allow_empty and not raw.strip():
         raise FormatError(f"{what} file is empty", source=str(path))
     return raw
+
+
+def typed_decode(decoder: Any, raw: bytes) -> Any:
+    """``decoder.decode(raw)``, or None when msgspec refuses the text (the general path then
+    reads the file and words the error). Nesting too deep for msgspec's recursion is refused
+    the same way: orjson then reports the depth with the line and column."""
+    import msgspec
+
+    try:
+        return decoder.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def read_json_bytes(path: str | os.PathLike, *, what: str) -> bytes:
+    """The content of a JSON file, checked as every JSON reader path must agree on it.
+
+    The typed decoders skip the keys they do not read without looking at their strings, so
+    what the general path would refuse anywhere in the file is checked here first: bytes
+    that are not UTF-8 (:func:`check_utf8`), and a lone UTF-16 surrogate escape
+    (``"\\ud800"``), which is no character (orjson refuses it; Python's json would let it
+    through to fail later when printed).
+    """
+    raw = read_bytes(path, what=what)
+    check_utf8(raw, source=str(path), what=what)
+    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):    # a fast scan first
+        load_json(path, what=what, raw=raw)   # refuses a lone surrogate, naming the line
+    return raw
+
+
+def check_utf8(raw: bytes, *, source: str, what: str) -> None:
+    """Refuse bytes that are not UTF-8 text (JSON must be UTF-8, RFC 8259 §8.1), naming the
+    file, the line and the offending byte, or the encoding a byte-order mark reveals."""
+    if raw.isascii():
+        return
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise FormatError(f"{what} file is UTF-16 text (it starts with a UTF-16 byte-order "
+                          "mark); save it as UTF-8", source=source)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        raise FormatError(f"{what} file is not UTF-8 text: byte {raw[err.start]:#04x} at "
+                          f"line {line} column {column} ({err.reason}); save it as UTF-8",
+                          source=source) from None
 
 
 def load_json(path: str | os.PathLike, *, what: str, raw: bytes | None = None) -> JSONDocument:
@@ -114,6 +241,7 @@ def load_json(path: str | os.PathLike, *, what: str, raw: bytes | None = None) -
     """
     if raw is None:
         raw = read_bytes(path, what=what)
+    check_utf8(raw, source=str(path), what=what)
     try:
         with gc_paused():
             data = orjson.loads(raw)
@@ -219,7 +347,11 @@ def number_column(records: Sequence[Any], key: str, dtype: Any, *, source: str, 
             raise FormatError(f"'{key}' must be finite; got {value!r}", source=source,
                               record=where)
         if integral:
-            if not (float(value).is_integer() and -2**63 <= int(value) < 2**63):
+            # A float holds an integer exactly only below 2**53; beyond, it may stand for
+            # several ones (the JSON parser reads an integer literal below -2**63 as a
+            # float, which would fold distinct ids onto -2**63).
+            if not (float(value).is_integer() and -2**63 <= int(value) < 2**63
+                    and (isinstance(value, (int, np.integer)) or abs(value) < 2**53)):
                 raise FormatError(f"'{key}' must be an integer that fits in 64 bits; got "
                                   f"{_short(value)}", source=source, record=where)
             value = int(value)

@@ -76,6 +76,7 @@ from ._common import (
     size_lookup,
     to_xyxy,
 )
+from ._json import open_input
 
 __all__ = ["read_csv", "read_csv_detections", "read_openimages", "read_openimages_detections",
            "write_csv"]
@@ -403,8 +404,8 @@ def read_openimages_detections(path: str | os.PathLike, dataset: Dataset, *,
                                class_names: Any = None) -> Detections:
     """Read detections in the Open Images box layout with a ``Score`` (or ``Confidence``)
     column, for ``dataset`` (whose image sizes de-normalise the boxes)."""
-    with open(path, "rb") as handle:
-        header = handle.readline()
+    with open_input(path, what="Open Images detections") as handle:
+        header = handle.readline(65536)
     score = "Score" if b"Score" in header else "Confidence"
     spec = {"image": "ImageID", "label": "LabelName", "box": _OPENIMAGES["box"],
             "score": score}

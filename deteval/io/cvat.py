@@ -44,6 +44,7 @@ from ._common import (
     parse_flags,
     parse_numbers,
     parse_xml,
+    to_float,
     to_xyxy,
 )
 
@@ -110,7 +111,7 @@ def read_cvat(path: str | os.PathLike, *, classes: Any = None) -> Dataset:
         size = []
         for attr in ("width", "height"):
             try:
-                size.append(float(image.get(attr, "nan")))
+                size.append(to_float(image.get(attr, "nan")))
             except ValueError:
                 raise FormatError(f"{attr} must be a number; got {image.get(attr)!r}",
                                   source=source, record=f"line {lines[image]}") from None
@@ -184,7 +185,7 @@ def _field(kind: str, column: int) -> str:
 
 def _polygon_box(points: str, source: str, record: str) -> list[float]:
     try:
-        pairs = [tuple(float(v) for v in p.split(",")) for p in points.split(";") if p.strip()]
+        pairs = [tuple(to_float(v) for v in p.split(",")) for p in points.split(";") if p.strip()]
     except ValueError:
         pairs = []
     if not pairs or any(len(p) != 2 for p in pairs):

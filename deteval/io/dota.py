@@ -61,7 +61,9 @@ from ._common import (
     located,
     parse_numbers,
     read_text,
+    to_float,
 )
+from ._json import open_input
 
 __all__ = ["read_dota", "read_dota_detections"]
 
@@ -94,7 +96,7 @@ def folder_looks_like_dota(folder: Path, *, max_files: int = 20) -> bool:
 def _sniff(path: Path) -> bool | None:
     """True or False from the first meaningful line; None for a file without one."""
     try:
-        with open(path, "rb") as handle:
+        with open_input(path, what="DOTA") as handle:
             head = handle.read(4096).decode("utf-8-sig", errors="replace")
     except OSError:
         return None
@@ -108,11 +110,11 @@ def _sniff(path: Path) -> bool | None:
         if len(fields) not in (9, 10):
             return False
         try:
-            [float(v) for v in fields[:8]]
+            [to_float(v) for v in fields[:8]]
         except ValueError:
             return False
         try:
-            float(fields[8])
+            to_float(fields[8])
         except ValueError:
             return True  # a class name where a number would be in other layouts
         return False

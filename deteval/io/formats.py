@@ -43,6 +43,7 @@ import orjson
 from ..data import Dataset, Detections
 from ..errors import FormatError, FormatWarning
 from ._common import xml_root_tag
+from ._json import check_input_file, open_input
 
 __all__ = ["DETECTION_FORMATS", "FormatWarning", "GT_FORMATS", "convert", "detect_format",
            "read_detections", "read_gt", "write_gt"]
@@ -52,7 +53,7 @@ DETECTION_FORMATS = ("coco", "yolo", "csv", "openimages", "txt", "dota")
 WRITE_FORMATS = ("coco", "voc", "yolo", "csv")
 
 def _looks_like_labelme(path: Path) -> bool:
-    with open(path, "rb") as handle:
+    with open_input(path, what="annotation") as handle:
         head = handle.read(65536)
     return b'"shapes"' in head or b'"imagePath"' in head
 
@@ -78,6 +79,8 @@ def detect_format(path: str | os.PathLike, *, kind: str = "gt") -> str:
     if not path.exists():
         raise FormatError("does not exist", source=str(path))
     formats = GT_FORMATS if kind == "gt" else DETECTION_FORMATS
+    if not path.is_dir():
+        check_input_file(path, what="annotation" if kind == "gt" else "detections")
     if path.is_file():
         suffix = path.suffix.lower()
         guess = None
@@ -87,8 +90,8 @@ def detect_format(path: str | os.PathLike, *, kind: str = "gt") -> str:
             tag = xml_root_tag(path)
             guess = {"annotations": "cvat", "annotation": "voc"}.get(tag)
         elif suffix in (".csv", ".tsv", ".tab"):
-            with open(path, "rb") as handle:
-                header = handle.readline()
+            with open_input(path, what="CSV") as handle:
+                header = handle.readline(65536)
             guess = "openimages" if b"ImageID" in header and b"XMin" in header else "csv"
         elif suffix == ".txt" and kind == "detections":
             from .dota import is_task1_file

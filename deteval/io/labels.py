@@ -4,17 +4,16 @@ naming the file. Not public API."""
 
 from __future__ import annotations
 
+import os
+
 
 def _read_table(path: str, what: str) -> list[list[str]]:
     """The non-empty rows of a CSV file, cells stripped."""
     import csv
 
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            sample = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
-        raise ValueError(f"cannot read {what} file {path}: {reason}") from None
+    from ._common import read_text
+
+    sample = read_text(path, what=what, allow_empty=True)
     delimiter = "\t" if path.lower().endswith(".tsv") else ","
     rows = [[cell.strip() for cell in row]
             for row in csv.reader(sample.splitlines(), delimiter=delimiter)]
@@ -22,38 +21,67 @@ def _read_table(path: str, what: str) -> list[list[str]]:
 
 
 def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    """An ASCII decimal number (``float`` alone would read ``"١٢"`` and ``"1_2"``)."""
+    from ._common import is_number_text
+
+    return is_number_text(text)
 
 
 def _labels_from_cells(cells: list[str], path: str, what: str):
     """Integers when every cell is one, else strings."""
+    import re
+
     import numpy as np
 
-    try:
-        return np.array([int(c) for c in cells], dtype=np.int64)
-    except ValueError:
-        if all(_is_number(c) for c in cells):
-            bad = next(c for c in cells if not c.lstrip("+-").isdigit())
-            raise ValueError(f"{what} file {path}: labels must be integers or names; got "
-                             f"{bad!r}") from None
-        return np.array(cells, dtype=str)
+    if all(re.fullmatch(r"[-+]?[0-9]+", c) for c in cells):
+        try:
+            return np.array([int(c) for c in cells], dtype=np.int64)
+        except OverflowError:
+            bad = next(c for c in cells if not -2**63 <= int(c) < 2**63)
+            raise ValueError(f"{what} file {path}: integer label {bad} does not fit in 64 "
+                             "bits") from None
+    if all(_is_number(c) for c in cells):
+        bad = next(c for c in cells if not re.fullmatch(r"[-+]?[0-9]+", c))
+        raise ValueError(f"{what} file {path}: labels must be integers or names; got "
+                         f"{bad!r}")
+    return np.array(cells, dtype=str)
 
 
 def _load_npy(path: str, what: str):
+    """A .npy array, its header checked against the file's size before anything is
+    allocated (a header may claim any shape), never unpickled."""
     import numpy as np
 
-    try:
-        array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
-        raise ValueError(f"cannot read {what} file {path}: {reason}") from None
-    if not isinstance(array, np.ndarray):
-        raise ValueError(f"cannot read {what} file {path}: expected a .npy array")
-    return array
+    from ..errors import FormatError
+    from ._json import open_input
+
+    with open_input(path, what=what) as handle:
+        try:
+            version = np.lib.format.read_magic(handle)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f"format version {version[0]}.{version[1]} is not read")
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read_header(handle, max_header_size=10000)
+        except (ValueError, EOFError, OSError, SyntaxError) as error:
+            raise FormatError(f"cannot read {what} file: not a .npy array ({error})",
+                              source=path) from None
+        if dtype.hasobject:
+            raise FormatError(f"cannot read {what} file: the array holds Python objects, "
+                              "which are not read (they would be unpickled)", source=path)
+        count = 1
+        for n in shape:
+            count *= n
+        expected = handle.tell() + count * dtype.itemsize
+        size = os.fstat(handle.fileno()).st_size
+        if size != expected:
+            raise FormatError(f"cannot read {what} file: its header says shape {shape} of "
+                              f"{dtype} ({count * dtype.itemsize} bytes of data), but the file "
+                              f"has {size - handle.tell()}", source=path)
+        try:
+            return np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as error:  # pragma: no cover - checked above
+            raise FormatError(f"cannot read {what} file: {error}", source=path) from None
 
 
 def read_labels(path: str, what: str = "LABELS"):

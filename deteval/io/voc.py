@@ -58,8 +58,10 @@ from ._common import (
     parse_numbers,
     parse_xml,
     size_lookup,
+    to_float,
     to_xyxy,
 )
+from ._json import check_input_file
 
 __all__ = ["read_voc", "write_voc"]
 
@@ -71,6 +73,8 @@ def _annotation_files(path: Path) -> list[Path]:
         return [path]
     if not path.exists():
         raise FormatError("VOC annotation folder does not exist", source=str(path))
+    if not path.is_dir():
+        check_input_file(path, what="VOC annotation")   # a device or a FIFO: refused
     if (path / "Annotations").is_dir() and not any(path.glob("*.xml")):
         path = path / "Annotations"  # a VOCdevkit year folder
     return list_files(path, (".xml",), what="VOC annotation")
@@ -140,7 +144,7 @@ def read_voc(path: str | os.PathLike, *, classes: Any = None, one_based: bool = 
         for tag in ("width", "height"):
             text = _text(size, tag)
             try:
-                value = float(text) if text else float("nan")
+                value = to_float(text) if text else float("nan")
             except ValueError:
                 raise FormatError(f"<{tag}> must be a number; got {text!r}", source=str(file),
                                   record=f"line {lines[size.find(tag)]}") from None

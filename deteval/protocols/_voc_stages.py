@@ -170,8 +170,10 @@ def match_stage(ctx: VOCContext, detections: Detections, gt_rows: np.ndarray | N
         the input row (see the module documentation).
     """
     p, objects = ctx.params, ctx.dataset.gt
-    dt_k = np.where((detections.category_index >= 0) & ctx.image_ok[detections.image_index],
-                    ctx.k_of_row[np.maximum(detections.category_index, 0)], -1)
+    # A detection of no dataset category (-1) looks up the sentinel appended (-1 too): a
+    # dataset without categories has no row 0 to borrow.
+    dt_k = np.where(ctx.image_ok[detections.image_index],
+                    np.append(ctx.k_of_row, -1)[detections.category_index], -1)
     n_k = ctx.n_k
     gt_sel = np.arange(len(objects)) if gt_rows is None else gt_rows
     gt_k = ctx.gt_k[gt_sel]

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...data import Dataset, index_in
 from ...errors import FormatError
-from .._json import box_column, gc_paused, load_json, number_column, read_bytes, source_name
+from .._json import box_column, gc_paused, load_json, number_column, read_json_bytes, source_name
 from .._shapes import (
     check_iou_type,
     keypoint_array,
@@ -77,7 +77,7 @@ def read_coco_gt(source: str | os.PathLike | dict, *, iou_type: str = "bbox",
     if iou_type != "bbox":
         raw = None
         if iou_type == "keypoints" and isinstance(source, (str, os.PathLike)):
-            raw = read_bytes(source, what="ground truth")
+            raw = read_json_bytes(source, what="ground truth")
             with gc_paused():
                 dataset = _typed_keypoint_gt(raw, name)
             if dataset is not None:
@@ -87,7 +87,7 @@ def read_coco_gt(source: str | os.PathLike | dict, *, iou_type: str = "bbox",
         return _read_gt_with_shapes(data, name, iou_type, invalid)
     strings: dict = {}
     if isinstance(source, (str, os.PathLike)):
-        raw = read_bytes(source, what="ground truth")
+        raw = read_json_bytes(source, what="ground truth")
         columns = _typed_gt_columns(raw)
         if columns is None:
             data, strings = number_string_ids(load_json(source, what="ground truth",
@@ -110,9 +110,12 @@ def _image_sizes(data: dict, records: list, name: str) -> tuple[np.ndarray, np.n
                            default=np.nan)
     image_ids = number_column(records, "image_id", np.int64, source=name, section="annotations")
     row = index_in(image_ids, ids)
-    found = row >= 0
-    return (np.where(found, heights[np.maximum(row, 0)], np.nan),
-            np.where(found, widths[np.maximum(row, 0)], np.nan))
+    bad = np.flatnonzero(row < 0)
+    if len(bad):    # before the shapes, which need their image's size
+        i = int(bad[0])
+        raise FormatError(f"image_id {int(image_ids[i])} is not in 'images'", source=name,
+                          record=f"annotations[{i}] (id {records[i].get('id')})")
+    return heights[row], widths[row]
 
 
 def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> Dataset:

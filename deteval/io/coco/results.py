@@ -19,7 +19,7 @@ from .._json import (
     gc_paused,
     load_json,
     number_column,
-    read_bytes,
+    read_json_bytes,
     source_name,
 )
 from .._shapes import check_iou_type, outline_shapes
@@ -159,7 +159,7 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     name = source_name(source)
     if check_iou_type(iou_type) != "bbox":
         if isinstance(source, (str, os.PathLike)):
-            raw = read_bytes(source, what="results")
+            raw = read_json_bytes(source, what="results")
             typed = {"segm": _typed_segm_results,
                      "keypoints": _typed_keypoint_results}.get(iou_type)
             if typed is not None and not dataset.string_ids:   # string ids: numbered below
@@ -181,7 +181,7 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     with gc_paused():
         document = None
         if isinstance(source, (str, os.PathLike)):
-            raw = read_bytes(source, what="results")
+            raw = read_json_bytes(source, what="results")
             # String ids of the ground truth: the general path numbers the results' alike.
             columns = None if dataset.string_ids else _typed_results_columns(raw)
             if columns is not None:

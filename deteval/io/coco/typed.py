@@ -15,6 +15,7 @@ import msgspec
 import numpy as np
 
 from ...data import Dataset, Detections, index_in
+from .._json import typed_decode
 from .._shapes import keypoint_array, keypoint_counts_of
 from .columns import _bound_area, _box_areas, _build_dataset, _GTColumns, _keypoint_columns, _xyxy
 
@@ -64,9 +65,8 @@ def _typed_gt_columns(raw: bytes) -> _GTColumns | None:
     Like the typed results decoder: no dict per record, segmentations skipped unparsed;
     any surprise returns None and the general path reads the file and words the error.
     """
-    try:
-        data = _GT_DECODER.decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    data = typed_decode(_GT_DECODER, raw)
+    if data is None:
         return None
     return _columns_of_typed(data)
 
@@ -98,9 +98,8 @@ def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     decoder refuses returns None, and the general path reads the file and words the error.
     Call it with the collector paused: the parsed lists are freed before it returns.
     """
-    try:
-        data = _KEYPOINT_GT_DECODER.decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    data = typed_decode(_KEYPOINT_GT_DECODER, raw)
+    if data is None:
         return None
     annotations = data.annotations
     if any(a.num_keypoints < 0 or not a.keypoints for a in annotations):
@@ -212,9 +211,8 @@ def _typed_keypoint_results(raw: bytes, dataset: Dataset, name: str) -> Detectio
     the file and words the error. Call it with the collector paused: the parsed lists are
     freed before it returns.
     """
-    try:
-        records = _KEYPOINTS_DECODER.decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    records = typed_decode(_KEYPOINTS_DECODER, raw)
+    if records is None:
         return None
     n = len(records)
     if n == 0:
@@ -257,9 +255,8 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     """
     from ...masks import compressed_areas
 
-    try:
-        records = _SEGM_DECODER.decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    records = typed_decode(_SEGM_DECODER, raw)
+    if records is None:
         return None
     n = len(records)
     has_box = n - list(map(operator.attrgetter("bbox"), records)).count(None)
@@ -319,9 +316,8 @@ def _typed_results_columns(raw: bytes):
     (another layout, or any error) returns None, and the general path reads the file and
     words the error.
     """
-    try:
-        records = _RESULTS_DECODER.decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    records = typed_decode(_RESULTS_DECODER, raw)
+    if records is None:
         return None
     n = len(records)
     image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
