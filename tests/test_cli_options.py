@@ -46,10 +46,14 @@ def test_an_oversized_value_is_too_large_in_cli_words():
 
 
 def test_settings_errors_name_the_flag_not_the_python_argument():
+    # The parser refuses a value that is not a positive integer (usage error, exit 2) ...
     status, _, err = run("coco", DEMO_GT, DEMO_DT, "--max-dets", "0", "10", "100")
-    assert status == 1 and err.startswith("deteval: error: --max-dets must hold at least 3 "
-                                          "positive integers")
+    assert status == 2 and "argument --max-dets: expected a list of positive int" in err
     assert "max_detections" not in err and "got '0 10 100'" in err
+    # ... and so are too few values, naming the flag (the kpt-sigmas case below is the
+    # library's own settings error, exit 1).
+    status, _, err = run("coco", DEMO_GT, DEMO_DT, "--max-dets", "1", "10")
+    assert status == 2 and "--max-dets needs 3 values" in err
     status, _, err = run("coco", DEMO_GT, DEMO_DT, "--iou-type", "keypoints", "--kpt-sigmas",
                          "0.5", "-1")
     assert status == 1 and "--kpt-sigmas must be a list of positive numbers" in err
