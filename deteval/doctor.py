@@ -423,13 +423,23 @@ def _outside(dataset: Dataset, detections: Detections, sample: np.ndarray,
                    f"and height swapped, or a box layout other than {box_format}")]
 
 
+#: The code of the hazard "images without detections" (:func:`coverage_hazards`).
+COVERAGE = "images-without-detections"
+
+
 def _coverage(dataset: Dataset, detections: Detections) -> list[Hazard]:
+    detected = np.bincount(detections.image_index, minlength=len(dataset.images)) > 0
+    return coverage_hazards(dataset, detected, len(detections))
+
+
+def coverage_hazards(dataset: Dataset, detected: np.ndarray, n_detections: int) -> list[Hazard]:
+    """The coverage check on which images have a detection (``detected``, one bool per row
+    of the images table), for detections seen in parts (the shards of one run)."""
     gt = dataset.gt
     regular = ~(gt.iscrowd | gt.ignore)
     with_objects = np.bincount(gt.image_index[regular], minlength=len(dataset.images)) > 0
-    if with_objects.sum() < 10 or len(detections) == 0:
+    if with_objects.sum() < 10 or n_detections == 0:
         return []
-    detected = np.bincount(detections.image_index, minlength=len(dataset.images)) > 0
     missing = with_objects & ~detected
     share = missing.sum() / with_objects.sum()
     if share <= 0.5:
@@ -437,7 +447,7 @@ def _coverage(dataset: Dataset, detections: Detections) -> list[Hazard]:
     names = dataset.images.file_names
     first = [names[i] if names and names[i] else str(dataset.images.ids[i])
              for i in np.flatnonzero(missing)[:3].tolist()]
-    return [Hazard("images-without-detections",
+    return [Hazard(COVERAGE,
                    f"{int(missing.sum())} of the {int(with_objects.sum())} ground-truth images "
                    f"with objects ({share:.0%}) have no detection at all (e.g. "
                    f"{', '.join(first)})",

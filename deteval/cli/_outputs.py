@@ -37,14 +37,16 @@ def _inputs(args) -> list[tuple[str, str, os.stat_result | None]]:
     """``(label, real path, stat)`` of every input the arguments name that exists."""
     found = []
     for attr, label, flag in _INPUTS:
-        value = getattr(args, attr, None)
-        if not isinstance(value, (str, os.PathLike)):
-            continue
-        try:
-            info = os.stat(value)
-        except OSError:
-            info = None
-        found.append((f"{label} ({flag}{value})", os.path.realpath(value), info))
+        given = getattr(args, attr, None)
+        values = given if isinstance(given, (list, tuple)) else [given]   # several DT files
+        for value in values:
+            if not isinstance(value, (str, os.PathLike)):
+                continue
+            try:
+                info = os.stat(value)
+            except OSError:
+                info = None
+            found.append((f"{label} ({flag}{value})", os.path.realpath(value), info))
     return found
 
 

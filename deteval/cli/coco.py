@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _report, _write_json
+from ._common import _report, _UsageError, _write_json
 from ._options import _add_coco_options, _add_resolution_options
 from ._outputs import check_outputs, write_output
 from .check import checks_of
@@ -17,9 +17,16 @@ def add_parser(commands) -> None:
         description="COCO evaluation (pycocotools COCOeval numbers). Prints the 12-line "
         "summary exactly as pycocotools does.")
     coco.add_argument("gt", metavar="GT.json", help="COCO instances file (ground truth)")
-    coco.add_argument("dt", metavar="DT.json", help="COCO results file (detections)")
+    coco.add_argument("dt", metavar="DT.json", nargs="+",
+                      help="COCO results file (detections); several files are the shards of "
+                      "one run, evaluated as one (each image's detections in one file)")
     _add_coco_options(coco)
     _add_resolution_options(coco)
+    coco.add_argument("--dask", metavar="local|ADDRESS",
+                      help="several DT files: read and match them on a Dask cluster, 'local' "
+                      "(a LocalCluster for this run) or a scheduler address (needs "
+                      "pip install 'deteval[dask]'; the input checks run on the first file)")
+    coco.set_defaults(parser=coco)
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
@@ -27,6 +34,15 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.coco import evaluate_coco
 
     check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    if len(args.dt) > 1 and args.matches:
+        raise _UsageError("--matches is not available with several DT files: the sharded "
+                          "evaluation keeps no match table (merge the files to get it)")
+    if args.dask is not None:
+        if args.repair_polygons or args.match_by:
+            flag = "--repair-polygons" if args.repair_polygons else "--match-by"
+            raise _UsageError(f"{flag} is not available with --dask (the workers read the "
+                              "results by id, as pycocotools)")
+        _require_dask()
 
     options = {"iou_type": args.iou_type}
     if args.kpt_sigmas is not None:
@@ -41,7 +57,11 @@ def run(args, out: TextIO, err: TextIO) -> int:
         if value is not None:
             options[name] = tuple(value)
     try:
-        result = evaluate_coco(args.gt, args.dt, match_by=args.match_by or "auto", **options)
+        if len(args.dt) == 1 and args.dask is None:
+            result = evaluate_coco(args.gt, args.dt[0], match_by=args.match_by or "auto",
+                                   **options)
+        else:
+            return _run_shards(args, options, out, err)
     except FormatError as error:
         raise FormatError(error.message.replace("pass invalid='repair'",
                                                 "pass --repair-polygons"),
@@ -49,13 +69,122 @@ def run(args, out: TextIO, err: TextIO) -> int:
                           cli_hint=error.cli_hint) from None
     hazards = [] if args.no_check else checks_of(result.gt, result.detections, err,
                                                   dt_format="coco")
-    # Files first: what the user asked for is written whatever happens to stdout.
-    if args.json:
-        payload = result.to_dict()
-        payload["timings"] = result.timings
-        payload["warnings"] = hazards
-        _write_json(args.json, payload)
-    if args.matches:
+    if args.matches:   # files first: written whatever happens to stdout
         write_output(args.matches, result.matches.to_csv)
-    _report(result, out, err, per_class=args.per_class)
+    _output(args, result, hazards, out, err)
     return 0
+
+
+def _output(args, result, hazards: list[dict], out: TextIO, err: TextIO) -> None:
+    """The --json file (first: written whatever happens to stdout), then the summary (and
+    per-class table) on ``out`` and the notes on ``err``."""
+    if args.json:
+        _write_json(args.json, dict(result.to_dict(), timings=result.timings,
+                                    warnings=hazards))
+    _report(result, out, err, per_class=args.per_class)
+
+
+def _require_dask() -> None:
+    """--dask without the extra: an error naming it, before anything is read."""
+    from ..errors import DetevalError
+
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError as error:
+        raise DetevalError(f"--dask needs dask and distributed: pip install 'deteval[dask]' "
+                           f"({error})") from None
+
+
+def _run_shards(args, options: dict, out: TextIO, err: TextIO) -> int:
+    """Several results files (or --dask): evaluated as one, file by file or on a cluster.
+
+    Locally each file is read, checked and matched in turn (an image's detections must all be
+    in one file: an image in two files is an error naming both); with --dask the workers read
+    and match the files and only the first is checked here."""
+    import dataclasses
+
+    import numpy as np
+
+    from .._inputs import read_coco_ground_truth
+    from ..errors import FormatError
+    from ..protocols.coco import _load
+    from ..streaming import Evaluator
+
+    invalid = options.pop("invalid", "raise")
+    iou_type = options.pop("iou_type")
+    dataset = read_coco_ground_truth(args.gt, iou_type=iou_type, invalid=invalid)
+    checks = _ShardChecks(dataset, err, enabled=not args.no_check)
+    notes = list(dataset.notes)
+    if args.dask is not None:
+        from ..dask import evaluate
+
+        _, detections, _ = _load(dataset, args.dt[0], iou_type, invalid, "auto")
+        checks.add(args.dt[0], detections)
+        del detections
+        result = evaluate(args.gt, args.dt, client=args.dask, iou_type=iou_type,
+                          **options)
+    else:
+        evaluator = Evaluator(dataset, iou_type=iou_type, unknown_labels="drop", **options)
+        first_file = np.full(len(dataset.images), -1)
+        for k, path in enumerate(args.dt):
+            _, detections, file_notes = _load(dataset, path, iou_type, invalid,
+                                              args.match_by or "auto")
+            notes.extend(n for n in file_notes if n not in notes)
+            images = np.unique(detections.image_index)
+            before = images[first_file[images] >= 0]
+            if len(before):
+                image_id = dataset.images.ids[before[0]]
+                more = f" (and {len(before) - 1} more images)" if len(before) > 1 else ""
+                raise FormatError(
+                    f"image_id {image_id} has detections in {args.dt[first_file[before[0]]]} "
+                    f"and in {path}{more}; "
+                    "several DT files are the shards of one run: each image's detections "
+                    "must all be in one file", source=path, record=f"image_id {image_id}")
+            first_file[images] = k
+            checks.add(path, detections)
+            evaluator.update(detections)
+            del detections
+        result = evaluator.compute()
+    hazards = checks.finish()
+    result = dataclasses.replace(result, notes=tuple(notes) + tuple(
+        n for n in result.notes if n not in notes))
+    _output(args, result, hazards, out, err)
+    return 0
+
+
+class _ShardChecks:
+    """The input checks file by file: each file's hazards but the coverage one, which is
+    judged on every file's images together at the end (a shard covers a part of them)."""
+
+    def __init__(self, dataset, err: TextIO, *, enabled: bool):
+        import numpy as np
+
+        self.dataset, self.err, self.enabled = dataset, err, enabled
+        self.hazards: list[dict] = []
+        self.detected = np.zeros(len(dataset.images), dtype=bool)
+        self.n_detections = 0
+
+    def add(self, path: str, detections) -> None:
+        from ..doctor import COVERAGE, check_inputs
+
+        if not self.enabled:
+            return
+        self.detected[detections.image_index] = True
+        self.n_detections += len(detections)
+        diagnosis = check_inputs(self.dataset, detections, dt_format="coco")
+        self._print([h for h in diagnosis.hazards if h.code != COVERAGE], path)
+
+    def finish(self) -> list[dict]:
+        from ..doctor import coverage_hazards
+
+        if self.enabled:
+            self._print(coverage_hazards(self.dataset, self.detected, self.n_detections), None)
+        return self.hazards
+
+    def _print(self, hazards, path: str | None) -> None:
+        where = f"{path}: " if path else ""
+        for hazard in hazards:
+            print(f"deteval: warning: {where}[{hazard.code}] {hazard.text(cli=True)}; see "
+                  "`deteval check`", file=self.err)
+            self.hazards.append(dict(hazard.to_dict(), **({"file": path} if path else {})))

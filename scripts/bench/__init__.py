@@ -14,9 +14,15 @@ stats and pycocotools'.
 ``--case`` picks what is evaluated (default bbox; ``all`` runs every case in turn); each case is
 described in its module under ``cases/``: ``bbox``, ``segm`` (polygons and RLE; the report says
 whether deteval is >= 5x faster than pycocotools, issue 3), ``keypoints`` (OKS) and ``rotated``
-(deteval only, with a naive shapely loop as the IoU step's baseline). A peer that does not
-evaluate a case's iou_type is reported "n/a". Every tool's stats must agree with pycocotools'
-to 1e-12 (the report prints a MISMATCH line otherwise; for bbox they are equal to the last bit).
+(deteval only, with a naive shapely loop as the IoU step's baseline); and cases of another
+kind: ``compat`` (deteval.compat's pycocotools API against evaluate_coco, on the bbox data),
+``streaming`` (peak memory of Evaluator updates against one evaluation, 2M detections),
+``dask`` (8 results shards, one process against a LocalCluster, and the state bytes each shard
+sends), ``lvis`` (against lvis-api and hotcoco's LVISeval) and ``openimages`` (against the
+literal reference of tests/oid_reference.py); each checks that the numbers agree. A peer
+that does not evaluate a case's iou_type is reported "n/a". Every tool's stats must agree with
+pycocotools' to 1e-12 (the report prints a MISMATCH line otherwise; for bbox they are equal
+to the last bit).
 
 ``--detections N [N ...]`` sets the size by the total number of detections instead of images
 (``--detections 2000000``: 20k images at 100 per image) and, with several N, runs the case at
@@ -28,7 +34,8 @@ Usage (from the repository root, with the dev venv)::
     python scripts/bench.py --quick                # 500 images, every tool runs --repeat times
     python scripts/bench.py --tools deteval hotcoco --repeat 5
     python scripts/bench.py --images 2000 --dets-per-image 50 --seed 7 --data-dir /tmp/bench
-    python scripts/bench.py --case segm            # or keypoints, rotated
+    python scripts/bench.py --case segm            # or keypoints, rotated, compat, lvis...
+    python scripts/bench.py --case dask --quick    # 2,000 images in 8 shards
     python scripts/bench.py --case all             # every case (~5 min, ~1.5 min more
                                                    # the first time, to generate the data)
     python scripts/bench.py --detections 100000 500000 2000000 --tools deteval hotcoco

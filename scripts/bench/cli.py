@@ -99,7 +99,9 @@ def run_case(args: argparse.Namespace, case: Case, headed: bool,
         scale = f", {detections} detections" if detections else ""
         print(f"case {case.name} (iou_type {case.iou_type!r}{scale})")
         print("=" * 100)
-    tools = [t for t in all_tools() if t in args.tools]
+    # Another case's own tools, and the peers a case leaves out, are not in its table.
+    tools = [t for t in all_tools() if t in args.tools and (
+        t in case.tools or (t in PEERS and (case.peers is None or t in case.peers)))]
     start = time.perf_counter()
     gt_path, dt_path, summary, reused = prepare_data(args, case, size)
     how = "reused" if reused else f"generated in {time.perf_counter() - start:.1f} s"

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field, replace
 from ..common import STAT_NAMES, add_unique
 
 #: The cases' modules imported at start, in the order ``--case all`` runs them.
-BUILTIN = ("bbox", "segm", "keypoints", "rotated")
+BUILTIN = ("bbox", "segm", "keypoints", "rotated", "compat", "streaming", "dask", "lvis",
+           "openimages")
 
 
 @dataclass(frozen=True)

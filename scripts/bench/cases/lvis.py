@@ -1,37 +1,37 @@
-"""Benchmark: deteval.evaluate_lvis against lvis-api 0.5.3 on a synthetic LVIS-like set.
+"""The lvis case: ``deteval.evaluate_lvis`` against lvis-api 0.5.3 (issue 14), and hotcoco's
+``LVISeval`` (its lvis-api drop-in), on a synthetic LVIS-like set (formerly
+scripts/bench_lvis.py).
 
 The set imitates LVIS v1 val's shape: 1,203 categories in three frequency groups (337 rare,
 461 common, 405 frequent), about 12 objects per image in a few categories, a few verified
-negative and not-exhaustive categories per image, and up to 300 box results per image
-(most near an object of a present category, the rest anywhere, some in unverified
-categories). Both tools read the same two JSON files; times are end to end (reading,
-evaluation, summary), best of ``--repeat`` for deteval, one run of lvis-api.
-
-Usage::
-
-    PYTHONPATH=. python scripts/bench_lvis.py [--images 5000] [--skip-reference]
-"""
+negative and not-exhaustive categories per image, and up to 300 box results per image (most
+near an object of a present category, the rest anywhere, some in unverified categories);
+5,000 images (``--quick``: 500). Every tool reads the same two JSON files; times are end to
+end (reading, evaluation, summary) in this process, best of ``--repeat`` for deteval, one run
+of each other tool. Their 13 stats must equal lvis-api's to the last bit (a MISMATCH line
+otherwise). faster-coco-eval's ``lvis_style`` mode is not run: it has no lvis-api API (no
+``LVIS`` / ``LVISEval``) and reports its stats in pycocotools' layout."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import logging
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-import orjson
+from ..common import fmt_ratio, use_source_tree
+from . import Case, register
 
 FREQUENCY_COUNTS = (("r", 337), ("c", 461), ("f", 405))
 
 
 def make_set(n_images: int, per_image: int, seed: int) -> tuple[dict, list[dict]]:
     """A synthetic LVIS ground truth and box results (pure function of the arguments)."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     frequency = [f for f, n in FREQUENCY_COUNTS for _ in range(n)]
     rng.shuffle(frequency)
@@ -82,36 +82,59 @@ def run_deteval(gt_path: Path, dt_path: Path):
     return deteval.evaluate_lvis(str(gt_path), str(dt_path))
 
 
-def run_reference(gt_path: Path, dt_path: Path) -> dict:
+def _quiet():
+    stack = contextlib.ExitStack()
+    stack.enter_context(warnings.catch_warnings())
+    warnings.simplefilter("ignore")
+    stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+    return stack
+
+
+def run_lvis_api(gt_path: Path, dt_path: Path) -> dict[str, float]:
+    import numpy as np
+
     if not hasattr(np, "float"):
         np.float = float  # lvis-api 0.5.3 predates numpy 2
     from lvis import LVIS, LVISEval
 
     logging.getLogger("lvis").setLevel(logging.ERROR)
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-        warnings.simplefilter("ignore")
+    with _quiet():
         evaluator = LVISEval(LVIS(str(gt_path)), str(dt_path), iou_type="bbox")
         evaluator.run()
         evaluator.print_results()
-    return dict(evaluator.results)
+    return {k: float(v) for k, v in evaluator.results.items()}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--images", type=int, default=5000)
-    parser.add_argument("--per-image", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--skip-reference", action="store_true")
-    args = parser.parse_args(argv)
+def run_hotcoco(gt_path: Path, dt_path: Path) -> dict[str, float]:
+    from hotcoco import LVIS, LVISeval
 
+    with _quiet():
+        gt = LVIS(str(gt_path))
+        evaluator = LVISeval(gt, gt.load_res(str(dt_path)), "bbox")
+        evaluator.run()
+        results = evaluator.get_results()
+    return {k: float(v) for k, v in results.items()}
+
+
+PEERS = (("lvis-api", "lvis", run_lvis_api), ("hotcoco", "hotcoco", run_hotcoco))
+
+
+def run(args, case: Case, headed: bool) -> None:
+    use_source_tree()
+    import importlib.util
+
+    import numpy as np
+    import orjson
+
+    images = args.images or (case.quick if args.quick else case.images)
+    per_image = args.dets_per_image or case.dets
     started = time.perf_counter()
-    gt, results = make_set(args.images, args.per_image, args.seed)
+    gt, results = make_set(images, per_image, args.seed)
     with tempfile.TemporaryDirectory() as folder:
         gt_path, dt_path = Path(folder) / "gt.json", Path(folder) / "dt.json"
         gt_path.write_bytes(orjson.dumps(gt))
         dt_path.write_bytes(orjson.dumps(results))
-        print(f"set: {args.images} images, {len(gt['annotations'])} objects, {len(results)} "
+        print(f"set: {images} images, {len(gt['annotations'])} objects, {len(results)} "
               f"results, 1203 categories (made in {time.perf_counter() - started:.1f} s)")
         del gt, results
         times = []
@@ -119,19 +142,37 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             result = run_deteval(gt_path, dt_path)
             times.append(time.perf_counter() - t0)
+        best = min(times)
         phases = ", ".join(f"{k} {v:.2f}" for k, v in result.timings.items())
-        print(f"deteval  : {min(times):8.2f} s  (best of {args.repeat}; {phases})")
-        if args.skip_reference:
-            return 0
-        t0 = time.perf_counter()
-        reference = run_reference(gt_path, dt_path)
-        ref_time = time.perf_counter() - t0
-        print(f"lvis-api : {ref_time:8.2f} s  ({ref_time / min(times):.1f}x deteval)")
-        expected = np.array([float(v) for v in reference.values()])
-        same = np.array_equal(expected, result.stats)
-        print(f"stats equal: {same}  (AP {result.stats[0]:.6f}, APr {result.stats[6]:.6f})")
-        return 0 if same else 1
+        print(f"{'deteval':<10}: {best:8.2f} s  (best of {args.repeat}; {phases})")
+        reference = None
+        for name, module, runner in PEERS:
+            if importlib.util.find_spec(module) is None:
+                print(f"{name:<10}: not installed")
+                continue
+            t0 = time.perf_counter()
+            try:
+                stats = runner(gt_path, dt_path)
+            except Exception as error:  # a peer's failure is a result to report
+                print(f"{name:<10}: failed: {type(error).__name__}: {error}"[:200])
+                continue
+            took = time.perf_counter() - t0
+            # By name: hotcoco's get_results() lists them in another order.
+            stats = [stats.get(name, float("nan")) for name in result.stat_names]
+            same = np.array_equal(np.array(stats), result.stats)
+            reference = stats if name == "lvis-api" else reference
+            print(f"{name:<10}: {took:8.2f} s  ({fmt_ratio(took / best)} deteval's time; "
+                  f"stats {'equal to deteval' if same else 'differ from deteval'}'s)")
+            if not same:
+                worst = float(np.max(np.abs(np.array(stats) - result.stats)))
+                print(f"MISMATCH: {name} differs from deteval by up to {worst:.3g}")
+        print(f"deteval stats: AP {result.stats[0]:.6f}, APr {result.stats[6]:.6f}"
+              + ("" if reference is None else " (lvis-api: equal to the last bit)"
+                 if np.array_equal(np.array(reference), result.stats) else ""))
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = register(Case(
+    name="lvis", iou_type="bbox", images=5000, quick=500, dets=300, run=run,
+    help="LVIS federated evaluation against lvis-api (and hotcoco's LVISeval), 1,203 "
+    "categories",
+))  # fmt: skip

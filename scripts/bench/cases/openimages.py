@@ -1,32 +1,30 @@
-"""Benchmark: deteval.evaluate_openimages against the literal reference (tests/oid_reference.py).
+"""The openimages case: ``deteval.evaluate_openimages`` against the literal reference
+(tests/oid_reference.py, the TF Object Detection API's steps), formerly
+scripts/bench_openimages.py.
 
 The set imitates the Open Images challenge's shape at a moderate size: a two-level class
-hierarchy (``--classes`` leaves under ``--classes // 8`` parents, some leaves under two
-parents), a few present classes per image with one to four boxes each (a quarter group-of),
-positive and negative image-level labels, and about ``--per-image`` detections per image with
-two-decimal scores (ties). Both sides read the same rows in memory (no CSV parsing); deteval's
-time is best of ``--repeat``, the reference's one run. The two results must be equal to the
-last bit (checked before any time is printed).
-
-Usage::
-
-    PYTHONPATH=. python scripts/bench_openimages.py [--images 2000] [--skip-reference]
-"""
+hierarchy (100 leaves under 12 parents, some leaves under two parents), a few present classes
+per image with one to four boxes each (a quarter group-of), positive and negative image-level
+labels, and 40 detections per image with two-decimal scores (ties); 2,000 images
+(``--quick``: 200). Both sides read the same rows in memory (no CSV parsing); deteval's time is
+best of ``--repeat``, the reference's one run. The two results must be equal to the last bit
+(a MISMATCH line otherwise)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
+from ..common import REPO_ROOT, use_source_tree
+from . import Case, register
 
-ROOT = Path(__file__).resolve().parents[1]
+CLASSES = 100
 
 
 def make_set(n_images: int, n_classes: int, per_image: int, seed: int):
     """(gt_rows, label_rows, det_rows, hierarchy, classes), a pure function of the arguments."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     n_parents = max(1, n_classes // 8)
     parents = [{"LabelName": f"/m/p{p:03d}", "Subcategory": []} for p in range(n_parents)]
@@ -66,24 +64,22 @@ def make_set(n_images: int, n_classes: int, per_image: int, seed: int):
     return gt_rows, label_rows, det_rows, hierarchy, classes
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--images", type=int, default=2000)
-    parser.add_argument("--classes", type=int, default=100)
-    parser.add_argument("--per-image", type=int, default=40)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--skip-reference", action="store_true")
-    args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT / "tests"))
+def run(args, case: Case, headed: bool) -> None:
+    use_source_tree()
+    import numpy as np
+
+    sys.path.insert(0, str(REPO_ROOT / "tests"))
     import oid_reference
     import oidgen
 
     from deteval import evaluate_openimages
 
-    g, lab, d, tree, classes = make_set(args.images, args.classes, args.per_image, args.seed)
+    images = args.images or (case.quick if args.quick else case.images)
+    per_image = args.dets_per_image or case.dets
+    n_classes = args.categories or CLASSES
+    g, lab, d, tree, classes = make_set(images, n_classes, per_image, args.seed)
     gt, labels, dt = oidgen.to_objects(g, lab, d)
-    print(f"{args.images} images, {len(classes)} classes, {len(g)} boxes, {len(lab)} image "
+    print(f"{images} images, {len(classes)} classes, {len(g)} boxes, {len(lab)} image "
           f"labels, {len(d)} detections")
     best = float("inf")
     for _ in range(args.repeat):
@@ -93,17 +89,17 @@ def main(argv: list[str] | None = None) -> int:
         best = min(best, time.perf_counter() - start)
     print(f"deteval.evaluate_openimages: {best:.3f} s (best of {args.repeat}), "
           f"mAP {result.mean_ap:.6f}")
-    if not args.skip_reference:
-        start = time.perf_counter()
-        ap, mean_ap, _ = oid_reference.evaluate(g, lab, d, classes, hierarchy=tree)
-        took = time.perf_counter() - start
-        if not (np.array_equal(ap, result.ap, equal_nan=True) and mean_ap == result.mean_ap):
-            print("MISMATCH between deteval and the reference", file=sys.stderr)
-            return 1
-        print(f"literal reference (TF OD API steps): {took:.3f} s, equal to the last bit; "
-              f"deteval is {took / best:.0f}x faster")
-    return 0
+    start = time.perf_counter()
+    ap, mean_ap, _ = oid_reference.evaluate(g, lab, d, classes, hierarchy=tree)
+    took = time.perf_counter() - start
+    if not (np.array_equal(ap, result.ap, equal_nan=True) and mean_ap == result.mean_ap):
+        print("MISMATCH between deteval and the reference")
+        return
+    print(f"literal reference (TF OD API steps): {took:.3f} s, equal to the last bit; "
+          f"deteval is {took / best:.0f}x faster")
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+CASE = register(Case(
+    name="openimages", iou_type="bbox", images=2000, quick=200, dets=40, categories=CLASSES,
+    run=run, help="the Open Images challenge protocol against the literal reference",
+))  # fmt: skip
