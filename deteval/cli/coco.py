@@ -28,6 +28,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     _check_output_paths(args.json, args.matches)
 
     options = {"iou_type": args.iou_type}
+    if getattr(args, "dilation_ratio", None) is not None:
+        options["dilation_ratio"] = args.dilation_ratio
     if args.kpt_sigmas is not None:
         options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
     if args.repair_polygons:
