@@ -47,16 +47,30 @@ def boundary_dilation(height: int, width: int, dilation_ratio: float = 0.02) -> 
     return max(1, int(round(dilation_ratio * diagonal)))
 
 
-def _box_sums(mask: np.ndarray, d: int) -> np.ndarray:
-    """Count of ones in each pixel's ``(2d+1)`` square, zeros outside ``mask``."""
-    h, w = mask.shape
-    padded = np.zeros((h + 2 * d + 1, w + 2 * d + 1), dtype=np.int32)
-    padded[d + 1:d + 1 + h, d + 1:d + 1 + w] = mask
-    np.cumsum(padded, axis=0, out=padded)
-    np.cumsum(padded, axis=1, out=padded)
-    k = 2 * d + 1
-    return (padded[k:k + h, k:k + w] - padded[0:h, k:k + w]
-            - padded[k:k + h, 0:w] + padded[0:h, 0:w])
+def _erode_axis(x: np.ndarray, d: int, axis: int) -> np.ndarray:
+    """Binary erosion along ``axis`` by a window of ``2d+1``, zeros outside ``x``.
+
+    Windows of doubling lengths are ANDed (``log2(2d+1)`` steps of boolean ANDs).
+    """
+    x = np.moveaxis(x, axis, 0)
+    n = x.shape[0]
+    padded = np.zeros((n + 2 * d,) + x.shape[1:], dtype=bool)
+    padded[d:d + n] = x
+    # Index i of an array of windows of length `size` is the window that starts at i.
+    power, size, out, length, left = padded, 1, None, 0, 2 * d + 1
+    while left:
+        if left & 1:
+            if out is None:
+                out, length = power, size
+            else:
+                cut = len(power) - length
+                out = out[:cut] & power[length:]
+                length += size
+        left >>= 1
+        if left:
+            power = power[:len(power) - size] & power[size:]
+            size *= 2
+    return np.moveaxis(out, 0, axis)
 
 
 def mask_to_boundary(mask: np.ndarray, dilation_ratio: float = 0.02) -> np.ndarray:
@@ -88,18 +102,32 @@ def mask_to_boundary(mask: np.ndarray, dilation_ratio: float = 0.02) -> np.ndarr
     """
     mask = np.asarray(mask) != 0
     h, w = mask.shape
-    out = np.zeros((h, w), dtype=np.uint8)
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    if len(rows) == 0:
+    return _boundary(mask, boundary_dilation(h, w, dilation_ratio)).view(np.uint8)
+
+
+def _boundary(mask: np.ndarray, d: int, rows: tuple[int, int] | None = None) -> np.ndarray:
+    """Boolean boundary of a boolean mask; ``rows`` bounds its nonzero rows if known.
+
+    The rule is symmetric in rows and columns, so it applies to a transposed mask too.
+    """
+    h, w = mask.shape
+    out = np.zeros((h, w), dtype=bool)
+    if rows is None:
+        used = np.flatnonzero(mask.any(axis=1))
+        rows = (used[0], used[-1] + 1) if len(used) else (0, 0)
+    r0, r1 = rows
+    cols = np.flatnonzero(mask[r0:r1].any(axis=0))
+    if len(cols) == 0:
         return out
-    d = boundary_dilation(h, w, dilation_ratio)
-    r0, r1, c0, c1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    c0, c1 = cols[0], cols[-1] + 1
     crop = mask[r0:r1, c0:c1]
     # Outside the box the mask is 0, so the box is enough; the image border also counts
     # as outside: a square reaching it is never full.
-    full = _box_sums(crop, d) == (2 * d + 1) ** 2
-    rr, cc = np.arange(r0, r1)[:, None], np.arange(c0, c1)[None, :]
-    full &= (rr >= d) & (rr < h - d) & (cc >= d) & (cc < w - d)
+    full = _erode_axis(_erode_axis(crop, d, 0), d, 1)
+    full[:max(0, d - r0)] = False
+    full[max(0, h - d - r0):] = False
+    full[:, :max(0, d - c0)] = False
+    full[:, max(0, w - d - c0):] = False
     out[r0:r1, c0:c1] = crop & ~full
     return out
 
@@ -142,9 +170,17 @@ def mask_boundaries(masks: Sequence[dict], dilation_ratio: float = 0.02) -> np.n
         # One mask at a time: each has its own (h, w), erosion and encode.
         h, w = (int(v) for v in rle["size"])
         lo, hi = offsets[i], offsets[i + 1]
-        flat = np.repeat(parity[lo:hi], counts[lo:hi])
+        runs = counts[lo:hi]
+        flat = np.repeat(parity[lo:hi].view(bool), runs)
         if len(flat) != h * w:
             raise ValueError(f"mask {i}: its runs cover {len(flat)} pixels, not {h} x {w}")
-        boundary = mask_to_boundary(flat.reshape(w, h).T, dilation_ratio)
-        out[i] = encode(np.asfortranarray(boundary)[:, :, None])[0]
+        # Runs are column-major: as rows of a (w, h) array they are the mask transposed,
+        # and the boundary rule is the same on the transpose.
+        ends = np.cumsum(runs)
+        ones = np.flatnonzero((runs > 0) & (parity[lo:hi] == 1))
+        rows = ((ends[ones[0]] - runs[ones[0]]) // h, (ends[ones[-1]] - 1) // h + 1) \
+            if len(ones) else (0, 0)
+        boundary_t = _boundary(flat.reshape(w, h), boundary_dilation(h, w, dilation_ratio),
+                               rows)
+        out[i] = encode(boundary_t.view(np.uint8).T[:, :, None])[0]
     return out

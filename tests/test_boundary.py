@@ -158,3 +158,77 @@ def test_cli_boundary(tmp_path):
               "--iou-type", "boundary", "--dilation-ratio", "0.03"])
     expected = evaluate_coco(gt, dets, iou_type="boundary", dilation_ratio=0.03).stats[0]
     assert f"{expected:.3f}" in out.getvalue()
+
+
+def _one_object(h, w, gt_mask, dt_mask):
+    def rle(mask):
+        out = mu.encode(np.asfortranarray(mask.astype(np.uint8)))
+        out["counts"] = out["counts"].decode()
+        return out
+
+    g, d = rle(gt_mask), rle(dt_mask)
+    gt = {"images": [{"id": 1, "height": h, "width": w}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "segmentation": g,
+                           "area": float(gt_mask.sum()), "bbox": mu.toBbox(g).tolist(),
+                           "iscrowd": 0}],
+          "categories": [{"id": 1, "name": "a"}]}
+    return gt, [{"image_id": 1, "category_id": 1, "segmentation": d,
+                 "bbox": mu.toBbox(d).tolist(), "score": 1.0}]
+
+
+@pytest.mark.parametrize("ratio,expected", [(0.03, 0.8), (0.07, 1.0), (0.02, 0.6)])
+def test_dilation_tie_follows_reference(ratio, expected):
+    # 30 x 40 image, diagonal 50: 0.03 * 50 == 1.5 and 0.07 * 50 == 3.5000000000000004.
+    # boundary-iou-api rounds them to d = 2 and 4 (Python's round); faster-coco-eval 0.x
+    # erodes 1 and 3 times and gets AP 0.6 and 0.9 (docs/protocols/boundary.md §5).
+    # The expected APs are boundary-iou-api's own output on this data.
+    gt_mask = np.zeros((30, 40), bool)
+    gt_mask[:, :10] = True
+    dt_mask = gt_mask.copy()
+    dt_mask[0] = False
+    gt, dets = _one_object(30, 40, gt_mask, dt_mask)
+    ours = evaluate_coco(gt, dets, iou_type="boundary", dilation_ratio=ratio).stats
+    assert ours[0] == pytest.approx(expected, abs=1e-12)
+    vi = pytest.importorskip("vernier.instance")
+    theirs = vi.Evaluator(iou=vi.Boundary(dilation_ratio=ratio), parity_mode="strict").evaluate(
+        json.dumps(gt).encode(), json.dumps(dets).encode())
+    np.testing.assert_allclose(ours, np.array(list(theirs.stats)[:12]), rtol=0, atol=1e-12)
+
+
+def _reference_lvis_boundary_iou(ratio):
+    # boundary-iou-api's LVISEval.compute_iou for "boundary", on lvis-api's (no crowd) rules:
+    # min(mask IoU, boundary IoU), boundaries by the cv2 rule above.
+    def compute_iou(self, img_id, cat_id):
+        gt, dt = self._get_gt_dt(img_id, cat_id)
+        if len(gt) == 0 and len(dt) == 0:
+            return []
+        dt = [dt[i] for i in np.argsort([-d["score"] for d in dt], kind="mergesort")]
+        crowd = [0] * len(gt)
+        gt_m = [g["segmentation"] for g in gt]
+        dt_m = [d["segmentation"] for d in dt]
+
+        def bound(rles):
+            return [mu.encode(np.asfortranarray(_reference_boundary(mu.decode(r), ratio)))
+                    for r in rles]
+
+        return np.minimum(np.array(mu.iou(dt_m, gt_m, crowd)),
+                          np.array(mu.iou(bound(dt_m), bound(gt_m), crowd)))
+    return compute_iou
+
+
+@pytest.mark.parametrize("seed", [2000, 2001, 2002])
+def test_lvis_boundary(seed, monkeypatch):
+    pytest.importorskip("lvis")
+    from lvis import LVISEval
+    from lvisgen import make_lvis_dataset, run_lvis_api
+
+    from deteval.protocols.lvis import evaluate_lvis
+
+    ratio = 0.03
+    gt, results = make_lvis_dataset(seed, segm=True)
+    monkeypatch.setattr(LVISEval, "compute_iou", _reference_lvis_boundary_iou(ratio))
+    reference = run_lvis_api(gt, results, iou_type="segm")
+    ours = evaluate_lvis(gt, results, iou_type="boundary", dilation_ratio=ratio)
+    expected = np.array([float(v) for v in reference.results.values()])
+    assert np.array_equal(ours.stats, expected), (ours.stats, expected)
+    assert np.array_equal(ours.precision, reference.precision)
