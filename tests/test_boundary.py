@@ -232,3 +232,8 @@ def test_lvis_boundary(seed, monkeypatch):
     expected = np.array([float(v) for v in reference.results.values()])
     assert np.array_equal(ours.stats, expected), (ours.stats, expected)
     assert np.array_equal(ours.precision, reference.precision)
+
+
+def test_unknown_iou_type_lists_boundary():
+    with pytest.raises(ValueError, match="'boundary'"):
+        COCOParams(iou_type="boundry")

@@ -141,8 +141,13 @@ class COCOParams:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if self.iou_type != "boundary":
-            check_iou_type(self.iou_type)
+        if self.iou_type != "boundary":     # read as "segm": not a reader's iou_type
+            try:
+                check_iou_type(self.iou_type)
+            except ValueError:
+                raise ValueError(f"iou_type must be one of 'bbox', 'segm', 'boundary', "
+                                 f"'keypoints', 'polygon', 'rotated'; got {self.iou_type!r}"
+                                 ) from None
         ratio = self.dilation_ratio
         if (isinstance(ratio, bool) or not isinstance(ratio, (int, float))
                 or not np.isfinite(ratio) or ratio < 0):
