@@ -107,10 +107,14 @@ def _positive_int(text: str) -> int:
 
 def _add_coco_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--iou-type", default="bbox",
-                        choices=["bbox", "segm", "keypoints", "polygon", "rotated"],
-                        help="what to compare: bbox, segm (masks), keypoints (OKS), polygon "
+                        choices=["bbox", "segm", "boundary", "keypoints", "polygon", "rotated"],
+                        help="what to compare: bbox, segm (masks), boundary (boundary IoU "
+                        "of the masks, Cheng et al. 2021), keypoints (OKS), polygon "
                         "('polygon' or polygon 'segmentation' fields), rotated ('rbox' = "
                         "[cx, cy, w, h, angle_degrees]) (default: bbox)")
+    parser.add_argument("--dilation-ratio", type=float, default=None, metavar="R",
+                        help="boundary: boundary width as a fraction of the image diagonal "
+                        "(default: 0.02)")
     parser.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",
                         help="keypoints: OKS sigmas, one per keypoint (default: COCO person)")
     parser.add_argument("--repair-polygons", action="store_true",

@@ -45,6 +45,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
         _require_dask()
 
     options = {"iou_type": args.iou_type}
+    if getattr(args, "dilation_ratio", None) is not None:
+        options["dilation_ratio"] = args.dilation_ratio
     if args.kpt_sigmas is not None:
         options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
     if args.repair_polygons:

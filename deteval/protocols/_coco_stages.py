@@ -323,6 +323,8 @@ def _similarity(p: COCOParams, dataset: Dataset, detections: Detections, gt_perm
             return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], gt_crowd[g_rows])
     elif p.iou_type == "segm":
         similarity = _mask_similarity(p, dataset, detections, gt_perm, gt_crowd)
+    elif p.iou_type == "boundary":
+        similarity = _boundary_similarity(p, dataset, detections, gt_perm, gt_crowd)
     elif p.iou_type == "keypoints":
         similarity = _oks_similarity(p, dataset, detections, gt_perm, gt_xywh)
     else:
@@ -378,6 +380,56 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
         values[kept] = pair_mask_iou(dt_masks, gt_masks, d_rows[kept], g_rows[kept], gt_crowd,
                                      image_of_dt=detections.image_index,
                                      group=None if group is None else group[kept])
+        return values
+
+    return similarity
+
+
+def _boundary_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
+                         gt_perm: np.ndarray, gt_crowd: np.ndarray):
+    """Boundary IoU per pair, as boundary-iou-api's ``computeBoundaryIoU``.
+
+    ``min(mask IoU, boundary IoU)`` for a non-crowd object, mask IoU (over the detection's
+    area) for a crowd region (docs/protocols/boundary.md). The minimum never exceeds the
+    mask IoU, so pairs the mask similarity leaves below every threshold (value 0) stay
+    there and their boundaries are never computed; each boundary is computed once.
+    """
+    from ..boundary import mask_boundaries
+    from ..masks import pair_mask_iou
+
+    gt = dataset.gt
+    gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
+    dt_masks = detections.masks
+    mask_similarity = _mask_similarity(p, dataset, detections, gt_perm, gt_crowd)
+    floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
+    dt_boundary = np.empty(len(dt_masks), dtype=object)
+    gt_boundary = np.empty(len(gt_masks), dtype=object)
+    dt_done = np.zeros(len(dt_masks), dtype=bool)
+    gt_done = np.zeros(len(gt_masks), dtype=bool)
+
+    def boundaries(masks, out, done, rows):
+        todo = np.unique(rows[~done[rows]])
+        if len(todo):
+            out[todo] = mask_boundaries(masks[todo].tolist(), p.dilation_ratio)
+            done[todo] = True
+
+    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        values = mask_similarity(d_rows, g_rows)
+        # Pairs left at 0 by the bound cannot reach a threshold whatever the boundary gives.
+        kept = np.flatnonzero(~gt_crowd[g_rows] & (values >= floor) & (values != 0))
+        if len(kept) == 0:
+            return values
+        d_kept, g_kept = d_rows[kept], g_rows[kept]
+        boundaries(dt_masks, dt_boundary, dt_done, d_kept)
+        boundaries(gt_masks, gt_boundary, gt_done, g_kept)
+        group = None
+        if p.use_categories:
+            n_categories = max(len(dataset.categories), 1)
+            group = (detections.image_index[d_kept] * n_categories
+                     + gt.category_index[gt_perm][g_kept])
+        boundary_iou = pair_mask_iou(dt_boundary, gt_boundary, d_kept, g_kept, gt_crowd,
+                                     image_of_dt=detections.image_index, group=group)
+        values[kept] = np.minimum(values[kept], boundary_iou)
         return values
 
     return similarity

@@ -94,10 +94,12 @@ class COCOParams:
 
     Parameters
     ----------
-    iou_type : {"bbox", "segm", "keypoints", "polygon", "rotated"}
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}
         Similarity measure (``iouType``): box IoU, mask IoU (pycocotools' RLE routines),
-        OKS, or exact IoU of polygons / rotated boxes (beyond pycocotools; crowd regions
-        score intersection over the detection's area, as for boxes).
+        boundary IoU (boundary-iou-api: min of mask and boundary IoU, mask IoU for crowd
+        objects; docs/protocols/boundary.md), OKS, or exact IoU of polygons / rotated boxes
+        (beyond pycocotools; crowd regions score intersection over the detection's area,
+        as for boxes).
     iou_thresholds : tuple of float
         (``iouThrs``) default ``np.linspace(.5, .95, 10)``.
     recall_thresholds : tuple of float
@@ -120,6 +122,9 @@ class COCOParams:
         (``kpt_oks_sigmas``) per-keypoint OKS sigmas. None: the COCO person sigmas for a
         category with 17 keypoints (any other count must be given). A dict gives each
         category its own.
+    dilation_ratio : float
+        ``iou_type="boundary"``: boundary width as a fraction of the image diagonal
+        (boundary-iou-api's ``dilation_ratio``, default 0.02).
     """
 
     iou_type: str = "bbox"
@@ -132,10 +137,22 @@ class COCOParams:
     image_ids: tuple[int, ...] | None = None
     category_ids: tuple[int, ...] | None = None
     keypoint_sigmas: Any = None
+    dilation_ratio: float = 0.02
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        check_iou_type(self.iou_type)
+        if self.iou_type != "boundary":     # read as "segm": not a reader's iou_type
+            try:
+                check_iou_type(self.iou_type)
+            except ValueError:
+                raise ValueError(f"iou_type must be one of 'bbox', 'segm', 'boundary', "
+                                 f"'keypoints', 'polygon', 'rotated'; got {self.iou_type!r}"
+                                 ) from None
+        ratio = self.dilation_ratio
+        if (isinstance(ratio, bool) or not isinstance(ratio, (int, float))
+                or not np.isfinite(ratio) or ratio < 0):
+            raise OptionError("dilation_ratio", "must be a finite number >= 0", got=ratio)
+        set_(self, "dilation_ratio", float(ratio))
         # pycocotools' Params(iouType) defaults: setKpParams for keypoints, else setDetParams.
         defaults = _KEYPOINT_DEFAULTS if self.iou_type == "keypoints" else _DETECTION_DEFAULTS
         for name, value in defaults.items():
@@ -401,14 +418,16 @@ def _summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area:
     return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
 
-_COLUMN_OF = {"segm": "masks", "keypoints": "keypoints", "polygon": "polygons",
+_COLUMN_OF = {"segm": "masks", "boundary": "masks", "keypoints": "keypoints", "polygon": "polygons",
               "rotated": "polygons"}
 
 
 def _load(gt: Any, dt: Any, iou_type: str, invalid: str, match_by: str = "auto"
           ) -> tuple[Dataset, Detections, tuple[str, ...]]:
     # One input layer for every protocol and diagnostic (docs/resolution.md).
-    pair = load_pair(gt, dt, iou_type=iou_type, invalid=invalid, match_by=match_by)
+    # Boundary IoU reads the masks as "segm" does; the boundaries are derived in matching.
+    read_as = "segm" if iou_type == "boundary" else iou_type
+    pair = load_pair(gt, dt, iou_type=read_as, invalid=invalid, match_by=match_by)
     dataset, detections = pair.dataset, pair.detections
     column = _COLUMN_OF.get(iou_type)
     if column is not None:
@@ -417,7 +436,7 @@ def _load(gt: Any, dt: Any, iou_type: str, invalid: str, match_by: str = "auto"
             if getattr(table, column) is None and len(table):
                 raise ValueError(
                     f"iou_type {iou_type!r} needs {column} but the {what} {table_has} none; "
-                    f"read the files with iou_type={iou_type!r} (or pass paths or dicts)")
+                    f"read the files with iou_type={read_as!r} (or pass paths or dicts)")
         if iou_type == "keypoints" and dataset.gt.num_keypoints is None and len(dataset.gt):
             raise ValueError("iou_type 'keypoints' needs the ground truth's num_keypoints")
     _check_inputs(dataset, detections)
@@ -450,7 +469,7 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads. An empty
         list is allowed: every category with ground truth then has AP 0 (pycocotools raises
         IndexError), and ``notes`` says so.
-    iou_type : {"bbox", "segm", "keypoints", "polygon", "rotated"}, optional
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}, optional
         What to compare (default ``params.iou_type``, "bbox"). With "keypoints" and no
         ``params``, the base settings are :data:`COCO_KEYPOINTS`. Files are read with the
         shapes this needs; a :class:`Dataset` / :class:`Detections` must carry them.

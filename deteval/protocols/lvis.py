@@ -63,8 +63,10 @@ class LVISParams:
 
     Parameters
     ----------
-    iou_type : {"bbox", "segm"}
-        (``iou_type``) box IoU or mask IoU (pycocotools' routines, no crowd regions).
+    iou_type : {"bbox", "segm", "boundary"}
+        (``iou_type``) box IoU or mask IoU (pycocotools' routines, no crowd regions), or
+        boundary IoU (boundary-iou-api's LVIS evaluation: the minimum of mask and boundary
+        IoU; docs/protocols/boundary.md).
     iou_thresholds : tuple of float
         (``iou_thrs``) default ``np.linspace(0.5, 0.95, 10)``.
     recall_thresholds : tuple of float
@@ -77,6 +79,9 @@ class LVISParams:
     area_labels : tuple of str
         (``area_rng_lbl``) one distinct label per range; the summary looks up "all",
         "small", "medium" and "large".
+    dilation_ratio : float
+        ``iou_type="boundary"``: boundary width as a fraction of the image diagonal
+        (default 0.02).
     """
 
     iou_type: str = "bbox"
@@ -86,12 +91,18 @@ class LVISParams:
     area_ranges: tuple[tuple[float, float], ...] = (
         (0.0, 1e10), (0.0, 1024.0), (1024.0, 9216.0), (9216.0, 1e10))
     area_labels: tuple[str, ...] = ("all", "small", "medium", "large")
+    dilation_ratio: float = 0.02
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if self.iou_type not in ("bbox", "segm"):
-            raise ValueError(f"iou_type must be 'bbox' or 'segm' (lvis-api evaluates no "
-                             f"other); got {self.iou_type!r}")
+        if self.iou_type not in ("bbox", "segm", "boundary"):
+            raise ValueError(f"iou_type must be 'bbox', 'segm' or 'boundary' (lvis-api and "
+                             f"boundary-iou-api evaluate no other); got {self.iou_type!r}")
+        ratio = self.dilation_ratio
+        if (isinstance(ratio, bool) or not isinstance(ratio, (int, float))
+                or not np.isfinite(ratio) or ratio < 0):
+            raise ValueError(f"dilation_ratio must be a finite number >= 0; got {ratio!r}")
+        set_(self, "dilation_ratio", float(ratio))
         for name in ("iou_thresholds", "recall_thresholds"):
             values = np.atleast_1d(np.asarray(getattr(self, name), dtype=np.float64))
             if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all():
@@ -297,6 +308,7 @@ def _top_per_image(image_index: np.ndarray, scores: np.ndarray, limit: int) -> n
 
 
 def _load(gt: Any, dt: Any, iou_type: str) -> tuple[LVISGroundTruth, Detections]:
+    iou_type = "segm" if iou_type == "boundary" else iou_type    # boundaries come from masks
     if isinstance(gt, Dataset):
         raise TypeError("evaluate_lvis needs the LVIS keys (neg_category_ids, "
                         "not_exhaustive_category_ids, frequency) that a Dataset does not hold: "
@@ -328,7 +340,7 @@ def evaluate_lvis(gt: Any, dt: Any, *, iou_type: str | None = None,
     dt : str, PathLike, list, dict, ndarray or Detections
         Results, as :func:`~deteval.io.coco.read_coco_results` reads them. An empty list is
         allowed (lvis-api raises IndexError): every category with ground truth has AP 0.
-    iou_type : {"bbox", "segm"}, optional
+    iou_type : {"bbox", "segm", "boundary"}, optional
         Default ``params.iou_type`` ("bbox").
     params : LVISParams, optional
         Base settings (default :data:`LVIS`); keyword options replace its fields.
@@ -430,7 +442,8 @@ def _match(p: LVISParams, lvis: LVISGroundTruth, detections: Detections):
 
     no_crowd = np.zeros(len(gt), dtype=bool)
     similarity = _similarity(
-        COCOParams(iou_type=p.iou_type, iou_thresholds=p.iou_thresholds), dataset, detections,
+        COCOParams(iou_type=p.iou_type, iou_thresholds=p.iou_thresholds,
+                   dilation_ratio=p.dilation_ratio), dataset, detections,
         np.arange(len(gt)), detections.as_xywh(), gt.as_xywh(), no_crowd)
     table = match_detections(
         dt_group=dt_group, dt_scores=detections.scores, dt_area=detections.area,
