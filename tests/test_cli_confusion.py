@@ -289,3 +289,17 @@ def test_classify_errors(tmp_path):
     assert status == 1 and "wide.csv" in err and "one label a line" in err
     status, _, err = run("classify", tmp_path / "y.npy", tmp_path / "s.npy", "--top-k", "0")
     assert status == 2 and "expected a positive integer" in err
+
+
+def test_segm_only_results_say_which_commands_read_masks(coco100_dir):
+    from deteval.cli import main
+
+    err = io.StringIO()
+    status = main(["confusion", str(coco100_dir / "instances_val2014_100.json"),
+                   str(coco100_dir / "instances_val2014_fakesegm100_results.json")],
+                  stdout=io.StringIO(), stderr=err)
+    assert status == 1
+    message = err.getvalue()
+    assert "results[0]: missing 'bbox'" in message
+    assert "`deteval confusion` compares boxes" in message
+    assert "deteval coco --iou-type segm" in message and "deteval draw --iou-type segm" in message

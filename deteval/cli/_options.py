@@ -305,10 +305,18 @@ def _read_inputs(args, *, repair_polygons: bool = False) -> _Inputs:
         else:
             detections = read_detections(args.dt, dataset, dt_format, **options)
     except FormatError as error:
+        cli_hint = error.cli_hint
+        if dt_format == "coco" and error.message.startswith("missing 'bbox'") and not cli_hint:
+            # Masks or keypoints only: say which commands read those.
+            cli_hint = (f"`deteval {args.command}` compares boxes; results with masks or "
+                        "keypoints only are evaluated by `deteval coco --iou-type segm|keypoints` "
+                        "and drawn by `deteval draw --iou-type segm|keypoints`")
         # A COCO results list is parsed before it is read: its errors name "<list>".
-        if error.source is not None and not error.source.startswith("<"):
+        source = (error.source if error.source is not None and not error.source.startswith("<")
+                  else args.dt)
+        if source == error.source and cli_hint == error.cli_hint:
             raise
-        raise FormatError(error.message, source=args.dt, record=error.record, hint=error.hint,
-                          cli_hint=error.cli_hint) from None
+        raise FormatError(error.message, source=source, record=error.record, hint=error.hint,
+                          cli_hint=cli_hint) from None
     box_format = _STORED_BOX_FORMAT.get(dt_format, options.get("box_format", "xyxy"))
     return _Inputs(dataset, detections, notes, box_format, "names" in options, dt_format)
