@@ -240,7 +240,7 @@ def _check_summary_lookups(p: COCOParams) -> None:
     label or max-detections value matches several entries, numpy needs the two lists to
     broadcast, and pycocotools fails with an IndexError where they do not.
     """
-    for _, _, area, m_index in _stat_specs(p):
+    for _, _, area, m_index in stat_specs(p):
         n_area = sum(label == area for label in p.area_labels)
         max_dets = _literal_max_dets(p) if m_index is None else p.max_detections[
             min(m_index, len(p.max_detections) - 1)]
@@ -252,7 +252,7 @@ def _check_summary_lookups(p: COCOParams) -> None:
                 f"{max_dets} (pycocotools fails here with an IndexError); repeat neither")
 
 
-def _stat_specs(p: COCOParams) -> tuple:
+def stat_specs(p: COCOParams) -> tuple:
     return _KEYPOINT_STAT_SPECS if p.iou_type == "keypoints" else _STAT_SPECS
 
 
@@ -331,7 +331,7 @@ class COCOResult:
         """The 12 lines pycocotools' ``summarize()`` prints, character for character."""
         p = self.params
         lines = []
-        for spec, value in zip(_stat_specs(p), self.stats):
+        for spec, value in zip(stat_specs(p), self.stats):
             is_ap, iou, area, m_index = spec
             max_dets = _literal_max_dets(p) if m_index is None else p.max_detections[m_index]
             iou_text = (f"{p.iou_thresholds[0]:0.2f}:{p.iou_thresholds[-1]:0.2f}" if iou is None
@@ -380,8 +380,8 @@ class COCOResult:
         for k, (cid, name) in enumerate(zip(self.category_ids.tolist(), self.category_names)):
             row: dict[str, Any] = {"category_id": cid, "name": name}
             for label, iou, area in columns:
-                row[label] = _summarize_value(self.precision[:, :, k:k + 1], p, iou, area, m)
-            row["AR" if keypoints else "AR100"] = _summarize_value(
+                row[label] = summarize_value(self.precision[:, :, k:k + 1], p, iou, area, m)
+            row["AR" if keypoints else "AR100"] = summarize_value(
                 self.recall[:, k:k + 1], p, None, "all", m)
             row["n_gt"] = int(self.n_gt[k])
             row["n_crowd"] = int(self.n_crowd[k])
@@ -402,8 +402,8 @@ class COCOResult:
         }
 
 
-def _summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area: str,
-                     m_index: int | None) -> float:
+def summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area: str,
+                    m_index: int | None) -> float:
     """pycocotools' ``_summarize`` on precision (5-D) or recall (4-D) arrays."""
     area_index = [i for i, label in enumerate(p.area_labels) if label == area]
     max_dets = _literal_max_dets(p) if m_index is None else p.max_detections[m_index]
@@ -548,8 +548,8 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
     precision, recall, scores = accumulate_stage(ctx, state)
     accumulated = time.perf_counter()
 
-    stats = np.array([_summarize_value(precision if is_ap else recall, p, iou, area, m)
-                      for is_ap, iou, area, m in _stat_specs(p)])
+    stats = np.array([summarize_value(precision if is_ap else recall, p, iou, area, m)
+                      for is_ap, iou, area, m in stat_specs(p)])
     if p.use_categories:
         names_by_row = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names))
         names = tuple(names_by_row.get(c, str(c)) for c in category_ids.tolist())
@@ -572,7 +572,7 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
     literal = _literal_max_dets(p)
     if literal not in p.max_detections:
         names = KEYPOINT_STAT_NAMES if p.iou_type == "keypoints" else STAT_NAMES
-        fixed = [n for n, spec in zip(names, _stat_specs(p)) if spec[3] is None]
+        fixed = [n for n, spec in zip(names, stat_specs(p)) if spec[3] is None]
         notes.append(f"{', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} -1: pycocotools' "
                      f"summary reads {'it' if len(fixed) == 1 else 'them'} at maxDets="
                      f"{literal}, which is not among the max-detections settings "

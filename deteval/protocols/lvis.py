@@ -49,9 +49,8 @@ from .._sorting import descending_rank, lexorder
 from ..data import Dataset, Detections
 from ..io.coco import read_coco_results
 from ..io.lvis import FREQUENCIES, LVISGroundTruth, read_lvis_gt
-from ..matching import MatchTable, _rank_within_groups, match_detections
-from ._coco_stages import _similarity
-from ._coco_stages import accumulate_table as _accumulate
+from ..matching import MatchTable, match_detections, rank_within_groups
+from ._coco_stages import accumulate_table, pair_similarity
 from .coco import COCOParams
 
 __all__ = ["LVIS", "LVIS_STAT_NAMES", "LVISParams", "LVISResult", "evaluate_lvis"]
@@ -303,7 +302,7 @@ def _top_per_image(image_index: np.ndarray, scores: np.ndarray, limit: int) -> n
     rank, _ = descending_rank(scores)
     order = lexorder([image_index, rank])
     kept = np.empty(len(scores), dtype=bool)
-    kept[order] = _rank_within_groups(image_index[order]) < limit
+    kept[order] = rank_within_groups(image_index[order]) < limit
     return kept
 
 
@@ -379,9 +378,9 @@ def evaluate_lvis(gt: Any, dt: Any, *, iou_type: str | None = None,
     accumulate_params = SimpleNamespace(
         recall_thresholds=p.recall_thresholds, iou_thresholds=p.iou_thresholds,
         area_ranges=p.area_ranges, max_detections=(max(len(detections), 1),))
-    precision, recall, _ = _accumulate(table, accumulate_params, n_k=n_k, dt_k=sel.dt_k,
-                                       dt_img=sel.dt_img, scores_in=detections.scores,
-                                       gt_k=sel.gt_k)
+    precision, recall, _ = accumulate_table(table, accumulate_params, n_k=n_k, dt_k=sel.dt_k,
+                                            dt_img=sel.dt_img, scores_in=detections.scores,
+                                            gt_k=sel.gt_k)
     precision, recall = precision[..., 0], recall[..., 0]
     accumulated = time.perf_counter()
 
@@ -441,7 +440,7 @@ def _match(p: LVISParams, lvis: LVISGroundTruth, detections: Detections):
     dt_group = np.where(evaluated, dt_img * n_k + dt_k, -1)
 
     no_crowd = np.zeros(len(gt), dtype=bool)
-    similarity = _similarity(
+    similarity = pair_similarity(
         COCOParams(iou_type=p.iou_type, iou_thresholds=p.iou_thresholds,
                    dilation_ratio=p.dilation_ratio), dataset, detections,
         np.arange(len(gt)), detections.as_xywh(), gt.as_xywh(), no_crowd)
