@@ -48,7 +48,7 @@ class _Groups:
 
 def _groups(result: COCOResult, *, orders: bool = True) -> _Groups:
     """Group keys of every row; with ``orders``, also the rows sorted as the records list them."""
-    p, dataset, detections, table = result.params, result.gt, result.detections, result.matches
+    p, dataset, detections, table = result.params, result.dataset, result.detections, result.matches
     image_ids = np.asarray(p.image_ids, dtype=np.int64)
     category_ids = np.asarray(p.category_ids, dtype=np.int64)
     image_pos = index_in(dataset.images.ids, image_ids)
@@ -121,7 +121,7 @@ def eval_imgs(result: COCOResult, *, image_ids: list, category_ids: list, area_r
     list, length K * A * I
         None where the image has neither ground truth nor detections of the category.
     """
-    table, dataset, detections = result.matches, result.gt, result.detections
+    table, dataset, detections = result.matches, result.dataset, result.detections
     groups = _groups(result)
     n_img, n_k, n_a = len(image_ids), groups.n_k, len(area_ranges)
     n_groups = n_img * n_k
@@ -179,7 +179,7 @@ def ious(result: COCOResult, *, image_ids: list, category_ids: list) -> dict:
     truth in file order. ``[]`` where either side is empty (and, for keypoints with pooled
     categories, everywhere: pycocotools finds no objects under category -1).
     """
-    p, dataset, detections = result.params, result.gt, result.detections
+    p, dataset, detections = result.params, result.dataset, result.detections
     groups = _groups(result)
     n_img, n_k = len(image_ids), groups.n_k
     n_groups = n_img * n_k

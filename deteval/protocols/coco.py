@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
 from ..data import Dataset, Detections
 from ..errors import FormatError, OptionError
@@ -294,9 +295,10 @@ class COCOResult:
         Detections evaluated per category (within the top ``max_detections[-1]`` of each
         image and category).
     matches : MatchTable or None
-        Row indices refer to ``gt.gt`` and ``detections``. None from
+        Row indices refer to ``dataset.gt`` and ``detections``. None from
         :meth:`deteval.Evaluator.compute`, whose state keeps no match table.
-    gt : Dataset
+    dataset : Dataset
+        The ground truth evaluated (``gt`` is a deprecated alias of it).
     detections : Detections or None
         None from :meth:`deteval.Evaluator.compute` (its state keeps no detections).
     notes : tuple of str
@@ -316,7 +318,7 @@ class COCOResult:
     n_crowd: np.ndarray
     n_detections: np.ndarray
     matches: MatchTable | None
-    gt: Dataset
+    dataset: Dataset
     detections: Detections | None
     notes: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
@@ -325,6 +327,9 @@ class COCOResult:
         for name in ("stats", "precision", "recall", "scores", "category_ids", "n_gt",
                      "n_crowd", "n_detections"):
             getattr(self, name).setflags(write=False)
+
+    #: Deprecated alias of ``dataset`` (one release): ``result.gt.gt`` read as the table.
+    gt = DeprecatedAlias("dataset")
 
     @property
     def summary_lines(self) -> list[str]:
@@ -588,7 +593,7 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
     return COCOResult(
         params=p, stats=stats, precision=precision, recall=recall, scores=scores,
         category_ids=k_ids, category_names=names, n_gt=n_gt, n_crowd=n_crowd,
-        n_detections=n_det, matches=matches, gt=dataset, detections=detections,
+        n_detections=n_det, matches=matches, dataset=dataset, detections=detections,
         notes=tuple(notes),
         timings={"load": loaded - started, "match": matched - loaded,
                  "accumulate": accumulated - matched, "summarize": finished - accumulated,

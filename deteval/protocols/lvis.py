@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import DeprecatedAlias
 from .._sorting import descending_rank, lexorder
 from ..data import Dataset, Detections
 from ..io.coco import read_coco_results
@@ -170,11 +171,12 @@ class LVISResult:
         Detections evaluated per category (kept by the per-image cut, in a verified
         category, area strictly positive).
     matches : MatchTable
-        Row indices refer to ``gt.gt`` and ``detections`` (all results as read, before the
+        Row indices refer to ``dataset.gt`` and ``detections`` (all results as read, before the
         cut). Not evaluated: beyond the cut, unknown or unverified category, zero area.
         ``dt_out_of_range`` also marks the detections of a not-exhaustive category, so that
         ``detection_status`` reports them IGNORED when unmatched, as lvis-api does.
-    gt : Dataset
+    dataset : Dataset
+        The ground truth evaluated (``gt`` is a deprecated alias of it).
     detections : Detections
     notes : tuple of str
     timings : dict
@@ -190,7 +192,7 @@ class LVISResult:
     n_gt: np.ndarray
     n_detections: np.ndarray
     matches: MatchTable
-    gt: Dataset
+    dataset: Dataset
     detections: Detections
     notes: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
@@ -198,6 +200,9 @@ class LVISResult:
     def __post_init__(self) -> None:
         for name in ("stats", "precision", "recall", "category_ids", "n_gt", "n_detections"):
             getattr(self, name).setflags(write=False)
+
+    #: Deprecated alias of ``dataset`` (one release): ``result.gt.gt`` read as the table.
+    gt = DeprecatedAlias("dataset")
 
     @property
     def stat_names(self) -> tuple[str, ...]:
@@ -397,7 +402,7 @@ def evaluate_lvis(gt: Any, dt: Any, *, iou_type: str | None = None,
         category_ids=sel.category_ids, category_names=names, frequency=frequency,
         n_gt=np.bincount(sel.gt_k[sel.gt_k >= 0], minlength=n_k),
         n_detections=np.bincount(sel.dt_k[table.dt_kept], minlength=n_k),
-        matches=table, gt=dataset, detections=detections, notes=sel.notes,
+        matches=table, dataset=dataset, detections=detections, notes=sel.notes,
         timings={"load": loaded - started, "match": matched - loaded,
                  "accumulate": accumulated - matched, "summarize": finished - accumulated,
                  "total": finished - started})
