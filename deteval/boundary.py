@@ -155,7 +155,7 @@ def mask_boundaries(masks: Sequence[dict], dilation_ratio: float = 0.02) -> np.n
     >>> int(mask_utils.area(b[0])), int(mask_utils.area(mask_utils.encode(m)))
     (16, 25)
     """
-    from .masks import _mask_api, decode_counts
+    from .masks import decode_counts, mask_api
 
     out = np.empty(len(masks), dtype=object)
     if len(out) == 0:
@@ -165,7 +165,7 @@ def mask_boundaries(masks: Sequence[dict], dilation_ratio: float = 0.02) -> np.n
     counts, offsets = decode_counts(strings)      # every mask's runs, in one pass
     parity = np.arange(len(counts)) - np.repeat(offsets[:-1], np.diff(offsets))
     parity = (parity & 1).astype(np.uint8)        # runs alternate 0, 1, 0, ...
-    encode = _mask_api().encode
+    encode = mask_api().encode
     for i, rle in enumerate(masks):
         # One mask at a time: each has its own (h, w), erosion and encode.
         h, w = (int(v) for v in rle["size"])

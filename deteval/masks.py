@@ -50,7 +50,7 @@ __all__ = ["compressed_areas", "compressed_masks", "decode_counts", "mask_area",
 _MAX_DIGITS = 7  # 35 bits: more than any run of a mask below 2**32 pixels needs
 
 
-def _mask_api():
+def mask_api():
     from pycocotools import _mask  # the C routines; imported late to keep import light
 
     return _mask
@@ -455,7 +455,7 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     boxes and fails; here every part is a polygon whatever its place, which gives the union
     pycocotools gives for the same parts in another order.
     """
-    api = _mask_api()
+    api = mask_api()
     n = len(segmentations)
     heights = np.asarray(heights, dtype=np.float64).reshape(-1)
     widths = np.asarray(widths, dtype=np.float64).reshape(-1)
@@ -636,7 +636,7 @@ def mask_area(masks: Sequence[dict]) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     # pycocotools' area() builds a uint8 placeholder from the count and fails beyond 255
     # masks under numpy 2: call it on slices.
-    api = _mask_api()
+    api = mask_api()
     masks = list(masks)
     return np.concatenate([np.asarray(api.area(masks[i:i + 255]), dtype=np.int64)
                            for i in range(0, len(masks), 255)])
@@ -668,7 +668,7 @@ def mask_bounds(masks: Sequence[dict]) -> np.ndarray:
     """Tight box of each mask as xyxy, shape (n, 4), float64 (empty mask: zeros)."""
     if len(masks) == 0:
         return np.zeros((0, 4))
-    xywh = np.asarray(_mask_api().toBbox(list(masks)), dtype=np.float64).reshape(-1, 4)
+    xywh = np.asarray(mask_api().toBbox(list(masks)), dtype=np.float64).reshape(-1, 4)
     return np.column_stack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]])
 
 
@@ -676,7 +676,7 @@ def mask_xywh(masks: Sequence[dict]) -> np.ndarray:
     """Tight box of each mask as ``[x, y, w, h]`` (pycocotools' ``toBbox``), shape (n, 4)."""
     if len(masks) == 0:
         return np.zeros((0, 4))
-    return np.asarray(_mask_api().toBbox(list(masks)), dtype=np.float64).reshape(-1, 4)
+    return np.asarray(mask_api().toBbox(list(masks)), dtype=np.float64).reshape(-1, 4)
 
 
 def mask_iou_bound(area_dt: np.ndarray, area_gt: np.ndarray, crowd: np.ndarray,
@@ -797,7 +797,7 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
     out = np.zeros(len(pair_dt), dtype=np.float64)
     if len(pair_dt) == 0:
         return out
-    api = _mask_api()
+    api = mask_api()
     key = image_of_dt[pair_dt] if group is None else np.asarray(group, dtype=np.int64)
     d_rank, d_first, bounds, order = _ranks_within(key, pair_dt)
     g_rank, g_first, _, g_order = _ranks_within(key, pair_gt)

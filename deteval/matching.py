@@ -78,7 +78,7 @@ def _group_runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, lengths
 
 
-def _rank_within_groups(sorted_groups: np.ndarray) -> np.ndarray:
+def rank_within_groups(sorted_groups: np.ndarray) -> np.ndarray:
     """0-based position of each element inside its run of equal (sorted) group keys."""
     starts, lengths = _group_runs(sorted_groups)
     return np.arange(len(sorted_groups)) - np.repeat(starts, lengths)
@@ -434,7 +434,7 @@ def match_detections(
         keys.append(np.asarray(dt_tie_key, dtype=np.int64)[evaluated])
     order = evaluated[lexorder(keys)]
     dt_rank = np.full(n_dt, -1, dtype=np.int64)
-    dt_rank[order] = _rank_within_groups(dt_group[order])
+    dt_rank[order] = rank_within_groups(dt_group[order])
     dt_score_rank = np.full(n_dt, -1, dtype=np.int64)
     dt_score_rank[evaluated] = score_rank
     dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
@@ -468,7 +468,7 @@ def match_detections(
     pair_group = pair_group[pair_order]
     new_dt = np.r_[True, pair_dt[1:] != pair_dt[:-1]] if len(pair_dt) else np.zeros(0, bool)
     dt_starts = np.flatnonzero(new_dt)
-    dt_round = _rank_within_groups(pair_group[dt_starts])
+    dt_round = rank_within_groups(pair_group[dt_starts])
     pair_round = np.repeat(dt_round, np.diff(np.r_[dt_starts, len(pair_dt)]))
     # A group in which every detection's candidates share one ignore status, in each area
     # range, chooses the same objects in every range (the preference for objects that are

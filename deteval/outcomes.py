@@ -82,8 +82,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._arrays import frozen
+from ._inputs import load_pair
 from ._validation import number
-from .confusion import _load
 from .data import Dataset, Detections
 from .iou import coco_pair_iou
 from .matching import match_detections
@@ -296,7 +296,7 @@ class Outcomes:
         }
 
 
-def _best_per_detection(pair_dt: np.ndarray, pair_gt: np.ndarray, values: np.ndarray,
+def best_per_detection(pair_dt: np.ndarray, pair_gt: np.ndarray, values: np.ndarray,
                         allowed: np.ndarray, n_dt: int) -> tuple[np.ndarray, np.ndarray]:
     """Per detection, the allowed pair with the highest value (the first pair on ties).
 
@@ -319,7 +319,7 @@ def _best_per_detection(pair_dt: np.ndarray, pair_gt: np.ndarray, values: np.nda
     return best_gt, best
 
 
-def _same_image_pairs(dt_rows: np.ndarray, dt_image: np.ndarray, gt_rows: np.ndarray,
+def same_image_pairs(dt_rows: np.ndarray, dt_image: np.ndarray, gt_rows: np.ndarray,
                       gt_image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every (detection, object) pair of the same image among the given rows."""
     gt_rows = gt_rows[np.argsort(gt_image[gt_rows], kind="stable")]
@@ -362,7 +362,8 @@ def match_outcomes(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
     """
     iou_threshold = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
     score_threshold = number("score_threshold", score_threshold, low=0.0)
-    dataset, detections = _load(gt, dt)
+    pair = load_pair(gt, dt)
+    dataset, detections = pair.dataset, pair.detections
     if len(detections) and detections.category_index.min() < -1:
         raise ValueError("detections.category_index must index the dataset's categories "
                          "table (or be -1 for a category unknown to the ground truth)")
@@ -406,16 +407,16 @@ def _outcomes(dataset: Dataset, detections: Detections, iou_threshold: float,
 
     # False positives: why. Pairs with the non-crowd objects of the same image.
     fp_rows = np.flatnonzero(selected & (matched_gt < 0))
-    pair_dt, pair_gt = _same_image_pairs(fp_rows, detections.image_index,
+    pair_dt, pair_gt = same_image_pairs(fp_rows, detections.image_index,
                                          np.flatnonzero(~crowd), objects.image_index)
     ious = coco_pair_iou(dt_xywh[pair_dt], gt_xywh[pair_gt], np.zeros(len(pair_dt), bool))
     t = min(iou_threshold, _IOU_CAP)
     near = (ious >= min(t, LOCALIZATION_MIN_IOU)) & (ious > 0)   # most pairs do not overlap
     pair_dt, pair_gt, ious = pair_dt[near], pair_gt[near], ious[near]
     same = objects.category_index[pair_gt] == detections.category_index[pair_dt]
-    dup_gt, dup_iou = _best_per_detection(pair_dt, pair_gt, ious, same & (ious >= t), n_dt)
-    cls_gt, cls_iou = _best_per_detection(pair_dt, pair_gt, ious, ~same & (ious >= t), n_dt)
-    loc_gt, loc_iou = _best_per_detection(pair_dt, pair_gt, ious,
+    dup_gt, dup_iou = best_per_detection(pair_dt, pair_gt, ious, same & (ious >= t), n_dt)
+    cls_gt, cls_iou = best_per_detection(pair_dt, pair_gt, ious, ~same & (ious >= t), n_dt)
+    loc_gt, loc_iou = best_per_detection(pair_dt, pair_gt, ious,
                                           same & (ious >= LOCALIZATION_MIN_IOU), n_dt)
     undecided = np.zeros(n_dt, bool)
     undecided[fp_rows] = True

@@ -674,7 +674,7 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         if progress is not None:
             progress(0, total, "evaluating")
         result = _evaluate(gt, dt, protocol, iou_threshold)
-        dataset, detections = result.gt, result.detections
+        dataset, detections = result.dataset, result.detections
         step("evaluated")
         points = operating_points(dataset, detections, iou_threshold=iou_threshold)
         step("operating points")

@@ -158,7 +158,7 @@ def test_match_table_parity(seed, kwargs, params):
     result = evaluate(gt, results, **params)
     table = result.matches
     assert len(result.detections) == len(results)
-    gt_ids = np.r_[np.asarray(result.gt.gt.ids), 0]  # row -1 (unmatched) -> id 0
+    gt_ids = np.r_[np.asarray(result.dataset.gt.ids), 0]  # row -1 (unmatched) -> id 0
     n_images = len(reference.params.imgIds)
     n_areas = len(reference.params.areaRng)
     for a in range(n_areas):

@@ -790,7 +790,7 @@ def _ann(i: int, category: int = 1, **shape) -> dict:
 
 
 def test_unpaired_rbox_with_huge_corners_does_not_abort_the_evaluation():
-    """Was wrong (fixed): geometry.py PairIoU.__init__ (_Prepared) checks every detection,
+    """Was wrong (fixed): geometry PairIoU.__init__ (_Prepared) checks every detection,
     paired or not: an rbox with cx, w < 1e150 passes the reader (_as_rboxes) but its
     corners reach 1.35e150, so a detection of a category not in the ground truth (never
     paired, dropped as pycocotools does; evaluated fine before 71be941) aborts
@@ -807,7 +807,7 @@ def test_unpaired_rbox_with_huge_corners_does_not_abort_the_evaluation():
 
 
 def test_huge_gt_rbox_corners_are_a_format_error_naming_the_annotation():
-    """Was wrong (fixed): geometry.py _Prepared / io/_shapes.py rotated_boxes: a GT rbox
+    """Was wrong (fixed): geometry _Prepared / io/_shapes.py rotated_boxes: a GT rbox
     whose corners reach 1e150 is refused only by _Prepared, with a bare ValueError naming
     'gt_polys[1]', a row of the matcher's permuted order (use_categories=False sorts by
     category), not the file or the record annotations[0]"""
@@ -820,7 +820,7 @@ def test_huge_gt_rbox_corners_are_a_format_error_naming_the_annotation():
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_unpaired_far_multipart_polygon_does_not_abort_the_evaluation():
-    """Was wrong (fixed): geometry.py PairIoU.__init__ (_Prepared): two overlapping parts
+    """Was wrong (fixed): geometry PairIoU.__init__ (_Prepared): two overlapping parts
     with coordinates ~1e110 (below the readers' 1e150 limit) are accepted by
     polygons_from_coords (invalid='raise'), whose union_all gives an invalid MultiPolygon;
     _Prepared refuses it ('not a valid polygon') even for a detection of an unknown

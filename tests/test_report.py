@@ -154,7 +154,7 @@ def scene(tmp_path_factory):
                          fill=tuple(int(v) for v in rng.integers(0, 255, 3)))
         picture.save(images / image["file_name"], quality=90)
     result = deteval.evaluate_coco(gt, dt)
-    outcomes = match_outcomes(result.gt, result.detections, score_threshold=0.3)
+    outcomes = match_outcomes(result.dataset, result.detections, score_threshold=0.3)
     worst = outcomes.images_by_errors(only_errors=True).tolist()
     names = [gt["images"][i]["file_name"] for i in worst]
     (images / names[0]).unlink()                       # the worst image is missing

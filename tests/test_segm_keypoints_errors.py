@@ -524,7 +524,7 @@ def test_segm_ground_truth_with_empty_bbox_gets_the_mask_box():
     expected = run_pycocotools(gt, results, iou_type="segm")
     result = deteval.evaluate_coco(gt, results, iou_type="segm")
     assert_parity(result, expected)
-    assert result.gt.gt.as_xywh()[1].tolist() == [2.0, 2.0, 10.0, 6.0]
+    assert result.dataset.gt.as_xywh()[1].tolist() == [2.0, 2.0, 10.0, 6.0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -692,7 +692,7 @@ def test_evaluate_coco_repairs_invalid_polygons_on_request(tmp_path):
                                           r".*invalid='repair'"):
         deteval.evaluate_coco(gt, results, iou_type="polygon")
     repaired = deteval.evaluate_coco(gt, results, iou_type="polygon", invalid="repair")
-    assert repaired.gt.gt.area[0] == 400.0   # two triangles of 200
+    assert repaired.dataset.gt.area[0] == 400.0   # two triangles of 200
     with pytest.raises(ValueError, match="invalid must be"):
         deteval.evaluate_coco(gt, results, iou_type="polygon", invalid="fix")
     (tmp_path / "gt.json").write_text(json.dumps(gt))

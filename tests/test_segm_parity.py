@@ -478,8 +478,8 @@ def test_parity_with_many_images_of_one_size(seed, batch, bbox_mode, params, mon
     counts (in memory), tiny batches: COCOeval's arrays, from files (the typed reader) and
     from dicts (the general reader)."""
     monkeypatch.setattr(deteval.masks, "_BATCH_MASKS", batch)
-    counting = _CountingApi(deteval.masks._mask_api())
-    monkeypatch.setattr(deteval.masks, "_mask_api", lambda: counting)
+    counting = _CountingApi(deteval.masks.mask_api())
+    monkeypatch.setattr(deteval.masks, "mask_api", lambda: counting)
     gt, results = make_segm_dataset(900 + seed, image_sizes=_SAME_SIZE, n_categories=3,
                                     p_crowd=0.35, p_many=0.05, bbox_mode=bbox_mode)
     reference = run_pycocotools(gt, results, iou_type="segm", **params)

@@ -69,7 +69,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                                 "pass --repair-polygons"),
                           source=error.source, record=error.record, hint=error.hint,
                           cli_hint=error.cli_hint) from None
-    hazards = [] if args.no_check else checks_of(result.gt, result.detections, err,
+    hazards = [] if args.no_check else checks_of(result.dataset, result.detections, err,
                                                   dt_format="coco")
     if args.matches:   # files first: written whatever happens to stdout
         write_output(args.matches, result.matches.to_csv)

@@ -31,7 +31,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     result = evaluate_coco(gt, dt)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, result.to_dict())
-    data = result.gt
+    data = result.dataset
     print(f"deteval demo: {len(data.images)} images, {len(data.categories)} categories, "
           f"{len(data.gt)} objects, {len(result.detections)} detections ({where})", file=out)
     print(file=out)

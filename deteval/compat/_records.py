@@ -23,8 +23,8 @@ import numpy as np
 
 from .._sorting import lexorder
 from ..data import index_in
-from ..protocols._coco_stages import _needed_true_positives, _similarity
 from ..protocols._coco_stages import accumulate_table as _accumulate
+from ..protocols._coco_stages import needed_true_positives, pair_similarity
 from ..protocols.coco import COCOResult
 
 __all__ = ["accumulate_records", "accumulate_table", "eval_imgs", "ious"]
@@ -48,7 +48,7 @@ class _Groups:
 
 def _groups(result: COCOResult, *, orders: bool = True) -> _Groups:
     """Group keys of every row; with ``orders``, also the rows sorted as the records list them."""
-    p, dataset, detections, table = result.params, result.gt, result.detections, result.matches
+    p, dataset, detections, table = result.params, result.dataset, result.detections, result.matches
     image_ids = np.asarray(p.image_ids, dtype=np.int64)
     category_ids = np.asarray(p.category_ids, dtype=np.int64)
     image_pos = index_in(dataset.images.ids, image_ids)
@@ -121,7 +121,7 @@ def eval_imgs(result: COCOResult, *, image_ids: list, category_ids: list, area_r
     list, length K * A * I
         None where the image has neither ground truth nor detections of the category.
     """
-    table, dataset, detections = result.matches, result.gt, result.detections
+    table, dataset, detections = result.matches, result.dataset, result.detections
     groups = _groups(result)
     n_img, n_k, n_a = len(image_ids), groups.n_k, len(area_ranges)
     n_groups = n_img * n_k
@@ -179,7 +179,7 @@ def ious(result: COCOResult, *, image_ids: list, category_ids: list) -> dict:
     truth in file order. ``[]`` where either side is empty (and, for keypoints with pooled
     categories, everywhere: pycocotools finds no objects under category -1).
     """
-    p, dataset, detections = result.params, result.gt, result.detections
+    p, dataset, detections = result.params, result.dataset, result.detections
     groups = _groups(result)
     n_img, n_k = len(image_ids), groups.n_k
     n_groups = n_img * n_k
@@ -202,8 +202,8 @@ def ious(result: COCOResult, *, image_ids: list, category_ids: list) -> dict:
         # The lowest threshold 0 keeps every mask pair from being skipped: exact values.
         exact = dataclasses.replace(p, iou_thresholds=(0.0,))
         identity = np.arange(len(dataset.gt))
-        similarity = _similarity(exact, dataset, detections, identity, detections.as_xywh(),
-                                 dataset.gt.as_xywh(), dataset.gt.iscrowd)
+        similarity = pair_similarity(exact, dataset, detections, identity, detections.as_xywh(),
+                                     dataset.gt.as_xywh(), dataset.gt.iscrowd)
         values = similarity(pair_dt, pair_gt)
     matrices = dict.fromkeys(paired.tolist())
     starts = np.cumsum(sizes) - sizes
@@ -313,7 +313,7 @@ def accumulate_records(records: list, p: Any, pe: Any) -> dict[str, np.ndarray]:
         records, index, n_t0)
     order = np.lexsort((position, record, -score, setting))
     valid = has_record & (npig > 0)
-    need = _needed_true_positives(npig, np.asarray(p.recThrs, dtype=np.float64))   # (S, R)
+    need = needed_true_positives(npig, np.asarray(p.recThrs, dtype=np.float64))   # (S, R)
     for m, max_det in enumerate(m_list):
         sel = order[position[order] < max_det]
         q, ss, rc = _precision_at_recall(sel, setting, score, matched, ignored, npig, need,

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ..protocols.coco import COCOParams, COCOResult, _stat_specs, _summarize_value, evaluate_coco
+from ..protocols.coco import COCOParams, COCOResult, evaluate_coco, stat_specs, summarize_value
 from . import _records
 from .coco import COCO, NotSupportedError
 
@@ -395,9 +395,9 @@ class COCOeval:
         # deteval's summary functions, on pycocotools' field names.
         view = SimpleNamespace(iou_type=p.iouType, iou_thresholds=np.asarray(p.iouThrs),
                                area_labels=list(p.areaRngLbl), max_detections=list(p.maxDets))
-        stats = np.array([_summarize_value(self.eval["precision"] if is_ap
+        stats = np.array([summarize_value(self.eval["precision"] if is_ap
                                            else self.eval["recall"], view, iou, area, m)
-                          for is_ap, iou, area, m in _stat_specs(view)])
+                          for is_ap, iou, area, m in stat_specs(view)])
         lines = COCOResult.summary_lines.fget(SimpleNamespace(params=view, stats=stats))
         print("\n".join(lines))
         self.stats = stats

@@ -177,7 +177,7 @@ def lrp(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
 
 def _lrp(result: Any, tau: float, max_det: int) -> LRPResult:
     table, p = result.matches, result.params
-    dataset, detections = result.gt, result.detections
+    dataset, detections = result.dataset, result.detections
     category_ids = np.asarray(p.category_ids, dtype=np.int64)
     n_k, n_a = len(category_ids), len(p.area_ranges)
     k_of_cat = index_in(dataset.categories.ids, category_ids)

@@ -44,7 +44,7 @@ from .._validation import number
 from ..data import Dataset, Detections
 from ..iou import coco_pair_iou
 from ..matching import match_detections
-from ..outcomes import _best_per_detection, _same_image_pairs
+from ..outcomes import best_per_detection, same_image_pairs
 
 #: The six main error types, in tidecv's order (``TIDE._error_types``).
 ERROR_NAMES = ("cls", "loc", "both", "dupe", "bkg", "miss")
@@ -296,8 +296,8 @@ def _attribute(dataset: Dataset, detections: Detections, pos: float, bg: float,
 
     # §3 errors of the kept non-TP detections, from their pairs with the image's objects.
     err_rows = np.flatnonzero(kept & ~tp)
-    pair_dt, pair_gt = _same_image_pairs(err_rows, detections.image_index,
-                                         np.flatnonzero(regular), objects.image_index)
+    pair_dt, pair_gt = same_image_pairs(err_rows, detections.image_index,
+                                        np.flatnonzero(regular), objects.image_index)
     ious = coco_pair_iou(detections.as_xywh()[pair_dt], objects.as_xywh()[pair_gt],
                          np.zeros(len(pair_dt), bool))
     has_gt = np.zeros(n_dt, bool)
@@ -307,11 +307,11 @@ def _attribute(dataset: Dataset, detections: Detections, pos: float, bg: float,
     first_gt[pair_dt[starts]] = pair_gt[starts]   # (pairs come grouped by detection)
     same = gt_class[pair_gt] == dt_class[pair_dt]
     positive = ious > 0
-    loc_gt, loc_v = _best_per_detection(pair_dt, pair_gt, ious, same & positive, n_dt)
+    loc_gt, loc_v = best_per_detection(pair_dt, pair_gt, ious, same & positive, n_dt)
     loc_gt = np.where(loc_gt >= 0, loc_gt, first_gt)  # argmax of an all-zero row: column 0
-    cls_gt, cls_v = _best_per_detection(pair_dt, pair_gt, ious, ~same & positive, n_dt)
-    _, dup_v = _best_per_detection(pair_dt, pair_gt, ious, same & used[pair_gt], n_dt)
-    _, any_v = _best_per_detection(pair_dt, pair_gt, ious, positive, n_dt)
+    cls_gt, cls_v = best_per_detection(pair_dt, pair_gt, ious, ~same & positive, n_dt)
+    _, dup_v = best_per_detection(pair_dt, pair_gt, ious, same & used[pair_gt], n_dt)
+    _, any_v = best_per_detection(pair_dt, pair_gt, ious, positive, n_dt)
     loc_v, cls_v, dup_v, any_v = (np.nan_to_num(v, nan=0.0) for v in (loc_v, cls_v, dup_v,
                                                                       any_v))
     error = np.select(

@@ -281,7 +281,7 @@ def match_stage(ctx: COCOContext, detections: Detections,
     dt_xywh = detections.as_xywh()
     gt_xywh = gt.as_xywh()[gt_sel]
     gt_crowd = gt.iscrowd[gt_sel]
-    similarity = _similarity(p, ctx.dataset, detections, gt_sel, dt_xywh, gt_xywh, gt_crowd)
+    similarity = pair_similarity(p, ctx.dataset, detections, gt_sel, dt_xywh, gt_xywh, gt_crowd)
     table = match_detections(
         dt_group=dt_group, dt_scores=detections.scores, dt_tie_key=dt_tie,
         dt_area=detections.area, gt_group=gt_group, gt_crowd=gt_crowd,
@@ -314,8 +314,9 @@ def _state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
                      event_ignored=ignored, score_rank=table.dt_score_rank.take(kept))
 
 
-def _similarity(p: COCOParams, dataset: Dataset, detections: Detections, gt_perm: np.ndarray,
-                dt_xywh: np.ndarray, gt_xywh: np.ndarray, gt_crowd: np.ndarray):
+def pair_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
+                    gt_perm: np.ndarray, dt_xywh: np.ndarray, gt_xywh: np.ndarray,
+                    gt_crowd: np.ndarray):
     """The pair similarity of ``p.iou_type``, on GT rows in matcher (permuted) order."""
     gt = dataset.gt
     if p.iou_type == "bbox":
@@ -501,7 +502,7 @@ def _unpermute_gt(table: MatchTable, perm: np.ndarray) -> MatchTable:
         gt_ignore=gt_ignore, match_gt=perm[table.match_gt])
 
 
-def _needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+def needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     """Smallest count ``n`` with ``n / n_positive >= threshold`` in float64, per pair.
 
     This is where ``searchsorted(tp_cum / npig, recThrs, side='left')`` lands, found with the
@@ -571,7 +572,7 @@ def accumulate_stage(ctx: COCOContext, state: COCOState):
     precision = -np.ones((n_t, n_r, n_k, n_a, n_m))
     recall = -np.ones((n_t, n_k, n_a, n_m))
     scores = -np.ones((n_t, n_r, n_k, n_a, n_m))
-    need = _needed_true_positives(npig, thresholds_r)          # (K, A, R)
+    need = needed_true_positives(npig, thresholds_r)          # (K, A, R)
     events = _ordered_events(state, n_t)
     dt_k = np.asarray(state.category, dtype=np.int64)
     rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
 from ..data import Dataset, Detections
 from ..errors import FormatError, OptionError
@@ -240,7 +241,7 @@ def _check_summary_lookups(p: COCOParams) -> None:
     label or max-detections value matches several entries, numpy needs the two lists to
     broadcast, and pycocotools fails with an IndexError where they do not.
     """
-    for _, _, area, m_index in _stat_specs(p):
+    for _, _, area, m_index in stat_specs(p):
         n_area = sum(label == area for label in p.area_labels)
         max_dets = _literal_max_dets(p) if m_index is None else p.max_detections[
             min(m_index, len(p.max_detections) - 1)]
@@ -252,7 +253,7 @@ def _check_summary_lookups(p: COCOParams) -> None:
                 f"{max_dets} (pycocotools fails here with an IndexError); repeat neither")
 
 
-def _stat_specs(p: COCOParams) -> tuple:
+def stat_specs(p: COCOParams) -> tuple:
     return _KEYPOINT_STAT_SPECS if p.iou_type == "keypoints" else _STAT_SPECS
 
 
@@ -294,9 +295,10 @@ class COCOResult:
         Detections evaluated per category (within the top ``max_detections[-1]`` of each
         image and category).
     matches : MatchTable or None
-        Row indices refer to ``gt.gt`` and ``detections``. None from
+        Row indices refer to ``dataset.gt`` and ``detections``. None from
         :meth:`deteval.Evaluator.compute`, whose state keeps no match table.
-    gt : Dataset
+    dataset : Dataset
+        The ground truth evaluated (``gt`` is a deprecated alias of it).
     detections : Detections or None
         None from :meth:`deteval.Evaluator.compute` (its state keeps no detections).
     notes : tuple of str
@@ -316,7 +318,7 @@ class COCOResult:
     n_crowd: np.ndarray
     n_detections: np.ndarray
     matches: MatchTable | None
-    gt: Dataset
+    dataset: Dataset
     detections: Detections | None
     notes: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
@@ -326,12 +328,15 @@ class COCOResult:
                      "n_crowd", "n_detections"):
             getattr(self, name).setflags(write=False)
 
+    #: Deprecated alias of ``dataset`` (one release): ``result.gt.gt`` read as the table.
+    gt = DeprecatedAlias("dataset")
+
     @property
     def summary_lines(self) -> list[str]:
         """The 12 lines pycocotools' ``summarize()`` prints, character for character."""
         p = self.params
         lines = []
-        for spec, value in zip(_stat_specs(p), self.stats):
+        for spec, value in zip(stat_specs(p), self.stats):
             is_ap, iou, area, m_index = spec
             max_dets = _literal_max_dets(p) if m_index is None else p.max_detections[m_index]
             iou_text = (f"{p.iou_thresholds[0]:0.2f}:{p.iou_thresholds[-1]:0.2f}" if iou is None
@@ -380,8 +385,8 @@ class COCOResult:
         for k, (cid, name) in enumerate(zip(self.category_ids.tolist(), self.category_names)):
             row: dict[str, Any] = {"category_id": cid, "name": name}
             for label, iou, area in columns:
-                row[label] = _summarize_value(self.precision[:, :, k:k + 1], p, iou, area, m)
-            row["AR" if keypoints else "AR100"] = _summarize_value(
+                row[label] = summarize_value(self.precision[:, :, k:k + 1], p, iou, area, m)
+            row["AR" if keypoints else "AR100"] = summarize_value(
                 self.recall[:, k:k + 1], p, None, "all", m)
             row["n_gt"] = int(self.n_gt[k])
             row["n_crowd"] = int(self.n_crowd[k])
@@ -402,8 +407,8 @@ class COCOResult:
         }
 
 
-def _summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area: str,
-                     m_index: int | None) -> float:
+def summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area: str,
+                    m_index: int | None) -> float:
     """pycocotools' ``_summarize`` on precision (5-D) or recall (4-D) arrays."""
     area_index = [i for i, label in enumerate(p.area_labels) if label == area]
     max_dets = _literal_max_dets(p) if m_index is None else p.max_detections[m_index]
@@ -548,8 +553,8 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
     precision, recall, scores = accumulate_stage(ctx, state)
     accumulated = time.perf_counter()
 
-    stats = np.array([_summarize_value(precision if is_ap else recall, p, iou, area, m)
-                      for is_ap, iou, area, m in _stat_specs(p)])
+    stats = np.array([summarize_value(precision if is_ap else recall, p, iou, area, m)
+                      for is_ap, iou, area, m in stat_specs(p)])
     if p.use_categories:
         names_by_row = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names))
         names = tuple(names_by_row.get(c, str(c)) for c in category_ids.tolist())
@@ -572,7 +577,7 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
     literal = _literal_max_dets(p)
     if literal not in p.max_detections:
         names = KEYPOINT_STAT_NAMES if p.iou_type == "keypoints" else STAT_NAMES
-        fixed = [n for n, spec in zip(names, _stat_specs(p)) if spec[3] is None]
+        fixed = [n for n, spec in zip(names, stat_specs(p)) if spec[3] is None]
         notes.append(f"{', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} -1: pycocotools' "
                      f"summary reads {'it' if len(fixed) == 1 else 'them'} at maxDets="
                      f"{literal}, which is not among the max-detections settings "
@@ -588,7 +593,7 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
     return COCOResult(
         params=p, stats=stats, precision=precision, recall=recall, scores=scores,
         category_ids=k_ids, category_names=names, n_gt=n_gt, n_crowd=n_crowd,
-        n_detections=n_det, matches=matches, gt=dataset, detections=detections,
+        n_detections=n_det, matches=matches, dataset=dataset, detections=detections,
         notes=tuple(notes),
         timings={"load": loaded - started, "match": matched - loaded,
                  "accumulate": accumulated - matched, "summarize": finished - accumulated,

@@ -45,13 +45,13 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import DeprecatedAlias
 from .._sorting import descending_rank, lexorder
 from ..data import Dataset, Detections
 from ..io.coco import read_coco_results
 from ..io.lvis import FREQUENCIES, LVISGroundTruth, read_lvis_gt
-from ..matching import MatchTable, _rank_within_groups, match_detections
-from ._coco_stages import _similarity
-from ._coco_stages import accumulate_table as _accumulate
+from ..matching import MatchTable, match_detections, rank_within_groups
+from ._coco_stages import accumulate_table, pair_similarity
 from .coco import COCOParams
 
 __all__ = ["LVIS", "LVIS_STAT_NAMES", "LVISParams", "LVISResult", "evaluate_lvis"]
@@ -171,11 +171,12 @@ class LVISResult:
         Detections evaluated per category (kept by the per-image cut, in a verified
         category, area strictly positive).
     matches : MatchTable
-        Row indices refer to ``gt.gt`` and ``detections`` (all results as read, before the
+        Row indices refer to ``dataset.gt`` and ``detections`` (all results as read, before the
         cut). Not evaluated: beyond the cut, unknown or unverified category, zero area.
         ``dt_out_of_range`` also marks the detections of a not-exhaustive category, so that
         ``detection_status`` reports them IGNORED when unmatched, as lvis-api does.
-    gt : Dataset
+    dataset : Dataset
+        The ground truth evaluated (``gt`` is a deprecated alias of it).
     detections : Detections
     notes : tuple of str
     timings : dict
@@ -191,7 +192,7 @@ class LVISResult:
     n_gt: np.ndarray
     n_detections: np.ndarray
     matches: MatchTable
-    gt: Dataset
+    dataset: Dataset
     detections: Detections
     notes: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
@@ -199,6 +200,9 @@ class LVISResult:
     def __post_init__(self) -> None:
         for name in ("stats", "precision", "recall", "category_ids", "n_gt", "n_detections"):
             getattr(self, name).setflags(write=False)
+
+    #: Deprecated alias of ``dataset`` (one release): ``result.gt.gt`` read as the table.
+    gt = DeprecatedAlias("dataset")
 
     @property
     def stat_names(self) -> tuple[str, ...]:
@@ -303,7 +307,7 @@ def _top_per_image(image_index: np.ndarray, scores: np.ndarray, limit: int) -> n
     rank, _ = descending_rank(scores)
     order = lexorder([image_index, rank])
     kept = np.empty(len(scores), dtype=bool)
-    kept[order] = _rank_within_groups(image_index[order]) < limit
+    kept[order] = rank_within_groups(image_index[order]) < limit
     return kept
 
 
@@ -379,9 +383,9 @@ def evaluate_lvis(gt: Any, dt: Any, *, iou_type: str | None = None,
     accumulate_params = SimpleNamespace(
         recall_thresholds=p.recall_thresholds, iou_thresholds=p.iou_thresholds,
         area_ranges=p.area_ranges, max_detections=(max(len(detections), 1),))
-    precision, recall, _ = _accumulate(table, accumulate_params, n_k=n_k, dt_k=sel.dt_k,
-                                       dt_img=sel.dt_img, scores_in=detections.scores,
-                                       gt_k=sel.gt_k)
+    precision, recall, _ = accumulate_table(table, accumulate_params, n_k=n_k, dt_k=sel.dt_k,
+                                            dt_img=sel.dt_img, scores_in=detections.scores,
+                                            gt_k=sel.gt_k)
     precision, recall = precision[..., 0], recall[..., 0]
     accumulated = time.perf_counter()
 
@@ -398,7 +402,7 @@ def evaluate_lvis(gt: Any, dt: Any, *, iou_type: str | None = None,
         category_ids=sel.category_ids, category_names=names, frequency=frequency,
         n_gt=np.bincount(sel.gt_k[sel.gt_k >= 0], minlength=n_k),
         n_detections=np.bincount(sel.dt_k[table.dt_kept], minlength=n_k),
-        matches=table, gt=dataset, detections=detections, notes=sel.notes,
+        matches=table, dataset=dataset, detections=detections, notes=sel.notes,
         timings={"load": loaded - started, "match": matched - loaded,
                  "accumulate": accumulated - matched, "summarize": finished - accumulated,
                  "total": finished - started})
@@ -441,7 +445,7 @@ def _match(p: LVISParams, lvis: LVISGroundTruth, detections: Detections):
     dt_group = np.where(evaluated, dt_img * n_k + dt_k, -1)
 
     no_crowd = np.zeros(len(gt), dtype=bool)
-    similarity = _similarity(
+    similarity = pair_similarity(
         COCOParams(iou_type=p.iou_type, iou_thresholds=p.iou_thresholds,
                    dilation_ratio=p.dilation_ratio), dataset, detections,
         np.arange(len(gt)), detections.as_xywh(), gt.as_xywh(), no_crowd)

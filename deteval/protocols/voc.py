@@ -66,6 +66,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
 from ..ap import AP_METHODS
 from ..data import Dataset, Detections
@@ -247,10 +248,11 @@ class VOCResult:
         True and false positives per threshold and class. Detections on difficult objects
         are neither: ``n_detections - tp - fp`` of them.
     matches : MatchTable or None
-        Row indices refer to ``gt.gt`` and ``detections``; ``matches.dt_best_gt`` and
+        Row indices refer to ``dataset.gt`` and ``detections``; ``matches.dt_best_gt`` and
         ``matches.dt_best_iou`` give each detection's best object and IoU. None from
         :meth:`deteval.Evaluator.compute`, whose state keeps no match table.
-    gt : Dataset
+    dataset : Dataset
+        The ground truth evaluated (``gt`` is a deprecated alias of it).
     detections : Detections or None
         As given (the rounding of ``round_detections`` is not applied here); None from
         :meth:`deteval.Evaluator.compute`, where curve rows (``pr_curve``) and ``scores``
@@ -273,7 +275,7 @@ class VOCResult:
     tp: np.ndarray
     fp: np.ndarray
     matches: MatchTable | None
-    gt: Dataset
+    dataset: Dataset
     detections: Detections | None
     scores: np.ndarray
     notes: tuple[str, ...] = ()
@@ -291,6 +293,9 @@ class VOCResult:
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
+
+    #: Deprecated alias of ``dataset`` (one release): ``result.gt.gt`` read as the table.
+    gt = DeprecatedAlias("dataset")
 
     @property
     def mean_ap(self) -> float:
@@ -514,7 +519,7 @@ def finish(ctx: VOCContext, state: VOCState, *, n_detections: int, n_unknown: in
     return VOCResult(
         params=p, ap=acc.ap, map=acc.map, category_ids=ctx.category_ids.copy(),
         category_names=names, n_positives=ctx.n_positives, n_difficult=ctx.n_difficult,
-        n_detections=acc.n_detections, tp=acc.tp, fp=acc.fp, matches=matches, gt=dataset,
+        n_detections=acc.n_detections, tp=acc.tp, fp=acc.fp, matches=matches, dataset=dataset,
         detections=detections, scores=scores, notes=tuple(notes),
         timings={"load": loaded - started, "match": matched - loaded,
                  "accumulate": accumulated - matched, "total": finished - started},
