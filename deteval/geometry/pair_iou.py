@@ -210,6 +210,7 @@ def pair_iou(dt_polys: Any, gt_polys: Any, gt_crowd: Any = None) -> np.ndarray:
 
     Examples
     --------
+    >>> from deteval.geometry import polygons_from_coords, polygons_from_rboxes
     >>> a = polygons_from_rboxes([[0, 0, 2, 2, 0], [0, 0, 2, 2, 0], [0, 0, 2, 2, 0]])
     >>> b = polygons_from_coords([[0, -1, 1, -1, 1, 1, 0, 1], [-1, -1, 0, 0, 1, -1],
     ...                           [-3, -3, 3, -3, 3, 3, -3, 3]])
@@ -235,6 +236,7 @@ class PairIoU:
 
     Examples
     --------
+    >>> from deteval.geometry import polygons_from_coords, polygons_from_rboxes
     >>> a = polygons_from_rboxes([[0, 0, 2, 2, 0], [9, 9, 2, 2, 0]])
     >>> b = polygons_from_coords([[0, -1, 1, -1, 1, 1, 0, 1]])
     >>> PairIoU(a, b)(np.array([0, 1, 0]), np.array([0, 0, 0])).tolist()
@@ -295,6 +297,7 @@ def iou_matrix(a: Any, b: Any, crowd: Any = None) -> np.ndarray:
 
     Examples
     --------
+    >>> from deteval.geometry import polygons_from_coords, polygons_from_rboxes
     >>> a = polygons_from_rboxes([[5, 5, 10, 10, 0]])
     >>> b = polygons_from_rboxes([[5, 5, 10, 10, 90], [10, 5, 10, 10, 0], [50, 5, 2, 2, 30]])
     >>> iou_matrix(a, b).round(6).tolist()

@@ -138,6 +138,7 @@ def polygons_from_rboxes(rboxes: Any, *, angle_unit: str = "degrees", source: An
 
     Examples
     --------
+    >>> from deteval.geometry import polygon_area, polygon_bounds
     >>> polys = polygons_from_rboxes([[0, 0, 2, 2, 45]])
     >>> polygon_area(polys).round(12).tolist(), polygon_bounds(polys).round(6).tolist()
     ([4.0], [[-1.414214, -1.414214, 1.414214, 1.414214]])
