@@ -46,6 +46,10 @@ _LAZY = {
     "ERROR_NAMES": "diagnostics.tide", "ErrorAttribution": "diagnostics.tide",
     "error_attribution": "diagnostics.tide",
     "LRP_STAT_NAMES": "diagnostics.lrp", "LRPResult": "diagnostics.lrp", "lrp": "diagnostics.lrp",
+    "CalibrationResult": "diagnostics.calibration", "calibration": "diagnostics.calibration",
+    "plot_reliability": "diagnostics.calibration",
+    "Slice": "diagnostics.slices", "SlicesResult": "diagnostics.slices",
+    "slices": "diagnostics.slices",
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
@@ -64,6 +68,7 @@ __all__ = [
     "COCO_KEYPOINTS",
     "COCOParams",
     "COCOResult",
+    "CalibrationResult",
     "Categories",
     "DETECTRON2_VOC2007",
     "DT_OUTCOMES",
@@ -100,12 +105,15 @@ __all__ = [
     "OptionError",
     "Outcomes",
     "PRCurve",
+    "Slice",
+    "SlicesResult",
     "STAT_NAMES",
     "UndefinedMetricWarning",
     "VOC2007",
     "VOC2012",
     "VOCParams",
     "VOCResult",
+    "calibration",
     "check_inputs",
     "classification",
     "convert",
@@ -123,6 +131,7 @@ __all__ = [
     "match_detections",
     "match_outcomes",
     "operating_points",
+    "plot_reliability",
     "read_coco_gt",
     "read_coco_results",
     "read_detections",
@@ -132,6 +141,7 @@ __all__ = [
     "read_oid_detections",
     "read_oid_hierarchy",
     "read_oid_image_labels",
+    "slices",
     "write_coco_results",
     "write_gt",
 ]
@@ -149,7 +159,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         operating_points,
     )
     from .data import Categories, Dataset, Detections, GroundTruth, Images
+    from .diagnostics.calibration import CalibrationResult, calibration, plot_reliability
     from .diagnostics.lrp import LRP_STAT_NAMES, LRPResult, lrp
+    from .diagnostics.slices import Slice, SlicesResult, slices
     from .diagnostics.tide import ERROR_NAMES, ErrorAttribution, error_attribution
     from .doctor import Diagnosis, Hazard, check_inputs
     from .errors import (

@@ -193,6 +193,9 @@ DIAGNOSTICS = [
     detection_entry("error_attribution", deteval.error_attribution,
                     lambda r: [r.ap, r.dap.tolist(), r.dap_fp, r.dap_fn, r.counts.tolist()]),
     detection_entry("lrp", deteval.lrp, lambda r: r.stats.tolist()),
+    detection_entry("calibration", deteval.calibration,
+                    lambda r: [r.dece, r.count.tolist(), r.tp.tolist(), r.class_dece.tolist()],
+                    binning="quantile"),
     top_k_entry(),
 ]
 

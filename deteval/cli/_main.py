@@ -92,6 +92,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
 def _commands() -> dict:
     """The commands' modules, in the order --help lists them; each adds its subparser, runs."""
     from . import (
+        calibration,
         check,
         classify,
         coco,
@@ -109,7 +110,8 @@ def _commands() -> dict:
 
     return {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
             "check": check, "classify": classify, "convert": convert, "demo": demo,
-            "report": report, "lvis": lvis, "openimages": openimages, "errors": errors}
+            "report": report, "lvis": lvis, "openimages": openimages, "errors": errors,
+            "calibration": calibration}
 
 
 def _print_warnings(caught: list, err: TextIO) -> None:
