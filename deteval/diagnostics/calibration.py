@@ -53,8 +53,9 @@ class CalibrationResult:
     iou_threshold : float
     binning : {"uniform", "quantile"}
     bin_edges : ndarray of float64, shape (B + 1,)
-        ``b / B`` with uniform bins (so a score of 0.3 starts bin 3 of 10). Bin ``b`` holds the scores ``s`` with ``bin_edges[b] <= s < bin_edges[b + 1]``; the
-        last bin also holds ``s == bin_edges[-1]`` (and the first anything below its edge).
+        ``b / B`` with uniform bins (so a score of 0.3 starts bin 3 of 10). Bin ``b`` holds
+        the scores ``s`` with ``bin_edges[b] <= s < bin_edges[b + 1]``; the last bin also
+        holds ``s == bin_edges[-1]``.
     count, tp : ndarray of int64, shape (B,)
         Detections binned, and the true positives among them.
     precision, confidence : ndarray of float64, shape (B,)
@@ -112,7 +113,7 @@ class CalibrationResult:
     max_detections: int
 
     def __post_init__(self) -> None:
-        for name, value in vars(self).items():
+        for value in vars(self).values():
             if isinstance(value, np.ndarray):
                 frozen(value)
 
@@ -321,8 +322,8 @@ def _calibration(result: Any, tau: float, n_bins: int, binning: str) -> Calibrat
         category_names=tuple(result.category_names), class_bin_edges=class_edges,
         class_count=per_class[0], class_tp=per_class[1], class_precision=per_class[2],
         class_confidence=per_class[3], class_dece=class_dece, class_mce=per_class[5],
-        class_mean_score=mean_score, mean_class_dece=mean_class, dt_evaluated=evaluated, dt_correct=correct & evaluated,
-        dt_bin=dt_bin, max_detections=int(p.max_detections[-1]))
+        class_mean_score=mean_score, mean_class_dece=mean_class, dt_evaluated=evaluated,
+        dt_correct=correct & evaluated, dt_bin=dt_bin, max_detections=int(p.max_detections[-1]))
 
 
 def _edges(s: np.ndarray, n_bins: int, binning: str) -> np.ndarray:
