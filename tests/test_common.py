@@ -196,6 +196,8 @@ DIAGNOSTICS = [
     detection_entry("calibration", deteval.calibration,
                     lambda r: [r.dece, r.count.tolist(), r.tp.tolist(), r.class_dece.tolist()],
                     binning="quantile"),
+    detection_entry("slices", deteval.slices,
+                    lambda r: [(s.key, s.value, s.n_gt, s.n_detections, s.stats) for s in r]),
     top_k_entry(),
 ]
 

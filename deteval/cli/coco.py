@@ -7,6 +7,7 @@ from typing import TextIO
 from ._common import _report, _UsageError, _write_json
 from ._options import _add_coco_options, _add_resolution_options
 from ._outputs import check_outputs, write_output
+from ._slices import add_slice_options, print_slices, refuse_with_shards, slices_of
 from .check import checks_of
 
 
@@ -26,6 +27,7 @@ def add_parser(commands) -> None:
                       help="several DT files: read and match them on a Dask cluster, 'local' "
                       "(a LocalCluster for this run) or a scheduler address (needs "
                       "pip install 'deteval[dask]'; the input checks run on the first file)")
+    add_slice_options(coco)
     coco.set_defaults(parser=coco)
 
 
@@ -37,6 +39,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     if len(args.dt) > 1 and args.matches:
         raise _UsageError("--matches is not available with several DT files: the sharded "
                           "evaluation keeps no match table (merge the files to get it)")
+    if len(args.dt) > 1 or args.dask is not None:
+        refuse_with_shards(args)
     if args.dask is not None:
         if args.repair_polygons or args.match_by:
             flag = "--repair-polygons" if args.repair_polygons else "--match-by"
@@ -73,17 +77,23 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                                   dt_format="coco")
     if args.matches:   # files first: written whatever happens to stdout
         write_output(args.matches, result.matches.to_csv)
-    _output(args, result, hazards, out, err)
+    _output(args, result, hazards, out, err, slices_of(args, result))
     return 0
 
 
-def _output(args, result, hazards: list[dict], out: TextIO, err: TextIO) -> None:
+def _output(args, result, hazards: list[dict], out: TextIO, err: TextIO,
+            sliced=None) -> None:
     """The --json file (first: written whatever happens to stdout), then the summary (and
-    per-class table) on ``out`` and the notes on ``err``."""
+    per-class table, and slices) on ``out`` and the notes on ``err``."""
     if args.json:
         _write_json(args.json, dict(result.to_dict(), timings=result.timings,
-                                    warnings=hazards))
+                                    warnings=hazards,
+                                    **({} if sliced is None else {"slices": sliced.to_dict()})))
     _report(result, out, err, per_class=args.per_class)
+    if sliced is not None:
+        print_slices(sliced, out)
+        for note in sliced.notes:
+            print(f"deteval: note: {note}", file=err)
 
 
 def _require_dask() -> None:
