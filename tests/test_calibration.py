@@ -221,3 +221,13 @@ def _has_matplotlib() -> bool:
     except ImportError:  # pragma: no cover
         return False
     return True
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_status_read_from_sparse_rows_equals_the_tables_dense_view(seed):
+    from deteval.diagnostics.calibration import _status
+
+    gt, results = cocogen.make_dataset(seed + 30, p_many=0.2, p_crowd=0.4)
+    result = deteval.evaluate_coco(gt, results)
+    for t, tau in enumerate(result.params.iou_thresholds):
+        assert np.array_equal(_status(result, tau), result.matches.detection_status(0)[t])
