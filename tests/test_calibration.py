@@ -200,7 +200,7 @@ def test_cli_prints_the_table_and_writes_json_and_plot(tmp_path, capsys):
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(results))
     args = [str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--bins", "5",
-            "--iou", "0.75", "--per-class", "--json", str(tmp_path / "c.json")]
+            "--iou-threshold", "0.75", "--per-class", "--json", str(tmp_path / "c.json")]
     if _has_matplotlib():
         args += ["--plot", str(tmp_path / "c.png")]
     assert main(["calibration", *args]) == 0

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _write_json
+from ._options import _positive_int
 from ._outputs import check_outputs, write_output
+from ._shared_options import add_iou_threshold
 
 
 def add_parser(commands) -> None:
@@ -18,17 +20,16 @@ def add_parser(commands) -> None:
         "Scores must be confidences in [0, 1].")
     cal.add_argument("gt", metavar="GT.json", help="COCO instances file (ground truth)")
     cal.add_argument("dt", metavar="DT.json", help="COCO results file (detections)")
-    cal.add_argument("--iou", dest="cal_iou", type=float, default=0.5, metavar="IOU",
-                     help="a detection is right when it is a true positive at this IoU "
-                     "(default 0.5)")
-    cal.add_argument("--bins", type=int, default=10, metavar="N",
+    add_iou_threshold(cal, help="a detection is right when it is a true positive at this "
+                      "IoU threshold, in (0, 1] (default: 0.5)")
+    cal.add_argument("--bins", type=_positive_int, default=10, metavar="N",
                      help="number of confidence bins (default 10)")
     cal.add_argument("--binning", choices=("uniform", "quantile"), default="uniform",
                      help="bins of equal width over [0, 1] (default) or of equal mass")
-    cal.add_argument("--iou-type", dest="cal_iou_type", default="bbox",
+    cal.add_argument("--iou-type", default="bbox",
                      choices=("bbox", "segm", "boundary", "keypoints", "polygon", "rotated"),
                      help="what to compare (default bbox)")
-    cal.add_argument("--max-detections", dest="cal_max_dets", type=int, default=100,
+    cal.add_argument("--max-detections", dest="cal_max_dets", type=_positive_int, default=100,
                      metavar="N", help="detections evaluated per image and category "
                      "(default 100, as COCO)")
     cal.add_argument("--per-class", action="store_true", help="also print a table per class")
@@ -70,8 +71,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
         _check_path(args.plot)
         require_matplotlib()
-    result = calibration(args.gt, args.dt, iou_threshold=args.cal_iou, bins=args.bins,
-                         binning=args.binning, iou_type=args.cal_iou_type,
+    result = calibration(args.gt, args.dt, iou_threshold=args.iou_threshold, bins=args.bins,
+                         binning=args.binning, iou_type=args.iou_type,
                          max_detections=args.cal_max_dets)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, result.to_dict())

@@ -295,7 +295,7 @@ def aspect_ratios(xywh: np.ndarray) -> np.ndarray:
 
 def overlap_counts(xywh: np.ndarray, image: np.ndarray, gt_xywh: np.ndarray,
                    gt_image: np.ndarray, threshold: float, *,
-                   chunk_pairs: int = 1 << 22) -> np.ndarray:
+                   chunk_pairs: int = 1 << 16) -> np.ndarray:
     """How many of the given objects each box overlaps with box IoU ``> threshold``, in its
     image; shape (n,). Pairs are formed image block by image block (at most about
     ``chunk_pairs`` at a time)."""
@@ -322,7 +322,8 @@ def overlap_counts(xywh: np.ndarray, image: np.ndarray, gt_xywh: np.ndarray,
         rows = order[start:end + 1]
         start = end + 1
         pair_dt, pair_gt = same_image_pairs(rows, image, gt_rows, gt_image)
-        iou = coco_pair_iou(xywh[pair_dt], gt_xywh[pair_gt], np.zeros(len(pair_dt), bool))
+        iou = coco_pair_iou(xywh.take(pair_dt, axis=0), gt_xywh.take(pair_gt, axis=0),
+                            np.zeros(len(pair_dt), bool))
         counts += np.bincount(pair_dt[iou > threshold], minlength=n)
     return counts
 
