@@ -231,3 +231,13 @@ def test_status_read_from_sparse_rows_equals_the_tables_dense_view(seed):
     result = deteval.evaluate_coco(gt, results)
     for t, tau in enumerate(result.params.iou_thresholds):
         assert np.array_equal(_status(result, tau), result.matches.detection_status(0)[t])
+
+
+def test_pooled_categories_give_one_class_equal_to_the_overall_numbers():
+    gt, results = make_demo(seed=4, n_images=6)
+    cal = deteval.calibration(deteval.evaluate_coco(gt, results, use_categories=False))
+    assert cal.category_ids.tolist() == [-1] and cal.category_names == ("all categories",)
+    assert cal.class_count[0].tolist() == cal.count.tolist()
+    assert cal.class_dece[0] == cal.dece
+    payload = cal.to_dict()
+    assert payload["class_reliability"][0]["count"] == cal.count.tolist()

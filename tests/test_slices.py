@@ -285,3 +285,22 @@ def test_cli_coco_slice_prints_and_writes_json(tmp_path, capsys):
     payload = json.loads((tmp_path / "out.json").read_text())
     assert payload["slices"] == json.loads(json.dumps(expected.to_dict()))
     assert "weather" in out and "crowded" in out and "worst slices by AP" in out
+
+
+def test_interval_function_is_called_per_image_slice():
+    gt, results = _tagged(15, n_images=6)
+    calls = []
+
+    def interval(result, image_ids):
+        calls.append(sorted(image_ids.tolist()))
+        ap = image_slice_result(result, image_ids).stats[0]
+        return ap - 0.1, ap + 0.1
+
+    sliced = deteval.slices(gt, results, by=["weather", "size"], interval=interval)
+    images = [s for s in sliced if s.kind == "image"]
+    assert calls == [sorted(im["id"] for im in gt["images"] if im["weather"] == s.value)
+                     for s in images]
+    assert all(s.interval == (s.ap - 0.1, s.ap + 0.1) for s in images)
+    assert all(s.interval is None for s in sliced if s.kind == "object")
+    with pytest.raises(TypeError, match="interval must be a function"):
+        deteval.slices(gt, results, interval=0.95)

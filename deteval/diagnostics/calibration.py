@@ -171,14 +171,17 @@ class CalibrationResult:
                          "result")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the settings, the overall numbers and bins, and :meth:`per_class`
-        (NaN written as None)."""
+        """JSON-ready: the settings, the overall numbers and bins, :meth:`per_class` and each
+        category's bins (``class_reliability``; NaN written as None)."""
         return {"iou_threshold": self.iou_threshold, "binning": self.binning,
                 "bins": self.n_bins, "max_detections": self.max_detections,
                 "n_detections": self.n_detections, "dece": _none_if_nan(self.dece),
                 "mce": _none_if_nan(self.mce),
                 "mean_class_dece": _none_if_nan(self.mean_class_dece),
-                "reliability": self.reliability(), "per_class": self.per_class()}
+                "reliability": self.reliability(), "per_class": self.per_class(),
+                "class_reliability": [self.reliability(int(c)) if c >= 0 else
+                                      self.reliability(self.category_names[k])
+                                      for k, c in enumerate(self.category_ids.tolist())]}
 
 
 def _none_if_nan(value: float) -> float | None:

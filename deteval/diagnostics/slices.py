@@ -89,7 +89,8 @@ class Slice:
     bounds : tuple of float, or None
         Object slices: the inclusive (lowest, highest) values of the property.
     interval : tuple of float, or None
-        A confidence interval of ``stats["AP"]`` where one was computed.
+        A confidence interval of ``stats["AP"]``: image slices, when :func:`slices` was
+        given an ``interval`` function.
     """
 
     key: str
@@ -559,7 +560,7 @@ def _object_properties(by: list[str] | None, result: Any, notes: list[str]) -> l
 
 def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images: Any = None,
            crowding_iou: float = 0.1, border: float = 1.0, aspect_bins: Any = ASPECT_BINS,
-           **options: Any) -> SlicesResult:
+           interval: Any = None, **options: Any) -> SlicesResult:
     """COCO numbers per slice of the images (by tags) and of the objects (by property).
 
     Parameters
@@ -587,6 +588,10 @@ def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images:
         A box within this many pixels of its image's edge is truncated.
     aspect_bins : sequence of (label, lowest, highest), default :data:`ASPECT_BINS`
         Width / height bounds, inclusive.
+    interval : callable, optional
+        ``interval(result, image_ids) -> (low, high)``: a confidence interval of the AP of
+        ``result`` restricted to ``image_ids`` (a bootstrap over the images, say), called
+        for every image slice with the evaluation's result; stored in ``Slice.interval``.
     **options
         For :func:`~deteval.evaluate_coco` (``iou_type``, ``use_categories``, ...).
 
@@ -618,6 +623,9 @@ def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images:
     settings = {"crowding_iou": number("crowding_iou", crowding_iou, low=0.0, high=1.0),
                 "border": number("border", border, low=0.0),
                 "aspect_bins": _aspect_bins(aspect_bins), "iou_type": result.params.iou_type}
+    if interval is not None and not callable(interval):
+        raise TypeError(f"interval must be a function (result, image_ids) -> (low, high); "
+                        f"got {type(interval).__name__}")
     if settings["crowding_iou"] >= 1:
         raise ValueError(f"crowding_iou must be below 1; got {crowding_iou!r}")
     keys = [by] if isinstance(by, str) else (None if by is None else [str(k) for k in by])
@@ -645,14 +653,14 @@ def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images:
             if key in properties:
                 found.extend(_object_slices(key, result, settings))
             continue
-        found.extend(_image_slices(name, groups[name], result, base))
+        found.extend(_image_slices(name, groups[name], result, base, interval))
     overall = {name: float(v) for name, v in zip(result.stat_names, result.stats)}
     return SlicesResult(slices=tuple(found), overall=overall, settings=settings,
                         notes=tuple(notes))
 
 
-def _image_slices(key: str, groups: dict[str, np.ndarray], result: Any, base: Any
-                  ) -> list[Slice]:
+def _image_slices(key: str, groups: dict[str, np.ndarray], result: Any, base: Any,
+                  interval: Any) -> list[Slice]:
     """One slice per value of an image key, each from the base state, no re-matching."""
     ctx = base[0]
     table, gt = result.matches, result.dataset.gt
@@ -671,11 +679,14 @@ def _image_slices(key: str, groups: dict[str, np.ndarray], result: Any, base: An
             n_gt=int(np.count_nonzero(counted & in_slice[gt.image_index])),
             n_detections=int(sub.n_detections.sum()),
             stats={name: float(v) for name, v in zip(sub.stat_names, sub.stats)},
-            interval=_interval(result, rows)))
+            interval=_interval(interval, result, result.dataset.images.ids[rows])))
     return out
 
 
-def _interval(result: Any, image_rows: np.ndarray) -> tuple | None:
-    """A confidence interval of a slice's AP: the hook for deteval.diagnostics.bootstrap
-    (not part of this release: None)."""
-    return None
+def _interval(interval: Any, result: Any, image_ids: np.ndarray) -> tuple | None:
+    """The interval function's (low, high) for a slice's images, checked; None without one.
+    (The hook a bootstrap plugs into: deteval.diagnostics.bootstrap when it lands.)"""
+    if interval is None:
+        return None
+    low, high = (float(v) for v in interval(result, image_ids.copy()))
+    return (low, high)
