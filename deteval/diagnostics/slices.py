@@ -28,7 +28,7 @@ The rules, defaults and bounds are in ``docs/diagnostics/slices.md``.
 >>> [(s.key, s.value, s.n_images) for s in result][:3]
 [('weather', 'rain', 3), ('weather', 'sun', 3), ('size', 'small', 5)]
 >>> rain = deteval.evaluate_coco(gt, dt, image_ids=[im["id"] for im in gt["images"][1::2]])
->>> result.get("weather", "rain").stats["AP"] == rain.stats[0]
+>>> result.get("weather", "rain").stats["AP"] == float(rain.stats[0])
 True
 """
 
