@@ -286,7 +286,11 @@ def _check_result(result: Any) -> None:
 
 def aspect_ratios(xywh: np.ndarray) -> np.ndarray:
     """Width / height of each box, shape (n,): the largest float for a zero height (areas
-    are finite), -1 (in no slice) for a box without width and height."""
+    are finite), -1 (in no slice) for a box without width and height.
+
+    >>> aspect_ratios(np.array([[0, 0, 4, 2], [5, 5, 1, 4.0]])).tolist()
+    [2.0, 0.25]
+    """
     w, h = xywh[:, 2], xywh[:, 3]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = w / h
@@ -299,7 +303,12 @@ def overlap_counts(xywh: np.ndarray, image: np.ndarray, gt_xywh: np.ndarray,
                    chunk_pairs: int = 1 << 16) -> np.ndarray:
     """How many of the given objects each box overlaps with box IoU ``> threshold``, in its
     image; shape (n,). Pairs are formed image block by image block (at most about
-    ``chunk_pairs`` at a time)."""
+    ``chunk_pairs`` at a time).
+
+    >>> objects = np.array([[0, 0, 10, 10], [5, 0, 10, 10], [50, 50, 5, 5.0]])
+    >>> overlap_counts(objects, np.array([0, 0, 0]), objects, np.array([0, 0, 0]), 0.1).tolist()
+    [2, 2, 1]
+    """
     from ..iou import coco_pair_iou
     from ..outcomes import same_image_pairs
 
@@ -331,7 +340,12 @@ def overlap_counts(xywh: np.ndarray, image: np.ndarray, gt_xywh: np.ndarray,
 
 def touches_border(xywh: np.ndarray, width: np.ndarray, height: np.ndarray,
                    border: float) -> np.ndarray:
-    """1.0 where the box is within ``border`` pixels of its image's edge, else 0.0."""
+    """1.0 where the box is within ``border`` pixels of its image's edge, else 0.0.
+
+    >>> touches_border(np.array([[0, 5, 10, 10], [5, 5, 10, 10.0]]), np.array([20.0, 20]),
+    ...                np.array([20.0, 20]), 1.0).tolist()
+    [1.0, 0.0]
+    """
     x, y, w, h = xywh.T
     touch = (x <= border) | (y <= border) | (x + w >= width - border) | (
         y + h >= height - border)
