@@ -304,3 +304,15 @@ def test_interval_function_is_called_per_image_slice():
     assert all(s.interval is None for s in sliced if s.kind == "object")
     with pytest.raises(TypeError, match="interval must be a function"):
         deteval.slices(gt, results, interval=0.95)
+
+
+def test_cli_refuses_to_overwrite_the_tags_file(tmp_path, capsys):
+    gt, results = _tagged(16, n_images=3)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    (tmp_path / "tags.csv").write_text("image_id,lens\n")
+    assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
+                 "--slice-file", str(tmp_path / "tags.csv"),
+                 "--json", str(tmp_path / "tags.csv")]) == 1
+    assert "the slice tags (--slice-file" in capsys.readouterr().err
+    assert (tmp_path / "tags.csv").read_text() == "image_id,lens\n"

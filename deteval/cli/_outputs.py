@@ -30,7 +30,8 @@ __all__ = ["check_outputs", "write_output"]
 _INPUTS = (("gt", "the ground truth", ""), ("dt", "the detections", ""),
            ("src", "the source", ""), ("names", "the class names", "--names "),
            ("classes", "the class list", "--classes "), ("labels", "the labels", "LABELS "),
-           ("scores", "the scores", "SCORES "), ("images", "the images folder", "--images "))
+           ("scores", "the scores", "SCORES "), ("images", "the images folder", "--images "),
+           ("slice_file", "the slice tags", "--slice-file "))
 
 
 def _inputs(args) -> list[tuple[str, str, os.stat_result | None]]:
