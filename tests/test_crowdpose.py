@@ -17,7 +17,9 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -172,3 +174,49 @@ def test_bad_options():
     gt, results = _small_case()
     with pytest.raises(ValueError, match="14 keypoints but 17 sigmas"):
         evaluate_crowdpose(gt, results, keypoint_sigmas=tuple(COCO_PERSON_SIGMAS))
+
+
+def test_cli(tmp_path):
+    from deteval.cli import main
+
+    gt, results = make_crowdpose_dataset(12)
+    gt_path, dt_path = write_pair(tmp_path, gt, results)
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["crowdpose", gt_path, dt_path, "--json", str(tmp_path / "out.json"),
+                   "--per-class", "--matches", str(tmp_path / "m.csv")], stdout=out, stderr=err)
+    assert status == 0, err.getvalue()
+    expected = evaluate_crowdpose(gt, results)
+    assert out.getvalue().splitlines()[:9] == expected.summary_lines
+    assert "AP50" in out.getvalue().splitlines()[10]          # the per-class table's head
+    assert json.loads((tmp_path / "out.json").read_text())["stats"] == expected.stats.tolist()
+    assert (tmp_path / "m.csv").read_text().startswith("detection,")
+    status = main(["crowdpose", gt_path, dt_path, "--use-area"], stdout=io.StringIO(),
+                  stderr=err)
+    assert status == 0
+    del gt["images"][0]["crowdIndex"]
+    gt_path, dt_path = write_pair(tmp_path, gt, results)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["crowdpose", gt_path, dt_path], stdout=out, stderr=err) == 1
+    assert "crowdIndex" in err.getvalue() and "gt.json" in err.getvalue()
+
+
+def test_summary_is_xtcocotools_text(tmp_path):
+    pytest.importorskip("xtcocotools", reason="xtcocotools is not installed")
+    import contextlib
+
+    from xtcocotools.coco import COCO
+    from xtcocotools.cocoeval import COCOeval
+
+    gt, results = make_crowdpose_dataset(3)
+    gt_path, dt_path = write_pair(tmp_path, gt, results)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        coco_gt = COCO(gt_path)
+        evaluator = COCOeval(coco_gt, coco_gt.loadRes(dt_path), "keypoints_crowd",
+                             CROWDPOSE_SIGMAS, use_area=False)
+        evaluator.evaluate()
+        evaluator.accumulate()
+        evaluator.summarize()
+    lines = [line for line in printed.getvalue().splitlines() if "Average" in line]
+    assert lines == evaluate_crowdpose(gt, results).summary_lines

@@ -219,14 +219,17 @@ class CrowdPoseResult:
     def per_class(self) -> list[dict[str, Any]]:
         """Per-category AP, AP50, AP75 and AR (area "all", maxDets 20; -1 where undefined)."""
         p = self.params.coco_params()
+        table_row = index_in(self.category_ids, self.dataset.categories.ids)
+        gt_rows = self.dataset.gt.category_index
         rows = []
         for k, (cid, name) in enumerate(zip(self.category_ids.tolist(), self.category_names)):
             row: dict[str, Any] = {"category_id": cid, "name": name}
             for label, iou in (("AP", None), ("AP50", 0.5), ("AP75", 0.75)):
                 row[label] = summarize_value(self.precision[:, :, k:k + 1], p, iou, "all", None)
             row["AR"] = summarize_value(self.recall[:, k:k + 1], p, None, "all", None)
-            row["n_gt"] = int(np.count_nonzero(self.dataset.gt.category_index == k))
-            row["n_detections"] = int(np.count_nonzero(self.detections.category_index == k))
+            row["n_gt"] = int(np.count_nonzero(gt_rows == table_row[k]))
+            row["n_detections"] = int(np.count_nonzero(
+                self.detections.category_index == table_row[k]))
             rows.append(row)
         return rows
 
