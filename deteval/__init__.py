@@ -39,6 +39,9 @@ _LAZY = {
     "OpenImagesResult": "protocols.openimages", "evaluate_openimages": "protocols.openimages",
     "LVIS": "protocols.lvis", "LVIS_STAT_NAMES": "protocols.lvis", "LVISParams": "protocols.lvis",
     "LVISResult": "protocols.lvis", "evaluate_lvis": "protocols.lvis",
+    "CROWDPOSE": "protocols.crowdpose", "CROWDPOSE_SIGMAS": "protocols.crowdpose",
+    "CROWDPOSE_STAT_NAMES": "protocols.crowdpose", "CrowdPoseParams": "protocols.crowdpose",
+    "CrowdPoseResult": "protocols.crowdpose", "evaluate_crowdpose": "protocols.crowdpose",
     "DuplicateImageWarning": "streaming", "Evaluator": "streaming",
     "evaluate_files": "streaming",
     "Diagnosis": "doctor", "Hazard": "doctor", "check_inputs": "doctor",
@@ -69,7 +72,12 @@ __all__ = [
     "COCOParams",
     "COCOResult",
     "CalibrationResult",
+    "CROWDPOSE",
+    "CROWDPOSE_SIGMAS",
+    "CROWDPOSE_STAT_NAMES",
     "Categories",
+    "CrowdPoseParams",
+    "CrowdPoseResult",
     "DETECTRON2_VOC2007",
     "DT_OUTCOMES",
     "DETECTRON2_VOC2012",
@@ -122,6 +130,7 @@ __all__ = [
     "detection_top_k_accuracy",
     "error_attribution",
     "evaluate_coco",
+    "evaluate_crowdpose",
     "evaluate_files",
     "evaluate_lvis",
     "evaluate_openimages",
@@ -193,6 +202,14 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         COCOParams,
         COCOResult,
         evaluate_coco,
+    )
+    from .protocols.crowdpose import (
+        CROWDPOSE,
+        CROWDPOSE_SIGMAS,
+        CROWDPOSE_STAT_NAMES,
+        CrowdPoseParams,
+        CrowdPoseResult,
+        evaluate_crowdpose,
     )
     from .protocols.lvis import LVIS, LVIS_STAT_NAMES, LVISParams, LVISResult, evaluate_lvis
     from .protocols.openimages import OpenImagesResult, evaluate_openimages

@@ -41,3 +41,10 @@ def coco100_dir() -> Path:
     """100 COCO val2014 images with results and pycocotools' expected summaries."""
     return _shared("coco_val2014_100")
 
+
+
+@pytest.fixture(scope="session")
+def crowdpose_example_dir() -> Path:
+    """faster-coco-eval's CrowdPose example (``example_crowdpose_val.json`` and
+    ``example_crowdpose_preds.json`` of its tests/dataset/), in ``crowdpose_example``."""
+    return _shared("crowdpose_example")

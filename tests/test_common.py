@@ -169,6 +169,29 @@ def top_k_entry() -> Entry:
                  lambda r: (r.accuracy, r.per_k, r.n_matched), shuffle, empty, nan)
 
 
+def crowdpose_entry() -> Entry:
+    """evaluate_crowdpose takes CrowdPose dicts (images with crowdIndex, 14 keypoints)."""
+    from crowdposegen import make_crowdpose_dataset
+
+    def inputs() -> tuple[dict, list]:
+        gt, results = make_crowdpose_dataset(4, n_images=5, bbox_mode="none")
+        for i, result in enumerate(results):
+            result["score"] = round(result["score"], 2) + i * 1e-7
+        return gt, results
+
+    def shuffle(case: Case, rng: np.random.Generator) -> Case:
+        return Case(relabelled(*case.args, rng)[:2])
+
+    def nan(tmp: Path) -> tuple[Case, str]:
+        gt, results = inputs()
+        results[3]["score"] = float("nan")
+        return Case((gt, results)), "score"
+
+    return Entry("evaluate_crowdpose", deteval.evaluate_crowdpose, lambda tmp: Case(inputs()),
+                 lambda r: (r.stats.tolist(), r.precision.tobytes()), shuffle,
+                 lambda tmp: Case((inputs()[0], [])), nan)
+
+
 def _curve_numbers(points: Any) -> dict:
     return {key: np.asarray(value).tolist() for key, value in points.curves["overall"].items()}
 
@@ -183,6 +206,7 @@ PROTOCOLS = [
           lambda case, rng: Case(*oidgen.write_problem(case.args[0].parent, rng=rng)),
           lambda tmp: Case(*oidgen.write_problem(tmp, empty=True)),
           lambda tmp: (Case(*oidgen.write_problem(tmp, nan=True)), "Score")),
+    crowdpose_entry(),
 ]
 
 DIAGNOSTICS = [

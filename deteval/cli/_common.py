@@ -75,3 +75,18 @@ def _voc_json(result, preset: str) -> dict:
     payload["preset"] = preset
     payload["timings"] = result.timings
     return payload
+
+
+def _write_and_report(args, result, out: TextIO, err: TextIO, *, printed=None) -> None:
+    """The end of a protocol command: ``--json`` and ``--matches`` files first (what the user
+    asked for is written whatever happens to stdout), then the summary (of ``printed`` when
+    given, a view of ``result`` that formats it differently)."""
+    from ._outputs import write_output
+
+    if args.json:
+        payload = result.to_dict()
+        payload["timings"] = result.timings
+        _write_json(args.json, payload)
+    if args.matches:
+        write_output(args.matches, result.matches.to_csv)
+    _report(result if printed is None else printed, out, err, per_class=args.per_class)

@@ -98,6 +98,7 @@ def _commands() -> dict:
         coco,
         confusion,
         convert,
+        crowdpose,
         demo,
         draw,
         errors,
@@ -111,7 +112,7 @@ def _commands() -> dict:
     return {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
             "check": check, "classify": classify, "convert": convert, "demo": demo,
             "report": report, "lvis": lvis, "openimages": openimages, "errors": errors,
-            "calibration": calibration}
+            "calibration": calibration, "crowdpose": crowdpose}
 
 
 def _print_warnings(caught: list, err: TextIO) -> None:

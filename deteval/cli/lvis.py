@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _report, _write_json
+from ._common import _write_and_report
 from ._options import _positive_int
-from ._outputs import check_outputs, write_output
+from ._outputs import check_outputs
 
 
 def add_parser(commands) -> None:
@@ -19,8 +19,12 @@ def add_parser(commands) -> None:
         "the 13-line summary exactly as lvis-api's print_results does.")
     lvis.add_argument("gt", metavar="GT.json", help="LVIS annotation file (ground truth)")
     lvis.add_argument("dt", metavar="DT.json", help="results file (COCO results format)")
-    lvis.add_argument("--iou-type", default="bbox", choices=["bbox", "segm"],
-                      help="what to compare: bbox or segm (masks) (default: bbox)")
+    lvis.add_argument("--iou-type", default="bbox", choices=["bbox", "segm", "boundary"],
+                      help="what to compare: bbox, segm (masks) or boundary (boundary IoU "
+                      "of the masks, boundary-iou-api's LVIS rule) (default: bbox)")
+    lvis.add_argument("--dilation-ratio", type=float, default=None, metavar="R",
+                      help="boundary: boundary width as a fraction of the image diagonal "
+                      "(default: 0.02)")
     lvis.add_argument("--max-dets", type=_positive_int, default=300, dest="per_image",
                       metavar="N", help="results kept per image, across categories "
                       "(default: 300)")
@@ -51,14 +55,10 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.lvis import evaluate_lvis
 
     check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    options = {}
+    if args.dilation_ratio is not None:
+        options["dilation_ratio"] = args.dilation_ratio
     result = evaluate_lvis(args.gt, args.dt, iou_type=args.iou_type,
-                           max_detections=args.per_image)
-    # Files first: what the user asked for is written whatever happens to stdout.
-    if args.json:
-        payload = result.to_dict()
-        payload["timings"] = result.timings
-        _write_json(args.json, payload)
-    if args.matches:
-        write_output(args.matches, result.matches.to_csv)
-    _report(_Printed(result), out, err, per_class=args.per_class)
+                           max_detections=args.per_image, **options)
+    _write_and_report(args, result, out, err, printed=_Printed(result))
     return 0

@@ -1,0 +1,47 @@
+"""``deteval crowdpose``: CrowdPose keypoint evaluation (xtcocotools ``keypoints_crowd``)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from ._common import _write_and_report
+from ._options import _number_list
+from ._outputs import check_outputs
+
+
+def add_parser(commands) -> None:
+    """Add the ``crowdpose`` command to the subparsers ``commands``."""
+    crowdpose = commands.add_parser(
+        "crowdpose", help="CrowdPose keypoint evaluation (AP easy / medium / hard)",
+        description="CrowdPose keypoint evaluation (xtcocotools 1.14.3 'keypoints_crowd' "
+        "numbers, as mmpose runs it): 14 keypoints, OKS on h * w * 0.53 of each person's "
+        "box, 20 results per image, and AP on the easy / medium / hard images by their "
+        "crowdIndex. Prints the 9-line summary exactly as xtcocotools does.")
+    crowdpose.add_argument("gt", metavar="GT.json",
+                           help="CrowdPose annotation file (images carry crowdIndex)")
+    crowdpose.add_argument("dt", metavar="DT.json", help="keypoint results (COCO format)")
+    crowdpose.add_argument("--kpt-sigmas", type=_number_list(float),
+                           metavar="'0.079 0.079 ...'",
+                           help="OKS sigmas, one per keypoint (default: CrowdPose's 14)")
+    crowdpose.add_argument("--use-area", action="store_true",
+                           help="scale OKS by the file's area instead of h * w * 0.53 "
+                           "(xtcocotools' use_area=True)")
+    crowdpose.add_argument("--json", metavar="OUT.json",
+                           help="write stats, summary and per-class table as JSON")
+    crowdpose.add_argument("--per-class", action="store_true",
+                           help="print the per-class table")
+    crowdpose.add_argument("--matches", metavar="OUT.csv",
+                           help="write the match table (area 'all') as CSV")
+    crowdpose.set_defaults(parser=crowdpose)
+
+
+def run(args, out: TextIO, err: TextIO) -> int:
+    from ..protocols.crowdpose import evaluate_crowdpose
+
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    options = {"use_area": args.use_area}
+    if args.kpt_sigmas is not None:
+        options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
+    result = evaluate_crowdpose(args.gt, args.dt, **options)
+    _write_and_report(args, result, out, err)
+    return 0
