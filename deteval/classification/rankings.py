@@ -12,10 +12,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._base import (
+    SCORES_PARAMS,
     as_label_set,
     as_labels,
     check_length,
     encode,
+    fill_doc,
     positives,
     read_only_result,
     steps,
@@ -86,6 +88,7 @@ def counts_at_threshold(
 
 
 @read_only_result
+@fill_doc(scores_params=SCORES_PARAMS)
 def roc_curve(
     y_true: Any, scores: Any, *, pos_label: Any = None, drop_intermediate: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -98,12 +101,7 @@ def roc_curve(
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
     drop_intermediate : bool, default True
         Drop the points that cannot be corners of the curve.
 
@@ -141,6 +139,7 @@ def roc_curve(
     return fpr, tpr, thresholds
 
 
+@fill_doc(scores_params=SCORES_PARAMS)
 def roc_auc_score(y_true: Any, scores: Any, *, pos_label: Any = None) -> float:
     """Area under the ROC curve (trapezoid rule: a tied positive-negative pair counts 1/2).
 
@@ -149,12 +148,7 @@ def roc_auc_score(y_true: Any, scores: Any, *, pos_label: Any = None) -> float:
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
 
     Returns
     -------
@@ -192,6 +186,7 @@ def _pr_points(positive: np.ndarray, values: np.ndarray, drop_intermediate: bool
 
 
 @read_only_result
+@fill_doc(scores_params=SCORES_PARAMS)
 def precision_recall_curve(
     y_true: Any, scores: Any, *, pos_label: Any = None, drop_intermediate: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -203,12 +198,7 @@ def precision_recall_curve(
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
     drop_intermediate : bool, default False
         Drop points inside vertical segments.
 
@@ -233,6 +223,7 @@ def precision_recall_curve(
     return np.append(p[::-1], 1.0), np.append(r[::-1], 0.0), thresholds[::-1]
 
 
+@fill_doc(scores_params=SCORES_PARAMS)
 def average_precision(y_true: Any, scores: Any, *, pos_label: Any = None) -> float:
     """Average precision: the step-wise area under the precision-recall curve.
 
@@ -244,12 +235,7 @@ def average_precision(y_true: Any, scores: Any, *, pos_label: Any = None) -> flo
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
 
     Returns
     -------
@@ -271,6 +257,7 @@ def average_precision(y_true: Any, scores: Any, *, pos_label: Any = None) -> flo
     return float(max(0.0, -np.sum(np.diff(r) * p[:-1])))
 
 
+@fill_doc(scores_params=SCORES_PARAMS)
 def pr_auc_trapezoid(y_true: Any, scores: Any, *, pos_label: Any = None) -> float:
     """Area under the precision-recall curve by the trapezoid rule (not average precision).
 
@@ -284,12 +271,7 @@ def pr_auc_trapezoid(y_true: Any, scores: Any, *, pos_label: Any = None) -> floa
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
 
     Returns
     -------
@@ -310,6 +292,7 @@ def pr_auc_trapezoid(y_true: Any, scores: Any, *, pos_label: Any = None) -> floa
     return float(trapezoid(p, r) + first)
 
 
+@fill_doc(scores_params=SCORES_PARAMS)
 def break_even_point(y_true: Any, scores: Any, *, pos_label: Any = None) -> float:
     """Precision-recall break-even point: the value where precision equals recall.
 
@@ -324,12 +307,7 @@ def break_even_point(y_true: Any, scores: Any, *, pos_label: Any = None) -> floa
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
 
     Returns
     -------
