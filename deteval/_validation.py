@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "area_ranges",
     "flag",
     "integers",
     "number",
@@ -100,6 +101,23 @@ def integers(name: str, values: Any) -> tuple[int, ...]:
             array, np.round(array)))):
         raise ValueError(f"{name} must be a list of integers; got {values!r}")
     return tuple(int(v) for v in array)
+
+
+def area_ranges(value: Any) -> tuple[tuple[float, float], ...]:
+    """``area_ranges`` as a non-empty tuple of ``(lo, hi)`` float pairs.
+
+    Examples
+    --------
+    >>> area_ranges([[0, 1e10], (0, 1024)])
+    ((0.0, 10000000000.0), (0.0, 1024.0))
+    >>> area_ranges([0, 1])
+    Traceback (most recent call last):
+    ValueError: area_ranges must be a list of (lo, hi) pairs; got [0, 1]
+    """
+    ranges = np.asarray(value, dtype=np.float64)
+    if ranges.ndim != 2 or ranges.shape[1] != 2 or len(ranges) == 0:
+        raise ValueError(f"area_ranges must be a list of (lo, hi) pairs; got {value!r}")
+    return tuple((float(lo), float(hi)) for lo, hi in ranges)
 
 
 def flag(name: str, value: Any) -> bool:

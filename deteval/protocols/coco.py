@@ -44,6 +44,7 @@ import numpy as np
 
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
+from .._validation import area_ranges
 from ..data import Dataset, Detections
 from ..errors import FormatError, OptionError
 from ..io._shapes import check_iou_type
@@ -177,11 +178,8 @@ class COCOParams:
                               "COCO summary reads maxDets[0], [1] and [2])",
                               got=self.max_detections)
         set_(self, "max_detections", dets)
-        ranges = np.asarray(self.area_ranges, dtype=np.float64)
-        if ranges.ndim != 2 or ranges.shape[1] != 2 or len(ranges) == 0:
-            raise ValueError(f"area_ranges must be a list of (lo, hi) pairs; "
-                             f"got {self.area_ranges!r}")
-        set_(self, "area_ranges", tuple((float(lo), float(hi)) for lo, hi in ranges))
+        ranges = area_ranges(self.area_ranges)
+        set_(self, "area_ranges", ranges)
         labels = tuple(str(label) for label in self.area_labels)
         if len(labels) != len(ranges):
             raise ValueError(f"area_labels must have one label per area range ({len(ranges)}); "

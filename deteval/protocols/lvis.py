@@ -47,6 +47,7 @@ import numpy as np
 
 from .._deprecation import DeprecatedAlias
 from .._sorting import descending_rank, lexorder
+from .._validation import area_ranges
 from ..data import Dataset, Detections
 from ..io.coco import read_coco_results
 from ..io.lvis import FREQUENCIES, LVISGroundTruth, read_lvis_gt
@@ -115,11 +116,8 @@ class LVISParams:
             raise ValueError(f"max_detections must be a positive integer (detections kept "
                              f"per image); got {m!r}")
         set_(self, "max_detections", int(m))
-        ranges = np.asarray(self.area_ranges, dtype=np.float64)
-        if ranges.ndim != 2 or ranges.shape[1] != 2 or len(ranges) == 0:
-            raise ValueError(f"area_ranges must be a list of (lo, hi) pairs; "
-                             f"got {self.area_ranges!r}")
-        set_(self, "area_ranges", tuple((float(lo), float(hi)) for lo, hi in ranges))
+        ranges = area_ranges(self.area_ranges)
+        set_(self, "area_ranges", ranges)
         labels = tuple(str(label) for label in self.area_labels)
         if len(labels) != len(ranges) or len(set(labels)) != len(labels):
             raise ValueError(f"area_labels must give one distinct label per area range "
