@@ -69,6 +69,46 @@ def _plain_runs(counts: Sequence[Any]) -> np.ndarray | None:
     return runs
 
 
+def _check_polygon_image(height: float, width: float, where: Callable[[], str],
+                         source: str | None) -> None:
+    """Refuse to rasterise a polygon on an image of unknown, fractional or too large size."""
+    if not (math.isfinite(height) and math.isfinite(width)):
+        raise FormatError("a polygon segmentation needs its image's 'height' and "
+                          "'width', which the ground truth does not give",
+                          source=source, record=where())
+    if not (height >= 0 and width >= 0 and float(height).is_integer()
+            and float(width).is_integer()):
+        raise FormatError("a polygon segmentation is rasterised at its image's size, "
+                          "which must be whole numbers of pixels >= 0; the image is "
+                          f"{height:g}x{width:g} (h x w)", source=source, record=where())
+    if height * width >= _MAX_PIXELS or max(height, width) >= _MAX_PIXELS:
+        raise FormatError(_too_large(int(height), int(width)), source=source, record=where())
+
+
+def _rle_counts(counts: Any, h: int, w: int, where: Callable[[], str],
+                source: str | None) -> bytes | np.ndarray:
+    """An RLE's ``counts``: a compressed string as bytes (checked later, all at once), or
+    uncompressed runs as int64, checked to be integers >= 0 adding up to ``h * w``."""
+    if type(counts) is str:
+        # UTF-8 (a lone surrogate passes through): a non-ASCII character then fails the
+        # alphabet check, which names the record.
+        counts = counts.encode("utf-8", "surrogatepass")
+    if type(counts) is bytes:
+        return counts
+    if not isinstance(counts, (list, tuple)):
+        raise FormatError("RLE 'counts' must be a string (compressed) or a list of "
+                          f"run lengths; got {type(counts).__name__}", source=source,
+                          record=where())
+    runs = _plain_runs(counts)
+    if runs is None:
+        raise FormatError("uncompressed RLE 'counts' must be integers >= 0",
+                          source=source, record=where())
+    if int(runs.sum()) != h * w:
+        raise FormatError(f"RLE run lengths add up to {int(runs.sum())} pixels; "
+                          f"a {h}x{w} mask needs {h * w}", source=source, record=where())
+    return runs
+
+
 def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widths: Any,
                              source: str | None = None, records: Sequence[str] | None = None,
                              check_size: bool = True, with_area: bool = False,
@@ -140,50 +180,22 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
             where = functools.partial(label, i)
             polygon_parts.append(polygon_parts_of(value, where, source))
             polygon_rows.append(i)
-            if not (math.isfinite(heights[i]) and math.isfinite(widths[i])):
-                raise FormatError("a polygon segmentation needs its image's 'height' and "
-                                  "'width', which the ground truth does not give",
-                                  source=source, record=where())
-            if not (heights[i] >= 0 and widths[i] >= 0 and float(heights[i]).is_integer()
-                    and float(widths[i]).is_integer()):
-                raise FormatError("a polygon segmentation is rasterised at its image's size, "
-                                  "which must be whole numbers of pixels >= 0; the image is "
-                                  f"{heights[i]:g}x{widths[i]:g} (h x w)", source=source,
-                                  record=where())
-            if heights[i] * widths[i] >= _MAX_PIXELS or max(heights[i], widths[i]) >= _MAX_PIXELS:
-                raise FormatError(_too_large(int(heights[i]), int(widths[i])), source=source,
-                                  record=where())
+            _check_polygon_image(heights[i], widths[i], where, source)
             sizes[i] = heights[i], widths[i]
         elif kind is dict and "counts" in value and "size" in value:
             where = functools.partial(label, i)
             h, w = _size(value["size"], where, source)
             sizes[i, 0] = h
             sizes[i, 1] = w
-            counts = value["counts"]
-            if type(counts) is str:
-                # UTF-8 (a lone surrogate passes through): a non-ASCII character then fails
-                # the alphabet check, which names the record.
-                counts = counts.encode("utf-8", "surrogatepass")
+            counts = _rle_counts(value["counts"], h, w, where, source)
             if type(counts) is bytes:
                 packed_rows.append(i)
                 packed.append(counts)
-            elif isinstance(counts, (list, tuple)):
-                runs = _plain_runs(counts)
-                if runs is None:
-                    raise FormatError("uncompressed RLE 'counts' must be integers >= 0",
-                                      source=source, record=where())
-                if int(runs.sum()) != h * w:
-                    raise FormatError(f"RLE run lengths add up to {int(runs.sum())} pixels; "
-                                      f"a {h}x{w} mask needs {h * w}", source=source,
-                                      record=where())
-                plain_rows.append(i)
-                plain.append({"size": [h, w], "counts": runs.tolist()})
-                if len(runs) > 1 and not runs[1:].all():
-                    unbounded[i] = True
             else:
-                raise FormatError("RLE 'counts' must be a string (compressed) or a list of "
-                                  f"run lengths; got {type(counts).__name__}", source=source,
-                                  record=label(i))
+                plain_rows.append(i)
+                plain.append({"size": [h, w], "counts": counts.tolist()})
+                if len(counts) > 1 and not counts[1:].all():
+                    unbounded[i] = True
         else:
             raise FormatError("'segmentation' must be a list of polygons or an RLE dict with "
                               f"'size' and 'counts'; got {type(value).__name__}",
