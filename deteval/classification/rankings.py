@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._validation import finite_matrix, real_matrix
 from ._base import (
     SCORES_PARAMS,
     as_label_set,
@@ -379,19 +380,9 @@ def top_k_accuracy(y_true: Any, score_matrix: Any, *, k: int = 1, labels: Any = 
     the second).
     """
     truth = as_labels(y_true, "y_true")
-    matrix = np.asarray(score_matrix)
-    if matrix.dtype.kind not in "biuf":
-        raise TypeError(f"score_matrix must be real numbers; got dtype {matrix.dtype}")
-    if matrix.ndim != 2:
-        raise ValueError(f"score_matrix must be 2-D (n_samples, n_classes); got shape "
-                         f"{matrix.shape}")
+    matrix = real_matrix("score_matrix", score_matrix, axes="n_samples, n_classes")
     check_length(matrix, "score_matrix", len(truth))
-    matrix = matrix.astype(np.float64, copy=False)
-    if not np.isfinite(matrix).all():
-        row, col = np.argwhere(~np.isfinite(matrix))[0]
-        raise ValueError(
-            f"score_matrix must be finite; got {matrix[row, col]} at [{row}, {col}]"
-        )
+    matrix = finite_matrix("score_matrix", matrix)
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an integer; got {type(k).__name__}")
     if k < 1:
