@@ -15,11 +15,14 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "area_ranges",
+    "finite_matrix",
     "flag",
     "integers",
     "number",
     "one_of",
     "positive_integer",
+    "real_matrix",
     "unit_interval",
     "zero_division_value",
 ]
@@ -100,6 +103,60 @@ def integers(name: str, values: Any) -> tuple[int, ...]:
             array, np.round(array)))):
         raise ValueError(f"{name} must be a list of integers; got {values!r}")
     return tuple(int(v) for v in array)
+
+
+def area_ranges(value: Any) -> tuple[tuple[float, float], ...]:
+    """``area_ranges`` as a non-empty tuple of ``(lo, hi)`` float pairs.
+
+    Examples
+    --------
+    >>> area_ranges([[0, 1e10], (0, 1024)])
+    ((0.0, 10000000000.0), (0.0, 1024.0))
+    >>> area_ranges([0, 1])
+    Traceback (most recent call last):
+    ValueError: area_ranges must be a list of (lo, hi) pairs; got [0, 1]
+    """
+    ranges = np.asarray(value, dtype=np.float64)
+    if ranges.ndim != 2 or ranges.shape[1] != 2 or len(ranges) == 0:
+        raise ValueError(f"area_ranges must be a list of (lo, hi) pairs; got {value!r}")
+    return tuple((float(lo), float(hi)) for lo, hi in ranges)
+
+
+def real_matrix(name: str, values: Any, *, axes: str) -> np.ndarray:
+    """``values`` as a 2-D array of real numbers (not yet converted); ``axes`` names the two
+    axes in the error. Check its shape, then pass it to :func:`finite_matrix`.
+
+    Examples
+    --------
+    >>> real_matrix("scores", [[1, 2]], axes="n_samples, n_classes").shape
+    (1, 2)
+    >>> real_matrix("scores", [1, 2], axes="n_samples, n_classes")
+    Traceback (most recent call last):
+    ValueError: scores must be 2-D (n_samples, n_classes); got shape (2,)
+    """
+    matrix = np.asarray(values)
+    if matrix.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be real numbers; got dtype {matrix.dtype}")
+    if matrix.ndim != 2:
+        raise ValueError(f"{name} must be 2-D ({axes}); got shape {matrix.shape}")
+    return matrix
+
+
+def finite_matrix(name: str, matrix: np.ndarray) -> np.ndarray:
+    """A 2-D array of real numbers as float64, or a ValueError naming the first non-finite
+    entry.
+
+    Examples
+    --------
+    >>> finite_matrix("scores", np.array([[0.5, np.inf]]))
+    Traceback (most recent call last):
+    ValueError: scores must be finite; got inf at [0, 1]
+    """
+    matrix = matrix.astype(np.float64, copy=False)
+    if not np.isfinite(matrix).all():
+        row, col = np.argwhere(~np.isfinite(matrix))[0]
+        raise ValueError(f"{name} must be finite; got {matrix[row, col]} at [{row}, {col}]")
+    return matrix
 
 
 def flag(name: str, value: Any) -> bool:

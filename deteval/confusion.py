@@ -79,7 +79,7 @@ import numpy as np
 
 from ._arrays import frozen
 from ._inputs import load_pair
-from ._validation import number, zero_division_value
+from ._validation import finite_matrix, number, real_matrix, zero_division_value
 from .classification import top_k_accuracy
 from .data import Dataset, Detections
 from .errors import warn_undefined
@@ -724,23 +724,14 @@ def detection_top_k_accuracy(gt: Any, dt: Any, class_scores: Any, *, k: Any = 1,
     k_values = _k_values(k)
     dataset, detections = _load(gt, dt)
     n_k, n_dt = len(dataset.categories), len(detections)
-    matrix = np.asarray(class_scores)
-    if matrix.dtype.kind not in "biuf":
-        raise TypeError(f"class_scores must be real numbers; got dtype {matrix.dtype}")
-    if matrix.ndim != 2:
-        raise ValueError(f"class_scores must be 2-D (n_detections, n_categories); got shape "
-                         f"{matrix.shape}")
+    matrix = real_matrix("class_scores", class_scores, axes="n_detections, n_categories")
     if matrix.shape[0] != n_dt:
         raise ValueError(f"class_scores must have one row per detection ({n_dt}); got "
                          f"{matrix.shape[0]} rows")
     if matrix.shape[1] != n_k:
         raise ValueError(f"class_scores must have one column per category of the dataset "
                          f"({n_k}); got {matrix.shape[1]} columns")
-    matrix = matrix.astype(np.float64, copy=False)
-    if not np.isfinite(matrix).all():
-        row, col = np.argwhere(~np.isfinite(matrix))[0]
-        raise ValueError(f"class_scores must be finite; got {matrix[row, col]} at "
-                         f"[{row}, {col}]")
+    matrix = finite_matrix("class_scores", matrix)
 
     objects = dataset.gt
     crowd = objects.iscrowd

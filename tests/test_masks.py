@@ -126,9 +126,9 @@ def test_boxes_from_the_runs_equal_tobbox(seed, monkeypatch):
     """Random runs with empty ones (pycocotools 2.0.11 skips a pair whose foreground run is
     empty, and leaves unsigned leftovers when no pair has pixels), bitmaps, runs crossing
     into the next column, empty and full masks; across chunk boundaries."""
-    import deteval.masks
+    import deteval.masks.rle
 
-    monkeypatch.setattr(deteval.masks, "_CHUNK", int([50, 400, 5000, 120_000, 7, 1][seed]))
+    monkeypatch.setattr(deteval.masks.rle, "_CHUNK", int([50, 400, 5000, 120_000, 7, 1][seed]))
     rng = np.random.default_rng(300 + seed)
     rles = random_rles(400 + seed, n=250)[0]
     for _ in range(150):
@@ -191,9 +191,10 @@ def test_pair_iou_equals_the_full_matrix_of_pycocotools(seed):
 def test_batched_calls_give_each_pair_its_own_value(seed, monkeypatch):
     """Groups of one size share calls (one group per size and call); groups with masks of
     several sizes have their own; every pair gets what a call on that pair alone gives."""
-    import deteval.masks
+    import deteval.masks.pair_iou
 
-    monkeypatch.setattr(deteval.masks, "_BATCH_MASKS", int([5, 20, 160, 10_000][seed]))
+    monkeypatch.setattr(deteval.masks.pair_iou, "_BATCH_MASKS",
+                        int([5, 20, 160, 10_000][seed]))
     rng = np.random.default_rng(seed)
     sizes = [(12, 9), (9, 12), (12, 9), (20, 20), (12, 9), (7, 30)]   # repeated sizes
     dts, gts, dt_image, gt_image = [], [], [], []
@@ -227,6 +228,69 @@ def test_batched_calls_give_each_pair_its_own_value(seed, monkeypatch):
              for d, g in zip(pair_dt, pair_gt)]
     assert got.tolist() == alone
     assert (got == -1).any() and (got > 0).any()
+
+
+
+def test_the_chunk_size_patched_in_the_rle_module_sets_what_each_decode_reads(monkeypatch):
+    """``deteval.masks.rle._CHUNK`` (which the chunk-boundary tests patch) is what the string
+    check reads: a 1-character chunk decodes each non-empty string alone, a large one all at
+    once; the areas are pycocotools' either way."""
+    import deteval.masks.rle
+
+    decode, calls = deteval.masks.rle.decode_counts, []
+
+    def counting(strings, **options):
+        calls.append(len(strings))
+        return decode(strings, **options)
+
+    monkeypatch.setattr(deteval.masks.rle, "decode_counts", counting)
+    rles = random_rles(11, n=20)[0]
+    strings, sizes = [r["counts"] for r in rles], np.array([r["size"] for r in rles])
+    expected = [int(mask_utils.area(r)) for r in rles]
+    for chunk, sizes_read in [(1, [1] * 20), (10**9, [20])]:
+        monkeypatch.setattr(deteval.masks.rle, "_CHUNK", chunk)
+        calls.clear()
+        assert compressed_areas(strings, sizes).tolist() == expected
+        assert calls == sizes_read
+
+
+def test_the_batch_size_and_routines_patched_in_pair_iou_are_the_ones_used(monkeypatch):
+    """``deteval.masks.pair_iou`` calls its own ``mask_api`` and reads its own
+    ``_BATCH_MASKS`` (which the batching tests patch): four images of four sizes share one
+    ``iou`` call with a large batch and take one each with a batch of 1 mask."""
+    import deteval.masks.pair_iou
+
+    api, calls = deteval.masks.mask_api(), []
+
+    class Counting:
+        def iou(self, dt, gt, crowd):
+            calls.append((len(dt), len(gt)))
+            return api.iou(dt, gt, crowd)
+
+    monkeypatch.setattr(deteval.masks.pair_iou, "mask_api", Counting)
+    rng = np.random.default_rng(5)
+    masks, image = [], []
+    for k, (h, w) in enumerate([(5, 6), (6, 5), (7, 7), (3, 9)]):
+        for _ in range(2):
+            bitmap = (rng.random((h, w)) < 0.5).astype(np.uint8)
+            masks.append(mask_utils.encode(np.asfortranarray(bitmap)))
+            image.append(k)
+    rles = np.empty(len(masks), dtype=object)
+    rles[:] = masks
+    image = np.array(image)
+    pair_dt, pair_gt = (a.ravel() for a in np.meshgrid(np.arange(8), np.arange(8),
+                                                        indexing="ij"))
+    same = image[pair_dt] == image[pair_gt]
+    pair_dt, pair_gt = pair_dt[same], pair_gt[same]
+    crowd = np.zeros(8, dtype=bool)
+    alone = [float(np.asarray(mask_utils.iou([masks[d]], [masks[g]], [0]))[0, 0])
+             for d, g in zip(pair_dt, pair_gt)]
+    for batch, expected_calls in [(10**6, [(8, 8)]), (1, [(2, 2)] * 4)]:
+        monkeypatch.setattr(deteval.masks.pair_iou, "_BATCH_MASKS", batch)
+        calls.clear()
+        got = pair_mask_iou(rles, rles, pair_dt, pair_gt, crowd, image_of_dt=image)
+        assert got.tolist() == alone
+        assert calls == expected_calls
 
 
 def test_polygons_rasterise_as_pycocotools_and_merge_parts():

@@ -34,7 +34,8 @@ from maskgen import compress, decode, encode, make_segm_dataset, mask_result, on
 from pycocotools import mask as mask_utils
 
 import deteval
-import deteval.masks
+import deteval.masks.pair_iou
+import deteval.masks.rle
 from deteval.errors import FormatError
 from deteval.io.coco import read_coco_gt, read_coco_results
 from deteval.masks import compressed_areas, decode_counts, mask_iou_bound
@@ -365,7 +366,7 @@ def test_decoded_runs_areas_and_boxes_equal_pycocotools(chunk, monkeypatch):
     and strings with redundant groups, str and bytes, chunk boundaries everywhere: the runs
     are pycocotools' (its ``merge`` of one mask re-encodes the runs it read), and so are the
     areas and the ``toBbox`` boxes."""
-    monkeypatch.setattr(deteval.masks, "_CHUNK", chunk)
+    monkeypatch.setattr(deteval.masks.rle, "_CHUNK", chunk)
     rng = np.random.default_rng(chunk)
     sizes, strings, runs_of = [], [], []
     while len(strings) < 300:
@@ -431,7 +432,7 @@ _GOOD = "0<"       # 4x3, all foreground
 def test_malformed_results_name_the_file_and_record_in_any_chunk(bad, message, chunk,
                                                                  monkeypatch, tmp_path):
     """The typed reader's strings, checked chunk by chunk, name the right record."""
-    monkeypatch.setattr(deteval.masks, "_CHUNK", chunk)
+    monkeypatch.setattr(deteval.masks.rle, "_CHUNK", chunk)
     gt = one_mask_gt(4, 3, _GOOD)
     results = [mask_result(_GOOD, [4, 3]) for _ in range(9)]
     results[6] = mask_result(bad, [4, 3])
@@ -477,9 +478,9 @@ def test_parity_with_many_images_of_one_size(seed, batch, bbox_mode, params, mon
     boxes, without, and with boxes on some ("later": loadRes ignores them), str and bytes
     counts (in memory), tiny batches: COCOeval's arrays, from files (the typed reader) and
     from dicts (the general reader)."""
-    monkeypatch.setattr(deteval.masks, "_BATCH_MASKS", batch)
+    monkeypatch.setattr(deteval.masks.pair_iou, "_BATCH_MASKS", batch)
     counting = _CountingApi(deteval.masks.mask_api())
-    monkeypatch.setattr(deteval.masks, "mask_api", lambda: counting)
+    monkeypatch.setattr(deteval.masks.pair_iou, "mask_api", lambda: counting)
     gt, results = make_segm_dataset(900 + seed, image_sizes=_SAME_SIZE, n_categories=3,
                                     p_crowd=0.35, p_many=0.05, bbox_mode=bbox_mode)
     reference = run_pycocotools(gt, results, iou_type="segm", **params)
@@ -489,6 +490,7 @@ def test_parity_with_many_images_of_one_size(seed, batch, bbox_mode, params, mon
                                                 r["segmentation"]["counts"])}
                      if i % 2 else r for i, r in enumerate(results)]
     assert_parity(_segm(gt, bytes_results, **params), reference)
+    assert counting.calls                   # the patched routines were the ones called
     if batch >= 7:   # several groups (of distinct sizes) did share a call
         assert max(map(len, counting.calls)) > 1
 
@@ -519,7 +521,7 @@ def _strip_sizes_and_mix(gt: dict, results: list[dict], rng: np.random.Generator
 def test_images_without_size_give_groups_of_mixed_sizes(seed, monkeypatch, tmp_path):
     """Without image sizes the readers take masks of any size: groups then mix sizes (a call
     of their own), pairs of two sizes get -1 or 0; the readers' mask columns are on."""
-    monkeypatch.setattr(deteval.masks, "_BATCH_MASKS", [2, 20, 160][seed])
+    monkeypatch.setattr(deteval.masks.pair_iou, "_BATCH_MASKS", [2, 20, 160][seed])
     rng = np.random.default_rng(70 + seed)
     gt, results = make_segm_dataset(1700 + seed, image_sizes=[(15, 11)] * 6 + [(11, 15)] * 3,
                                     p_crowd=0.3, n_categories=2, bbox_mode="none")
@@ -616,7 +618,7 @@ def test_groups_with_masks_of_two_sizes(seed, monkeypatch):
     """Ground truth and results whose masks differ in size from their image (and so from
     other masks of their group): such pairs get -1 or 0 as in pycocotools, batched or not,
     with the bound on (correct mask columns) and off."""
-    monkeypatch.setattr(deteval.masks, "_BATCH_MASKS", [2, 10, 160][seed])
+    monkeypatch.setattr(deteval.masks.pair_iou, "_BATCH_MASKS", [2, 10, 160][seed])
     rng = np.random.default_rng(40 + seed)
     gt, results = make_segm_dataset(990 + seed, image_sizes=[(15, 11)] * 6 + [(11, 15)] * 2,
                                     bbox_mode="all", p_crowd=0.3, n_categories=2)
@@ -715,7 +717,7 @@ def test_empty_strings_alone_in_a_chunk(case, monkeypatch):
         reference = run_pycocotools(gt, results, iou_type="segm")
         assert_parity(_segm(gt, results), reference)
     else:
-        monkeypatch.setattr(deteval.masks, "_CHUNK", 1)
+        monkeypatch.setattr(deteval.masks.rle, "_CHUNK", 1)
         areas = compressed_areas(["", "0<"], [[0, 5], [4, 3]])
         assert areas.tolist() == [0, 12]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
@@ -216,6 +217,53 @@ def warn_metric(message: str) -> None:
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# --------------------------------------------------------------------------------------
+# Docstrings: parameter descriptions several metrics share, written once
+# --------------------------------------------------------------------------------------
+
+SCORES_PARAMS = """\
+y_true : array_like of shape (n,)
+    True labels.
+scores : array_like of shape (n,)
+    Finite scores, higher meaning more likely positive.
+pos_label : label, optional
+    The positive label (see the module docstring)."""
+
+CHECKED_LABELS_PARAMS = """\
+y_true, y_pred : array_like of shape (n,)
+    True and predicted class labels.
+labels : array_like, optional
+    The allowed classes; only checked (every label must be in it)."""
+
+
+def fill_doc(**fragments: str) -> Callable[[F], F]:
+    r"""Put each fragment in place of the line ``{name}`` of the decorated function's docstring,
+    indented as that line (a docstring stays None under ``python -OO``).
+
+    Examples
+    --------
+    >>> def twice(x):
+    ...     return 2 * x
+    >>> twice.__doc__ = "Twice x.\n\n    Parameters\n    ----------\n    {params}\n"
+    >>> twice = fill_doc(params="x : int\n    A number.")(twice)
+    >>> twice.__doc__.splitlines()[4:]
+    ['    x : int', '        A number.']
+    """
+
+    def decorate(function: F) -> F:
+        doc = function.__doc__
+        for name, text in fragments.items() if doc else ():
+            def indented(match: re.Match, text: str = text) -> str:
+                return "\n".join(match[1] + line if line else "" for line in text.split("\n"))
+
+            doc, n = re.subn(r"^([ \t]*)\{" + name + r"\}$", indented, doc, flags=re.M)
+            if n == 0:
+                raise ValueError(f"{function.__name__}'s docstring has no line {{{name}}}")
+        function.__doc__ = doc
+        return function
+
+    return decorate
 
 
 def _read_only(value: Any, inputs: list[np.ndarray]) -> Any:

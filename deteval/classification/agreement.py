@@ -12,8 +12,10 @@ import numpy as np
 
 from .._validation import one_of
 from ._base import (
+    CHECKED_LABELS_PARAMS,
     count_matrix,
     encoded_pair,
+    fill_doc,
     warn_metric,
 )
 
@@ -81,6 +83,7 @@ def cohen_kappa(
     return float(1 - np.sum(disagreement * observed) / denominator)
 
 
+@fill_doc(labels_params=CHECKED_LABELS_PARAMS)
 def matthews_corrcoef(y_true: Any, y_pred: Any, *, labels: Any = None) -> float:
     """Matthews correlation coefficient (the multiclass R_K statistic of Gorodkin).
 
@@ -93,10 +96,7 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, labels: Any = None) -> float:
 
     Parameters
     ----------
-    y_true, y_pred : array_like of shape (n,)
-        True and predicted class labels.
-    labels : array_like, optional
-        The allowed classes; only checked (every label must be in it).
+    {labels_params}
 
     Returns
     -------

@@ -11,8 +11,10 @@ from typing import Any
 import numpy as np
 
 from ._base import (
+    SCORES_PARAMS,
     count_matrix,
     encoded_pair,
+    fill_doc,
     positives,
     read_only_result,
     shown,
@@ -140,6 +142,7 @@ def probability_cost(p_positive: Any, *, cost_fn: Any, cost_fp: Any) -> Any:
 
 
 @read_only_result
+@fill_doc(scores_params=SCORES_PARAMS)
 def cost_curve(
     y_true: Any,
     scores: Any,
@@ -158,12 +161,7 @@ def cost_curve(
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
     probability_costs : array_like of shape (m,), optional
         Where to evaluate the curve, values in [0, 1]; default 101 evenly spaced values.
 

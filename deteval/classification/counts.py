@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validation import zero_division_value
 from ._base import (
+    CHECKED_LABELS_PARAMS,
     Counts,
     as_beta,
     check_average,
@@ -20,6 +21,7 @@ from ._base import (
     counts_from_matrix,
     encoded_pair,
     equal_to,
+    fill_doc,
     read_only_result,
     shown,
     warn_metric,
@@ -126,23 +128,27 @@ def _ratio(
     return _reduce(values, average, counts.tp + counts.fn)
 
 
-_METRIC_DOC = """
-    Parameters
-    ----------
-    y_true, y_pred : array_like of shape (n,)
-        True and predicted class labels.
-    average : {{"binary", "micro", "macro", "weighted"}} or None, default "binary"
-        How to combine the classes (see the module docstring).
-    pos_label : label, default 1
-        The positive class for ``average="binary"``; ignored otherwise.
-    labels : array_like, optional
-        The classes and their order (see the module docstring).
-    zero_division : {{"warn", 0, 1, nan}}, default "warn"
-        The value when {undefined}.
+def _metric_params(undefined: str, *, beta: bool = False) -> str:
+    """The Parameters and Returns of a rate metric whose value is undefined when
+    ``undefined``."""
+    beta_param = ("beta : float\n    Non-negative weight of recall against precision.\n"
+                  if beta else "")
+    return f"""Parameters
+----------
+y_true, y_pred : array_like of shape (n,)
+    True and predicted class labels.
+{beta_param}average : {{"binary", "micro", "macro", "weighted"}} or None, default "binary"
+    How to combine the classes (see the module docstring).
+pos_label : label, default 1
+    The positive class for ``average="binary"``; ignored otherwise.
+labels : array_like, optional
+    The classes and their order (see the module docstring).
+zero_division : {{"warn", 0, 1, nan}}, default "warn"
+    The value when {undefined}.
 
-    Returns
-    -------
-    float, or numpy.ndarray of shape (K,) for ``average=None``
+Returns
+-------
+float, or numpy.ndarray of shape (K,) for ``average=None``
 """
 
 
@@ -155,28 +161,16 @@ def _rate(y_true, y_pred, *, average, pos_label, labels, zero_division, which):
         "fpr": (counts.fp, counts.fp + counts.tn, "False positive rate", "negative"),
         "fnr": (counts.fn, counts.fn + counts.tp, "False negative rate", "true"),
     }[which]
-    return _ratio(
-        numerator,
-        denominator,
-        counts,
-        average=average,
-        zero_division=zero_division,
-        metric=metric,
-        missing=missing,
-    )
+    return _ratio(numerator, denominator, counts, average=average,
+                  zero_division=zero_division, metric=metric, missing=missing)
 
 
 @read_only_result
-def precision(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    average: str | None = "binary",
-    pos_label: Any = 1,
-    labels: Any = None,
-    zero_division: Any = "warn",
-) -> float | np.ndarray:
+@fill_doc(doc=_metric_params("there are no predicted samples (tp + fp == 0)"))
+def precision(y_true: Any, y_pred: Any, *, average: str | None = "binary", pos_label: Any = 1,
+              labels: Any = None, zero_division: Any = "warn") -> float | np.ndarray:
     """Precision, ``tp / (tp + fp)``: the fraction of predicted positives that are right.
+
     {doc}
     Examples
     --------
@@ -185,115 +179,70 @@ def precision(
     >>> precision([0, 1, 2, 2], [0, 2, 2, 2], average=None, zero_division=0).tolist()
     [1.0, 0.0, 0.6666666666666666]
     """
-    return _rate(
-        y_true,
-        y_pred,
-        average=average,
-        pos_label=pos_label,
-        labels=labels,
-        zero_division=zero_division,
-        which="precision",
-    )
+    return _rate(y_true, y_pred, average=average, pos_label=pos_label, labels=labels,
+                 zero_division=zero_division, which="precision")
 
 
 @read_only_result
-def recall(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    average: str | None = "binary",
-    pos_label: Any = 1,
-    labels: Any = None,
-    zero_division: Any = "warn",
-) -> float | np.ndarray:
+@fill_doc(doc=_metric_params("there are no true samples (tp + fn == 0)"))
+def recall(y_true: Any, y_pred: Any, *, average: str | None = "binary", pos_label: Any = 1,
+           labels: Any = None, zero_division: Any = "warn") -> float | np.ndarray:
     """Recall (sensitivity, true positive rate), ``tp / (tp + fn)``.
+
     {doc}
     Examples
     --------
     >>> round(recall([1, 1, 0, 1, 1, 0, 1, 0, 0, 1], [1, 0, 1, 1, 1, 1, 1, 1, 0, 1]), 4)
     0.8333
     """
-    return _rate(
-        y_true,
-        y_pred,
-        average=average,
-        pos_label=pos_label,
-        labels=labels,
-        zero_division=zero_division,
-        which="recall",
-    )
+    return _rate(y_true, y_pred, average=average, pos_label=pos_label, labels=labels,
+                 zero_division=zero_division, which="recall")
 
 
 @read_only_result
-def specificity(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    average: str | None = "binary",
-    pos_label: Any = 1,
-    labels: Any = None,
-    zero_division: Any = "warn",
-) -> float | np.ndarray:
+@fill_doc(doc=_metric_params("there are no negative samples (tn + fp == 0)"))
+def specificity(y_true: Any, y_pred: Any, *, average: str | None = "binary",
+                pos_label: Any = 1, labels: Any = None,
+                zero_division: Any = "warn") -> float | np.ndarray:
     """Specificity (true negative rate), ``tn / (tn + fp)``, one class against the rest.
 
     ``"micro"`` pools ``tn`` and ``fp`` over the classes; ``"weighted"`` weights by the
     support (true samples) of each class, like the other metrics.
+
     {doc}
     Examples
     --------
     >>> specificity([1, 1, 0, 1, 1, 0, 1, 0, 0, 1], [1, 0, 1, 1, 1, 1, 1, 1, 0, 1])
     0.25
     """
-    return _rate(
-        y_true,
-        y_pred,
-        average=average,
-        pos_label=pos_label,
-        labels=labels,
-        zero_division=zero_division,
-        which="specificity",
-    )
+    return _rate(y_true, y_pred, average=average, pos_label=pos_label, labels=labels,
+                 zero_division=zero_division, which="specificity")
 
 
 @read_only_result
-def false_positive_rate(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    average: str | None = "binary",
-    pos_label: Any = 1,
-    labels: Any = None,
-    zero_division: Any = "warn",
-) -> float | np.ndarray:
+@fill_doc(doc=_metric_params("there are no negative samples (fp + tn == 0)"))
+def false_positive_rate(y_true: Any, y_pred: Any, *, average: str | None = "binary",
+                        pos_label: Any = 1, labels: Any = None,
+                        zero_division: Any = "warn") -> float | np.ndarray:
     """False positive rate (fall-out), ``fp / (fp + tn)``; 1 - specificity where defined.
+
     {doc}
     Examples
     --------
     >>> false_positive_rate([1, 1, 0, 1, 1, 0, 1, 0, 0, 1], [1, 0, 1, 1, 1, 1, 1, 1, 0, 1])
     0.75
     """
-    return _rate(
-        y_true,
-        y_pred,
-        average=average,
-        pos_label=pos_label,
-        labels=labels,
-        zero_division=zero_division,
-        which="fpr",
-    )
+    return _rate(y_true, y_pred, average=average, pos_label=pos_label, labels=labels,
+                 zero_division=zero_division, which="fpr")
 
 
 @read_only_result
-def false_negative_rate(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    average: str | None = "binary",
-    pos_label: Any = 1,
-    labels: Any = None,
-    zero_division: Any = "warn",
-) -> float | np.ndarray:
+@fill_doc(doc=_metric_params("there are no true samples (fn + tp == 0)"))
+def false_negative_rate(y_true: Any, y_pred: Any, *, average: str | None = "binary",
+                        pos_label: Any = 1, labels: Any = None,
+                        zero_division: Any = "warn") -> float | np.ndarray:
     """False negative rate (miss rate), ``fn / (fn + tp)``; 1 - recall where defined.
+
     {doc}
     Examples
     --------
@@ -301,28 +250,15 @@ def false_negative_rate(
     ...                           [1, 0, 1, 1, 1, 1, 1, 1, 0, 1]), 4)
     0.1667
     """
-    return _rate(
-        y_true,
-        y_pred,
-        average=average,
-        pos_label=pos_label,
-        labels=labels,
-        zero_division=zero_division,
-        which="fnr",
-    )
+    return _rate(y_true, y_pred, average=average, pos_label=pos_label, labels=labels,
+                 zero_division=zero_division, which="fnr")
 
 
 @read_only_result
-def fbeta_score(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    beta: float,
-    average: str | None = "binary",
-    pos_label: Any = 1,
-    labels: Any = None,
-    zero_division: Any = "warn",
-) -> float | np.ndarray:
+@fill_doc(doc=_metric_params("tp + fn + fp == 0", beta=True))
+def fbeta_score(y_true: Any, y_pred: Any, *, beta: float, average: str | None = "binary",
+                pos_label: Any = 1, labels: Any = None,
+                zero_division: Any = "warn") -> float | np.ndarray:
     """F-beta score, the weighted harmonic mean of precision and recall.
 
     ``F = (1 + beta**2) tp / ((1 + beta**2) tp + beta**2 fn + fp)``: recall counts
@@ -330,6 +266,7 @@ def fbeta_score(
     recall (with ``zero_division`` applied to them). ``"micro"`` pools the counts;
     ``"macro"`` and ``"weighted"`` average the per-class F values (not the F of averaged
     precision and recall).
+
     {doc}
     Examples
     --------
@@ -344,77 +281,32 @@ def fbeta_score(
     """
     beta = as_beta(beta)
     if beta == 0 or np.isinf(beta):
-        return _rate(
-            y_true,
-            y_pred,
-            average=average,
-            pos_label=pos_label,
-            labels=labels,
-            zero_division=zero_division,
-            which="precision" if beta == 0 else "recall",
-        )
+        return _rate(y_true, y_pred, average=average, pos_label=pos_label, labels=labels,
+                     zero_division=zero_division,
+                     which="precision" if beta == 0 else "recall")
     counts = _class_counts(y_true, y_pred, labels=labels, average=average, pos_label=pos_label)
     beta2 = beta * beta
     # numerator and denominator are linear in the counts, so "micro" may pool them
-    return _ratio(
-        (1 + beta2) * counts.tp,
-        beta2 * (counts.tp + counts.fn) + (counts.tp + counts.fp),
-        counts,
-        average=average,
-        zero_division=zero_division,
-        metric="F-score",
-        missing="true nor predicted",
-    )
+    return _ratio((1 + beta2) * counts.tp,
+                  beta2 * (counts.tp + counts.fn) + (counts.tp + counts.fp), counts,
+                  average=average, zero_division=zero_division, metric="F-score",
+                  missing="true nor predicted")
 
 
 @read_only_result
-def f1_score(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    average: str | None = "binary",
-    pos_label: Any = 1,
-    labels: Any = None,
-    zero_division: Any = "warn",
-) -> float | np.ndarray:
+@fill_doc(doc=_metric_params("tp + fn + fp == 0"))
+def f1_score(y_true: Any, y_pred: Any, *, average: str | None = "binary", pos_label: Any = 1,
+             labels: Any = None, zero_division: Any = "warn") -> float | np.ndarray:
     """F1 score, the harmonic mean of precision and recall: :func:`fbeta_score` with beta 1.
+
     {doc}
     Examples
     --------
     >>> round(f1_score([1, 1, 0, 1, 1, 0, 1, 0, 0, 1], [1, 0, 1, 1, 1, 1, 1, 1, 0, 1]), 4)
     0.7143
     """
-    return fbeta_score(
-        y_true,
-        y_pred,
-        beta=1.0,
-        average=average,
-        pos_label=pos_label,
-        labels=labels,
-        zero_division=zero_division,
-    )
-
-
-for _function, _undefined in [
-    (precision, "there are no predicted samples (tp + fp == 0)"),
-    (recall, "there are no true samples (tp + fn == 0)"),
-    (specificity, "there are no negative samples (tn + fp == 0)"),
-    (false_positive_rate, "there are no negative samples (fp + tn == 0)"),
-    (false_negative_rate, "there are no true samples (fn + tp == 0)"),
-    (fbeta_score, "tp + fn + fp == 0"),
-    (f1_score, "tp + fn + fp == 0"),
-]:
-    _doc = _METRIC_DOC.format(undefined=_undefined)
-    if _function is fbeta_score:
-        _doc = _doc.replace(
-            "        True and predicted class labels.\n",
-            "        True and predicted class labels.\n"
-            "    beta : float\n        Non-negative weight of recall against precision.\n",
-            1,
-        )
-    if _function.__doc__:  # None under python -OO
-        _function.__doc__ = _function.__doc__.replace("{doc}", _doc.rstrip() + "\n")
-del _function, _undefined, _doc
+    return fbeta_score(y_true, y_pred, beta=1.0, average=average, pos_label=pos_label,
+                       labels=labels, zero_division=zero_division)
 
 
 # --------------------------------------------------------------------------------------
@@ -422,15 +314,13 @@ del _function, _undefined, _doc
 # --------------------------------------------------------------------------------------
 
 
+@fill_doc(labels_params=CHECKED_LABELS_PARAMS)
 def accuracy(y_true: Any, y_pred: Any, *, labels: Any = None) -> float:
     """Fraction of samples whose prediction equals the truth.
 
     Parameters
     ----------
-    y_true, y_pred : array_like of shape (n,)
-        True and predicted class labels.
-    labels : array_like, optional
-        The allowed classes; only checked (every label must be in it).
+    {labels_params}
 
     Returns
     -------
@@ -445,15 +335,13 @@ def accuracy(y_true: Any, y_pred: Any, *, labels: Any = None) -> float:
     return float(np.mean(true_index == pred_index))
 
 
+@fill_doc(labels_params=CHECKED_LABELS_PARAMS)
 def error_rate(y_true: Any, y_pred: Any, *, labels: Any = None) -> float:
     """Fraction of samples whose prediction differs from the truth, ``1 - accuracy``.
 
     Parameters
     ----------
-    y_true, y_pred : array_like of shape (n,)
-        True and predicted class labels.
-    labels : array_like, optional
-        The allowed classes; only checked (every label must be in it).
+    {labels_params}
 
     Returns
     -------
@@ -468,6 +356,7 @@ def error_rate(y_true: Any, y_pred: Any, *, labels: Any = None) -> float:
     return float(np.mean(true_index != pred_index))
 
 
+@fill_doc(labels_params=CHECKED_LABELS_PARAMS)
 def balanced_accuracy(y_true: Any, y_pred: Any, *, labels: Any = None) -> float:
     """Mean recall over the classes present in ``y_true``.
 
@@ -477,10 +366,7 @@ def balanced_accuracy(y_true: Any, y_pred: Any, *, labels: Any = None) -> float:
 
     Parameters
     ----------
-    y_true, y_pred : array_like of shape (n,)
-        True and predicted class labels.
-    labels : array_like, optional
-        The allowed classes; only checked (every label must be in it).
+    {labels_params}
 
     Returns
     -------

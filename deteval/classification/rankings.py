@@ -11,11 +11,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._validation import finite_matrix, real_matrix
 from ._base import (
+    SCORES_PARAMS,
     as_label_set,
     as_labels,
     check_length,
     encode,
+    fill_doc,
     positives,
     read_only_result,
     steps,
@@ -86,6 +89,7 @@ def counts_at_threshold(
 
 
 @read_only_result
+@fill_doc(scores_params=SCORES_PARAMS)
 def roc_curve(
     y_true: Any, scores: Any, *, pos_label: Any = None, drop_intermediate: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -98,12 +102,7 @@ def roc_curve(
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
     drop_intermediate : bool, default True
         Drop the points that cannot be corners of the curve.
 
@@ -141,6 +140,7 @@ def roc_curve(
     return fpr, tpr, thresholds
 
 
+@fill_doc(scores_params=SCORES_PARAMS)
 def roc_auc_score(y_true: Any, scores: Any, *, pos_label: Any = None) -> float:
     """Area under the ROC curve (trapezoid rule: a tied positive-negative pair counts 1/2).
 
@@ -149,12 +149,7 @@ def roc_auc_score(y_true: Any, scores: Any, *, pos_label: Any = None) -> float:
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
 
     Returns
     -------
@@ -192,6 +187,7 @@ def _pr_points(positive: np.ndarray, values: np.ndarray, drop_intermediate: bool
 
 
 @read_only_result
+@fill_doc(scores_params=SCORES_PARAMS)
 def precision_recall_curve(
     y_true: Any, scores: Any, *, pos_label: Any = None, drop_intermediate: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -203,12 +199,7 @@ def precision_recall_curve(
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
     drop_intermediate : bool, default False
         Drop points inside vertical segments.
 
@@ -233,6 +224,7 @@ def precision_recall_curve(
     return np.append(p[::-1], 1.0), np.append(r[::-1], 0.0), thresholds[::-1]
 
 
+@fill_doc(scores_params=SCORES_PARAMS)
 def average_precision(y_true: Any, scores: Any, *, pos_label: Any = None) -> float:
     """Average precision: the step-wise area under the precision-recall curve.
 
@@ -244,12 +236,7 @@ def average_precision(y_true: Any, scores: Any, *, pos_label: Any = None) -> flo
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
 
     Returns
     -------
@@ -271,6 +258,7 @@ def average_precision(y_true: Any, scores: Any, *, pos_label: Any = None) -> flo
     return float(max(0.0, -np.sum(np.diff(r) * p[:-1])))
 
 
+@fill_doc(scores_params=SCORES_PARAMS)
 def pr_auc_trapezoid(y_true: Any, scores: Any, *, pos_label: Any = None) -> float:
     """Area under the precision-recall curve by the trapezoid rule (not average precision).
 
@@ -284,12 +272,7 @@ def pr_auc_trapezoid(y_true: Any, scores: Any, *, pos_label: Any = None) -> floa
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
 
     Returns
     -------
@@ -310,6 +293,7 @@ def pr_auc_trapezoid(y_true: Any, scores: Any, *, pos_label: Any = None) -> floa
     return float(trapezoid(p, r) + first)
 
 
+@fill_doc(scores_params=SCORES_PARAMS)
 def break_even_point(y_true: Any, scores: Any, *, pos_label: Any = None) -> float:
     """Precision-recall break-even point: the value where precision equals recall.
 
@@ -324,12 +308,7 @@ def break_even_point(y_true: Any, scores: Any, *, pos_label: Any = None) -> floa
 
     Parameters
     ----------
-    y_true : array_like of shape (n,)
-        True labels.
-    scores : array_like of shape (n,)
-        Finite scores, higher meaning more likely positive.
-    pos_label : label, optional
-        The positive label (see the module docstring).
+    {scores_params}
 
     Returns
     -------
@@ -401,19 +380,9 @@ def top_k_accuracy(y_true: Any, score_matrix: Any, *, k: int = 1, labels: Any = 
     the second).
     """
     truth = as_labels(y_true, "y_true")
-    matrix = np.asarray(score_matrix)
-    if matrix.dtype.kind not in "biuf":
-        raise TypeError(f"score_matrix must be real numbers; got dtype {matrix.dtype}")
-    if matrix.ndim != 2:
-        raise ValueError(f"score_matrix must be 2-D (n_samples, n_classes); got shape "
-                         f"{matrix.shape}")
+    matrix = real_matrix("score_matrix", score_matrix, axes="n_samples, n_classes")
     check_length(matrix, "score_matrix", len(truth))
-    matrix = matrix.astype(np.float64, copy=False)
-    if not np.isfinite(matrix).all():
-        row, col = np.argwhere(~np.isfinite(matrix))[0]
-        raise ValueError(
-            f"score_matrix must be finite; got {matrix[row, col]} at [{row}, {col}]"
-        )
+    matrix = finite_matrix("score_matrix", matrix)
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an integer; got {type(k).__name__}")
     if k < 1:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._base import read_only_result
+from ._base import fill_doc, read_only_result
 
 # --------------------------------------------------------------------------------------
 # Regression errors (box coordinates, sizes, ...)
@@ -47,25 +47,26 @@ def _output(per_output: np.ndarray, multioutput: str) -> float | np.ndarray:
     return per_output if multioutput == "raw_values" else float(np.mean(per_output))
 
 
-_REGRESSION_DOC = """
-    Parameters
-    ----------
-    y_true, y_pred : array_like of shape (n,) or (n, d)
-        True and predicted values (for example ``(n, 4)`` boxes); finite, same shape.
-    multioutput : {"uniform_average", "raw_values"}
-        Average the ``d`` per-column errors, or return them as an array of shape ``(d,)``.
+_REGRESSION_PARAMS = """\
+Parameters
+----------
+y_true, y_pred : array_like of shape (n,) or (n, d)
+    True and predicted values (for example ``(n, 4)`` boxes); finite, same shape.
+multioutput : {"uniform_average", "raw_values"}
+    Average the ``d`` per-column errors, or return them as an array of shape ``(d,)``.
 
-    Returns
-    -------
-    float, or numpy.ndarray of shape (d,)
+Returns
+-------
+float, or numpy.ndarray of shape (d,)
 """
 
 
 @read_only_result
-def mean_squared_error(
-    y_true: Any, y_pred: Any, *, multioutput: str = "uniform_average"
-) -> float | np.ndarray:
+@fill_doc(doc=_REGRESSION_PARAMS)
+def mean_squared_error(y_true: Any, y_pred: Any, *,
+                       multioutput: str = "uniform_average") -> float | np.ndarray:
     """Mean squared error, per column then averaged over the columns.
+
     {doc}
     Examples
     --------
@@ -77,10 +78,11 @@ def mean_squared_error(
 
 
 @read_only_result
-def root_mean_squared_error(
-    y_true: Any, y_pred: Any, *, multioutput: str = "uniform_average"
-) -> float | np.ndarray:
+@fill_doc(doc=_REGRESSION_PARAMS)
+def root_mean_squared_error(y_true: Any, y_pred: Any, *,
+                            multioutput: str = "uniform_average") -> float | np.ndarray:
     """Root mean squared error: the square root per column, then the mean over the columns.
+
     {doc}
     Examples
     --------
@@ -92,10 +94,11 @@ def root_mean_squared_error(
 
 
 @read_only_result
-def mean_absolute_error(
-    y_true: Any, y_pred: Any, *, multioutput: str = "uniform_average"
-) -> float | np.ndarray:
+@fill_doc(doc=_REGRESSION_PARAMS)
+def mean_absolute_error(y_true: Any, y_pred: Any, *,
+                        multioutput: str = "uniform_average") -> float | np.ndarray:
     """Mean absolute error, per column then averaged over the columns.
+
     {doc}
     Examples
     --------
@@ -107,13 +110,14 @@ def mean_absolute_error(
 
 
 @read_only_result
-def root_mean_squared_log_error(
-    y_true: Any, y_pred: Any, *, multioutput: str = "uniform_average"
-) -> float | np.ndarray:
+@fill_doc(doc=_REGRESSION_PARAMS)
+def root_mean_squared_log_error(y_true: Any, y_pred: Any, *,
+                                multioutput: str = "uniform_average") -> float | np.ndarray:
     """Root mean squared error of ``log(1 + y)``: relative errors, for sizes and counts.
 
     Negative values are an error: the measure is meant for non-negative quantities such as
     widths, heights and areas. (scikit-learn accepts values above -1.)
+
     {doc}
     Examples
     --------
@@ -127,14 +131,3 @@ def root_mean_squared_log_error(
                 f"{name} must be non-negative for the log error; got {array.min()}"
             )
     return root_mean_squared_error(np.log1p(truth), np.log1p(predicted), multioutput=multioutput)
-
-
-for _function in (
-    mean_squared_error,
-    root_mean_squared_error,
-    mean_absolute_error,
-    root_mean_squared_log_error,
-):
-    if _function.__doc__:  # None under python -OO
-        _function.__doc__ = _function.__doc__.replace("{doc}", _REGRESSION_DOC.rstrip() + "\n")
-del _function

@@ -106,6 +106,8 @@ def _positive_int(text: str) -> int:
 
 
 def _add_coco_options(parser: argparse.ArgumentParser) -> None:
+    from ._shared_options import add_json_output, add_matches_output, add_per_class
+
     parser.add_argument("--iou-type", default="bbox",
                         choices=["bbox", "segm", "boundary", "keypoints", "polygon", "rotated"],
                         help="what to compare: bbox, segm (masks), boundary (boundary IoU "
@@ -120,9 +122,8 @@ def _add_coco_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repair-polygons", action="store_true",
                         help="polygon: repair self-intersecting polygons with make_valid "
                         "instead of refusing them")
-    parser.add_argument("--json", metavar="OUT.json",
-                        help="write stats, summary and per-class table as JSON")
-    parser.add_argument("--per-class", action="store_true", help="print the per-class table")
+    add_json_output(parser, help="write stats, summary and per-class table as JSON")
+    add_per_class(parser)
     parser.add_argument("--class-agnostic", action="store_true",
                         help="pool categories when matching (pycocotools useCats=0)")
     parser.add_argument("--max-dets", type=_number_list(int, positive=True),
@@ -135,8 +136,7 @@ def _add_coco_options(parser: argparse.ArgumentParser) -> None:
                         help="evaluate only these image ids")
     parser.add_argument("--category-ids", type=_number_list(int), metavar="IDS",
                         help="evaluate only these category ids")
-    parser.add_argument("--matches", metavar="OUT.csv",
-                        help="write the match table (area 'all') as CSV")
+    add_matches_output(parser)
 
 
 # Reader options: (argparse dest, flag, {format: keyword of that format's reader}).

@@ -37,3 +37,31 @@ def add_iou_thresholds(parser: argparse.ArgumentParser, *, help: str) -> None:
     ``args.iou_thresholds`` (None when not given)."""
     parser.add_argument("--iou-thresholds", "--iou", dest="iou_thresholds", type=_iou_list,
                         metavar="'0.5 0.75'", help=help)
+
+
+PROTOCOLS = ("coco", "voc2007", "voc2012")
+
+
+def add_protocol(parser: argparse.ArgumentParser, *, default: str | None, help: str) -> None:
+    """``--protocol {coco,voc2007,voc2012}``, as ``args.protocol``; required when ``default``
+    is None."""
+    parser.add_argument("--protocol", required=default is None, choices=list(PROTOCOLS),
+                        **({} if default is None else {"default": default}), help=help)
+
+
+def add_json_output(parser: argparse.ArgumentParser, *, help: str) -> None:
+    """``--json OUT.json``: the file the command writes its numbers to, as ``args.json``
+    (None: no file)."""
+    parser.add_argument("--json", metavar="OUT.json", help=help)
+
+
+def add_per_class(parser: argparse.ArgumentParser, *,
+                  help: str = "print the per-class table") -> None:
+    """``--per-class``: also print a table per class, as ``args.per_class``."""
+    parser.add_argument("--per-class", action="store_true", help=help)
+
+
+def add_matches_output(parser: argparse.ArgumentParser, *,
+                       help: str = "write the match table (area 'all') as CSV") -> None:
+    """``--matches OUT.csv``: the file the match table is written to, as ``args.matches``."""
+    parser.add_argument("--matches", metavar="OUT.csv", help=help)

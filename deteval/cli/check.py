@@ -8,6 +8,7 @@ from typing import Any, TextIO
 from ._common import _write_json
 from ._options import _add_input_options, _Inputs, _read_inputs
 from ._outputs import check_outputs
+from ._shared_options import add_json_output
 
 
 def add_parser(commands) -> None:
@@ -25,7 +26,7 @@ def add_parser(commands) -> None:
         "or never predicted. Exit status 1 when a hazard is found, 0 when the pair looks "
         "right. The same checks run before coco, voc, eval, confusion, report and draw "
         "(--no-check skips them).")
-    check.add_argument("--json", metavar="OUT.json", help="also write the diagnosis as JSON")
+    add_json_output(check, help="also write the diagnosis as JSON")
     _add_input_options(check, GT_FORMATS, DETECTION_FORMATS, checks=False)
     check.set_defaults(parser=check, no_check=False)
 

@@ -9,6 +9,7 @@ from ..io.labels import read_labels, read_scores
 from ._common import _write_json
 from ._options import _positive_int
 from ._outputs import check_outputs
+from ._shared_options import add_json_output
 
 
 def add_parser(commands) -> None:
@@ -28,7 +29,7 @@ def add_parser(commands) -> None:
                           help="scores (n x K) or predicted labels: .csv or .npy")
     classify.add_argument("--top-k", type=_positive_int, metavar="K",
                           help="k of the top-k accuracy (default: 5, at most K - 1)")
-    classify.add_argument("--json", metavar="OUT.json", help="also write the numbers as JSON")
+    add_json_output(classify, help="also write the numbers as JSON")
     classify.set_defaults(parser=classify)
 
 

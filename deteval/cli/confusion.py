@@ -7,7 +7,7 @@ from typing import TextIO
 from ._common import _write_json
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
-from ._shared_options import add_iou_threshold, add_score_threshold
+from ._shared_options import add_iou_threshold, add_json_output, add_score_threshold
 from .check import run_checks
 
 
@@ -27,8 +27,7 @@ def add_parser(commands) -> None:
     confusion.add_argument("--normalize", choices=["true", "pred"],
                            help="show rows (true: recall on the diagonal) or columns (pred: "
                            "precision on the diagonal) as fractions (default: counts)")
-    confusion.add_argument("--json", metavar="OUT.json",
-                           help="write the counts, matrix, per-class and overall numbers")
+    add_json_output(confusion, help="write the counts, matrix, per-class and overall numbers")
     _add_input_options(confusion, GT_FORMATS, DETECTION_FORMATS)
     confusion.set_defaults(parser=confusion)
 

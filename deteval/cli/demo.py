@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ._common import _report, _write_json
+from ._shared_options import add_json_output
 
 
 def add_parser(commands) -> None:
@@ -13,7 +14,7 @@ def add_parser(commands) -> None:
     demo = commands.add_parser("demo", help="evaluate the bundled sample dataset",
                                description="Evaluate the bundled synthetic sample "
                                "(fixtures/demo) and print the summary and per-class table.")
-    demo.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
+    add_json_output(demo, help="also write the results as JSON")
 
 
 def run(args, out: TextIO, err: TextIO) -> int:

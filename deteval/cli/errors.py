@@ -6,6 +6,7 @@ from typing import TextIO
 
 from ._common import _write_json
 from ._outputs import check_outputs
+from ._shared_options import add_json_output, add_per_class
 
 
 def add_parser(commands) -> None:
@@ -27,10 +28,10 @@ def add_parser(commands) -> None:
     errors.add_argument("--rules", choices=("deteval", "tidecv"), default="deteval",
                         help="tidecv: reproduce tidecv's ordering of tied scores in the "
                         "fixed runs (see docs/diagnostics/tide.md)")
-    errors.add_argument("--per-class", action="store_true", help="also print a table per class")
+    add_per_class(errors, help="also print a table per class")
     errors.add_argument("--lrp", action="store_true",
                         help="also compute optimal LRP, its components and moLRP")
-    errors.add_argument("--json", metavar="OUT.json", help="write the numbers as JSON")
+    add_json_output(errors, help="write the numbers as JSON")
 
 
 def _table(result) -> str:

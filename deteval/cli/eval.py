@@ -14,6 +14,7 @@ from ._common import (
 )
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
+from ._shared_options import add_json_output, add_per_class, add_protocol
 from .check import run_checks
 
 
@@ -27,11 +28,10 @@ def add_parser(commands) -> None:
         "format (guessed from the paths unless --gt-format/--dt-format say) and evaluate "
         "them with the COCO protocol (the output of `deteval coco`) or a VOC devkit preset "
         "(the output of `deteval voc`).")
-    eval_.add_argument("--protocol", required=True, choices=["coco", "voc2007", "voc2012"],
-                       help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits")
-    eval_.add_argument("--json", metavar="OUT.json", help="also write the results as JSON")
-    eval_.add_argument("--per-class", action="store_true",
-                       help="coco: print the per-class table (the VOC summary always has it)")
+    add_protocol(eval_, default=None,
+                 help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits")
+    add_json_output(eval_, help="also write the results as JSON")
+    add_per_class(eval_, help="coco: print the per-class table (the VOC summary always has it)")
     eval_.add_argument("--iou-type", choices=["bbox", "polygon"], default="bbox",
                        help="coco: compare boxes, or the exact outlines of formats that "
                        "carry polygons (DOTA quadrilaterals) (default: bbox)")

@@ -6,6 +6,7 @@ from typing import TextIO
 
 from ._common import _write_json
 from ._outputs import check_outputs, write_output
+from ._shared_options import add_json_output, add_matches_output, add_per_class
 
 
 def add_parser(commands) -> None:
@@ -30,9 +31,9 @@ def add_parser(commands) -> None:
                      help="label map: one LabelName per line (default: every label seen)")
     oid.add_argument("--expand-detections", action="store_true",
                      help="also give detections to ancestor classes (not the official rule)")
-    oid.add_argument("--json", metavar="OUT.json", help="write mAP and per-class AP as JSON")
-    oid.add_argument("--per-class", action="store_true", help="print the per-class table")
-    oid.add_argument("--matches", metavar="OUT.csv", help="write the match table as CSV")
+    add_json_output(oid, help="write mAP and per-class AP as JSON")
+    add_per_class(oid)
+    add_matches_output(oid, help="write the match table as CSV")
     oid.set_defaults(parser=oid)
 
 

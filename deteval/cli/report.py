@@ -7,7 +7,7 @@ from typing import TextIO
 
 from ._options import _GT_OPTIONS, _add_input_options, _guess_format, _read_inputs
 from ._outputs import check_outputs
-from ._shared_options import add_iou_threshold, add_score_threshold
+from ._shared_options import add_iou_threshold, add_protocol, add_score_threshold
 from .check import run_checks
 
 
@@ -31,9 +31,8 @@ def add_parser(commands) -> None:
         "'deteval[plot]'.")
     report.add_argument("--out", required=True, metavar="DIR",
                         help="folder to write the report into (created if needed)")
-    report.add_argument("--protocol", choices=["coco", "voc2007", "voc2012"], default="coco",
-                        help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits "
-                        "(default: coco)")
+    add_protocol(report, default="coco", help="coco: pycocotools COCOeval; voc2007/voc2012: "
+                 "the devkits (default: coco)")
     add_iou_threshold(report, help="IoU threshold of the curves, confusion matrix, error "
                       "counts and gallery (coco: one of 0.50, 0.55, ..., 0.95; voc: the "
                       "protocol's threshold; default: 0.5)")

@@ -7,7 +7,7 @@ from typing import TextIO
 from ._common import _report_voc, _voc_json, _voc_preset, _write_json
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
-from ._shared_options import add_iou_thresholds
+from ._shared_options import add_iou_thresholds, add_json_output
 from .check import run_checks
 
 
@@ -28,8 +28,7 @@ def add_parser(commands) -> None:
                      help="detectron2's PascalVOCDetectionEvaluator: IoU > t for t = "
                      "0.50:0.05:0.95, detections rounded as its result files")
     add_iou_thresholds(voc, help="IoU threshold(s) (default: the preset's)")
-    voc.add_argument("--json", metavar="OUT.json",
-                     help="write mAP, per-class table, summary and settings as JSON")
+    add_json_output(voc, help="write mAP, per-class table, summary and settings as JSON")
     _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
     voc.set_defaults(parser=voc)
 

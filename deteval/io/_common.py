@@ -7,6 +7,7 @@ here and ``formats.py`` dispatches between them.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import warnings
@@ -154,9 +155,7 @@ def parse_xml(path: str | os.PathLike, *, what: str) -> tuple[ElementTree.Elemen
     try:
         parser.Parse(raw, True)
     except _Refused as err:
-        raise FormatError("XML with a document type declaration (<!DOCTYPE ...>) is refused: "
-                          "its entities could expand without bound or read other files",
-                          source=str(path), record=f"line {err.line}") from None
+        raise _doctype_error(path, err.line) from None
     except expat.ExpatError as err:
         raise FormatError(f"not well-formed XML: {expat.ErrorString(err.code)}",
                           source=str(path),
@@ -164,6 +163,13 @@ def parse_xml(path: str | os.PathLike, *, what: str) -> tuple[ElementTree.Elemen
     except (LookupError, ValueError) as err:    # expat asks Python's codecs for the encoding
         raise _encoding_error(path, err) from None
     return builder.close(), lines
+
+
+def _doctype_error(path: str | os.PathLike, line: int) -> FormatError:
+    """The error for an XML file with a ``<!DOCTYPE``, refused before it is expanded."""
+    return FormatError("XML with a document type declaration (<!DOCTYPE ...>) is refused: "
+                       "its entities could expand without bound or read other files",
+                       source=str(path), record=f"line {line}")
 
 
 def _encoding_error(path: str | os.PathLike, err: Exception) -> FormatError:
@@ -196,9 +202,7 @@ def xml_root_tag(path: Path) -> str:
     except _Found as found:
         return str(found.args[0])
     except _Refused as err:
-        raise FormatError("XML with a document type declaration (<!DOCTYPE ...>) is refused: "
-                          "its entities could expand without bound or read other files",
-                          source=str(path), record=f"line {err.line}") from None
+        raise _doctype_error(path, err.line) from None
     except expat.ExpatError as err:
         raise FormatError(f"not well-formed XML: {expat.ErrorString(err.code)}",
                           source=str(path), record=f"line {err.lineno}") from None
@@ -456,6 +460,50 @@ def category_table(labels: Sequence[str], classes: Any, *, where: Where,
             raise located(f"class {labels[i]!r} is not one of the classes ({shown})", where(i))
     categories = Categories(ids=np.arange(first_id, first_id + len(names)), names=names)
     return categories, np.asarray(rows, dtype=np.int64).reshape(-1)
+
+
+class FileImages:
+    """The images of a reader that reads one file per image (VOC XML, LabelMe JSON): each
+    image once, with its file name and size, in the order read (``build_dataset``'s
+    ``keys``, ``file_names`` and ``sizes``).
+
+    Examples
+    --------
+    >>> images = FileImages(None)
+    >>> key = images.claim("a/x.jpg", "x.xml")
+    >>> images.add(key, "x.jpg", 640.0, 480.0), images.keys, images.sizes
+    (0, ['x'], [(640.0, 480.0)])
+    >>> images.claim("x.png", "y.xml")
+    Traceback (most recent call last):
+    ...
+    deteval.errors.FormatError: y.xml: image 'x' is annotated twice (also in x.xml)
+    """
+
+    def __init__(self, images_dir: Any):
+        self.keys: list[str] = []
+        self.file_names: list[str] = []
+        self.sizes: list[tuple[float, float]] = []
+        self._file_of: dict[str, Any] = {}
+        self._lookup = size_lookup(images_dir, None) if images_dir is not None else None
+
+    def claim(self, file_name: str, file: str | os.PathLike) -> str:
+        """The image's key; a FormatError naming ``file`` if another file annotated it."""
+        key = image_key(file_name)
+        if key in self._file_of:
+            raise FormatError(f"image {key!r} is annotated twice (also in "
+                              f"{self._file_of[key]})", source=str(file))
+        self._file_of[key] = file
+        return key
+
+    def add(self, key: str, file_name: str, width: float, height: float) -> int:
+        """Add a claimed image; its index. A size not known from the file (NaN) is measured
+        in ``images_dir`` when given."""
+        if self._lookup is not None and not (math.isfinite(width) and math.isfinite(height)):
+            width, height = self._lookup(key)
+        self.keys.append(key)
+        self.file_names.append(file_name)
+        self.sizes.append((width, height))
+        return len(self.keys) - 1
 
 
 def build_dataset(*, keys: Sequence[str], file_names: Sequence[str], sizes: np.ndarray,

@@ -39,12 +39,11 @@ import numpy as np
 from ..data import Dataset
 from ..errors import FormatError
 from ._common import (
+    FileImages,
     FormatWarning,
     build_dataset,
     category_table,
-    image_key,
     list_files,
-    size_lookup,
 )
 from ._json import load_json
 
@@ -105,11 +104,7 @@ def read_labelme(path: str | os.PathLike, *, classes: Any = None,
     """
     path = Path(path)
     files = [path] if path.is_file() else list_files(path, (".json",), what="LabelMe")
-    lookup = size_lookup(images_dir, None) if images_dir is not None else None
-    keys: list[str] = []
-    file_names: list[str] = []
-    sizes: list[tuple[float, float]] = []
-    seen: dict[str, Path] = {}
+    images = FileImages(images_dir)
     image_of: list[int] = []
     labels: list[str] = []
     boxes: list[list[float]] = []
@@ -124,11 +119,7 @@ def read_labelme(path: str | os.PathLike, *, classes: Any = None,
         image_path = data.get("imagePath")
         file_name = (re.split(r"[\\/]", image_path)[-1] if isinstance(image_path, str)
                      and image_path else file.stem)
-        key = image_key(file_name)
-        if key in seen:
-            raise FormatError(f"image {key!r} is annotated twice (also in {seen[key]})",
-                              source=source)
-        seen[key] = file
+        key = images.claim(file_name, file)
         size = []
         for field in ("imageWidth", "imageHeight"):
             value = data.get(field)
@@ -136,12 +127,7 @@ def read_labelme(path: str | os.PathLike, *, classes: Any = None,
                 raise FormatError(f"'{field}' must be a positive number; got {value!r}",
                                   source=source)
             size.append(float(value) if value is not None else math.nan)
-        if lookup is not None and not all(map(math.isfinite, size)):
-            size = list(lookup(key))
-        image = len(keys)
-        keys.append(key)
-        file_names.append(file_name)
-        sizes.append((size[0], size[1]))
+        image = images.add(key, file_name, size[0], size[1])
         for s, shape in enumerate(data["shapes"]):
             record = f"shapes[{s}]"
             if not isinstance(shape, dict):
@@ -167,7 +153,8 @@ def read_labelme(path: str | os.PathLike, *, classes: Any = None,
         return records[i]
 
     categories, category_of = category_table(labels, classes, where=where)
-    return build_dataset(keys=keys, file_names=file_names, sizes=np.array(sizes).reshape(-1, 2),
+    return build_dataset(keys=images.keys, file_names=images.file_names,
+                         sizes=np.array(images.sizes).reshape(-1, 2),
                          image_of=np.array(image_of, dtype=np.int64), categories=categories,
                          category_of=category_of,
                          boxes=np.array(boxes, dtype=np.float64).reshape(-1, 4), where=where,

@@ -50,6 +50,7 @@ import numpy as np
 from ..data import Dataset
 from ..errors import FormatError
 from ._common import (
+    FileImages,
     build_dataset,
     category_table,
     image_key,
@@ -57,7 +58,6 @@ from ._common import (
     parse_flags,
     parse_numbers,
     parse_xml,
-    size_lookup,
     to_float,
     to_xyxy,
 )
@@ -117,11 +117,7 @@ def read_voc(path: str | os.PathLike, *, classes: Any = None, one_based: bool = 
         ``<difficult>`` that is not 0/1; each names the file and line.
     """
     files = _annotation_files(Path(path))
-    sizes_of = size_lookup(images_dir, None) if images_dir is not None else None
-    keys: list[str] = []
-    file_names: list[str] = []
-    sizes: list[tuple[float, float]] = []
-    seen: dict[str, Path] = {}
+    images = FileImages(images_dir)
     image_of: list[int] = []
     labels: list[str] = []
     corners: list[str] = []
@@ -134,11 +130,7 @@ def read_voc(path: str | os.PathLike, *, classes: Any = None, one_based: bool = 
             raise FormatError(f"the root element must be <annotation> (Pascal VOC); got "
                               f"<{root.tag}>", source=str(file), record=f"line {lines[root]}")
         file_name = _text(root, "filename") or file.stem
-        key = image_key(file_name)
-        if key in seen:
-            raise FormatError(f"image {key!r} is annotated twice (also in {seen[key]})",
-                              source=str(file))
-        seen[key] = file
+        key = images.claim(file_name, file)
         size = root.find("size")
         width_height = []
         for tag in ("width", "height"):
@@ -149,12 +141,7 @@ def read_voc(path: str | os.PathLike, *, classes: Any = None, one_based: bool = 
                 raise FormatError(f"<{tag}> must be a number; got {text!r}", source=str(file),
                                   record=f"line {lines[size.find(tag)]}") from None
             width_height.append(value if value > 0 else float("nan"))
-        if sizes_of is not None and not np.isfinite(width_height).all():
-            width_height = list(sizes_of(key))
-        image = len(keys)
-        keys.append(key)
-        file_names.append(file_name)
-        sizes.append((width_height[0], width_height[1]))
+        image = images.add(key, file_name, width_height[0], width_height[1])
         for obj in root.findall("object"):
             name = _text(obj, "name")
             if not name:
@@ -187,7 +174,8 @@ def read_voc(path: str | os.PathLike, *, classes: Any = None, one_based: bool = 
                     names=("xmin-1", "ymin-1", "xmax", "ymax") if one_based else _CORNERS)
     ignore = parse_flags(difficult, where=where, field="<difficult>")
     categories, category_of = category_table(labels, classes, where=where)
-    return build_dataset(keys=keys, file_names=file_names, sizes=np.array(sizes).reshape(-1, 2),
+    return build_dataset(keys=images.keys, file_names=images.file_names,
+                         sizes=np.array(images.sizes).reshape(-1, 2),
                          image_of=np.array(image_of, dtype=np.int64), categories=categories,
                          category_of=category_of, boxes=boxes, where=where, ignore=ignore,
                          source=str(path))

@@ -44,11 +44,13 @@ import numpy as np
 
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
+from .._validation import area_ranges
 from ..data import Dataset, Detections
 from ..errors import FormatError, OptionError
 from ..io._shapes import check_iou_type
 from ..matching import MatchTable
 from ._coco_stages import COCOContext, COCOState, accumulate_stage, match_stage, prepare
+from ._results import AREA_COLUMNS, mean_valid, per_class_rows, stat_by_name, summary_dict
 
 __all__ = ["COCO", "COCO_KEYPOINTS", "COCOParams", "COCOResult", "evaluate_coco", "STAT_NAMES",
            "KEYPOINT_STAT_NAMES"]
@@ -176,11 +178,8 @@ class COCOParams:
                               "COCO summary reads maxDets[0], [1] and [2])",
                               got=self.max_detections)
         set_(self, "max_detections", dets)
-        ranges = np.asarray(self.area_ranges, dtype=np.float64)
-        if ranges.ndim != 2 or ranges.shape[1] != 2 or len(ranges) == 0:
-            raise ValueError(f"area_ranges must be a list of (lo, hi) pairs; "
-                             f"got {self.area_ranges!r}")
-        set_(self, "area_ranges", tuple((float(lo), float(hi)) for lo, hi in ranges))
+        ranges = area_ranges(self.area_ranges)
+        set_(self, "area_ranges", ranges)
         labels = tuple(str(label) for label in self.area_labels)
         if len(labels) != len(ranges):
             raise ValueError(f"area_labels must have one label per area range ({len(ranges)}); "
@@ -357,10 +356,7 @@ class COCOResult:
 
     def stat(self, name: str) -> float:
         """One of the stats by name (``"AP"``, ``"AP50"``, ... see ``stat_names``)."""
-        names = self.stat_names
-        if name not in names:
-            raise KeyError(f"unknown stat {name!r}; choose one of {', '.join(names)}")
-        return float(self.stats[names.index(name)])
+        return stat_by_name(self.stat_names, self.stats, name)
 
     def per_class(self) -> list[dict[str, Any]]:
         """Per-category table: AP at the COCO settings, AR, and counts.
@@ -378,33 +374,17 @@ class COCOResult:
         literal = _literal_max_dets(p)
         m = (p.max_detections.index(literal) if literal in p.max_detections
              else len(p.max_detections) - 1)
-        columns = (("AP", None, "all"), ("AP50", 0.5, "all"), ("AP75", 0.75, "all"),
-                   *(() if keypoints else (("APs", None, "small"),)),
-                   ("APm", None, "medium"), ("APl", None, "large"))
-        rows = []
-        for k, (cid, name) in enumerate(zip(self.category_ids.tolist(), self.category_names)):
-            row: dict[str, Any] = {"category_id": cid, "name": name}
-            for label, iou, area in columns:
-                row[label] = summarize_value(self.precision[:, :, k:k + 1], p, iou, area, m)
-            row["AR" if keypoints else "AR100"] = summarize_value(
-                self.recall[:, k:k + 1], p, None, "all", m)
-            row["n_gt"] = int(self.n_gt[k])
-            row["n_crowd"] = int(self.n_crowd[k])
-            row["n_detections"] = int(self.n_detections[k])
-            rows.append(row)
-        return rows
+        columns = tuple(c for c in AREA_COLUMNS if not (keypoints and c[2] == "small"))
+        return per_class_rows(
+            self.category_ids, {"name": self.category_names}, columns,
+            lambda iou, area, k: summarize_value(self.precision[:, :, k:k + 1], p, iou, area, m),
+            ("AR" if keypoints else "AR100",
+             lambda k: summarize_value(self.recall[:, k:k + 1], p, None, "all", m)),
+            {"n_gt": self.n_gt, "n_crowd": self.n_crowd, "n_detections": self.n_detections})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: stats (named and in order), summary lines, per-class table."""
-        return {
-            "stats": [float(s) for s in self.stats],
-            "stats_named": {n: float(s) for n, s in zip(self.stat_names, self.stats)},
-            "summary": self.summary_lines,
-            "per_class": self.per_class(),
-            "notes": list(self.notes),
-            "params": {k: (list(v) if isinstance(v, tuple) else v)
-                       for k, v in dataclasses.asdict(self.params).items()},
-        }
+        return summary_dict(self)
 
 
 def summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area: str,
@@ -419,8 +399,7 @@ def summarize_value(values: np.ndarray, p: COCOParams, iou: float | None, area: 
         values = values[:, :, :, area_index, m_indices]
     else:
         values = values[:, :, area_index, m_indices]
-    valid = values[values > -1]
-    return -1.0 if len(valid) == 0 else float(np.mean(valid))
+    return mean_valid(values)
 
 
 _COLUMN_OF = {"segm": "masks", "boundary": "masks", "keypoints": "keypoints", "polygon": "polygons",

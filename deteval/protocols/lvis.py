@@ -47,11 +47,13 @@ import numpy as np
 
 from .._deprecation import DeprecatedAlias
 from .._sorting import descending_rank, lexorder
+from .._validation import area_ranges
 from ..data import Dataset, Detections
 from ..io.coco import read_coco_results
 from ..io.lvis import FREQUENCIES, LVISGroundTruth, read_lvis_gt
 from ..matching import MatchTable, match_detections, rank_within_groups
 from ._coco_stages import accumulate_table, pair_similarity
+from ._results import AREA_COLUMNS, mean_valid, per_class_rows, stat_by_name, summary_dict
 from .coco import COCOParams
 
 __all__ = ["LVIS", "LVIS_STAT_NAMES", "LVISParams", "LVISResult", "evaluate_lvis"]
@@ -114,11 +116,8 @@ class LVISParams:
             raise ValueError(f"max_detections must be a positive integer (detections kept "
                              f"per image); got {m!r}")
         set_(self, "max_detections", int(m))
-        ranges = np.asarray(self.area_ranges, dtype=np.float64)
-        if ranges.ndim != 2 or ranges.shape[1] != 2 or len(ranges) == 0:
-            raise ValueError(f"area_ranges must be a list of (lo, hi) pairs; "
-                             f"got {self.area_ranges!r}")
-        set_(self, "area_ranges", tuple((float(lo), float(hi)) for lo, hi in ranges))
+        ranges = area_ranges(self.area_ranges)
+        set_(self, "area_ranges", ranges)
         labels = tuple(str(label) for label in self.area_labels)
         if len(labels) != len(ranges) or len(set(labels)) != len(labels):
             raise ValueError(f"area_labels must give one distinct label per area range "
@@ -216,10 +215,7 @@ class LVISResult:
 
     def stat(self, name: str) -> float:
         """One of the stats by name (``"AP"``, ``"APr"``, ... see ``stat_names``)."""
-        names = self.stat_names
-        if name not in names:
-            raise KeyError(f"unknown stat {name!r}; choose one of {', '.join(names)}")
-        return float(self.stats[names.index(name)])
+        return stat_by_name(self.stat_names, self.stats, name)
 
     @property
     def summary_lines(self) -> list[str]:
@@ -249,31 +245,17 @@ class LVISResult:
         ``APs``, ``APm``, ``APl``, ``AR`` (at ``max_detections`` per image), ``n_gt`` and
         ``n_detections``; -1 where undefined (no ground truth in that area range).
         """
-        columns = (("AP", None, "all"), ("AP50", 0.5, "all"), ("AP75", 0.75, "all"),
-                   ("APs", None, "small"), ("APm", None, "medium"), ("APl", None, "large"))
-        rows = []
-        for k, cid in enumerate(self.category_ids.tolist()):
-            row: dict[str, Any] = {"category_id": cid, "name": self.category_names[k],
-                                   "frequency": self.frequency[k]}
-            for label, iou, area in columns:
-                row[label] = _mean_valid(_select(self.precision, self.params, iou, area, [k]))
-            row["AR"] = _mean_valid(_select(self.recall, self.params, None, "all", [k]))
-            row["n_gt"] = int(self.n_gt[k])
-            row["n_detections"] = int(self.n_detections[k])
-            rows.append(row)
-        return rows
+        p = self.params
+        return per_class_rows(
+            self.category_ids, {"name": self.category_names, "frequency": self.frequency},
+            AREA_COLUMNS,
+            lambda iou, area, k: mean_valid(_select(self.precision, p, iou, area, [k])),
+            ("AR", lambda k: mean_valid(_select(self.recall, p, None, "all", [k]))),
+            {"n_gt": self.n_gt, "n_detections": self.n_detections})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: stats (in order and named), summary lines, per-class table."""
-        return {
-            "stats": [float(s) for s in self.stats],
-            "stats_named": self.stats_named,
-            "summary": self.summary_lines,
-            "per_class": self.per_class(),
-            "notes": list(self.notes),
-            "params": {k: (list(v) if isinstance(v, tuple) else v)
-                       for k, v in dataclasses.asdict(self.params).items()},
-        }
+        return summary_dict(self)
 
 
 def _select(values: np.ndarray, p: LVISParams, iou: float | None, area: str,
@@ -289,11 +271,6 @@ def _select(values: np.ndarray, p: LVISParams, iou: float | None, area: str,
     # Two index lists at once, as lvis-api indexes (labels are distinct: one area index).
     return values[:, :, categories, area_index] if values.ndim == 4 else \
         values[:, categories, area_index]
-
-
-def _mean_valid(values: np.ndarray) -> float:
-    valid = values[values > -1]
-    return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
 
 def _top_per_image(image_index: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
@@ -392,7 +369,7 @@ def evaluate_lvis(gt: Any, dt: Any, *, iou_type: str | None = None,
     frequency = tuple(lvis.frequency[row] for row in sel.category_rows.tolist())
     groups = [[k for k in range(n_k) if frequency[k] == f] for f in FREQUENCIES]
     stats = np.array([
-        _mean_valid(_select(precision if is_ap else recall, p, iou, area,
+        mean_valid(_select(precision if is_ap else recall, p, iou, area,
                             None if group is None else groups[group]))
         for is_ap, iou, area, group in _STAT_SPECS])
     names = tuple(dataset.categories.names[row] for row in sel.category_rows.tolist())

@@ -71,6 +71,7 @@ from .._inputs import load_pair
 from ..ap import AP_METHODS
 from ..data import Dataset, Detections
 from ..matching import MatchTable
+from ._results import params_dict
 from ._voc_stages import (  # noqa: F401 (_round_as_text: imported from here by tests)
     VOCContext,
     VOCState,
@@ -365,8 +366,7 @@ class VOCResult:
                 return {k: clean(v) for k, v in value.items()}
             return value
 
-        params = {k: (list(v) if isinstance(v, tuple) else v)
-                  for k, v in dataclasses.asdict(self.params).items()}
+        params = params_dict(self.params)
         return clean({
             "iou_thresholds": list(self.params.iou_thresholds),
             "map": self.map.tolist(),

@@ -1,6 +1,6 @@
 """Polygon segmentations as pycocotools rasterises them: structure and number checks, the
-bound on what a polygon may cost, and the rasterisation itself (private to
-:mod:`deteval.masks`).
+bound on what a polygon may cost, and the rasterisation itself (used by
+:mod:`deteval.masks.segmentations`).
 
 pycocotools' ``rleFrPoly`` scales every coordinate by 5, casts it to a C ``int`` and walks
 every edge point by point at that scale: an edge costs ``5 * max(|dx|, |dy|)`` points (16
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import FormatError
+from ..errors import FormatError
 
 __all__ = ["COORDINATE_LIMIT", "MIN_MARGIN", "check_polygon_extent", "polygon_arrays",
            "polygon_parts_of", "rasterise"]

@@ -1,0 +1,416 @@
+"""Compressed RLE strings: decoding, checking, and the areas and boxes of their runs.
+
+pycocotools' compressed ``counts`` strings use a 6-bit, delta-coded alphabet ``'0'..'o'``.
+pycocotools reads malformed strings without complaint and returns numbers from beyond the end
+of the mask; here every string is decoded, vectorised over all masks at once, and refused
+(a :class:`~deteval.errors.FormatError` naming the file and record) when it has a character
+outside the alphabet, ends inside a number, holds a number of more than 7 characters, or has
+runs that do not add up to ``h * w``. The areas and boxes come from the runs decoded, equal to
+pycocotools' ``area`` and ``toBbox`` (docs/protocols/coco.md §5.3).
+
+Examples
+--------
+>>> compressed_areas(["52", "0::0"], [[7, 1], [6, 5]]).tolist()
+[2, 20]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import FormatError
+
+__all__ = ["compressed_areas", "compressed_masks", "decode_counts"]
+
+_MAX_DIGITS = 7  # 35 bits: more than any run of a mask below 2**32 pixels needs
+
+
+
+def _record(records: Sequence[str] | None, i: int) -> str:
+    return records[i] if records is not None else f"mask {i}"
+
+
+def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | None = None,
+                  records: Sequence[str] | None = None,
+                  lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Decode compressed RLE strings, all at once.
+
+    Parameters
+    ----------
+    strings : sequence of bytes, or sequence of str
+        The ``counts`` strings (pycocotools' 6-bit, delta-coded alphabet ``'0'..'o'``), all
+        of one type.
+    source, records : optional
+        Named in errors: the file, and a label per string (default ``"mask i"``).
+    lengths : ndarray of int, shape (len(strings),), optional
+        ``len`` of each string, when the caller has it already.
+
+    Returns
+    -------
+    counts : ndarray of int64, shape (total,)
+        The run lengths of every string, concatenated (values as pycocotools stores them:
+        uint32).
+    offsets : ndarray of int64, shape (len(strings) + 1,)
+        ``counts[offsets[i]:offsets[i + 1]]`` are the runs of string ``i``.
+
+    Raises
+    ------
+    FormatError
+        A character outside ``'0'..'o'``, a string that ends inside a number, or a number of
+        more than 7 characters.
+
+    Examples
+    --------
+    >>> counts, offsets = decode_counts([b"0::0", b"52"])
+    >>> counts.tolist(), offsets.tolist()
+    ([0, 10, 10, 10, 5, 2], [0, 4, 6])
+    """
+    # Callers decode in chunks (see _totals_and_areas): int64 running sums stay far from
+    # overflow.
+    n = len(strings)
+    if lengths is None:
+        lengths = np.fromiter(map(len, strings), np.int64, n)
+    string_ends = np.cumsum(lengths)
+    if n and isinstance(strings[0], str):
+        text = "".join(strings)
+        if not text.isascii():                     # each character one byte below
+            at = next(i for i, c in enumerate(text) if ord(c) > 127)
+            raise FormatError("compressed RLE 'counts' has a character outside '0'..'o' "
+                              "(a non-ASCII character); is it a compressed RLE string?",
+                              source=source, record=_record(
+                                  records, int(np.searchsorted(string_ends, at, side="right"))))
+        joined = text.encode("ascii")
+    else:
+        joined = b"".join(strings)
+
+    def owner(char_index: int) -> str:
+        return _record(records, int(np.searchsorted(string_ends, char_index, side="right")))
+
+    raw = np.frombuffer(joined, dtype=np.uint8)
+    if len(raw) == 0:                                # only empty strings: no runs at all
+        return np.zeros(0, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
+    if ((raw - np.uint8(48)) > 63).any():           # below '0' wraps around to >= 208
+        bad = np.flatnonzero((raw < 48) | (raw > 111))
+        byte = int(raw[bad[0]])
+        shown = repr(chr(byte)) if byte < 128 else "a non-ASCII character"
+        raise FormatError(f"compressed RLE 'counts' has a character outside '0'..'o' "
+                          f"({shown}); is it a compressed RLE string?",
+                          source=source, record=owner(bad[0]))
+    # A character is 48 + 6 bits: bit 5 says "more characters follow", bits 0-4 are the
+    # next 5 bits of the number, least significant first; bit 4 of the last one is the sign.
+    last = raw < 80                                  # no continuation bit: a number ends
+    truncated = np.flatnonzero((lengths > 0) & ~last[np.maximum(string_ends - 1, 0)])
+    if len(truncated):
+        raise FormatError("compressed RLE 'counts' ends in the middle of a number (truncated "
+                          "string?)", source=source, record=_record(records, int(truncated[0])))
+    number_ends = np.flatnonzero(last)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets[1:] = np.searchsorted(number_ends, string_ends)
+    m = len(number_ends)
+    if m == 0:
+        return np.zeros(0, dtype=np.int64), offsets
+    # Horner's rule from each number's last (most significant, signed) character down: the
+    # last character's 5 bits as a signed value (shifted into an int8's top bits and back),
+    # then * 32 plus each earlier character's 5 bits while the character before is a
+    # continuation. (The first character overall cannot be preceded by one: position -1
+    # reads the final character, which ends a number.)
+    top = np.frombuffer(joined, dtype=np.uint8).take(number_ends) - np.uint8(48)
+    value = ((top << np.uint8(3)).view(np.int8) >> np.int8(3)).astype(np.int64)
+    at = number_ends - 1
+    longer = np.flatnonzero(~last[at])               # numbers of 2+ characters
+    at = at[longer]
+    j = 1
+    while len(longer):
+        if j >= _MAX_DIGITS:
+            raise FormatError(f"compressed RLE 'counts' holds a number of more than "
+                              f"{_MAX_DIGITS} characters", source=source, record=owner(at[0]))
+        value[longer] = value[longer] * 32 + (raw.take(at) - np.uint8(80))
+        if j == _MAX_DIGITS - 1:
+            seven = longer                           # numbers of 7 characters, if any
+        at -= 1
+        more = ~last[at]
+        longer, at = longer[more], at[more]
+        j += 1
+    if j == _MAX_DIGITS:
+        # pycocotools sign-extends with `-1 << 5 * k` on a C int: for k == 7 the shift is
+        # taken modulo 32 (x86), so a negative 7-character number keeps its low 3 bits
+        # only, (x & 7) - 8. Read it the same way, so that the masks are the reference's
+        # (such strings then rarely add up, and are refused below).
+        negative = seven[value[seven] < 0]
+        value[negative] = (value[negative] & 7) - 8
+    # Index i >= 3 adds the stored number at i - 2: a running sum along each parity chain
+    # of a string (odd indices from 1; even ones from 0, index 2 restarting it). In each of
+    # the two global parity sequences, every string holds one contiguous segment (one of
+    # its chains), so one cumulative sum per sequence does all strings, once each segment's
+    # first element has the previous segment's total subtracted.
+    starts = offsets[:-1]
+    per_string = np.diff(offsets)
+    restart = starts[per_string >= 3]
+    value[restart + 2] -= value[restart]             # index 2 is stored as is
+    for parity, seg_start, seg_len in _parity_segments(offsets):
+        seq = value[parity::2]
+        first = seg_start[seg_len > 0]
+        if len(first) > 1:
+            seq[first[1:]] -= np.add.reduceat(seq, first)[:-1]
+        np.cumsum(seq, out=seq)
+    counts = value
+    # pycocotools stores each run as a uint32; a run outside [0, 2**32) is malformed.
+    if counts.min() < 0 or counts.max() >= 2**32:
+        bad = np.flatnonzero((counts < 0) | (counts >= 2**32))
+        k = int(np.searchsorted(offsets, bad[0], side="right")) - 1
+        raise FormatError(f"compressed RLE 'counts' decodes to a run length of "
+                          f"{int(counts[bad[0]])} (run {int(bad[0] - offsets[k])}); run "
+                          "lengths are 0 to 2**32 - 1", source=source,
+                          record=_record(records, k))
+    return counts, offsets
+
+
+def _parity_segments(offsets: np.ndarray):
+    """Per global parity: where each string's elements of that parity start, and how many.
+
+    Yields ``(parity, start, length)``, ``start`` and ``length`` of shape (n_strings,),
+    ``start`` an index into ``array[parity::2]``.
+    """
+    starts, ends = offsets[:-1], offsets[1:]
+    even_start = (starts + 1) // 2
+    odd_start = starts // 2
+    yield 0, even_start, (ends + 1) // 2 - even_start
+    yield 1, odd_start, ends // 2 - odd_start
+
+
+_CHUNK = 120_000  # characters decoded at a time: bounded memory, cache-friendly arrays
+
+
+class _Labels:
+    """Record labels made only when an error needs one."""
+
+    def __init__(self, make: Callable[[int], str], offset: int = 0):
+        self.make, self.offset = make, offset
+
+    def __getitem__(self, i: int) -> str:
+        return self.make(self.offset + i)
+
+
+def _run_sums(counts: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per string: the sum of all runs and of the odd (foreground) runs."""
+    n = len(offsets) - 1
+    sums = []
+    for parity, seg_start, seg_len in _parity_segments(offsets):
+        total = np.zeros(n, dtype=np.int64)
+        filled = seg_len > 0
+        if filled.any():
+            total[filled] = np.add.reduceat(counts[parity::2], seg_start[filled])
+        sums.append(total)
+    # A string's odd (local) runs sit at the global parity opposite to its first element's.
+    odd_local = np.where(offsets[:-1] % 2 == 0, sums[1], sums[0])
+    return sums[0] + sums[1], odd_local
+
+
+def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
+               widths: np.ndarray) -> np.ndarray:
+    """pycocotools' ``toBbox`` of decoded strings: ``[x, y, w, h]`` per string, (n, 4).
+
+    As pycocotools 2.0.11: the (background, foreground) run pairs are read, a trailing
+    background run is not; a pair whose foreground run is empty is skipped; a string with
+    no pair gives zeros, one with pairs but no foreground pixel gives the routine's
+    unsigned leftovers ``[w, h, 2**32 + 1 - w, 2**32 + 1 - h]`` (modulo 2**32). A run
+    crossing from one column into the next makes the box the mask's full height.
+    """
+    n = len(offsets) - 1
+    out = np.zeros((n, 4), dtype=np.float64)
+    pairs = np.diff(offsets) // 2
+    total = int(pairs.sum())
+    if total == 0:
+        return out
+    first = np.cumsum(pairs) - pairs                 # each string's first pair
+    fg_index = 2 * np.arange(total) + np.repeat(offsets[:-1] + 1 - 2 * first, pairs)
+    fg = counts.take(fg_index)
+    step = counts.take(fg_index - 1) + fg            # background then foreground
+    has = pairs > 0
+    begin = first[has]
+    if len(begin) > 1:                               # restart the running sum per string
+        step[begin[1:]] -= np.add.reduceat(step, begin)[:-1]
+    end = np.cumsum(step)                            # one past each foreground run
+    start = end - fg
+    h = heights.astype(np.float64)
+    inv = 1.0 / np.maximum(h, 1.0)
+    h_run, inv_run = np.repeat(h, pairs), np.repeat(inv, pairs)
+    # Exact integer column and row: (p + 0.5) / h is >= 0.5 / h away from an integer,
+    # far more than the rounding error for any p < 2**49.
+    column = np.floor((start + 0.5) * inv_run)
+    row = start - column * h_run
+    below = row + fg                                 # one past the run's last row
+    valid = fg > 0
+    if valid.all():
+        low = start.take(begin)
+        high = end.take(np.cumsum(pairs[has]) - 1)
+        top = np.minimum.reduceat(row, begin)
+        bottom = np.maximum.reduceat(below, begin)
+        seen = np.ones(len(begin), dtype=bool)
+    else:
+        low = np.minimum.reduceat(np.where(valid, start, np.inf), begin)
+        high = np.maximum.reduceat(np.where(valid, end, -np.inf), begin)
+        top = np.minimum.reduceat(np.where(valid, row, np.inf), begin)
+        bottom = np.maximum.reduceat(np.where(valid, below, -np.inf), begin)
+        seen = np.isfinite(low)
+    h_has = h[has]
+    spans = bottom > h_has                           # a run continues into the next column
+    top = np.where(spans, 0.0, top)
+    bottom = np.where(spans, h_has, bottom)
+    with np.errstate(invalid="ignore"):
+        x0 = np.floor((low + 0.5) * inv[has])
+        x1 = np.floor((high - 0.5) * inv[has])       # column of the last pixel
+    box = np.column_stack([x0, top, x1 - x0 + 1, bottom - top])
+    empty = ~seen
+    if empty.any():
+        w_has = widths[has].astype(np.int64)
+        hh = heights[has].astype(np.int64)
+        box[empty] = np.column_stack([w_has[empty], hh[empty], (1 - w_has[empty]) % 2**32,
+                                      (1 - hh[empty]) % 2**32])
+    out[has] = box
+    return out
+
+
+_MAX_PIXELS = 2**32  # pycocotools counts pixels, rows and columns in 32-bit unsigned ints
+_BOUNDED_PIXELS = 2**31  # larger masks: rleIou's 32-bit loop test can wrap (mask_iou_bound)
+
+
+def _check_sizes(heights: np.ndarray, widths: np.ndarray, source: str | None,
+                 labels: Callable[[int], str]) -> None:
+    """Refuse masks of 2**32 pixels or more (see :data:`_MAX_PIXELS`)."""
+    pixels = heights.astype(np.float64) * widths.astype(np.float64)   # exact where it matters
+    bad = np.flatnonzero((pixels >= _MAX_PIXELS) | (heights >= _MAX_PIXELS)
+                         | (widths >= _MAX_PIXELS))
+    if len(bad):
+        i = int(bad[0])
+        raise FormatError(_too_large(int(heights[i]), int(widths[i])), source=source,
+                          record=labels(i))
+
+
+def _too_large(h: int, w: int) -> str:
+    return (f"mask size {h}x{w} (h x w) is too large: pycocotools counts pixels in 32-bit "
+            "integers, so a mask must have fewer than 2**32 pixels (its results would wrap "
+            "around or crash)")
+
+
+def _too_many_for_bound(heights: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """Masks of more than 2**31 pixels, on which rleIou's loop test may wrap (bool, (n,))."""
+    return (np.asarray(heights, np.float64) * np.asarray(widths, np.float64)
+            > _BOUNDED_PIXELS)
+
+
+def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndarray,
+                      widths: np.ndarray, source: str | None, labels: Callable[[int], str],
+                      boxes: bool = False, unbounded: bool = False) -> Any:
+    """Check compressed strings chunk by chunk; returns each mask's pixel count.
+
+    Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``, and
+    the mask must have fewer than 2**32 pixels. The area is the sum of the odd (foreground)
+    runs, what pycocotools' ``area`` returns. With ``boxes``, also each mask's ``toBbox``
+    box (see :func:`_run_boxes`); with ``unbounded``, also whether pycocotools' IoU routine
+    may stop counting early on each mask (see :func:`mask_iou_bound`).
+    """
+    _check_sizes(heights, widths, source, labels)
+    areas = np.empty(len(strings), dtype=np.int64)
+    xywh = np.zeros((len(strings), 4), dtype=np.float64) if boxes else None
+    early = _too_many_for_bound(heights, widths) if unbounded else None
+    # Chunks of about _CHUNK characters keep every array of a chunk in cache.
+    lengths = np.fromiter(map(len, strings), np.int64, len(strings))
+    ends = np.cumsum(lengths)
+    cuts = np.searchsorted(ends, np.arange(_CHUNK, ends[-1] if len(ends) else 0, _CHUNK))
+    bounds = np.unique(np.r_[0, cuts, len(strings)])
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        counts, offsets = decode_counts(strings[lo:hi], source=source,
+                                        records=_Labels(labels, lo), lengths=lengths[lo:hi])
+        totals, areas[lo:hi] = _run_sums(counts, offsets)
+        expected = heights[lo:hi] * widths[lo:hi]
+        bad = np.flatnonzero(totals != expected)
+        if len(bad):
+            i = int(bad[0])
+            raise FormatError(f"RLE run lengths add up to {int(totals[i])} pixels; a "
+                              f"{int(heights[lo + i])}x{int(widths[lo + i])} mask needs "
+                              f"{int(expected[i])}", source=source, record=labels(lo + i))
+        if boxes:
+            xywh[lo:hi] = _run_boxes(counts, offsets, heights[lo:hi], widths[lo:hi])
+        if unbounded:
+            zero = np.flatnonzero(counts == 0)
+            if len(zero):
+                owner = np.searchsorted(offsets, zero, side="right") - 1
+                early[lo + owner[zero != offsets[owner]]] = True   # not a first run
+    out = (areas,) + ((xywh,) if boxes else ()) + ((early,) if unbounded else ())
+    return out if len(out) > 1 else areas
+
+
+
+def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray, *,
+                     source: str | None = None, labels: Callable[[int], str] | None = None,
+                     boxes: bool = False, unbounded: bool = False) -> Any:
+    """Check compressed RLE strings against their sizes; return their pixel counts.
+
+    Parameters
+    ----------
+    strings : sequence of str, or sequence of bytes
+        ``counts`` of each mask, all of one type.
+    sizes : ndarray of int, shape (n, 2)
+        ``[h, w]`` of each mask.
+    source, labels : optional
+        Named in errors: the file, and a function from row to record label.
+    boxes : bool
+        Also return each mask's box ``[x, y, w, h]``, equal to pycocotools' ``toBbox``
+        (computed from the runs already decoded rather than by a second parse in C).
+    unbounded : bool
+        Also return whether pycocotools' IoU routine may stop counting early on each mask:
+        an empty run after the first, or more than 2**31 pixels (see
+        :func:`mask_iou_bound`).
+
+    Returns
+    -------
+    areas : ndarray of int64, shape (n,)
+        Pixel counts (pycocotools' ``area``).
+    xywh : ndarray of float64, shape (n, 4)
+        Only with ``boxes``.
+    unbounded : ndarray of bool, shape (n,)
+        Only with ``unbounded``.
+
+    Raises
+    ------
+    FormatError
+        As :func:`decode_counts`; runs that do not add up to ``h * w``; a mask of 2**32
+        pixels or more (pycocotools' counters are 32-bit).
+
+    Examples
+    --------
+    >>> compressed_areas(["52", "0::0"], [[7, 1], [6, 5]]).tolist()
+    [2, 20]
+    >>> compressed_areas(["52", "0::0"], [[7, 1], [6, 5]], boxes=True)[1].tolist()
+    [[0.0, 5.0, 1.0, 2.0], [0.0, 0.0, 5.0, 6.0]]
+    """
+    sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
+    labels = labels if labels is not None else (lambda i: f"mask {i}")
+    return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels, boxes=boxes,
+                             unbounded=unbounded)
+
+
+def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,
+                     labels: Callable[[int], str] | None = None) -> tuple:
+    """:func:`compressed_areas`, and the masks as dicts.
+
+    Returns ``(masks, areas)``: an object array of ``{"size": [h, w], "counts": string}``
+    (the strings as given) and the int64 pixel counts.
+
+    Examples
+    --------
+    >>> masks, areas = compressed_masks([b"52", b"0::0"], [[7, 1], [6, 5]])
+    >>> areas.tolist(), masks[0]
+    ([2, 20], {'size': [7, 1], 'counts': b'52'})
+    """
+    sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
+    areas = compressed_areas(strings, sizes, source=source, labels=labels)
+    masks = np.empty(len(strings), dtype=object)
+    masks[:] = [{"size": size, "counts": string}
+                for size, string in zip(sizes.tolist(), strings)]
+    return masks, areas
+
