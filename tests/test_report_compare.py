@@ -148,3 +148,22 @@ def test_a_panel_added_to_the_list_shows_and_writes_its_numbers(runs, tmp_path):
     assert '<a href="#images-count">Images</a>' in page
     payload = json.loads((tmp_path / "results.json").read_text())
     assert payload["panels"] == {"images-count": {"n": 24}}
+
+
+def test_cli_single_file(runs, tmp_path):
+    folder = runs["folder"]
+    out, err = io.StringIO(), io.StringIO()
+    target = tmp_path / "report.html"
+    code = main(["report", str(folder / "gt.json"), str(folder / "a.json"), "--images",
+                 str(runs["images"]), "--gallery", "2", "--single-file", "--out", str(target)],
+                stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    assert out.getvalue() == f"deteval report: {target.resolve()}\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+    assert target.read_text().count('src="data:image/jpeg;base64,') == len(json.loads(re.search(
+        r'id="results-json">(.*?)</script>', target.read_text(), re.S).group(1))[
+        "gallery"]["images"]) > 0
+    err = io.StringIO()
+    assert main(["report", str(folder / "gt.json"), str(folder / "a.json"), "--single-file",
+                 "--out", str(tmp_path)], stdout=io.StringIO(), stderr=err) == 1
+    assert "it is a folder" in err.getvalue()
