@@ -145,16 +145,16 @@ COCO_COLUMNS = (
     ("APm", "APm", "ratio", "AP of medium objects"),
     ("APl", "APl", "ratio", "AP of large objects (area > 96²)"),
     ("AR100", "AR100", "ratio", "average recall, maxDets 100"),
-    ("n_gt", "objects", "int", "ground-truth objects (crowd regions included)"),
-    ("n_detections", "detections", "int", "detections evaluated"),
+    ("n_gt", "objs", "int", "ground-truth objects (crowd regions included)"),
+    ("n_detections", "dets", "int", "detections evaluated"),
 )
 VOC_COLUMNS = (
     ("name", "class", "text", "category name"),
     ("category_id", "id", "int", "category id"),
     ("AP", "AP", "ratio", "the protocol's AP of the class"),
-    ("n_gt", "objects", "int", "objects that are not difficult (npos)"),
-    ("n_difficult", "difficult", "int", "difficult objects"),
-    ("n_detections", "detections", "int", "detections evaluated"),
+    ("n_gt", "objs", "int", "objects that are not difficult (npos)"),
+    ("n_difficult", "diff.", "int", "difficult objects"),
+    ("n_detections", "dets", "int", "detections evaluated"),
     ("voc_tp", "VOC TP", "int", "true positives by the VOC rule (all scores)"),
     ("voc_fp", "VOC FP", "int", "false positives by the VOC rule (all scores)"),
 )
@@ -163,8 +163,8 @@ OPERATING_COLUMNS = (
     ("fp", "FP", "int", "false positives at the score threshold (wrong class, background, "
      "duplicates)"),
     ("fn", "FN", "int", "missed or confused objects at the score threshold"),
-    ("precision", "precision", "ratio", "precision at the score threshold"),
-    ("recall", "recall", "ratio", "recall at the score threshold"),
+    ("precision", "prec.", "ratio", "precision at the score threshold"),
+    ("recall", "rec.", "ratio", "recall at the score threshold"),
     ("f1", "F1", "ratio", "F1 at the score threshold"),
     ("best_f1", "best F1", "ratio", "the highest F1 of the class over score thresholds"),
     ("best_f1_score", "at score", "score", "the score threshold of the best F1"),

@@ -37,15 +37,15 @@ table { border-collapse: separate; border-spacing: 0; background: white; margin:
         font-size: 13px; }
 caption { text-align: left; caption-side: top; padding: 0 0 4px; }
 th, td { border-right: 1px solid var(--line); border-bottom: 1px solid var(--line);
-         padding: 2px 6px; }
+         padding: 2px 4px; }
 tr > :first-child { border-left: 1px solid var(--line); }
 thead th { border-top: 1px solid var(--line); }
 th { background: var(--head); text-align: left; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 table.sortable th { cursor: pointer; user-select: none; white-space: nowrap; }
-table.sortable th::after { content: " \\2195"; color: #9aa3b2; }
-table.sortable th[aria-sort="ascending"]::after { content: " \\2191"; color: var(--fg); }
-table.sortable th[aria-sort="descending"]::after { content: " \\2193"; color: var(--fg); }
+table.sortable th::after { content: "\\2195"; color: #9aa3b2; font-size: 0.8em; }
+table.sortable th[aria-sort="ascending"]::after { content: "\\2191"; color: var(--fg); }
+table.sortable th[aria-sort="descending"]::after { content: "\\2193"; color: var(--fg); }
 .scroll { overflow-x: auto; max-width: 100%; }
 /* The per-class table scrolls in its box: the header row stays on top, the class column
    on the left. */
@@ -53,7 +53,7 @@ table.sortable th[aria-sort="descending"]::after { content: " \\2193"; color: va
 .table-box table { margin: 0; }
 .table-box thead th { position: sticky; top: 0; z-index: 2; }
 .table-box td:first-child, .table-box th:first-child { position: sticky; left: 0; z-index: 1;
-  white-space: nowrap; max-width: 14em; overflow: hidden; text-overflow: ellipsis; }
+  white-space: nowrap; max-width: 12em; overflow: hidden; text-overflow: ellipsis; }
 .table-box thead th:first-child { z-index: 3; }
 .table-box td:first-child { background: white; }
 tr.pick { cursor: pointer; }
