@@ -148,6 +148,17 @@ def test_report_at_1280_pixels(browser, reports, n_classes):
                      ".find(r => !r.hidden).click(); })()")
     expected = [e for e in payload["gallery"]["images"] if k in e["tags"]["classes"]]
     assert len(browser.evaluate(VISIBLE_SHOTS)) == len(expected) > 0
+    # A click on an error count shows the images with that error; the search box finds an
+    # image by its file name.
+    kind = payload["gallery"]["images"][0]["tags"]["errors"][0]
+    key = "fn" if kind == "missed" else kind
+    browser.evaluate(f"document.querySelector('#outcome-table td[data-key={key}]').click()")
+    expected = [e for e in payload["gallery"]["images"] if kind in e["tags"]["errors"]]
+    assert len(browser.evaluate(VISIBLE_SHOTS)) == len(expected) > 0
+    name = payload["gallery"]["images"][-1]["file_name"]
+    browser.evaluate(f"(() => {{ const i = document.getElementById('gallery-search'); "
+                     f"i.value = '{name}'; i.dispatchEvent(new Event('input')); }})()")
+    assert len(browser.evaluate(VISIBLE_SHOTS)) == 1
     _screenshot_is_not_blank(browser)
     assert problems(browser.events[first:]) == []
 
