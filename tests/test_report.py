@@ -182,10 +182,14 @@ def test_coco_report_files(coco_report):
     folder = index.parent
     assert index.name == "index.html"
     names = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    assert {"index.html", "results.json", "pr_curves.png", "f1_curve.png", "confusion.png",
-            "ap_bars.png"} <= names
-    assert sorted(n for n in names if n.startswith("gallery/")) == [
-        f"gallery/{i:04d}.jpg" for i in range(1, 5)]
+    payload = json.loads((folder / "results.json").read_text())
+    pictures = {entry[key] for entry in payload["gallery"]["images"] for key in ("file", "thumb")}
+    # The figures are inline; the folder holds the page, the numbers, the manifest and the
+    # gallery's drawings and thumbnails, nothing else.
+    assert names == {"index.html", "results.json", ".deteval-report.json"} | pictures
+    assert len(pictures) == 2 * len(payload["gallery"]["images"])
+    manifest = json.loads((folder / ".deteval-report.json").read_text())
+    assert {entry["path"] for entry in manifest["files"]} == names - {".deteval-report.json"}
 
 
 def test_coco_report_numbers_are_the_protocols(coco_report, scene):
@@ -216,13 +220,16 @@ def test_coco_report_gallery_and_skipped_images(coco_report, scene):
     assert "cannot be read" in gallery["skipped"][1]["reason"]
     warning, = coco_report["warnings"]
     assert names[0] in warning and names[2] in warning and "2 image(s) skipped" in warning
-    # The next images by errors took their place, most errors first.
+    # The next images by errors took their place, most errors first; examples of the top
+    # confusions follow them.
     expected = [worst[i] for i in (1, 3, 4, 5)]
-    assert [e["file_name"] for e in gallery["images"]] == [names[i] for i in (1, 3, 4, 5)]
-    assert [e["errors"] for e in gallery["images"]] == [
-        int(outcomes.errors_per_image[i]) for i in expected]
+    roles = [e["role"] for e in gallery["images"]]
+    assert roles == ["worst"] * 4 + ["example"] * (len(roles) - 4)
+    shown = gallery["images"][:4]
+    assert [e["file_name"] for e in shown] == [names[i] for i in (1, 3, 4, 5)]
+    assert [e["errors"] for e in shown] == [int(outcomes.errors_per_image[i]) for i in expected]
     assert [e["counts"] for e in gallery["images"]] == [
-        outcomes.counts(image_index=i) for i in expected]
+        outcomes.counts(image_index=e["image_index"]) for e in gallery["images"]]
     assert [e["key"] for e in gallery["legend"]] == ["tp", "duplicate", "wrong_class",
                                                      "localization", "background", "fn",
                                                      "ignored"]
@@ -230,7 +237,8 @@ def test_coco_report_gallery_and_skipped_images(coco_report, scene):
     text = "".join(page.text)
     for entry in gallery["images"]:
         assert f"{entry['errors']} errors" in text
-        assert page.links.count(entry["file"]) == 2   # shown, and linked at full size
+        # The thumbnail shown, the drawing linked at full size.
+        assert page.links.count(entry["thumb"]) == 1 and page.links.count(entry["file"]) == 1
     for skipped in gallery["skipped"]:
         assert skipped["image"] in text
 
@@ -428,7 +436,11 @@ def test_voc2007_report_on_the_shared_sample(voc_sample_dir, tmp_path):
     assert [row["AP"] for row in payload["per_class"]] == result.ap[0].tolist()
     assert [row["voc_tp"] for row in payload["per_class"]] == result.tp[0].tolist()
     assert [row["n_gt"] for row in payload["per_class"]] == result.n_positives.tolist()
-    assert len(payload["gallery"]["images"]) == 3 and payload["gallery"]["skipped"] == []
+    roles = [entry["role"] for entry in payload["gallery"]["images"]]
+    # 3 worst images, then at most 3 // 2 examples of the top confusions.
+    assert roles[:3] == ["worst"] * 3 and roles[3:] == ["example"] * (len(roles) - 3) \
+        and len(roles) <= 4
+    assert payload["gallery"]["skipped"] == []
     for entry in payload["gallery"]["images"]:
         assert (tmp_path / entry["file"]).is_file()
         assert entry["file_name"].endswith(".jpg")

@@ -1,244 +1,219 @@
-"""The report in a real browser: headless Chromium opens index.html from disk, runs its
-script without an error, loads every picture without a failed or outside request, sorts the
-per-class table on a click and renders a non-blank page.
-
-Chromium is driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``: JSON
-messages ending in NUL on file descriptors 3 and 4), which needs nothing beyond the
-standard library. Skipped when Chromium is not installed (``.ci/run`` installs Debian's
-``chromium`` when it can).
-"""
+"""The report in a real browser (headless Chromium, driven over the DevTools protocol by the
+helper module ``chromium.py``): at 1280x800 the pages of reports on 20, 80 and 1,203 classes
+run their script without an error, load every picture from the folder and nothing from
+anywhere else, do not overflow sideways, keep the figures' texts apart, sort and page the
+per-class table, and show a confusion cell's images when the cell is clicked; the
+single-file page makes no request beyond itself; a comparison of two runs renders too.
+Skipped when Chromium is not installed."""
 
 from __future__ import annotations
 
 import base64
 import io
 import json
-import os
-import select
-import shutil
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-import numpy as np
 import pytest
+import reportgen
+from chromium import CHROMIUM, DEADLINE, SKIP_REASON, open_page, problems, start
 
-pytest.importorskip("matplotlib", reason="reports need matplotlib (pip install 'deteval[plot]')")
+pytest.importorskip("PIL", reason="the gallery needs Pillow")
 
 from deteval.demo import make_demo  # noqa: E402
-from deteval.report import write_report  # noqa: E402
+from deteval.report import compare_report, write_report  # noqa: E402
 
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)
 
-def _chromium() -> str | None:
-    found = shutil.which("chromium")
-    if found:
-        return found
-    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
+# Sizes of the generated scenes: classes -> images (1,203 classes: LVIS's count).
+SCENES = {20: 40, 80: 60, 1203: 150}
 
+# Pairs of texts of one figure whose boxes overlap by more than a pixel each way.
+OVERLAPS = """
+(() => {
+  const found = [];
+  document.querySelectorAll("svg.plot").forEach((svg, s) => {
+    const boxes = Array.from(svg.querySelectorAll("text"))
+      .map(t => [t.textContent, t.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i][1], b = boxes[j][1];
+        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (w > 1 && h > 1) { found.push([s, boxes[i][0], boxes[j][0]]); }
+      }
+    }
+  });
+  return found.slice(0, 5);
+})()"""
 
-CHROMIUM = _chromium()
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="Chromium is not installed (/usr/bin/chromium or chromium on "
-    "PATH; Debian: apt-get install chromium)")
+PICTURES = """
+(async () => {
+  const images = Array.from(document.images);
+  images.forEach(i => { i.loading = "eager"; });
+  await Promise.all(images.map(i => i.complete ? null : new Promise(ok => {
+    i.addEventListener("load", ok); i.addEventListener("error", ok); })));
+  return images.map(i => [i.getAttribute("src").slice(0, 40), i.naturalWidth]);
+})()"""
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--mute-audio", "--window-size=1280,2000")
-DEADLINE = 20.0  # seconds for the whole browser session
-_LAUNCHER = """
-import fcntl, os, sys
-commands, replies = (fcntl.fcntl(int(fd), fcntl.F_DUPFD, 10) for fd in sys.argv[1:3])
-os.dup2(commands, 3)
-os.dup2(replies, 4)
-for fd in {int(sys.argv[1]), int(sys.argv[2]), commands, replies} - {3, 4}:
-    os.close(fd)
-os.execv(sys.argv[3], sys.argv[3:])
-"""
-
-
-class Browser:
-    """Chromium with the DevTools protocol on a pipe; one page session."""
-
-    def __init__(self, profile: Path, deadline: float) -> None:
-        self.deadline = deadline
-        self.log = profile.parent / "chromium.log"   # a file: a full pipe would block it
-        self._log_file = self.log.open("wb")
-        to_chrome_r, to_chrome_w = os.pipe()
-        from_chrome_r, from_chrome_w = os.pipe()
-        # A small Python launcher puts the pipe ends on descriptors 3 (commands) and 4
-        # (replies), where Chromium expects them, then becomes Chromium.
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCHER, str(to_chrome_r), str(from_chrome_w), CHROMIUM,
-             *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank"],
-            pass_fds=(to_chrome_r, from_chrome_w), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=self._log_file)
-        os.close(to_chrome_r)
-        os.close(from_chrome_w)
-        self.write_fd, self.read_fd = to_chrome_w, from_chrome_r
-        self.buffer = b""
-        self.next_id = 0
-        self.events: list[dict] = []
-        self.session: str | None = None
-
-    def _read_message(self) -> dict:
-        while b"\0" not in self.buffer:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("Chromium did not answer in time")
-            ready, _, _ = select.select([self.read_fd], [], [], left)
-            if ready:
-                chunk = os.read(self.read_fd, 1 << 20)
-                if not chunk:
-                    raise RuntimeError("Chromium closed the DevTools pipe: "
-                                       + self.stderr_tail())
-                self.buffer += chunk
-        message, self.buffer = self.buffer.split(b"\0", 1)
-        return json.loads(message)
-
-    def send(self, method: str, params: dict | None = None, *, session: bool = True) -> dict:
-        self.next_id += 1
-        message = {"id": self.next_id, "method": method, "params": params or {}}
-        if session and self.session:
-            message["sessionId"] = self.session
-        os.write(self.write_fd, json.dumps(message).encode() + b"\0")
-        while True:
-            reply = self._read_message()
-            if reply.get("id") == self.next_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
-            self.events.append(reply)
-
-    def wait_for(self, method: str) -> dict:
-        for event in self.events:
-            if event.get("method") == method:
-                return event
-        while True:
-            event = self._read_message()
-            self.events.append(event)
-            if event.get("method") == method:
-                return event
-
-    def evaluate(self, expression: str):
-        result = self.send("Runtime.evaluate", {"expression": expression,
-                                                "returnByValue": True, "awaitPromise": True})
-        if "exceptionDetails" in result:
-            raise AssertionError(f"{expression!r} failed: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def stderr_tail(self) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-10:])
-
-    def close(self) -> None:
-        try:
-            if self.process.poll() is None:
-                os.write(self.write_fd, json.dumps(
-                    {"id": 10**6, "method": "Browser.close"}).encode() + b"\0")
-                self.process.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait()
-            os.close(self.write_fd)
-            os.close(self.read_fd)
-            self._log_file.close()
+VISIBLE_SHOTS = ("Array.from(document.querySelectorAll('#gallery-grid figure'))"
+                 ".filter(f => !f.hidden).map(f => f.getAttribute('data-cells'))")
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    from PIL import Image, ImageDraw
-
-    gt, dt = make_demo(seed=2, n_images=8)
-    folder = tmp_path_factory.mktemp("browser")
-    images = folder / "images"
-    images.mkdir()
-    rng = np.random.default_rng(1)
-    for image in gt["images"]:
-        picture = Image.new("RGB", (image["width"], image["height"]), (90, 120, 150))
-        draw = ImageDraw.Draw(picture)
-        for _ in range(8):
-            x, y = rng.integers(0, 560), rng.integers(0, 400)
-            draw.rectangle([x, y, x + 70, y + 50],
-                           fill=tuple(int(v) for v in rng.integers(0, 255, 3)))
-        picture.save(images / image["file_name"])
-    return write_report(gt, dt, folder / "report", images_dir=images, gallery=4)
+def browser(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("chromium")
+    session = start(folder / "profile", time.monotonic() + DEADLINE)
+    yield session
+    session.close()
 
 
-def test_report_renders_in_chromium(report, tmp_path):
-    started = time.monotonic()
-    browser = Browser(tmp_path / "profile", started + DEADLINE)
-    try:
-        targets = browser.send("Target.getTargets")["targetInfos"]
-        pages = [t for t in targets if t["type"] == "page"]
-        target = pages[0]["targetId"] if pages else browser.send(
-            "Target.createTarget", {"url": "about:blank"})["targetId"]
-        browser.session = browser.send("Target.attachToTarget",
-                                       {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Runtime", "Log", "Network", "Page"):
-            browser.send(f"{domain}.enable")
-        browser.send("Page.navigate", {"url": report.resolve().as_uri()})
-        browser.wait_for("Page.loadEventFired")
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """Reports of the generated scenes (a small gallery: the pages, not the drawings, are
+    under test), keyed by the number of classes."""
+    folder = tmp_path_factory.mktemp("scenes")
+    out = {}
+    for n_classes, n_images in SCENES.items():
+        gt, dt = reportgen.make_scene(n_classes, n_images, seed=n_classes)
+        images = reportgen.write_images(gt, folder / f"images{n_classes}")
+        out[n_classes] = write_report(gt, dt, folder / f"report{n_classes}", images_dir=images,
+                                      gallery=4)
+    return out
 
-        assert browser.evaluate("document.body.dataset.ready") == "1", \
-            "the inline script did not run to its end"
-        # Every picture loads (lazy ones too) and has pixels.
-        loaded = browser.evaluate("""
-            (async () => {
-              const images = Array.from(document.images);
-              images.forEach(i => { i.loading = "eager"; });
-              await Promise.all(images.map(i => i.complete ? null : new Promise(ok => {
-                i.addEventListener("load", ok); i.addEventListener("error", ok); })));
-              return images.map(i => [i.getAttribute("src"), i.naturalWidth]);
-            })()""")
-        payload = json.loads((report.parent / "results.json").read_text())
-        assert len(loaded) == 4 + len(payload["gallery"]["images"])
-        assert all(width > 0 for _, width in loaded), loaded
 
-        # Sorting: a click on "AP" sorts ascending (undefined last), a second descending.
-        names = "Array.from(document.querySelectorAll('#per-class-table tbody tr'))" \
-                ".map(r => r.cells[0].textContent)"
-        rows = payload["per_class"]
-        by_ap = sorted((r for r in rows if r["AP"] >= 0), key=lambda r: r["AP"])
-        undefined = [r["name"] for r in rows if r["AP"] < 0]
-        browser.evaluate("document.querySelector('#per-class-table th[data-key=AP]').click()")
-        assert browser.evaluate(names) == [r["name"] for r in by_ap] + undefined
-        browser.evaluate("document.querySelector('#per-class-table th[data-key=AP]').click()")
-        assert browser.evaluate(names) == [r["name"] for r in reversed(by_ap)] + undefined
-        assert browser.evaluate(
-            "document.querySelector('#per-class-table th[data-key=AP]')"
-            ".getAttribute('aria-sort')") == "descending"
-
-        shot = browser.send("Page.captureScreenshot", {"format": "png"})
-        elapsed = time.monotonic() - started
-    finally:
-        browser.close()
-
+def _screenshot_is_not_blank(browser) -> None:
     from PIL import Image
 
+    shot = browser.send("Page.captureScreenshot", {"format": "png"})
     picture = Image.open(io.BytesIO(base64.b64decode(shot["data"]))).convert("RGB")
-    assert picture.width >= 1000
+    assert picture.size == (1280, 800)
     colours = picture.getcolors(maxcolors=1 << 20)
-    assert len(colours) > 500, f"a blank-looking page: {len(colours)} colours"
-    assert max(count for count, _ in colours) < 0.9 * picture.width * picture.height
+    assert len(colours) > 50, f"a blank-looking page: {len(colours)} colours"
 
-    problems = []
-    for event in browser.events:
-        method, params = event.get("method"), event.get("params", {})
-        if method == "Runtime.exceptionThrown":
-            problems.append(params["exceptionDetails"].get("text"))
-        elif method == "Runtime.consoleAPICalled" and params["type"] in ("error", "warning",
-                                                                          "assert"):
-            problems.append(f"console.{params['type']}: {params['args']}")
-        elif method == "Log.entryAdded" and params["entry"]["level"] in ("error", "warning"):
-            problems.append(f"log: {params['entry']['text']} {params['entry'].get('url')}")
-        elif method == "Network.loadingFailed":
-            problems.append(f"failed request: {params.get('errorText')}")
-        elif method == "Network.requestWillBeSent":
-            url = params["request"]["url"]
-            if not url.startswith(("file://", "data:")):
-                problems.append(f"request outside the folder: {url}")
-    assert problems == []
-    assert elapsed < DEADLINE
+
+def _click_top_confusion(browser, payload) -> None:
+    """Click the heatmap cell of the top confusion (it is in the heatmap: its classes are
+    the most confused ones); the gallery shows exactly the images holding that cell."""
+    top = payload["confusion_view"]["top"][0]
+    cell = f"{top['true']}:{top['pred']}"
+    expected = [e for e in payload["gallery"]["images"] if cell in e["tags"]["cells"]]
+    assert expected, "the gallery holds examples of the top confusion"
+    clicked = browser.evaluate(
+        f"(() => {{ const r = document.querySelector('rect.cell[data-true=\"{top['true']}\"]"
+        f"[data-pred=\"{top['pred']}\"]'); if (!r) return false; r.dispatchEvent("
+        "new MouseEvent('click', {bubbles: true})); return true; })()")
+    assert clicked, "the top confusion's cell is in the heatmap"
+    shown = browser.evaluate(VISIBLE_SHOTS)
+    assert len(shown) == len(expected)
+    assert all(cell in cells.split() for cells in shown)
+    status = browser.evaluate("document.getElementById('gallery-status').textContent")
+    assert status.startswith(f"{len(expected)} of {len(payload['gallery']['images'])} images")
+    browser.evaluate("document.getElementById('gallery-clear').click()")
+    assert len(browser.evaluate(VISIBLE_SHOTS)) == len(payload["gallery"]["images"])
+
+
+@pytest.mark.parametrize("n_classes", sorted(SCENES))
+def test_report_at_1280_pixels(browser, reports, n_classes):
+    index = reports[n_classes]
+    payload = json.loads((index.parent / "results.json").read_text())
+    first = open_page(browser, index.resolve().as_uri())
+    assert browser.evaluate("document.body.dataset.ready") == "1"
+    assert browser.evaluate("document.documentElement.scrollWidth") <= 1280
+    # The per-class table fits its box: no sideways scrolling at 1280 pixels.
+    assert browser.evaluate("(() => { const t = document.getElementById('per-class-table'); "
+                            "return t.offsetWidth <= t.parentNode.clientWidth; })()")
+    assert browser.evaluate(OVERLAPS) == []
+    pictures = browser.evaluate(PICTURES)
+    assert len(pictures) == len(payload["gallery"]["images"]) > 0
+    assert all(width > 0 for _, width in pictures), pictures
+    # The heatmap is bounded: at most 30 classes and Unknown.
+    n_shown = min(n_classes, 30) + 1
+    assert browser.evaluate("document.querySelectorAll('svg.heatmap text.label').length") \
+        == 2 * n_shown
+    # The per-class table: 50 rows at a time, a filter box that finds a class.
+    visible = "Array.from(document.querySelectorAll('#per-class-table tbody tr'))" \
+              ".filter(r => !r.hidden).map(r => r.cells[0].textContent)"
+    assert len(browser.evaluate(visible)) == min(n_classes, 50)
+    name = payload["per_class"][-1]["name"]
+    browser.evaluate(f"(() => {{ const i = document.querySelector('[data-pager] input'); "
+                     f"i.value = '{name}'; i.dispatchEvent(new Event('input')); }})()")
+    assert browser.evaluate(visible) == [name]
+    _click_top_confusion(browser, payload)
+    # A click on a class row shows the images holding that class.
+    k = payload["gallery"]["images"][0]["tags"]["classes"][0]
+    row = payload["per_class"][k]["name"]
+    browser.evaluate(f"(() => {{ const i = document.querySelector('[data-pager] input'); "
+                     f"i.value = '{row}'; i.dispatchEvent(new Event('input')); "
+                     "Array.from(document.querySelectorAll('#per-class-table tbody tr'))"
+                     ".find(r => !r.hidden).click(); })()")
+    expected = [e for e in payload["gallery"]["images"] if k in e["tags"]["classes"]]
+    assert len(browser.evaluate(VISIBLE_SHOTS)) == len(expected) > 0
+    # A click on an error count shows the images with that error; the search box finds an
+    # image by its file name.
+    kind = payload["gallery"]["images"][0]["tags"]["errors"][0]
+    key = "fn" if kind == "missed" else kind
+    browser.evaluate(f"document.querySelector('#outcome-table td[data-key={key}]').click()")
+    expected = [e for e in payload["gallery"]["images"] if kind in e["tags"]["errors"]]
+    assert len(browser.evaluate(VISIBLE_SHOTS)) == len(expected) > 0
+    name = payload["gallery"]["images"][-1]["file_name"]
+    browser.evaluate(f"(() => {{ const i = document.getElementById('gallery-search'); "
+                     f"i.value = '{name}'; i.dispatchEvent(new Event('input')); }})()")
+    assert len(browser.evaluate(VISIBLE_SHOTS)) == 1
+    _screenshot_is_not_blank(browser)
+    assert problems(browser.events[first:]) == []
+
+
+def test_sorting_in_chromium(browser, tmp_path):
+    gt, dt = make_demo(seed=2, n_images=8)
+    index = write_report(gt, dt, tmp_path / "report")
+    payload = json.loads((index.parent / "results.json").read_text())
+    first = open_page(browser, index.resolve().as_uri())
+    names = "Array.from(document.querySelectorAll('#per-class-table tbody tr'))" \
+            ".map(r => r.cells[0].textContent)"
+    rows = payload["per_class"]
+    by_ap = sorted((r for r in rows if r["AP"] >= 0), key=lambda r: r["AP"])
+    undefined = [r["name"] for r in rows if r["AP"] < 0]
+    header = "document.querySelector('#per-class-table th[data-key=AP]')"
+    browser.evaluate(f"{header}.click()")
+    assert browser.evaluate(names) == [r["name"] for r in by_ap] + undefined
+    browser.evaluate(f"{header}.click()")
+    assert browser.evaluate(names) == [r["name"] for r in reversed(by_ap)] + undefined
+    assert browser.evaluate(f"{header}.getAttribute('aria-sort')") == "descending"
+    assert problems(browser.events[first:]) == []
+
+
+def test_single_file_makes_no_request_beyond_itself(browser, tmp_path):
+    gt, dt = reportgen.make_scene(12, 20, seed=3)
+    images = reportgen.write_images(gt, tmp_path / "images")
+    page = write_report(gt, dt, tmp_path / "report.html", images_dir=images, gallery=4,
+                        single_file=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["images", "report.html"]
+    url = page.resolve().as_uri()
+    first = open_page(browser, url)
+    assert browser.evaluate("document.body.dataset.ready") == "1"
+    payload = json.loads(browser.evaluate(
+        "document.getElementById('results-json').textContent"))
+    pictures = browser.evaluate(PICTURES)
+    assert len(pictures) == len(payload["gallery"]["images"]) > 0
+    assert all(src.startswith("data:image/jpeg") and width > 0 for src, width in pictures)
+    _click_top_confusion(browser, payload)
+    requests = [e["params"]["request"]["url"] for e in browser.events[first:]
+                if e.get("method") == "Network.requestWillBeSent"]
+    assert set(requests) <= {url} or all(r == url or r.startswith("data:") for r in requests)
+    assert problems(browser.events[first:], allowed=(url, "data:")) == []
+
+
+def test_comparison_at_1280_pixels(browser, tmp_path):
+    gt, dt = reportgen.make_scene(80, 40, seed=4)
+    _, other = reportgen.make_scene(80, 40, seed=5)   # another detector on the same scene
+    images = reportgen.write_images(gt, tmp_path / "images")
+    index = compare_report(gt, dt, other, tmp_path / "report", images_dir=images, gallery=3,
+                           names=("first run", "second run"))
+    first = open_page(browser, index.resolve().as_uri())
+    assert browser.evaluate("document.body.dataset.ready") == "1"
+    assert browser.evaluate("document.documentElement.scrollWidth") <= 1280
+    assert browser.evaluate(OVERLAPS) == []
+    pictures = browser.evaluate(PICTURES)
+    assert len(pictures) == 6 and all(width > 0 for _, width in pictures)
+    _screenshot_is_not_blank(browser)
+    assert problems(browser.events[first:]) == []

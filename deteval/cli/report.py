@@ -21,16 +21,26 @@ def add_parser(commands) -> None:
         return int(text)
 
     report = commands.add_parser(
-        "report", help="write a self-contained HTML report: tables, plots, worst images",
+        "report", help="write a self-contained HTML report: tables, plots, worst images; "
+        "or compare two runs (GT DT_A DT_B)",
         description="Evaluate and write a self-contained HTML report into the folder --out "
-        "(index.html, results.json, the figures and gallery/; no network needed to view "
-        "it): the summary, a per-class table sorted by clicking a header, precision-recall, "
-        "F1 and per-class AP plots, the confusion matrix, and a gallery of the images with "
-        "the most errors drawn with their matches. --images names the images folder of the "
-        "gallery (and of readers that need image sizes). Needs matplotlib: pip install "
-        "'deteval[plot]'.")
+        "(index.html, results.json and gallery/; no network needed to view it): the "
+        "summary, a per-class table (sort, filter), precision-recall curves (the mean and "
+        "the best and worst classes), the F1 curve, AP per class, the confusion heatmap and "
+        "the top confusions, and a gallery of the images with the most errors drawn with "
+        "their matches; a click on a confusion, an error count or a class shows its images. "
+        "With a second detections file (GT DT_A DT_B) the report compares the two runs: "
+        "both side by side, their differences per number and per class, and the images where "
+        "they differ most. --images names the images folder of the gallery (and of readers "
+        "that need image sizes). --single-file writes one HTML file with everything "
+        "embedded. Running again into the same folder first deletes the files the previous "
+        "report wrote there (listed in .deteval-report.json), and no others.")
     report.add_argument("--out", required=True, metavar="DIR",
-                        help="folder to write the report into (created if needed)")
+                        help="folder to write the report into (created if needed); with "
+                        "--single-file, the HTML file")
+    report.add_argument("--single-file", action="store_true",
+                        help="write one self-contained HTML file (pictures and numbers "
+                        "embedded) for attaching to an issue or a pull request")
     add_protocol(report, default="coco", help="coco: pycocotools COCOeval; voc2007/voc2012: "
                  "the devkits (default: coco)")
     add_iou_threshold(report, help="IoU threshold of the curves, confusion matrix, error "
@@ -41,11 +51,17 @@ def add_parser(commands) -> None:
     report.add_argument("--gallery", type=gallery_size, default=24, metavar="N",
                         help="how many images to draw, most errors first (default: 24; "
                         "0: none)")
-    report.add_argument("--figure-format", choices=["png", "svg"], default="png",
-                        help="file format of the plots (default: png)")
+    report.add_argument("--figure-format", choices=["inline", "png", "svg"], default="inline",
+                        help="inline: figures drawn in the page; png/svg: also the "
+                        "matplotlib figures as files (needs deteval[plot]) (default: inline)")
     report.add_argument("--quiet", action="store_true",
                         help="no progress bar (it is shown only on a terminal anyway)")
     _add_input_options(report, GT_FORMATS, DETECTION_FORMATS)
+    report.add_argument("dt_b", metavar="DT_B", nargs="?",
+                        help="a second run's detections (same format as DT): compare the two")
+    report.add_argument("--run-names", nargs=2, metavar=("A", "B"),
+                        help="names of the two runs in a comparison (default: their file "
+                        "names)")
     report.set_defaults(parser=report)
 
 
@@ -54,9 +70,15 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     from .._progress import ProgressBar
     from ..errors import DetevalError
-    from ..report import write_report
+    from ..report import compare_report, write_report
 
-    check_outputs(args, folders=[("--out", args.out)])
+    single = args.single_file
+    outputs = {"files": [("--out", args.out)]} if single else {"folders": [("--out", args.out)]}
+    check_outputs(args, **outputs)
+    if args.dt_b is not None:
+        check_outputs(argparse.Namespace(**{**vars(args), "dt": args.dt_b}), **outputs)
+    elif args.run_names:
+        raise DetevalError("--run-names names the two runs of a comparison (GT DT_A DT_B)")
     # --images is the gallery's folder; it goes to the ground-truth reader only when that
     # format reads image sizes from it (a COCO file has them).
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
@@ -65,25 +87,48 @@ def run(args, out: TextIO, err: TextIO) -> int:
     if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
         reader_args.images = None
     inputs = _read_inputs(reader_args)
-    dataset, detections = inputs.dataset, inputs.detections
     run_checks(args, inputs, err)
+    settings = dict(images_dir=args.images, protocol=args.protocol,
+                    iou_threshold=args.iou_threshold, score_threshold=args.score_threshold,
+                    gallery=args.gallery, single_file=single)
     try:
         with ProgressBar(stream=err, quiet=args.quiet) as bar:
-            index = write_report(dataset, detections, args.out, images_dir=args.images,
-                                 protocol=args.protocol, iou_threshold=args.iou_threshold,
-                                 score_threshold=args.score_threshold, gallery=args.gallery,
-                                 figure_format=args.figure_format, progress=bar)
+            if args.dt_b is None:
+                index = write_report(inputs.dataset, inputs.detections, args.out,
+                                     figure_format=args.figure_format, progress=bar,
+                                     **settings)
+            else:
+                second = _read_inputs(argparse.Namespace(**{**vars(reader_args),
+                                                            "dt": args.dt_b}))
+                run_checks(args, second, err)
+                names = args.run_names or _run_names(args.dt, args.dt_b)
+                index = compare_report(inputs.dataset, inputs.detections, second.detections,
+                                       args.out, names=names, progress=bar, **settings)
     except ImportError as error:  # matplotlib missing: say which extra to install
         raise DetevalError(str(error)) from None
-    payload = json.loads((index.parent / "results.json").read_text(encoding="utf-8"))
-    first = payload["summary"]["rows"][0]
-    gallery = payload["gallery"]
     print(f"deteval report: {index.resolve()}", file=out)
+    if single:
+        return 0
+    payload = json.loads((index.parent / "results.json").read_text(encoding="utf-8"))
+    gallery = payload["gallery"]
     skipped = f", {len(gallery['skipped'])} skipped" if gallery["skipped"] else ""
-    value = "n/a" if first["value"] is None else f"{first['value']:.3f}"
-    if args.images is None:
-        drawn = "no gallery (no --images DIR)"
+    drawn = ("no gallery (no --images DIR)" if args.images is None
+             else f"{len(gallery['images'])} images in the gallery{skipped}")
+    if args.dt_b is None:
+        first = payload["summary"]["rows"][0]
+        value = "n/a" if first["value"] is None else f"{first['value']:.3f}"
+        print(f"{first['name']} = {value} ({args.protocol}); {drawn}", file=out)
     else:
-        drawn = f"{len(gallery['images'])} images in the gallery{skipped}"
-    print(f"{first['name']} = {value} ({args.protocol}); {drawn}", file=out)
+        first = payload["comparison"]["summary"][0]
+        a, b = (("n/a" if v is None else f"{v:.3f}") for v in (first["a"], first["b"]))
+        print(f"{first['name']}: {payload['runs'][0]['name']} {a}, {payload['runs'][1]['name']}"
+              f" {b} ({args.protocol}); {drawn}", file=out)
     return 0
+
+
+def _run_names(a: str, b: str) -> tuple[str, str]:
+    """The two runs' names: their file names, or their paths when those are the same."""
+    from pathlib import Path
+
+    names = (Path(a).name, Path(b).name)
+    return names if names[0] != names[1] else (a, b)

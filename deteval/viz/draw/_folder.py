@@ -64,11 +64,12 @@ def _stamp(path: Path) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns]
 
 
-def remove_previous(out_dir: Path) -> int:
-    """Delete the files the manifest of ``out_dir`` lists, if each is still as written
-    (same size and modification time) and inside ``out_dir``; folders they were in are
-    removed when left empty. Returns how many were deleted; other files are never touched."""
-    manifest = out_dir / MANIFEST
+def remove_previous(out_dir: Path, *, manifest: str = MANIFEST) -> int:
+    """Delete the files the manifest of ``out_dir`` (``manifest``: its file name) lists, if
+    each is still as written (same size and modification time) and inside ``out_dir``;
+    folders they were in are removed when left empty. Returns how many were deleted; other
+    files are never touched."""
+    manifest = out_dir / manifest
     try:
         entries = json.loads(manifest.read_text(encoding="utf-8"))["files"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -95,14 +96,16 @@ def remove_previous(out_dir: Path) -> int:
     return removed
 
 
-def write_manifest(out_dir: Path, written: list[Path]) -> None:
-    """Record ``written`` (paths under ``out_dir``) for :func:`remove_previous`."""
+def write_manifest(out_dir: Path, written: list[Path], *, manifest: str = MANIFEST,
+                   tool: str = "deteval draw") -> None:
+    """Record ``written`` (paths under ``out_dir``) for :func:`remove_previous`, in the file
+    ``manifest`` of ``out_dir``, naming the ``tool`` that wrote them."""
     files = [{"path": path.relative_to(out_dir).as_posix(), "stamp": _stamp(path)}
              for path in written if path.is_file()]
-    text = json.dumps({"tool": "deteval draw", "files": files}, indent=1)
-    tmp = out_dir / (MANIFEST + ".tmp")
+    text = json.dumps({"tool": tool, "files": files}, indent=1)
+    tmp = out_dir / (manifest + ".tmp")
     tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out_dir / MANIFEST)
+    os.replace(tmp, out_dir / manifest)
 
 
 class ContactSheet:
