@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._options import _iou_list, _unit_float
+from ._options import _iou_list, _positive_int, _unit_float
 
 _IOU_HELP = "IoU threshold, in (0, 1] (default: 0.5)"
 _SCORE_HELP = "leave out detections scoring below S (default: 0, keep all)"
@@ -37,3 +37,11 @@ def add_iou_thresholds(parser: argparse.ArgumentParser, *, help: str) -> None:
     ``args.iou_thresholds`` (None when not given)."""
     parser.add_argument("--iou-thresholds", "--iou", dest="iou_thresholds", type=_iou_list,
                         metavar="'0.5 0.75'", help=help)
+
+
+def add_threads(parser: argparse.ArgumentParser) -> None:
+    """``--threads N``: threads for matching and accumulation, as ``args.threads`` (None:
+    every core)."""
+    parser.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+                        help="threads for matching and accumulation (default: every core of "
+                        "the machine); the numbers are identical for every N")

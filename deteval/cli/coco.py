@@ -7,6 +7,7 @@ from typing import TextIO
 from ._common import _report, _UsageError, _write_json
 from ._options import _add_coco_options, _add_resolution_options
 from ._outputs import check_outputs, write_output
+from ._shared_options import add_threads
 from .check import checks_of
 
 
@@ -22,6 +23,7 @@ def add_parser(commands) -> None:
                       "one run, evaluated as one (each image's detections in one file)")
     _add_coco_options(coco)
     _add_resolution_options(coco)
+    add_threads(coco)
     coco.add_argument("--dask", metavar="local|ADDRESS",
                       help="several DT files: read and match them on a Dask cluster, 'local' "
                       "(a LocalCluster for this run) or a scheduler address (needs "
@@ -61,7 +63,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     try:
         if len(args.dt) == 1 and args.dask is None:
             result = evaluate_coco(args.gt, args.dt[0], match_by=args.match_by or "auto",
-                                   **options)
+                                   threads=args.threads, **options)
         else:
             return _run_shards(args, options, out, err)
     except FormatError as error:

@@ -7,7 +7,7 @@ from typing import TextIO
 from ._common import _report_voc, _voc_json, _voc_preset, _write_json
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
-from ._shared_options import add_iou_thresholds
+from ._shared_options import add_iou_thresholds, add_threads
 from .check import run_checks
 
 
@@ -31,6 +31,7 @@ def add_parser(commands) -> None:
     voc.add_argument("--json", metavar="OUT.json",
                      help="write mAP, per-class table, summary and settings as JSON")
     _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
+    add_threads(voc)
     voc.set_defaults(parser=voc)
 
 
@@ -43,7 +44,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     options = ({} if args.iou_thresholds is None
                else {"iou_thresholds": tuple(args.iou_thresholds)})
     result = evaluate_voc(inputs.dataset, inputs.detections, params=_voc_preset(preset),
-                          **options)
+                          threads=args.threads, **options)
     hazards = run_checks(args, inputs, err)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards})

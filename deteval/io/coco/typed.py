@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 
 from ...data import Dataset, Detections, index_in
-from .._json import typed_decode
+from .._json import array_pieces, typed_decode
 from .._shapes import keypoint_array, keypoint_counts_of
 from .columns import _bound_area, _box_areas, _build_dataset, _GTColumns, _keypoint_columns, _xyxy
 
@@ -312,19 +312,33 @@ def _typed_results_columns(raw: bytes):
     """Columns of a results file in the common layout, decoded and type-checked in one pass.
 
     msgspec checks every value against :class:`_Result` while parsing (no strings, booleans
-    or nulls; integer ids; 4-number boxes) and creates no dict per record. Anything else
-    (another layout, or any error) returns None, and the general path reads the file and
-    words the error.
+    or nulls; integer ids; 4-number boxes) and creates no dict per record. The file is
+    decoded piece by piece (:func:`~deteval.io._json.array_pieces`), so that only one
+    piece's objects are alive at a time. Anything else (another layout, or any error)
+    returns None, and the general path reads the file and words the error.
     """
-    records = typed_decode(_RESULTS_DECODER, raw)
-    if records is None:
+    parts = []
+    for piece in array_pieces(raw):
+        records = typed_decode(_RESULTS_DECODER, piece)
+        del piece
+        if records is None:
+            return None
+        parts.append(_result_columns(records))
+        del records
+    image_ids, category_ids, scores, xywh = (
+        columns[0] if len(parts) == 1 else np.concatenate(columns) for columns in zip(*parts))
+    del parts
+    if not (np.isfinite(scores).all() and np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
         return None
+    return image_ids, category_ids, scores, xywh
+
+
+def _result_columns(records: list[_Result]):
+    """The image id, category id, score and xywh columns of decoded records."""
     n = len(records)
     image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
     category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
     scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
     xywh = np.fromiter(itertools.chain.from_iterable(map(operator.attrgetter("bbox"), records)),
                        np.float64, 4 * n).reshape(n, 4)
-    if not (np.isfinite(scores).all() and np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
-        return None
     return image_ids, category_ids, scores, xywh
