@@ -570,7 +570,7 @@ def _ordered_events(state: COCOState, n_t: int) -> _Events:
 #: Rows of the state accumulated together (whole categories; a larger category is one
 #: piece): bounds accumulation's temporaries, and is the unit handed to threads. The pieces
 #: depend on the data alone, never on the number of threads.
-_ACCUMULATE_ROWS = 1 << 17
+_ACCUMULATE_ROWS = 1 << 16
 
 
 def accumulate_stage(ctx: COCOContext, state: COCOState, *, threads: int | None = None):

@@ -45,7 +45,9 @@ def state_pieces(state: Any, bounds: np.ndarray) -> list[tuple[int, int, Callabl
     rows and events; each piece is built only when its ``make`` is called.
     """
     n_pieces = len(bounds) - 1
-    piece_of_k = np.repeat(np.arange(n_pieces, dtype=np.int32), np.diff(bounds))
+    # Small piece numbers: numpy's stable sort of 16-bit keys is a linear radix sort.
+    piece_of_k = np.repeat(np.arange(n_pieces, dtype=np.uint16 if n_pieces <= 1 << 16
+                                     else np.int64), np.diff(bounds))
     row_piece = piece_of_k.take(np.asarray(state.category, dtype=np.int64))
     rows = np.argsort(row_piece, kind="stable")
     row_start = np.r_[0, np.cumsum(np.bincount(row_piece, minlength=n_pieces))]
