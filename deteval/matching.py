@@ -451,6 +451,7 @@ def match_detections(
     dt_score_rank = np.full(n_dt, -1, dtype=np.int64)
     dt_score_rank[evaluated] = score_rank
     dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
+    del evaluated, score_rank, keys, order      # (peak memory: the rounds below)
 
     lo, hi = area_ranges[:, 0:1], area_ranges[:, 1:2]
     gt_evaluated = gt_group >= 0
@@ -543,9 +544,13 @@ def match_detections(
         found_d.append(d_rows)
         found_g.append(g_rows)
 
+    del pair_dt, pair_gt, values, pair_group, preference, taken
+
     def cat(parts):
-        return (np.concatenate(parts).astype(np.int64, copy=False) if parts
-                else np.zeros(0, np.int64))
+        column = (np.concatenate(parts).astype(np.int64, copy=False) if parts
+                  else np.zeros(0, np.int64))
+        parts.clear()   # each column's parts freed before the next is joined
+        return frozen(column)
 
     # Every array below is this function's own: frozen here, the table keeps it uncopied.
     return MatchTable(
@@ -555,8 +560,8 @@ def match_detections(
         gt_evaluated=frozen(gt_evaluated),
         gt_crowd=frozen(np.array(gt_crowd, dtype=bool)),
         gt_ignore=frozen(gt_ignored & gt_evaluated),
-        match_area=frozen(cat(found_a)), match_threshold=frozen(cat(found_t)),
-        match_dt=frozen(cat(found_d)), match_gt=frozen(cat(found_g)))
+        match_area=cat(found_a), match_threshold=cat(found_t),
+        match_dt=cat(found_d), match_gt=cat(found_g))
 
 
 def _match_voc(*, dt_group, dt_rank, dt_kept, dt_score_rank, dt_out, kept_rows, gt_group,
