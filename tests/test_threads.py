@@ -169,3 +169,17 @@ def test_cli_threads_option_changes_no_number(tmp_path, capsys):
     assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
                  "--threads", "0"]) != 0
     assert "--threads" in capsys.readouterr().err
+
+
+def test_streaming_state_pieces_equal_one_shot(monkeypatch):
+    """Merged (compact) streaming states accumulate in pieces to the one-shot numbers."""
+    gt, results = make_dataset(8, n_images=6, n_categories=4)
+    reference = deteval.evaluate_coco(gt, results, threads=1)
+    monkeypatch.setattr(matching, "_PAIR_CHUNK", 2)
+    monkeypatch.setattr(_coco_stages, "_ACCUMULATE_ROWS", 4)
+    evaluator = deteval.Evaluator(gt, unknown_labels="drop")
+    for image in sorted({r["image_id"] for r in results}):
+        evaluator.update([r for r in results if r["image_id"] == image])
+    result = evaluator.compute()
+    for name in ("stats", "precision", "recall", "scores"):
+        assert np.array_equal(getattr(reference, name), getattr(result, name)), name
