@@ -169,6 +169,9 @@ def test_cli_threads_option_changes_no_number(tmp_path, capsys):
     assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
                  "--threads", "0"]) != 0
     assert "--threads" in capsys.readouterr().err
+    assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
+                 str(tmp_path / "dt.json"), "--threads", "2"]) != 0
+    assert "--threads is available with one DT file only" in capsys.readouterr().err
 
 
 def test_streaming_state_pieces_equal_one_shot(monkeypatch):

@@ -39,6 +39,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
     if len(args.dt) > 1 and args.matches:
         raise _UsageError("--matches is not available with several DT files: the sharded "
                           "evaluation keeps no match table (merge the files to get it)")
+    if args.threads is not None and (len(args.dt) > 1 or args.dask is not None):
+        raise _UsageError("--threads is available with one DT file only: a sharded evaluation "
+                          "(several DT files, --dask) uses every core")
     if args.dask is not None:
         if args.repair_polygons or args.match_by:
             flag = "--repair-polygons" if args.repair_polygons else "--match-by"
