@@ -55,6 +55,7 @@ import numpy as np
 
 from ._arrays import frozen
 from ._sorting import descending_rank, lexorder
+from ._threads import resolve_threads, thread_map
 
 __all__ = ["MatchTable", "match_detections", "TP", "FP", "IGNORED", "NOT_EVALUATED", "FN"]
 
@@ -263,14 +264,16 @@ class MatchTable:
 
 
 #: Pairs whose similarity is computed at once; bounds the matcher's peak memory (about
-#: 140 bytes a pair) on crowded datasets without slowing ordinary ones.
-_PAIR_CHUNK = 2_000_000
+#: 200 bytes a pair for box IoU) on crowded datasets, and is the unit handed to threads.
+#: The chunks are the same whatever the number of threads.
+_PAIR_CHUNK = 1 << 16
 
 
-def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold):
+def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold, threads=1):
     """All (detection, GT) pairs of the same group with similarity >= ``min_threshold``.
 
     Returns detection rows, GT rows (GT in file order inside a group) and similarities.
+    The similarity of each chunk of pairs is computed on up to ``threads`` threads.
     """
     gt_rows = np.flatnonzero(gt_group >= 0)
     gt_rows = gt_rows[lexorder([gt_group[gt_rows]])]
@@ -283,15 +286,19 @@ def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold
     ends = np.cumsum(count)
     cuts = np.searchsorted(ends, np.arange(_PAIR_CHUNK, ends[-1] if len(ends) else 0,
                                            _PAIR_CHUNK), side="right")
-    parts = []
-    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(count)]):
+
+    def chunk(bounds):
+        lo, hi = bounds
         c = count[lo:hi]
         pair_dt = np.repeat(dt_kept_rows[lo:hi], c)
         offsets = np.arange(len(pair_dt)) - np.repeat(np.cumsum(c) - c, c)
         pair_gt = gt_rows[np.repeat(first[lo:hi], c) + offsets]
         values = np.asarray(similarity(pair_dt, pair_gt), dtype=np.float64)
         keep = values >= min_threshold
-        parts.append((pair_dt[keep], pair_gt[keep], values[keep]))
+        return pair_dt[keep], pair_gt[keep], values[keep]
+
+    parts = thread_map(chunk, zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(count)].tolist()),
+                       threads)
     return tuple(np.concatenate(column) for column in zip(*parts))
 
 
@@ -339,6 +346,7 @@ def match_detections(
     dt_tie_key: np.ndarray | None = None,
     rule: str = "coco",
     strict: bool = False,
+    threads: int | None = 1,
 ) -> MatchTable:
     """Match detections to ground truth, greedily by score, in every group at once.
 
@@ -374,6 +382,10 @@ def match_detections(
     strict : bool
         VOC rule only: accept an IoU strictly above the threshold (detectron2) instead of at
         or above it (the devkit).
+    threads : int or None
+        Threads computing ``similarity`` on chunks of candidate pairs at once (None: every
+        core). Give more than 1 only with a ``similarity`` that may run on several threads
+        at a time. The table is the same for every value.
 
     Returns
     -------
@@ -419,6 +431,7 @@ def match_detections(
     if strict and rule != "voc":
         raise ValueError("strict=True is a VOC-rule option (detectron2's IoU > threshold); "
                          "the COCO rule always accepts IoU >= threshold")
+    threads = resolve_threads(threads)
     dt_group = np.asarray(dt_group, dtype=np.int64)
     gt_group = np.asarray(gt_group, dtype=np.int64)
     thresholds = np.asarray(iou_thresholds, dtype=np.float64)
@@ -438,6 +451,7 @@ def match_detections(
     dt_score_rank = np.full(n_dt, -1, dtype=np.int64)
     dt_score_rank[evaluated] = score_rank
     dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
+    del evaluated, score_rank, keys, order      # (peak memory: the rounds below)
 
     lo, hi = area_ranges[:, 0:1], area_ranges[:, 1:2]
     gt_evaluated = gt_group >= 0
@@ -450,12 +464,12 @@ def match_detections(
             dt_group=dt_group, dt_rank=dt_rank, dt_kept=dt_kept, dt_score_rank=dt_score_rank,
             dt_out=dt_out, kept_rows=kept_rows, gt_group=gt_group, gt_crowd=gt_crowd,
             gt_ignored=gt_ignored & gt_evaluated, similarity=similarity,
-            thresholds=thresholds, area_ranges=area_ranges, strict=bool(strict))
+            thresholds=thresholds, area_ranges=area_ranges, strict=bool(strict), threads=threads)
 
     effective = np.minimum(thresholds, _IOU_CAP)
     if n_t and len(kept_rows) and n_gt:
         pair_dt, pair_gt, values = _candidate_pairs(dt_group, kept_rows, gt_group, similarity,
-                                                    effective.min())
+                                                    effective.min(), threads)
     else:
         pair_dt = pair_gt = np.zeros(0, np.int64)
         values = np.zeros(0)
@@ -530,9 +544,13 @@ def match_detections(
         found_d.append(d_rows)
         found_g.append(g_rows)
 
+    del pair_dt, pair_gt, values, pair_group, preference, taken
+
     def cat(parts):
-        return (np.concatenate(parts).astype(np.int64, copy=False) if parts
-                else np.zeros(0, np.int64))
+        column = (np.concatenate(parts).astype(np.int64, copy=False) if parts
+                  else np.zeros(0, np.int64))
+        parts.clear()   # each column's parts freed before the next is joined
+        return frozen(column)
 
     # Every array below is this function's own: frozen here, the table keeps it uncopied.
     return MatchTable(
@@ -542,12 +560,12 @@ def match_detections(
         gt_evaluated=frozen(gt_evaluated),
         gt_crowd=frozen(np.array(gt_crowd, dtype=bool)),
         gt_ignore=frozen(gt_ignored & gt_evaluated),
-        match_area=frozen(cat(found_a)), match_threshold=frozen(cat(found_t)),
-        match_dt=frozen(cat(found_d)), match_gt=frozen(cat(found_g)))
+        match_area=cat(found_a), match_threshold=cat(found_t),
+        match_dt=cat(found_d), match_gt=cat(found_g))
 
 
 def _match_voc(*, dt_group, dt_rank, dt_kept, dt_score_rank, dt_out, kept_rows, gt_group,
-               gt_crowd, gt_ignored, similarity, thresholds, area_ranges, strict):
+               gt_crowd, gt_ignored, similarity, thresholds, area_ranges, strict, threads):
     """The VOC rule for every group at once (see the module documentation)."""
     n_dt, n_gt = len(dt_group), len(gt_group)
     best_gt = np.full(n_dt, -1, dtype=np.int64)
@@ -557,7 +575,7 @@ def _match_voc(*, dt_group, dt_rank, dt_kept, dt_score_rank, dt_out, kept_rows, 
         # Every overlapping pair (IoU > 0); pairs come detection by detection, each
         # detection's objects in file order, so the first maximum is the devkit's jmax.
         pair_dt, pair_gt, values = _candidate_pairs(dt_group, kept_rows, gt_group, similarity,
-                                                    np.nextafter(0.0, 1.0))
+                                                    np.nextafter(0.0, 1.0), threads)
     else:
         pair_dt = pair_gt = np.zeros(0, np.int64)
         values = np.zeros(0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._options import _iou_list, _unit_float
+from ._options import _iou_list, _positive_int, _unit_float
 
 _IOU_HELP = "IoU threshold, in (0, 1] (default: 0.5)"
 _SCORE_HELP = "leave out detections scoring below S (default: 0, keep all)"
@@ -65,3 +65,11 @@ def add_matches_output(parser: argparse.ArgumentParser, *,
                        help: str = "write the match table (area 'all') as CSV") -> None:
     """``--matches OUT.csv``: the file the match table is written to, as ``args.matches``."""
     parser.add_argument("--matches", metavar="OUT.csv", help=help)
+
+
+def add_threads(parser: argparse.ArgumentParser) -> None:
+    """``--threads N``: threads for matching and accumulation, as ``args.threads`` (None:
+    every core)."""
+    parser.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+                        help="threads for matching and accumulation (default: every core of "
+                        "the machine); the numbers are identical for every N")

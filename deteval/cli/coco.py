@@ -7,6 +7,7 @@ from typing import TextIO
 from ._common import _report, _UsageError, _write_json
 from ._options import _add_coco_options, _add_resolution_options
 from ._outputs import check_outputs, write_output
+from ._shared_options import add_threads
 from ._slices import add_slice_options, print_slices, refuse_with_shards, slices_of
 from .check import checks_of
 
@@ -23,6 +24,7 @@ def add_parser(commands) -> None:
                       "one run, evaluated as one (each image's detections in one file)")
     _add_coco_options(coco)
     _add_resolution_options(coco)
+    add_threads(coco)
     coco.add_argument("--dask", metavar="local|ADDRESS",
                       help="several DT files: read and match them on a Dask cluster, 'local' "
                       "(a LocalCluster for this run) or a scheduler address (needs "
@@ -41,6 +43,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
                           "evaluation keeps no match table (merge the files to get it)")
     if len(args.dt) > 1 or args.dask is not None:
         refuse_with_shards(args)
+    if args.threads is not None and (len(args.dt) > 1 or args.dask is not None):
+        raise _UsageError("--threads is available with one DT file only: a sharded evaluation "
+                          "(several DT files, --dask) uses every core")
     if args.dask is not None:
         if args.repair_polygons or args.match_by:
             flag = "--repair-polygons" if args.repair_polygons else "--match-by"
@@ -65,7 +70,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     try:
         if len(args.dt) == 1 and args.dask is None:
             result = evaluate_coco(args.gt, args.dt[0], match_by=args.match_by or "auto",
-                                   **options)
+                                   threads=args.threads, **options)
         else:
             return _run_shards(args, options, out, err)
     except FormatError as error:

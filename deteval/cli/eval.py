@@ -14,7 +14,7 @@ from ._common import (
 )
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
-from ._shared_options import add_json_output, add_per_class, add_protocol
+from ._shared_options import add_json_output, add_per_class, add_protocol, add_threads
 from .check import run_checks
 
 
@@ -39,6 +39,7 @@ def add_parser(commands) -> None:
                        help="dota: repair self-intersecting quadrilaterals with make_valid "
                        "instead of refusing them")
     _add_input_options(eval_, GT_FORMATS, DETECTION_FORMATS)
+    add_threads(eval_)
     eval_.set_defaults(parser=eval_)
 
 
@@ -68,7 +69,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     if args.protocol == "coco":
         from ..protocols.coco import evaluate_coco
 
-        result = evaluate_coco(dataset, detections, iou_type=args.iou_type)
+        result = evaluate_coco(dataset, detections, iou_type=args.iou_type,
+                               threads=args.threads)
         hazards = run_checks(args, inputs, err)
         if args.json:   # files first: written whatever happens to stdout
             payload = result.to_dict()
@@ -80,7 +82,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.voc import evaluate_voc
 
     preset = args.protocol.upper()
-    result = evaluate_voc(dataset, detections, params=_voc_preset(preset))
+    result = evaluate_voc(dataset, detections, params=_voc_preset(preset),
+                          threads=args.threads)
     hazards = run_checks(args, inputs, err)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards})

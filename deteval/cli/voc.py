@@ -7,7 +7,7 @@ from typing import TextIO
 from ._common import _report_voc, _voc_json, _voc_preset, _write_json
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
-from ._shared_options import add_iou_thresholds, add_json_output
+from ._shared_options import add_iou_thresholds, add_json_output, add_threads
 from .check import run_checks
 
 
@@ -30,6 +30,7 @@ def add_parser(commands) -> None:
     add_iou_thresholds(voc, help="IoU threshold(s) (default: the preset's)")
     add_json_output(voc, help="write mAP, per-class table, summary and settings as JSON")
     _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
+    add_threads(voc)
     voc.set_defaults(parser=voc)
 
 
@@ -42,7 +43,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     options = ({} if args.iou_thresholds is None
                else {"iou_thresholds": tuple(args.iou_thresholds)})
     result = evaluate_voc(inputs.dataset, inputs.detections, params=_voc_preset(preset),
-                          **options)
+                          threads=args.threads, **options)
     hazards = run_checks(args, inputs, err)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards})

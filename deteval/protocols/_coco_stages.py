@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from .._sorting import descending_rank, lexorder
+from .._threads import resolve_threads, thread_map
 from ..data import Dataset, Detections, index_in
 from ..iou import coco_pair_iou
 from ..matching import MatchTable, match_detections
+from ._pieces import category_pieces, state_pieces
 from ._state import StateColumns, small
 
 if TYPE_CHECKING:
@@ -233,8 +235,13 @@ class Matched(NamedTuple):
     dt_category: np.ndarray  # category position of each detection, -1 if not evaluated
 
 
+#: Similarities computed on several threads at once: numpy and shapely run them without
+#: the GIL. The mask routines hold it (and boundaries share a cache), so they stay on one.
+_THREADED_SIMILARITY = frozenset({"bbox", "keypoints", "polygon", "rotated"})
+
+
 def match_stage(ctx: COCOContext, detections: Detections,
-                gt_rows: np.ndarray | None = None) -> Matched:
+                gt_rows: np.ndarray | None = None, *, threads: int | None = None) -> Matched:
     """Match ``detections`` and reduce the match table to a :class:`COCOState`.
 
     Parameters
@@ -246,6 +253,9 @@ def match_stage(ctx: COCOContext, detections: Detections,
         The objects to match against, sorted (the evaluated objects of the detections'
         images, say); default every object. With a subset the returned table's GT rows are
         positions in the matcher's order of that subset, not dataset rows.
+    threads : int, optional
+        Threads computing the pair similarities of box, keypoint and polygon IoU types
+        (None: every core); the result is the same for every value.
     """
     p, gt = ctx.params, ctx.dataset.gt
     dt_cat = np.where(detections.category_index >= 0,
@@ -287,7 +297,8 @@ def match_stage(ctx: COCOContext, detections: Detections,
         dt_area=detections.area, gt_group=gt_group, gt_crowd=gt_crowd,
         gt_ignore=ctx.gt_ignore[gt_sel], gt_area=gt.area[gt_sel],
         similarity=similarity, iou_thresholds=np.asarray(p.iou_thresholds),
-        area_ranges=np.asarray(p.area_ranges), max_detections=p.max_detections[-1])
+        area_ranges=np.asarray(p.area_ranges), max_detections=p.max_detections[-1],
+        threads=resolve_threads(threads) if p.iou_type in _THREADED_SIMILARITY else 1)
     state = _state_of(table, dt_k, dt_img, detections.scores)
     if gt_rows is None and not p.use_categories:
         table = _unpermute_gt(table, gt_sel)
@@ -556,8 +567,18 @@ def _ordered_events(state: COCOState, n_t: int) -> _Events:
                    rank=rank.take(ev_dt))
 
 
-def accumulate_stage(ctx: COCOContext, state: COCOState):
+#: Rows of the state accumulated together (whole categories; a larger category is one
+#: piece): bounds accumulation's temporaries, and is the unit handed to threads. The pieces
+#: depend on the data alone, never on the number of threads.
+_ACCUMULATE_ROWS = 1 << 16
+
+
+def accumulate_stage(ctx: COCOContext, state: COCOState, *, threads: int | None = None):
     """pycocotools' ``accumulate`` on a state (docs/protocols/coco.md §7).
+
+    Categories are accumulated independently of one another: in pieces of whole categories
+    of about ``_ACCUMULATE_ROWS`` rows, on up to ``threads`` threads (None: every core), with
+    the same numbers for every ``threads``.
 
     Returns
     -------
@@ -565,13 +586,35 @@ def accumulate_stage(ctx: COCOContext, state: COCOState):
     recall : ndarray, shape (T, K, A, M)
     scores : ndarray, shape (T, R, K, A, M)
     """
+    threads = resolve_threads(threads)
     p, n_k, npig = ctx.params, ctx.n_k, ctx.positives
-    thresholds_r = np.asarray(p.recall_thresholds)
-    n_t, n_r, n_a, n_m = (len(p.iou_thresholds), len(thresholds_r), len(p.area_ranges),
+    n_t, n_r, n_a, n_m = (len(p.iou_thresholds), len(p.recall_thresholds), len(p.area_ranges),
                           len(p.max_detections))
-    precision = -np.ones((n_t, n_r, n_k, n_a, n_m))
-    recall = -np.ones((n_t, n_k, n_a, n_m))
-    scores = -np.ones((n_t, n_r, n_k, n_a, n_m))
+    precision = np.empty((n_t, n_r, n_k, n_a, n_m))
+    recall = np.empty((n_t, n_k, n_a, n_m))
+    scores = np.empty((n_t, n_r, n_k, n_a, n_m))
+    bounds = category_pieces(state.category, n_k, _ACCUMULATE_ROWS)
+
+    def accumulate_piece(piece):
+        lo, hi, sub = piece
+        ks = slice(lo, hi)
+        _accumulate_into(p, npig[ks], sub() if callable(sub) else sub,
+                         (precision[:, :, ks], recall[:, ks], scores[:, :, ks]))
+
+    if len(bounds) == 2:
+        accumulate_piece((0, n_k, state))
+    else:
+        thread_map(accumulate_piece, state_pieces(state, bounds), threads)
+    return precision, recall, scores
+
+
+def _accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out) -> None:
+    """Accumulate the categories of ``npig`` (K, A) from ``state`` into ``out``, the
+    (precision, recall, scores) views of those categories."""
+    precision, recall, scores = out
+    n_k = len(npig)
+    thresholds_r = np.asarray(p.recall_thresholds)
+    n_t, n_r, n_a = len(p.iou_thresholds), len(thresholds_r), len(p.area_ranges)
     need = needed_true_positives(npig, thresholds_r)          # (K, A, R)
     events = _ordered_events(state, n_t)
     dt_k = np.asarray(state.category, dtype=np.int64)
@@ -584,7 +627,6 @@ def accumulate_stage(ctx: COCOContext, state: COCOState):
         recall[..., mi] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
         precision[..., mi] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
         scores[..., mi] = ss.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
-    return precision, recall, scores
 
 
 def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,

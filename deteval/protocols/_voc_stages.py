@@ -154,7 +154,7 @@ class Matched(NamedTuple):
 
 
 def match_stage(ctx: VOCContext, detections: Detections, gt_rows: np.ndarray | None = None,
-                *, by_image: bool = False) -> Matched:
+                *, by_image: bool = False, threads: int | None = None) -> Matched:
     """Match ``detections`` with the VOC rule and reduce the table to a :class:`VOCState`.
 
     Parameters
@@ -168,6 +168,9 @@ def match_stage(ctx: VOCContext, detections: Detections, gt_rows: np.ndarray | N
     by_image : bool
         Record the order of equal scores as (image row, order within the image) instead of
         the input row (see the module documentation).
+    threads : int, optional
+        Threads computing the IoU of candidate pairs (None: every core); the result is the
+        same for every value.
     """
     p, objects = ctx.params, ctx.dataset.gt
     # A detection of no dataset category (-1) looks up the sentinel appended (-1 too): a
@@ -198,7 +201,8 @@ def match_stage(ctx: VOCContext, detections: Detections, gt_rows: np.ndarray | N
         gt_crowd=objects.iscrowd[gt_sel], gt_ignore=ctx.difficult[gt_sel],
         gt_area=np.zeros(len(gt_sel)), similarity=similarity,
         iou_thresholds=np.asarray(p.iou_thresholds), area_ranges=np.array([[-np.inf, np.inf]]),
-        max_detections=n_dt + 1, rule="voc", strict=p.iou_comparison == ">")
+        max_detections=n_dt + 1, rule="voc", strict=p.iou_comparison == ">",
+        threads=threads)
     rows = np.flatnonzero(table.dt_kept)
     if by_image:
         image = detections.image_index.take(rows)

@@ -44,6 +44,7 @@ import numpy as np
 
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
+from .._threads import resolve_threads
 from .._validation import area_ranges
 from ..data import Dataset, Detections
 from ..errors import FormatError, OptionError
@@ -442,7 +443,8 @@ def _check_inputs(dataset: Dataset, detections: Detections) -> None:
 
 def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
                   params: COCOParams | None = None, invalid: str = "raise",
-                  match_by: str = "auto", **options: Any) -> COCOResult:
+                  match_by: str = "auto", threads: int | None = None,
+                  **options: Any) -> COCOResult:
     """Evaluate detections with the COCO protocol, equal to pycocotools' ``COCOeval``.
 
     Parameters
@@ -467,6 +469,9 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         How results that carry their own ``images`` and ``categories`` find the ground
         truth's: the rule of ``docs/resolution.md`` (a plain results list: by id, as
         pycocotools).
+    threads : int, optional
+        Threads for matching and accumulation (default None: every core of the machine);
+        the numbers are identical for every value (see docs/threads.md).
     **options
         Any field of :class:`COCOParams`: ``iou_thresholds``, ``recall_thresholds``,
         ``max_detections``, ``area_ranges``, ``area_labels``, ``use_categories``,
@@ -489,6 +494,7 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     ``notes`` counts them. The inputs are never modified.
     """
     started = time.perf_counter()
+    threads = resolve_threads(threads)
     if params is None:
         base = COCO_KEYPOINTS if iou_type == "keypoints" else COCO
     else:
@@ -501,12 +507,13 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     dataset, detections, load_notes = _load(gt, dt, p.iou_type, invalid, match_by)
     loaded = time.perf_counter()
     ctx = prepare(dataset, p)
-    matched = match_stage(ctx, detections)
+    matched = match_stage(ctx, detections, threads=threads)
     n_unknown = int(np.count_nonzero((detections.category_index < 0)
                                      & (matched.dt_category < 0)))
     return finish(ctx, matched.state, n_detections=len(detections), n_unknown=n_unknown,
                   matches=matched.table, detections=detections,
-                  times=(started, loaded, time.perf_counter()), load_notes=load_notes)
+                  times=(started, loaded, time.perf_counter()), load_notes=load_notes,
+                  threads=threads)
 
 
 def _with_options(base: COCOParams, options: dict, caller: str) -> COCOParams:
@@ -519,17 +526,19 @@ def _with_options(base: COCOParams, options: dict, caller: str) -> COCOParams:
 
 def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: int,
            matches: MatchTable | None, detections: Detections | None,
-           times: tuple[float, float, float], load_notes: tuple = ()) -> COCOResult:
+           times: tuple[float, float, float], load_notes: tuple = (),
+           threads: int | None = None) -> COCOResult:
     """Accumulate ``state`` and build the result (the last stage of every COCO evaluation).
 
     ``n_detections`` and ``n_unknown`` count the input's detections and those dropped for an
     unknown category (for the notes); ``times`` are the start, loaded and matched instants;
-    ``load_notes`` are the input layer's notes (how the pair was resolved), listed first.
+    ``load_notes`` are the input layer's notes (how the pair was resolved), listed first;
+    ``threads`` goes to :func:`accumulate_stage`.
     """
     started, loaded, matched = times
     p, dataset, n_k = ctx.params, ctx.dataset, ctx.n_k
     image_ids, category_ids = ctx.image_ids, ctx.category_ids
-    precision, recall, scores = accumulate_stage(ctx, state)
+    precision, recall, scores = accumulate_stage(ctx, state, threads=threads)
     accumulated = time.perf_counter()
 
     stats = np.array([summarize_value(precision if is_ap else recall, p, iou, area, m)

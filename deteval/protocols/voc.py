@@ -68,6 +68,7 @@ import numpy as np
 
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
+from .._threads import resolve_threads
 from ..ap import AP_METHODS
 from ..data import Dataset, Detections
 from ..matching import MatchTable
@@ -433,7 +434,7 @@ def _load(gt: Any, dt: Any, match_by: str = "auto") -> tuple[Dataset, Detections
 
 
 def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,
-                 **options: Any) -> VOCResult:
+                 threads: int | None = None, **options: Any) -> VOCResult:
     """Evaluate detections with the Pascal VOC protocol.
 
     Parameters
@@ -446,6 +447,9 @@ def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads.
     params : VOCParams, optional
         Base settings (default :data:`VOC2012`); keyword options replace its fields.
+    threads : int, optional
+        Threads for matching (default None: every core of the machine); the numbers are
+        identical for every value (see docs/threads.md).
     **options
         Any field of :class:`VOCParams`: ``iou_thresholds``, ``ap_method``,
         ``iou_comparison``, ``inclusive_pixels``, ``round_detections``,
@@ -482,6 +486,7 @@ def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,
     [0.0]
     """
     started = time.perf_counter()
+    threads = resolve_threads(threads)
     base = VOC2012 if params is None else params
     if not isinstance(base, VOCParams):
         raise TypeError(f"params must be a VOCParams; got {type(base).__name__}")
@@ -492,7 +497,7 @@ def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,
     dataset, detections = _load(gt, dt)
     loaded = time.perf_counter()
     ctx = prepare(dataset, p)
-    matched = match_stage(ctx, detections)
+    matched = match_stage(ctx, detections, threads=threads)
     return finish(ctx, matched.state, n_detections=len(detections),
                   n_unknown=int(np.count_nonzero(detections.category_index < 0)),
                   matches=matched.table, detections=detections, scores=matched.scores,

@@ -185,6 +185,7 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
             # String ids of the ground truth: the general path numbers the results' alike.
             columns = None if dataset.string_ids else _typed_results_columns(raw)
             if columns is not None:
+                del raw     # (the file's text is not needed past here: peak memory)
                 image_ids, category_ids, scores, xywh = columns
                 return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
                                          lambda i: f"results[{i}]")

@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 
 from ...data import Dataset, Detections, index_in
-from .._json import typed_decode
+from .._json import array_pieces, typed_decode
 from .._shapes import keypoint_array, keypoint_counts_of
 from .columns import _bound_area, _box_areas, _build_dataset, _GTColumns, _keypoint_columns, _xyxy
 
@@ -312,19 +312,45 @@ def _typed_results_columns(raw: bytes):
     """Columns of a results file in the common layout, decoded and type-checked in one pass.
 
     msgspec checks every value against :class:`_Result` while parsing (no strings, booleans
-    or nulls; integer ids; 4-number boxes) and creates no dict per record. Anything else
-    (another layout, or any error) returns None, and the general path reads the file and
-    words the error.
+    or nulls; integer ids; 4-number boxes) and creates no dict per record. The file is
+    decoded piece by piece (:func:`~deteval.io._json.array_pieces`), so that only one
+    piece's objects are alive at a time. Anything else (another layout, or any error)
+    returns None, and the general path reads the file and words the error.
     """
-    records = typed_decode(_RESULTS_DECODER, raw)
-    if records is None:
-        return None
-    n = len(records)
-    image_ids = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
-    category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
-    scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
-    xywh = np.fromiter(itertools.chain.from_iterable(map(operator.attrgetter("bbox"), records)),
-                       np.float64, 4 * n).reshape(n, 4)
+    # Every record holds a "{": their count bounds the records, so the columns are filled
+    # in place, piece after piece (no second copy of them when joining).
+    bound = raw.count(b"{")
+    image_ids = np.empty(bound, np.int64)
+    category_ids = np.empty(bound, np.int64)
+    scores = np.empty(bound, np.float64)
+    xywh = np.empty((bound, 4), np.float64)
+    n = 0
+    for piece in array_pieces(raw):
+        records = typed_decode(_RESULTS_DECODER, piece)
+        del piece
+        if records is None or n + len(records) > bound:
+            return None
+        end = n + len(records)
+        _result_columns(records, image_ids[n:end], category_ids[n:end], scores[n:end],
+                        xywh[n:end])
+        n = end
+        del records
+    if n < bound:
+        image_ids, category_ids, scores, xywh = (column[:n].copy() for column in
+                                                 (image_ids, category_ids, scores, xywh))
     if not (np.isfinite(scores).all() and np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
         return None
     return image_ids, category_ids, scores, xywh
+
+
+def _result_columns(records: list[_Result], image_ids: np.ndarray, category_ids: np.ndarray,
+                    scores: np.ndarray, xywh: np.ndarray) -> None:
+    """Write the image id, category id, score and xywh columns of decoded records into the
+    given arrays (of their length)."""
+    n = len(records)
+    image_ids[:] = np.fromiter(map(operator.attrgetter("image_id"), records), np.int64, n)
+    category_ids[:] = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
+    scores[:] = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
+    xywh.ravel()[:] = np.fromiter(
+        itertools.chain.from_iterable(map(operator.attrgetter("bbox"), records)), np.float64,
+        4 * n)
