@@ -524,6 +524,8 @@ class _PrecisionPlan:
         n_r = len(thresholds_r)
         n_seg = len(self.seg_lo)
         n_t = n_seg // max(n_k * n_a, 1)
+        if n_seg == 0:
+            return np.zeros((0, n_r)), np.zeros(0, np.int64)
         ev_w = w.take(self.ev_img)
         tp_prefix = _prefix(np.where(self.ev_tp, ev_w, 0))
         not_fp_prefix = _prefix(ev_w * self.ev_not_fp)
@@ -539,21 +541,31 @@ class _PrecisionPlan:
         fp += not_fp_prefix.take(before)
         tp_f = tp.astype(np.float64)
         pr = tp_f / (fp.astype(np.float64) + tp_f + _EPS)
-        # Recall thresholds reached at each TP event (need <= weighted TP count, need >= 1):
-        # the float comparison n / npig >= threshold that defines ``need``
-        # (_coco_stages.needed_true_positives). The precision at threshold r is the maximum
-        # of pr over the events that reach more than r thresholds.
+        # Recall thresholds reached at each TP event: those whose ``need`` (at least 1; see
+        # _coco_stages.needed_true_positives) is at most the weighted TP count so far, read
+        # from one table per segment indexed by that count. The precision at threshold r is
+        # the maximum of pr over the events that reach more than r thresholds.
+        from ..protocols._coco_stages import needed_true_positives
+
         total = np.zeros(n_seg, np.int64)
         has = self.seg_hi > self.seg_lo
         total[has] = tp.take(self.seg_hi[has] - 1)
-        seg_npig = np.broadcast_to(npig.T[:, None, :], (n_a, n_t, n_k)).ravel()
-        ratio = tp_f / np.maximum(seg_npig, 1).take(self.tp_seg)
-        reached = np.searchsorted(thresholds_r, ratio, side="right")
-        reached[tp == 0] = 0
-        some = np.flatnonzero(reached)
+        need = needed_true_positives(npig, thresholds_r)              # (K, A, R)
+        seg_need = np.broadcast_to(need.transpose(1, 0, 2)[:, None], (n_a, n_t, n_k, n_r))
+        seg_need = np.clip(seg_need.reshape(n_seg, n_r), 1, (total + 1)[:, None])
+        base = np.cumsum(total + 2) - (total + 2)
+        table = np.cumsum(np.bincount((seg_need + base[:, None]).ravel(),
+                                      minlength=int(base[-1] + total[-1] + 2)))
+        # (minus the n_r entries of each segment before)
+        reached = table.take(base.take(self.tp_seg) + tp) - n_r * self.tp_seg
+        # Events are in (segment, reached) order: one maximum per run of equal keys.
+        key = self.tp_seg * n_r + reached
         blocks = np.zeros(n_seg * n_r)
-        np.maximum.at(blocks, self.tp_seg.take(some) * n_r + reached.take(some) - 1,
-                      pr.take(some))
+        if len(key):
+            starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+            maxima = np.maximum.reduceat(pr, starts)
+            firsts = reached.take(starts) > 0
+            blocks[key.take(starts).compress(firsts) - 1] = maxima.compress(firsts)
         blocks = blocks.reshape(n_seg, n_r)
         return np.maximum.accumulate(blocks[:, ::-1], axis=1)[:, ::-1], total
 
