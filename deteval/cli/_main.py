@@ -95,6 +95,7 @@ def _commands() -> dict:
         check,
         classify,
         coco,
+        compare,
         confusion,
         convert,
         demo,
@@ -109,7 +110,8 @@ def _commands() -> dict:
 
     return {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
             "check": check, "classify": classify, "convert": convert, "demo": demo,
-            "report": report, "lvis": lvis, "openimages": openimages, "errors": errors}
+            "report": report, "lvis": lvis, "openimages": openimages, "errors": errors,
+            "compare": compare}
 
 
 def _print_warnings(caught: list, err: TextIO) -> None:

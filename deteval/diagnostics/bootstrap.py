@@ -147,7 +147,8 @@ class BootstrapResult:
         width = max(len(n) for n in self.names)
         lines = [f"{'number':<{width}}  estimate  {pct} interval"]
         for n, e, lo, hi in zip(self.names, self.estimates, self.low, self.high):
-            lines.append(f"{n:<{width}}  {e:8.3f}  [{lo:.3f}, {hi:.3f}]")
+            lines.append(f"{n:<{width}}  {'-':>8}  -" if e < 0 else
+                         f"{n:<{width}}  {e:8.3f}  [{lo:.3f}, {hi:.3f}]")
         return "\n".join(lines)
 
 
