@@ -46,6 +46,8 @@ _LAZY = {
     "ERROR_NAMES": "diagnostics.tide", "ErrorAttribution": "diagnostics.tide",
     "error_attribution": "diagnostics.tide",
     "LRP_STAT_NAMES": "diagnostics.lrp", "LRPResult": "diagnostics.lrp", "lrp": "diagnostics.lrp",
+    "BootstrapResult": "diagnostics.bootstrap", "bootstrap_coco": "diagnostics.bootstrap",
+    "ComparisonResult": "diagnostics.compare", "compare_coco": "diagnostics.compare",
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
@@ -60,11 +62,13 @@ _LAZY = {
 
 __all__ = [
     "AP_METHODS",
+    "BootstrapResult",
     "COCO",
     "COCO_KEYPOINTS",
     "COCOParams",
     "COCOResult",
     "Categories",
+    "ComparisonResult",
     "DETECTRON2_VOC2007",
     "DT_OUTCOMES",
     "DETECTRON2_VOC2012",
@@ -106,8 +110,10 @@ __all__ = [
     "VOC2012",
     "VOCParams",
     "VOCResult",
+    "bootstrap_coco",
     "check_inputs",
     "classification",
+    "compare_coco",
     "convert",
     "detect_format",
     "detection_confusion_matrix",
@@ -149,6 +155,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         operating_points,
     )
     from .data import Categories, Dataset, Detections, GroundTruth, Images
+    from .diagnostics.bootstrap import BootstrapResult, bootstrap_coco
+    from .diagnostics.compare import ComparisonResult, compare_coco
     from .diagnostics.lrp import LRP_STAT_NAMES, LRPResult, lrp
     from .diagnostics.tide import ERROR_NAMES, ErrorAttribution, error_attribution
     from .doctor import Diagnosis, Hazard, check_inputs

@@ -194,6 +194,13 @@ DIAGNOSTICS = [
                     lambda r: [r.ap, r.dap.tolist(), r.dap_fp, r.dap_fn, r.counts.tolist()]),
     detection_entry("lrp", deteval.lrp, lambda r: r.stats.tolist()),
     top_k_entry(),
+    detection_entry("bootstrap_coco", lambda gt, dt, **kw: deteval.bootstrap_coco(
+        deteval.evaluate_coco(gt, dt), **kw), lambda r: (r.estimates, r.samples),
+        n_resamples=20, seed=0),
+    detection_entry("compare_coco", lambda gt, dt, **kw: deteval.compare_coco(
+        [deteval.evaluate_coco(gt, dt),
+         deteval.evaluate_coco(gt, [d for d in dt if d["score"] >= 0.5])], **kw),
+        lambda r: (r.difference, r.low, r.high, r.p_adjusted), n_resamples=20, seed=0),
 ]
 
 

@@ -204,8 +204,9 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
         Detections scoring at least this count for ``F1``.
     weights : array of int, shape (B, I), optional
         Explicit resamples instead of random ones: how many times each evaluated image
-        (in the order of ``result.params.image_ids``) is drawn. A row of ones is the
-        evaluation itself.
+        (in the order of ``result.params.image_ids``, sorted) is drawn. A row of ones is the
+        evaluation itself. Random resamples draw the images in the ground truth's order, so
+        that relabelling the image ids draws the same images.
 
     Returns
     -------
@@ -269,7 +270,12 @@ class WeightedCOCO:
                   weights: np.ndarray | None) -> Iterator[np.ndarray]:
         """The weight rows: ``weights`` checked, or random ones."""
         if weights is None:
-            return resample_weights(self.n_images, n_resamples, seed)
+            # Drawn over the images in the ground truth's order (not by id), mapped to the
+            # evaluation's sorted image positions: relabelling the ids draws the same images.
+            position = self.ctx.image_pos_of_row
+            position = position.compress(position >= 0)
+            return (_placed(w, position) for w in
+                    resample_weights(len(position), n_resamples, seed))
         weights = np.asarray(weights)
         if weights.ndim != 2 or weights.shape[1] != self.n_images:
             raise ValueError(f"weights must have shape (B, {self.n_images}) (one column per "
@@ -323,6 +329,12 @@ class WeightedCOCO:
         if len(areas) > 1:
             return [float(np.mean(v[v > -1])) if (v > -1).any() else -1.0 for v in values]
         return np.where(values[:, 0] > -1, values.mean(axis=1), -1.0).tolist()
+
+
+def _placed(w: np.ndarray, position: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(w), w.dtype)
+    out[position] = w
+    return out
 
 
 def _state_of_result(result: Any, ctx: Any):

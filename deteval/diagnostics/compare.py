@@ -269,8 +269,6 @@ def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
     ValueError
         Fewer than two results, results of other images, categories or settings.
     """
-    from .bootstrap import resample_weights
-
     _check(n_resamples, confidence)
     results = list(results)
     if len(results) < 2:
@@ -286,7 +284,7 @@ def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
             raise ValueError(f"{label} was evaluated with other ground truth, settings, images "
                              f"or categories than {labels[0]}; compare needs the same ones")
     weighted = [WeightedCOCO(r, score_threshold=score_threshold) for r in results]
-    rows = resample_weights(weighted[0].n_images, n_resamples, seed)
+    rows = weighted[0].resamples(n_resamples, seed, None)
     samples = np.array([[model.numbers(w) for model in weighted] for w in rows],
                        dtype=np.float64)                                 # (B, J+1, N)
     samples[samples < 0] = np.nan
