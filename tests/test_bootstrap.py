@@ -38,6 +38,11 @@ def test_identity_weights_equal_evaluate_coco_bit_for_bit(seed, make, options):
     result = deteval.evaluate_coco(gt, dt, **options)
     weighted = WeightedCOCO(result)
     n_stats = len(result.stats)
+    # One name per number: the categories' own names (not COCOResult.category_names, which
+    # evaluate_coco overwrites with the stat names when max_detections lacks 100).
+    names = {c["id"]: c["name"] for c in gt["categories"]}
+    assert weighted.names[n_stats + 1:] == tuple(
+        f"AP[{names[c]}]" for c in result.params.category_ids) or not result.params.use_categories
     assert np.array_equal(weighted.estimates[:n_stats], result.stats)
     assert np.array_equal(weighted.estimates[n_stats + 1:],
                           [row["AP"] for row in result.per_class()])
@@ -121,6 +126,7 @@ def test_intervals_hold_the_estimate_and_repeat_with_the_seed():
     assert not np.array_equal(first.samples, other.samples, equal_nan=True)
     assert first.samples.shape == (60, len(first.names))
     assert first.names[:12] == result.stat_names and first.names[12] == F1_NAME
+    assert first.names[13:] == tuple(f"AP[{row['name']}]" for row in result.per_class())
     ok = first.estimates >= 0
     assert np.all(first.low[ok] <= first.high[ok])
     # The resamples' values of AP sit around the estimate.

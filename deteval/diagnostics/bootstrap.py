@@ -228,7 +228,20 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
         names=weighted.names, estimates=weighted.estimates, low=low, high=high,
         samples=samples, n_defined=n_defined, confidence=float(confidence),
         n_resamples=len(samples), seed=seed, score_threshold=float(score_threshold),
-        category_ids=np.asarray(result.category_ids), category_names=result.category_names)
+        category_ids=np.asarray(result.category_ids), category_names=weighted.category_names)
+
+
+def _category_names(ctx: Any) -> tuple[str, ...]:
+    """The name of each category position (``"all categories"`` when pooled); a name that
+    several categories share gets its id (``name#id``), so that every number has its own
+    name."""
+    if not ctx.params.use_categories:
+        return ("all categories",)
+    categories = ctx.dataset.categories
+    by_id = dict(zip(categories.ids.tolist(), categories.names))
+    names = [str(by_id.get(c, c)) for c in ctx.category_ids.tolist()]
+    return tuple(n if names.count(n) == 1 else f"{n}#{c}"
+                 for n, c in zip(names, ctx.category_ids.tolist()))
 
 
 class WeightedCOCO:
@@ -259,7 +272,8 @@ class WeightedCOCO:
         self.state = _state_of_result(result, self.ctx)
         self.specs = stat_specs(p)
         self.score_threshold = float(score_threshold)
-        k_names = tuple(f"AP[{n}]" for n in result.category_names)
+        self.category_names = _category_names(self.ctx)
+        k_names = tuple(f"AP[{n}]" for n in self.category_names)
         self.names = tuple(result.stat_names) + (F1_NAME,) + k_names
         self._plan = _Plan(self.ctx, self.state, self.specs)
         self._f1 = _f1_counts(self.ctx, self.state, result.matches, self.score_threshold,

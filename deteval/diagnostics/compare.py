@@ -295,7 +295,8 @@ def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
             names=model.names, estimates=model.estimates, low=low, high=high,
             samples=samples[:, j], n_defined=n_defined, confidence=float(confidence),
             n_resamples=n_resamples, seed=seed, score_threshold=float(score_threshold),
-            category_ids=np.asarray(r.category_ids), category_names=r.category_names))
+            category_ids=np.asarray(r.category_ids),
+            category_names=model.category_names))
     names = weighted[0].names
     estimates = np.array([[_undefined(v) for v in m.estimates] for m in weighted])
     difference = estimates[1:] - estimates[:1]
