@@ -13,6 +13,7 @@ from cocogen import make_dataset
 import deteval
 from deteval.diagnostics.bootstrap import (
     F1_NAME,
+    OLRP_NAME,
     WeightedCOCO,
     bootstrap_coco,
     resample_weights,
@@ -41,11 +42,16 @@ def test_identity_weights_equal_evaluate_coco_bit_for_bit(seed, make, options):
     # One name per number: the categories' own names (not COCOResult.category_names, which
     # evaluate_coco overwrites with the stat names when max_detections lacks 100).
     names = {c["id"]: c["name"] for c in gt["categories"]}
-    assert weighted.names[n_stats + 1:] == tuple(
+    assert weighted.names[n_stats + 2:] == tuple(
         f"AP[{names[c]}]" for c in result.params.category_ids) or not result.params.use_categories
     assert np.array_equal(weighted.estimates[:n_stats], result.stats)
-    assert np.array_equal(weighted.estimates[n_stats + 1:],
+    assert np.array_equal(weighted.estimates[n_stats + 2:],
                           [row["AP"] for row in result.per_class()])
+    if not result.params.use_categories or 100 not in result.params.max_detections \
+            or 0.5 not in result.params.iou_thresholds:
+        assert weighted.estimates[n_stats + 1] == -1
+    else:   # moLRP as deteval.lrp computes it (area "all", IoU 0.5), bit for bit
+        assert weighted.estimates[n_stats + 1] == deteval.lrp(gt, dt).stats[0]
 
 
 def _duplicated(gt: dict, dt: list, image_ids: list, weights: np.ndarray):
@@ -99,8 +105,11 @@ def test_weights_equal_evaluating_the_duplicated_data_set(seed):
         got = np.asarray(weighted.numbers(weights))
         n_stats = len(expected.stats)
         assert np.array_equal(got[:n_stats], expected.stats), weights
-        assert np.array_equal(got[n_stats + 1:], [r["AP"] for r in expected.per_class()])
+        assert np.array_equal(got[n_stats + 2:], [r["AP"] for r in expected.per_class()])
         assert got[n_stats] == _micro_f1(expected, 0.4)
+        # moLRP sums the IoU of a repeated detection once times its weight, the duplicated
+        # set adds it once per copy: equal up to rounding.
+        assert got[n_stats + 1] == pytest.approx(deteval.lrp(gt2, dt2).stats[0], rel=1e-12)
 
 
 def test_one_identity_resample_collapses_the_interval():
@@ -125,8 +134,8 @@ def test_intervals_hold_the_estimate_and_repeat_with_the_seed():
     assert np.array_equal(first.samples, again.samples, equal_nan=True)
     assert not np.array_equal(first.samples, other.samples, equal_nan=True)
     assert first.samples.shape == (60, len(first.names))
-    assert first.names[:12] == result.stat_names and first.names[12] == F1_NAME
-    assert first.names[13:] == tuple(f"AP[{row['name']}]" for row in result.per_class())
+    assert first.names[:12] == result.stat_names and first.names[12:14] == (F1_NAME, OLRP_NAME)
+    assert first.names[14:] == tuple(f"AP[{row['name']}]" for row in result.per_class())
     ok = first.estimates >= 0
     assert np.all(first.low[ok] <= first.high[ok])
     # The resamples' values of AP sit around the estimate.

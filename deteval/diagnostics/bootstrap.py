@@ -47,6 +47,9 @@ _EPS = np.spacing(1)
 #: Name of the F1 number added to the stats (micro F1 at IoU 0.5, area "all").
 F1_NAME = "F1"
 
+#: Name of moLRP (area "all", IoU 0.5, as :func:`deteval.lrp`'s first stat).
+OLRP_NAME = "oLRP"
+
 
 def resample_weights(n_images: int, n_resamples: int, seed: Any = None) -> Iterator[np.ndarray]:
     """Image weights of ``n_resamples`` bootstrap resamples, one array at a time.
@@ -274,8 +277,9 @@ class WeightedCOCO:
         self.score_threshold = float(score_threshold)
         self.category_names = _category_names(self.ctx)
         k_names = tuple(f"AP[{n}]" for n in self.category_names)
-        self.names = tuple(result.stat_names) + (F1_NAME,) + k_names
+        self.names = tuple(result.stat_names) + (F1_NAME, OLRP_NAME) + k_names
         self._plan = _Plan(self.ctx, self.state, self.specs)
+        self._lrp = _LRPPlan(self.ctx, self.state, result)
         self._f1 = _f1_counts(self.ctx, self.state, result.matches, self.score_threshold,
                               self.n_images)
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
@@ -310,7 +314,7 @@ class WeightedCOCO:
             precision, recall = self._plan.full(prec, rec)
             stats = [summarize_value(precision if is_ap else recall, p, iou, area, m)
                      for is_ap, iou, area, m in self.specs]
-        return stats + [_f1(self._f1, w)] + self._per_class(prec)
+        return stats + [_f1(self._f1, w), self._lrp.molrp(w)] + self._per_class(prec)
 
     def _stat(self, prec: dict, rec: dict, is_ap: bool, iou: float | None, area: str,
               m: int | None) -> float:
@@ -601,6 +605,72 @@ def _prefix(values: np.ndarray) -> np.ndarray:
     out = np.zeros(len(values) + 1, values.dtype if values.dtype.kind == "i" else np.int64)
     np.cumsum(values, out=out[1:])
     return out
+
+
+class _LRPPlan:
+    """moLRP at area "all" and IoU 0.5 under weights, as :func:`deteval.lrp` computes it
+    (``docs/diagnostics/lrp.md``): the rows of each category in accumulation order, their
+    status and the IoU of the true positives, once; per resample the weighted cumulative
+    TP, FP and localisation error, and the minimum of LRP per category (bounding boxes only;
+    -1 without IoU 0.5, area "all" or max-detections 100)."""
+
+    def __init__(self, ctx: Any, state: Any, result: Any) -> None:
+        from ..iou import coco_pair_iou
+        from ..matching import FP, TP
+        from ..protocols._coco_stages import _ordered_events
+
+        p, table = ctx.params, result.matches
+        thresholds = list(p.iou_thresholds)
+        self.ok = (p.iou_type == "bbox" and 0.5 in thresholds and 100 in p.max_detections
+                   and "all" in p.area_labels and p.use_categories)
+        if not self.ok:
+            return
+        self.tau, t, a = 0.5, thresholds.index(0.5), list(p.area_labels).index("all")
+        kept = np.flatnonzero(table.dt_kept)            # state row i is table row kept[i]
+        order = _ordered_events(state, len(thresholds)).order
+        order = order.compress(np.asarray(state.rank).take(order) < 100)
+        rows = kept.take(order) if len(kept) else order
+        status = table.detection_status(a)[t].take(rows)
+        matched = table.detection_matches(a)[t].take(rows)
+        hit = np.flatnonzero(status == TP)
+        iou = np.zeros(len(rows))
+        detections, gt = result.detections, result.dataset.gt
+        iou[hit] = coco_pair_iou(detections.as_xywh()[rows[hit]],
+                                 gt.as_xywh()[matched[hit]], np.zeros(len(hit), bool))
+        self.iou, self.tp, self.fp = iou, status == TP, status == FP
+        self.image = np.asarray(state.image, dtype=np.int64).take(order)
+        k = np.asarray(state.category, dtype=np.int64).take(order)
+        self.bounds = np.searchsorted(k, np.arange(ctx.n_k + 1))
+        gt_ok = (ctx.gt_k >= 0) & ~table.gt_ignore[a]
+        self.gt_k, self.gt_img, self.n_k = ctx.gt_k[gt_ok], ctx.gt_img[gt_ok], ctx.n_k
+
+    def molrp(self, w: np.ndarray) -> float:
+        """moLRP under image weights ``w``; -1 when not computed."""
+        from .lrp import _mean
+
+        if not self.ok:
+            return -1.0
+        npig = np.bincount(self.gt_k, weights=w.take(self.gt_img),
+                           minlength=self.n_k).astype(np.int64)
+        rw = w.take(self.image)
+        tp_w, fp_w = np.where(self.tp, rw, 0), np.where(self.fp, rw, 0)
+        loc_w = rw * self.iou
+        olrp = np.full(self.n_k, -1.0)
+        for k in np.flatnonzero(npig).tolist():
+            lo, hi = self.bounds[k], self.bounds[k + 1]
+            tp_num = np.cumsum(tp_w[lo:hi])
+            if hi == lo or tp_num[-1] == 0:
+                olrp[k] = 1.0
+                continue
+            # deteval.diagnostics.lrp._optimal's arithmetic, with weighted counts.
+            fp_num = np.cumsum(fp_w[lo:hi])
+            fn_num = npig[k] - tp_num
+            total_loc = tp_num - np.cumsum(loc_w[lo:hi])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                curve = (total_loc / (1 - self.tau) + fp_num + fn_num) / (tp_num + fp_num
+                                                                          + fn_num)
+            olrp[k] = float(curve[int(np.argmin(curve))])
+        return _mean(olrp)
 
 
 def _f1_counts(ctx: Any, state: Any, table: Any, threshold: float, n_images: int):
