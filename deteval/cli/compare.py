@@ -8,6 +8,7 @@ from typing import TextIO
 
 from ._common import _UsageError, _write_json
 from ._outputs import check_outputs
+from ._shared_options import add_score_threshold
 
 
 def _positive_int(text: str) -> int:
@@ -43,7 +44,7 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: st
                         help="level of the intervals (default 0.95)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the resampling (default 0)")
-    parser.add_argument("--score-threshold", type=float, default=0.5, metavar="S",
+    add_score_threshold(parser, default=0.5,
                         help="score threshold of the F1 number (default 0.5)")
 
 
