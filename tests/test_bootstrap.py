@@ -142,6 +142,16 @@ def test_intervals_hold_the_estimate_and_repeat_with_the_seed():
     assert first.low[0] <= result.stats[0] <= first.high[0]
 
 
+def test_images_not_in_the_ground_truth_get_no_weight():
+    gt, dt = make_dataset(15, n_images=4)
+    ids = [image["id"] for image in gt["images"]]
+    result = deteval.evaluate_coco(gt, dt, image_ids=(*ids, max(ids) + 1))
+    ci = bootstrap_coco(result, n_resamples=30, seed=0)
+    assert ci.samples.shape == (30, len(ci.names))
+    rows = list(WeightedCOCO(result).resamples(5, 0, None))
+    assert all(len(w) == len(ids) + 1 and w[-1] == 0 and w.sum() == len(ids) for w in rows)
+
+
 def test_resample_weights_are_multinomial_counts():
     rows = np.array(list(resample_weights(7, 500, seed=0)))
     assert rows.shape == (500, 7)

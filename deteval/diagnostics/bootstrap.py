@@ -77,8 +77,9 @@ class BootstrapResult:
     ----------
     names : tuple of str
         The numbers: the COCO ``stats`` names (AP, AP50, ... AR100 ...), ``F1`` (micro F1 at
-        IoU 0.5, area "all", detections scoring at least ``score_threshold``), then
-        ``AP[name]`` for each category.
+        IoU 0.5, area "all", detections scoring at least ``score_threshold``), ``oLRP``
+        (moLRP at area "all", IoU 0.5, as :func:`deteval.lrp`), then ``AP[name]`` for each
+        category.
     estimates : ndarray, shape (N,)
         The numbers of the evaluation itself (equal to :func:`~deteval.evaluate_coco`'s);
         -1 where undefined.
@@ -292,7 +293,7 @@ class WeightedCOCO:
             # evaluation's sorted image positions: relabelling the ids draws the same images.
             position = self.ctx.image_pos_of_row
             position = position.compress(position >= 0)
-            return (_placed(w, position) for w in
+            return (_placed(w, position, self.n_images) for w in
                     resample_weights(len(position), n_resamples, seed))
         weights = np.asarray(weights)
         if weights.ndim != 2 or weights.shape[1] != self.n_images:
@@ -349,8 +350,8 @@ class WeightedCOCO:
         return np.where(values[:, 0] > -1, values.mean(axis=1), -1.0).tolist()
 
 
-def _placed(w: np.ndarray, position: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(w), w.dtype)
+def _placed(w: np.ndarray, position: np.ndarray, n_images: int) -> np.ndarray:
+    out = np.zeros(n_images, w.dtype)
     out[position] = w
     return out
 
