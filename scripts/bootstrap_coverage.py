@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ci0 = deteval.bootstrap_coco(truth_result, n_resamples=1, seed=0)
     truth = np.array([ci0.estimate(n) for n in names])
     print(f"population ({args.truth_images} images): "
-          + ", ".join(f"{n} {v:.4f}" for n, v in zip(names, truth)))
+          + ", ".join(f"{n} {v:.4f}" for n, v in zip(names, truth)), flush=True)
     hits = np.zeros(len(names))
     basic_hits = np.zeros(len(names))
     widths = np.zeros(len(names))
@@ -100,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         basic_hits += (2 * estimate - high <= truth) & (truth <= 2 * estimate - low)
         widths += high - low
         bias += estimate - truth
+        if (trial + 1) % 10 == 0:
+            print(f"  after {trial + 1} sets: coverage of AP {hits[0] / (trial + 1):.3f}",
+                  flush=True)
     print(f"{args.trials} test sets of {args.images} images, {args.resamples} resamples, "
           f"{100 * args.confidence:g}% percentile intervals "
           f"({time.perf_counter() - started:.0f} s):")

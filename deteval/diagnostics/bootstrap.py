@@ -642,6 +642,8 @@ class _LRPPlan:
         self.image = np.asarray(state.image, dtype=np.int64).take(order)
         k = np.asarray(state.category, dtype=np.int64).take(order)
         self.bounds = np.searchsorted(k, np.arange(ctx.n_k + 1))
+        self.row_k = k
+        self.row_start = self.bounds[:-1].repeat(np.diff(self.bounds))   # category's first row
         gt_ok = (ctx.gt_k >= 0) & ~table.gt_ignore[a]
         self.gt_k, self.gt_img, self.n_k = ctx.gt_k[gt_ok], ctx.gt_img[gt_ok], ctx.n_k
 
@@ -654,23 +656,26 @@ class _LRPPlan:
         npig = np.bincount(self.gt_k, weights=w.take(self.gt_img),
                            minlength=self.n_k).astype(np.int64)
         rw = w.take(self.image)
-        tp_w, fp_w = np.where(self.tp, rw, 0), np.where(self.fp, rw, 0)
-        loc_w = rw * self.iou
-        olrp = np.full(self.n_k, -1.0)
-        for k in np.flatnonzero(npig).tolist():
-            lo, hi = self.bounds[k], self.bounds[k + 1]
-            tp_num = np.cumsum(tp_w[lo:hi])
-            if hi == lo or tp_num[-1] == 0:
-                olrp[k] = 1.0
-                continue
-            # deteval.diagnostics.lrp._optimal's arithmetic, with weighted counts.
-            fp_num = np.cumsum(fp_w[lo:hi])
-            fn_num = npig[k] - tp_num
-            total_loc = tp_num - np.cumsum(loc_w[lo:hi])
-            with np.errstate(invalid="ignore", divide="ignore"):
-                curve = (total_loc / (1 - self.tau) + fp_num + fn_num) / (tp_num + fp_num
-                                                                          + fn_num)
-            olrp[k] = float(curve[int(np.argmin(curve))])
+        bounds, lo = self.bounds, self.row_start
+        tp_prefix, fp_prefix = _prefix(rw * self.tp), _prefix(rw * self.fp)
+        tp_num = tp_prefix[1:] - tp_prefix.take(lo)
+        fp_num = fp_prefix[1:] - fp_prefix.take(lo)
+        fn_num = npig.take(self.row_k) - tp_num
+        # The localisation sums category by category: a running float sum restarted at each
+        # category, as deteval.diagnostics.lrp._optimal sums them.
+        loc = rw * self.iou
+        for k in np.flatnonzero(np.diff(bounds)).tolist():
+            np.cumsum(loc[bounds[k]:bounds[k + 1]], out=loc[bounds[k]:bounds[k + 1]])
+        total_loc = tp_num - loc
+        with np.errstate(invalid="ignore", divide="ignore"):
+            curve = (total_loc / (1 - self.tau) + fp_num + fn_num) / (tp_num + fp_num + fn_num)
+        olrp = np.where(npig > 0, 1.0, -1.0)
+        full = np.flatnonzero(np.diff(bounds))
+        if len(full):
+            minima = np.minimum.reduceat(curve, bounds.take(full))
+            tp_total = tp_num.take(bounds.take(full + 1) - 1)
+            found = (npig.take(full) > 0) & (tp_total > 0)
+            olrp[full[found]] = minima[found]
         return _mean(olrp)
 
 
