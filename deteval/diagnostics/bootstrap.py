@@ -638,12 +638,18 @@ class _LRPPlan:
         detections, gt = result.detections, result.dataset.gt
         iou[hit] = coco_pair_iou(detections.as_xywh()[rows[hit]],
                                  gt.as_xywh()[matched[hit]], np.zeros(len(hit), bool))
-        self.iou, self.tp, self.fp = iou, status == TP, status == FP
-        self.image = np.asarray(state.image, dtype=np.int64).take(order)
+        # LRP only rises over a false positive or an ignored row, so its minimum is at a true
+        # positive: keep those, with the weighted false positives before each in its class.
+        image = np.asarray(state.image, dtype=np.int64).take(order)
         k = np.asarray(state.category, dtype=np.int64).take(order)
-        self.bounds = np.searchsorted(k, np.arange(ctx.n_k + 1))
-        self.row_k = k
-        self.row_start = self.bounds[:-1].repeat(np.diff(self.bounds))   # category's first row
+        bounds = np.searchsorted(k, np.arange(ctx.n_k + 1))
+        fp_pos = np.flatnonzero(status == FP)
+        self.fp_img = image.take(fp_pos)
+        self.tp_img, self.tp_iou, self.tp_k = image.take(hit), iou.take(hit), k.take(hit)
+        self.fp_hi = np.searchsorted(fp_pos, hit)
+        self.fp_lo = np.searchsorted(fp_pos, bounds.take(self.tp_k))
+        self.tp_bounds = np.searchsorted(self.tp_k, np.arange(ctx.n_k + 1))
+        self.tp_start = self.tp_bounds[:-1].repeat(np.diff(self.tp_bounds))
         gt_ok = (ctx.gt_k >= 0) & ~table.gt_ignore[a]
         self.gt_k, self.gt_img, self.n_k = ctx.gt_k[gt_ok], ctx.gt_img[gt_ok], ctx.n_k
 
@@ -655,27 +661,28 @@ class _LRPPlan:
             return -1.0
         npig = np.bincount(self.gt_k, weights=w.take(self.gt_img),
                            minlength=self.n_k).astype(np.int64)
-        rw = w.take(self.image)
-        bounds, lo = self.bounds, self.row_start
-        tp_prefix, fp_prefix = _prefix(rw * self.tp), _prefix(rw * self.fp)
-        tp_num = tp_prefix[1:] - tp_prefix.take(lo)
-        fp_num = fp_prefix[1:] - fp_prefix.take(lo)
-        fn_num = npig.take(self.row_k) - tp_num
+        fp_prefix = _prefix(w.take(self.fp_img))
+        fp_num = fp_prefix.take(self.fp_hi) - fp_prefix.take(self.fp_lo)
+        tp_w = w.take(self.tp_img)
+        tp_prefix = _prefix(tp_w)
+        tp_num = tp_prefix[1:] - tp_prefix.take(self.tp_start)
+        fn_num = npig.take(self.tp_k) - tp_num
         # The localisation sums category by category: a running float sum restarted at each
-        # category, as deteval.diagnostics.lrp._optimal sums them.
-        loc = rw * self.iou
-        for k in np.flatnonzero(np.diff(bounds)).tolist():
+        # category, as deteval.diagnostics.lrp._optimal sums them (its other rows add 0).
+        loc = tp_w * self.tp_iou
+        bounds = self.tp_bounds
+        present = np.flatnonzero(np.diff(bounds))
+        for k in present.tolist():
             np.cumsum(loc[bounds[k]:bounds[k + 1]], out=loc[bounds[k]:bounds[k + 1]])
         total_loc = tp_num - loc
         with np.errstate(invalid="ignore", divide="ignore"):
             curve = (total_loc / (1 - self.tau) + fp_num + fn_num) / (tp_num + fp_num + fn_num)
         olrp = np.where(npig > 0, 1.0, -1.0)
-        full = np.flatnonzero(np.diff(bounds))
-        if len(full):
-            minima = np.minimum.reduceat(curve, bounds.take(full))
-            tp_total = tp_num.take(bounds.take(full + 1) - 1)
-            found = (npig.take(full) > 0) & (tp_total > 0)
-            olrp[full[found]] = minima[found]
+        if len(present):
+            minima = np.minimum.reduceat(curve, bounds.take(present))
+            tp_total = tp_num.take(bounds.take(present + 1) - 1)
+            found = (npig.take(present) > 0) & (tp_total > 0)
+            olrp[present[found]] = minima[found]
         return _mean(olrp)
 
 
