@@ -53,6 +53,8 @@ _LAZY = {
     "plot_reliability": "diagnostics.calibration",
     "Slice": "diagnostics.slices", "SlicesResult": "diagnostics.slices",
     "slices": "diagnostics.slices",
+    "BootstrapResult": "diagnostics.bootstrap", "bootstrap_coco": "diagnostics.bootstrap",
+    "ComparisonResult": "diagnostics.compare", "compare_coco": "diagnostics.compare",
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
@@ -67,6 +69,7 @@ _LAZY = {
 
 __all__ = [
     "AP_METHODS",
+    "BootstrapResult",
     "COCO",
     "COCO_KEYPOINTS",
     "COCOParams",
@@ -78,6 +81,7 @@ __all__ = [
     "Categories",
     "CrowdPoseParams",
     "CrowdPoseResult",
+    "ComparisonResult",
     "DETECTRON2_VOC2007",
     "DT_OUTCOMES",
     "DETECTRON2_VOC2012",
@@ -122,8 +126,10 @@ __all__ = [
     "VOCParams",
     "VOCResult",
     "calibration",
+    "bootstrap_coco",
     "check_inputs",
     "classification",
+    "compare_coco",
     "convert",
     "detect_format",
     "detection_confusion_matrix",
@@ -168,7 +174,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         operating_points,
     )
     from .data import Categories, Dataset, Detections, GroundTruth, Images
+    from .diagnostics.bootstrap import BootstrapResult, bootstrap_coco
     from .diagnostics.calibration import CalibrationResult, calibration, plot_reliability
+    from .diagnostics.compare import ComparisonResult, compare_coco
     from .diagnostics.lrp import LRP_STAT_NAMES, LRPResult, lrp
     from .diagnostics.slices import Slice, SlicesResult, slices
     from .diagnostics.tide import ERROR_NAMES, ErrorAttribution, error_attribution

@@ -223,6 +223,13 @@ DIAGNOSTICS = [
     detection_entry("slices", deteval.slices,
                     lambda r: [(s.key, s.value, s.n_gt, s.n_detections, s.stats) for s in r]),
     top_k_entry(),
+    detection_entry("bootstrap_coco", lambda gt, dt, **kw: deteval.bootstrap_coco(
+        deteval.evaluate_coco(gt, dt), **kw), lambda r: (r.estimates, r.samples),
+        n_resamples=20, seed=0),
+    detection_entry("compare_coco", lambda gt, dt, **kw: deteval.compare_coco(
+        [deteval.evaluate_coco(gt, dt),
+         deteval.evaluate_coco(gt, [d for d in dt if d["score"] >= 0.5])], **kw),
+        lambda r: (r.difference, r.low, r.high, r.p_adjusted), n_resamples=20, seed=0),
 ]
 
 

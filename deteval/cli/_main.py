@@ -96,6 +96,7 @@ def _commands() -> dict:
         check,
         classify,
         coco,
+        compare,
         confusion,
         convert,
         crowdpose,
@@ -112,7 +113,7 @@ def _commands() -> dict:
     return {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
             "check": check, "classify": classify, "convert": convert, "demo": demo,
             "report": report, "lvis": lvis, "openimages": openimages, "errors": errors,
-            "calibration": calibration, "crowdpose": crowdpose}
+            "calibration": calibration, "crowdpose": crowdpose, "compare": compare}
 
 
 def _print_warnings(caught: list, err: TextIO) -> None:

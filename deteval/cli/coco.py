@@ -30,6 +30,10 @@ def add_parser(commands) -> None:
                       "(a LocalCluster for this run) or a scheduler address (needs "
                       "pip install 'deteval[dask]'; the input checks run on the first file)")
     add_slice_options(coco)
+    from .compare import add_bootstrap_options
+
+    add_bootstrap_options(coco.add_argument_group("confidence intervals"),
+                          resamples_flag="--ci")
     coco.set_defaults(parser=coco)
 
 
@@ -38,6 +42,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.coco import evaluate_coco
 
     check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    if args.ci is not None and (len(args.dt) > 1 or args.dask is not None):
+        raise _UsageError("--ci is not available with several DT files or --dask: the sharded "
+                          "evaluation keeps no match table (merge the files to get it)")
     if len(args.dt) > 1 and args.matches:
         raise _UsageError("--matches is not available with several DT files: the sharded "
                           "evaluation keeps no match table (merge the files to get it)")
@@ -89,12 +96,23 @@ def run(args, out: TextIO, err: TextIO) -> int:
 def _output(args, result, hazards: list[dict], out: TextIO, err: TextIO,
             sliced=None) -> None:
     """The --json file (first: written whatever happens to stdout), then the summary (and
-    per-class table, and slices) on ``out`` and the notes on ``err``."""
+    per-class table, slices, and intervals with --ci) on ``out`` and the notes on ``err``."""
+    intervals = None
+    if getattr(args, "ci", None) is not None:
+        from ..diagnostics.bootstrap import bootstrap_coco
+
+        intervals = bootstrap_coco(result, n_resamples=args.ci, confidence=args.confidence,
+                                   seed=args.seed, score_threshold=args.score_threshold)
     if args.json:
+        extra = {} if intervals is None else {"intervals": intervals.to_dict()}
+        if sliced is not None:
+            extra["slices"] = sliced.to_dict()
         _write_json(args.json, dict(result.to_dict(), timings=result.timings,
-                                    warnings=hazards,
-                                    **({} if sliced is None else {"slices": sliced.to_dict()})))
+                                    warnings=hazards, **extra))
     _report(result, out, err, per_class=args.per_class)
+    if intervals is not None:
+        print(file=out)
+        print(intervals.table(), file=out)
     if sliced is not None:
         print_slices(sliced, out)
         for note in sliced.notes:

@@ -1,0 +1,320 @@
+"""Paired comparison of detectors on one ground truth: differences, bootstrap intervals,
+p-values, Holm's correction across classes, regression gates.
+
+Every model is evaluated on the same bootstrap resamples of the images (the same weights), so
+that the difference of each number between a model and the baseline (the first) is resampled
+as a pair; the rules are in ``docs/diagnostics/bootstrap.md`` §5-§7.
+
+>>> import deteval
+>>> from deteval.diagnostics.compare import compare_coco
+>>> gt = {"images": [{"id": i, "width": 50, "height": 50} for i in (1, 2, 3, 4)],
+...       "categories": [{"id": 1, "name": "a"}],
+...       "annotations": [{"id": i, "image_id": i, "category_id": 1, "bbox": [0, 0, 20, 20],
+...                        "area": 400, "iscrowd": 0} for i in (1, 2, 3, 4)]}
+>>> dt = [{"image_id": i, "category_id": 1, "bbox": [0, 0, 20, 20], "score": 0.9}
+...       for i in (1, 2, 3, 4)]
+>>> a = deteval.evaluate_coco(gt, dt)
+>>> c = compare_coco([a, a], n_resamples=100, seed=0)
+>>> c.difference_of(1, "AP"), c.p_value_of(1, "AP")
+(0.0, 1.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._arrays import frozen
+from .bootstrap import (
+    BootstrapResult,
+    WeightedCOCO,
+    _check,
+    _json_number,
+    percentile_interval,
+)
+
+__all__ = ["ComparisonResult", "compare_coco", "holm", "parse_regression_rule",
+           "bootstrap_p_value"]
+
+
+def bootstrap_p_value(differences: np.ndarray) -> np.ndarray:
+    """Two-sided paired-bootstrap p-value of each column of resampled differences.
+
+    ``min(1, 2 (min(#{d <= 0}, #{d >= 0}) + 1) / (n + 1))`` over the defined (non-NaN)
+    resamples ``n``: the smallest level at which the percentile interval of the difference
+    leaves out 0 (the +1 keeps it above 0 with finitely many resamples). NaN where no
+    resample is defined.
+
+    >>> bootstrap_p_value(np.array([[0.0, -0.1], [0.0, -0.2], [0.0, -0.1]])).tolist()
+    [1.0, 0.5]
+    """
+    d = np.asarray(differences, dtype=np.float64)
+    defined = ~np.isnan(d)
+    n = defined.sum(axis=0)
+    below = (defined & (d <= 0)).sum(axis=0)
+    above = (defined & (d >= 0)).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.minimum(1.0, 2.0 * (np.minimum(below, above) + 1) / (n + 1))
+    return np.where(n > 0, p, np.nan)
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values (NaN ones left out, kept NaN).
+
+    >>> holm(np.array([0.01, 0.04, 0.03, np.nan])).tolist()[:3]
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    if len(ok):
+        order = ok[np.argsort(p[ok], kind="stable")]
+        m = len(order)
+        scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+        out[order] = np.maximum.accumulate(scaled)
+    return out
+
+
+def parse_regression_rule(text: str) -> tuple[str, float]:
+    """``"AP:0.01"`` -> ``("AP", 0.01)``: a number name and a non-negative tolerance.
+
+    >>> parse_regression_rule("AP50:0.02")
+    ('AP50', 0.02)
+    """
+    name, sep, tolerance = str(text).rpartition(":")
+    try:
+        value = float(tolerance)
+    except ValueError:
+        value = float("nan")
+    if not sep or not name or not value >= 0:
+        raise ValueError(f"a regression rule is METRIC:TOLERANCE with a tolerance >= 0 "
+                         f"(e.g. AP:0.01); got {text!r}")
+    return name, value
+
+
+@dataclass(frozen=True, eq=False)
+class ComparisonResult:
+    """Result of :func:`compare_coco`: every model against the baseline (model 0).
+
+    Arrays of differences have shape (J, N): J models after the baseline, N numbers
+    (``names``). Differences are ``model - baseline``; NaN where either is undefined.
+
+    Attributes
+    ----------
+    models : tuple of str
+        Labels of the models, the baseline first.
+    names : tuple of str
+        The numbers, as :class:`~deteval.diagnostics.bootstrap.BootstrapResult.names`.
+    intervals : tuple of BootstrapResult
+        Each model's own intervals (on the shared resamples).
+    difference, low, high : ndarray, shape (J, N)
+        The difference of the evaluations and its paired percentile interval.
+    p_value : ndarray, shape (J, N)
+        Paired-bootstrap p-value (:func:`bootstrap_p_value`).
+    p_adjusted : ndarray, shape (J, N)
+        Holm's adjustment across the per-class numbers (``AP[...]``) of each model; the
+        headline numbers keep their p-value.
+    significant : ndarray of bool, shape (J, N)
+        ``p_adjusted < 1 - confidence``.
+    confidence : float
+    n_resamples : int
+    seed : object
+    """
+
+    models: tuple[str, ...]
+    names: tuple[str, ...]
+    intervals: tuple[BootstrapResult, ...]
+    difference: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    p_value: np.ndarray
+    p_adjusted: np.ndarray
+    significant: np.ndarray
+    confidence: float
+    n_resamples: int
+    seed: Any
+
+    def __post_init__(self) -> None:
+        for name in ("difference", "low", "high", "p_value", "p_adjusted", "significant"):
+            frozen(getattr(self, name))
+
+    def _at(self, model: int, name: str) -> tuple[int, int]:
+        if name not in self.names:
+            raise KeyError(f"unknown number {name!r}; choose one of {', '.join(self.names)}")
+        if not 1 <= model < len(self.models):
+            raise IndexError(f"model must be 1..{len(self.models) - 1} (0 is the baseline); "
+                             f"got {model}")
+        return model - 1, self.names.index(name)
+
+    def difference_of(self, model: int, name: str) -> float:
+        """``model - baseline`` for the number ``name``."""
+        return float(self.difference[self._at(model, name)])
+
+    def interval_of(self, model: int, name: str) -> tuple[float, float]:
+        """The paired percentile interval of the difference."""
+        at = self._at(model, name)
+        return float(self.low[at]), float(self.high[at])
+
+    def p_value_of(self, model: int, name: str, *, adjusted: bool = True) -> float:
+        """The p-value (Holm-adjusted for per-class numbers unless ``adjusted=False``)."""
+        return float((self.p_adjusted if adjusted else self.p_value)[self._at(model, name)])
+
+    def regressions(self, rules: Sequence[tuple[str, float]]) -> list[str]:
+        """The rules broken: a model whose difference's interval lies wholly below
+        ``-tolerance`` (significantly worse than the baseline by more than the tolerance).
+
+        Returns one message per broken (model, rule); empty when none is.
+        """
+        broken = []
+        for name, tolerance in rules:
+            for j in range(1, len(self.models)):
+                at = self._at(j, name)
+                high = self.high[at]
+                if not np.isnan(high) and high < -tolerance:
+                    broken.append(
+                        f"{self.models[j]}: {name} is worse than {self.models[0]}'s by "
+                        f"{-self.difference[at]:.4f} ({100 * self.confidence:g}% interval of "
+                        f"the difference [{self.low[at]:.4f}, {high:.4f}], entirely below "
+                        f"-{tolerance:g})")
+        return broken
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per (model, number): JSON-ready (NaN as None)."""
+        rows = []
+        for j in range(1, len(self.models)):
+            for i, name in enumerate(self.names):
+                at = (j - 1, i)
+                rows.append({
+                    "model": self.models[j], "baseline": self.models[0], "name": name,
+                    "baseline_value": _json_number(_undefined(self.intervals[0].estimates[i])),
+                    "value": _json_number(_undefined(self.intervals[j].estimates[i])),
+                    "difference": _json_number(self.difference[at]),
+                    "low": _json_number(self.low[at]), "high": _json_number(self.high[at]),
+                    "p_value": _json_number(self.p_value[at]),
+                    "p_adjusted": _json_number(self.p_adjusted[at]),
+                    "significant": bool(self.significant[at])})
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: settings, each model's intervals and the differences (what
+        ``deteval compare --json`` writes and the HTML report can read)."""
+        return {"method": "paired image bootstrap; percentile intervals; two-sided bootstrap "
+                          "p-values; Holm across classes",
+                "confidence": self.confidence, "n_resamples": self.n_resamples,
+                "seed": self.seed if isinstance(self.seed, (int, type(None))) else str(self.seed),
+                "models": list(self.models),
+                "intervals": {m: r.rows() for m, r in zip(self.models, self.intervals)},
+                "differences": self.rows()}
+
+    def table(self, *, per_class: bool = True) -> str:
+        """A plain-text table per model: number, baseline, model, difference, interval,
+        p-value (Holm-adjusted for classes), ``*`` when significant."""
+        pct = f"{100 * self.confidence:g}%"
+        names = [n for n in self.names if per_class or not n.startswith("AP[")]
+        width = max(len(n) for n in names)
+        lines = []
+        for j in range(1, len(self.models)):
+            lines.append(f"{self.models[j]} vs {self.models[0]}")
+            lines.append(f"{'number':<{width}}  baseline     model      diff  {pct} interval"
+                         f"          p")
+            for name in names:
+                i = self.names.index(name)
+                at = (j - 1, i)
+                a, b = self.intervals[0].estimates[i], self.intervals[j].estimates[i]
+                mark = " *" if self.significant[at] else ""
+                if np.isnan(self.difference[at]):
+                    lines.append(f"{name:<{width}}  {_cell(a):>8}  {_cell(b):>8}  "
+                                 f"{'-':>8}  (undefined)")
+                    continue
+                lines.append(f"{name:<{width}}  {a:8.4f}  {b:8.4f}  {self.difference[at]:+8.4f}"
+                             f"  [{self.low[at]:+.4f}, {self.high[at]:+.4f}]"
+                             f"  {self.p_adjusted[at]:9.4f}{mark}")
+        return "\n".join(lines)
+
+
+def _cell(value: float) -> str:
+    return "-" if value < 0 else f"{value:.4f}"
+
+
+def _undefined(value: float) -> float:
+    return float("nan") if value < 0 else float(value)
+
+
+def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
+                 confidence: float = 0.95, seed: Any = 0, score_threshold: float = 0.5,
+                 models: Sequence[str] | None = None) -> ComparisonResult:
+    """Compare COCO evaluations of several detectors on the same ground truth, paired.
+
+    Parameters
+    ----------
+    results : sequence of COCOResult
+        :func:`~deteval.evaluate_coco` results (with their match tables) of the same ground
+        truth and settings; the first is the baseline.
+    n_resamples, confidence, score_threshold
+        As :func:`~deteval.diagnostics.bootstrap.bootstrap_coco`.
+    seed : int or numpy Generator
+        Of the resampling (default 0: the same command gives the same p-values).
+    models : sequence of str, optional
+        Labels (default ``model0``, ``model1``...).
+
+    Returns
+    -------
+    ComparisonResult
+
+    Raises
+    ------
+    ValueError
+        Fewer than two results, results of other images, categories or settings.
+    """
+    _check(n_resamples, confidence)
+    results = list(results)
+    if len(results) < 2:
+        raise ValueError(f"compare needs at least two results (a baseline and a model); got "
+                         f"{len(results)}")
+    labels = tuple(models) if models is not None else tuple(f"model{i}"
+                                                           for i in range(len(results)))
+    if len(labels) != len(results):
+        raise ValueError(f"{len(labels)} model labels for {len(results)} results")
+    base = results[0]
+    for label, r in zip(labels[1:], results[1:]):
+        if r.params != base.params or len(r.dataset.gt) != len(base.dataset.gt):
+            raise ValueError(f"{label} was evaluated with other ground truth, settings, images "
+                             f"or categories than {labels[0]}; compare needs the same ones")
+    weighted = [WeightedCOCO(r, score_threshold=score_threshold) for r in results]
+    rows = weighted[0].resamples(n_resamples, seed, None)
+    samples = np.array([[model.numbers(w) for model in weighted] for w in rows],
+                       dtype=np.float64)                                 # (B, J+1, N)
+    samples[samples < 0] = np.nan
+    intervals = []
+    for j, (model, r) in enumerate(zip(weighted, results)):
+        low, high, n_defined = percentile_interval(samples[:, j], confidence)
+        intervals.append(BootstrapResult(
+            names=model.names, estimates=model.estimates, low=low, high=high,
+            samples=samples[:, j], n_defined=n_defined, confidence=float(confidence),
+            n_resamples=n_resamples, seed=seed, score_threshold=float(score_threshold),
+            category_ids=np.asarray(r.category_ids),
+            category_names=model.category_names))
+    names = weighted[0].names
+    estimates = np.array([[_undefined(v) for v in m.estimates] for m in weighted])
+    difference = estimates[1:] - estimates[:1]
+    diffs = samples[:, 1:] - samples[:, :1]                             # (B, J, N)
+    low = np.empty_like(difference)
+    high = np.empty_like(difference)
+    p_value = np.empty_like(difference)
+    for j in range(len(results) - 1):
+        low[j], high[j], _ = percentile_interval(diffs[:, j], confidence)
+        p_value[j] = bootstrap_p_value(diffs[:, j])
+    p_value[np.isnan(difference)] = np.nan
+    p_adjusted = p_value.copy()
+    per_class = np.array([n.startswith("AP[") for n in names])
+    for j in range(len(results) - 1):
+        p_adjusted[j, per_class] = holm(p_value[j, per_class])
+    with np.errstate(invalid="ignore"):
+        significant = p_adjusted < 1.0 - confidence
+    return ComparisonResult(
+        models=labels, names=names, intervals=tuple(intervals), difference=difference,
+        low=low, high=high, p_value=p_value, p_adjusted=p_adjusted, significant=significant,
+        confidence=float(confidence), n_resamples=n_resamples, seed=seed)

@@ -1,0 +1,113 @@
+"""``deteval compare`` and ``deteval coco --ci`` through ``main([...])``: identical results
+files differ in nothing, a degraded copy is significantly worse, regression gates set the exit
+status, the intervals reach the table and --json."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from deteval.cli import main
+from deteval.demo import make_demo
+
+
+def run(*argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main([str(a) for a in argv], stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def degraded(results: list[dict], seed: int = 0) -> list[dict]:
+    """Boxes jittered by a tenth of their size, the scores of 20% of them shuffled."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for d in results:
+        x, y, w, h = d["bbox"]
+        s = 0.1 * max(w, h)
+        out.append(dict(d, bbox=[x + rng.normal(0, s), y + rng.normal(0, s), w, h]))
+    chosen = rng.choice(len(out), len(out) // 5, replace=False)
+    scores = [out[i]["score"] for i in chosen]
+    rng.shuffle(scores)
+    for i, s in zip(chosen, scores):
+        out[i] = dict(out[i], score=s)
+    return out
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("compare")
+    gt, results = make_demo(seed=0)
+    paths = {"gt": folder / "gt.json", "a": folder / "a.json", "same": folder / "same.json",
+             "worse": folder / "worse.json"}
+    paths["gt"].write_text(json.dumps(gt))
+    paths["a"].write_text(json.dumps(results))
+    paths["same"].write_text(json.dumps(results))
+    paths["worse"].write_text(json.dumps(degraded(results)))
+    return paths
+
+
+def test_identical_files_differ_in_nothing(files, tmp_path):
+    status, out, err = run("compare", files["gt"], files["a"], files["same"], "--bootstrap",
+                           "100", "--fail-if-regression", "AP:0", "--json", tmp_path / "c.json")
+    assert status == 0, err
+    assert "same.json vs a.json" in out and "*" not in out
+    data = json.loads((tmp_path / "c.json").read_text())
+    rows = [r for r in data["differences"] if r["difference"] is not None]
+    assert rows and all(r["difference"] == 0 and r["p_value"] == 1 for r in rows)
+    assert not any(r["significant"] for r in rows)
+    assert data["regressions"] == [] and data["n_resamples"] == 100
+
+
+def test_a_degraded_copy_is_significantly_worse_and_fails_the_gate(files, tmp_path):
+    status, out, err = run("compare", files["gt"], files["a"], files["worse"], "--bootstrap",
+                           "200", "--per-class", "--fail-if-regression", "AP:0.01",
+                           "--json", tmp_path / "c.json")
+    assert status == 1
+    assert "deteval: regression: worse.json: AP is worse than a.json's" in err
+    data = json.loads((tmp_path / "c.json").read_text())
+    by_name = {r["name"]: r for r in data["differences"]}
+    assert by_name["AP"]["significant"] and by_name["AP"]["high"] < -0.01
+    assert by_name["AP"]["p_value"] < 0.05
+    assert by_name["AP"]["difference"] == pytest.approx(
+        by_name["AP"]["value"] - by_name["AP"]["baseline_value"])
+    assert "AP[person]" in out
+    # Without a gate, or with a tolerance larger than the loss, the status is 0.
+    assert run("compare", files["gt"], files["a"], files["worse"], "--bootstrap", "50")[0] == 0
+    assert run("compare", files["gt"], files["a"], files["worse"], "--bootstrap", "50",
+               "--fail-if-regression", "AP:0.9")[0] == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--fail-if-regression", "AP"), "METRIC:TOLERANCE"),
+    (("--fail-if-regression", "AP:-1"), "tolerance >= 0"),
+    (("--fail-if-regression", "APX:0.1"), "unknown number 'APX'"),
+    (("--bootstrap", "0"), "positive integer"),
+])
+def test_bad_options_are_usage_errors(files, argv, message):
+    status, _, err = run("compare", files["gt"], files["a"], files["same"], *argv)
+    assert status == 2 and message in err
+
+
+def test_compare_needs_two_results_files(files):
+    status, _, err = run("compare", files["gt"], files["a"])
+    assert status == 2 and "at least one more results file" in err
+
+
+def test_coco_ci_prints_and_writes_the_intervals(files, tmp_path):
+    status, out, err = run("coco", files["gt"], files["a"], "--ci", "50", "--seed", "1",
+                           "--json", tmp_path / "r.json")
+    assert status == 0, err
+    assert "95% interval" in out and "\nAP[person]" in out
+    data = json.loads((tmp_path / "r.json").read_text())
+    intervals = {r["name"]: r for r in data["intervals"]["intervals"]}
+    assert intervals["AP"]["estimate"] == data["stats_named"]["AP"]
+    assert intervals["AP"]["low"] <= intervals["AP"]["estimate"] <= intervals["AP"]["high"]
+    assert data["intervals"]["n_resamples"] == 50 and data["intervals"]["seed"] == 1
+
+
+def test_coco_ci_refuses_shards(files):
+    status, _, err = run("coco", files["gt"], files["a"], files["same"], "--ci", "10")
+    assert status == 2 and "--ci is not available" in err
