@@ -178,3 +178,17 @@ def test_library_prints_nothing(case, capsys, tmp_path):
     deteval.write_coco_results(dt, dataset, tmp_path / "results.json")
     printed = capsys.readouterr()
     assert printed.out == "" and printed.err == ""
+
+
+def test_category_names_survive_max_detections_without_the_summary_value():
+    """With max_detections lacking the summary's 100, the result still names its categories
+    (a local once overwrote them with the stat names)."""
+    gt = {"images": [{"id": 1, "width": 100, "height": 100}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 7, "bbox": [0, 0, 10, 10],
+                           "area": 100.0, "iscrowd": 0}],
+          "categories": [{"id": 7, "name": "zebra"}, {"id": 9, "name": "yak"}]}
+    dt = [{"image_id": 1, "category_id": 7, "bbox": [0, 0, 10, 10], "score": 0.9}]
+    result = deteval.evaluate_coco(gt, dt, max_detections=(1, 10, 20))
+    assert result.category_names == ("zebra", "yak")
+    assert [row["name"] for row in result.per_class()] == ["zebra", "yak"]
+    assert any("maxDets=100" in note for note in result.notes)

@@ -564,8 +564,8 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
         notes.append("none of the requested image_ids is an image of the ground truth")
     literal = _literal_max_dets(p)
     if literal not in p.max_detections:
-        names = KEYPOINT_STAT_NAMES if p.iou_type == "keypoints" else STAT_NAMES
-        fixed = [n for n, spec in zip(names, stat_specs(p)) if spec[3] is None]
+        stat_names = KEYPOINT_STAT_NAMES if p.iou_type == "keypoints" else STAT_NAMES
+        fixed = [n for n, spec in zip(stat_names, stat_specs(p)) if spec[3] is None]
         notes.append(f"{', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} -1: pycocotools' "
                      f"summary reads {'it' if len(fixed) == 1 else 'them'} at maxDets="
                      f"{literal}, which is not among the max-detections settings "
