@@ -316,3 +316,59 @@ def test_cli_refuses_to_overwrite_the_tags_file(tmp_path, capsys):
                  "--json", str(tmp_path / "tags.csv")]) == 1
     assert "the slice tags (--slice-file" in capsys.readouterr().err
     assert (tmp_path / "tags.csv").read_text() == "image_id,lens\n"
+
+
+@pytest.mark.parametrize("seed", [21, 22, 23])
+def test_zero_weights_outside_a_slice_equal_bootstrapping_the_slice_alone(seed):
+    """The bootstrap interval of an image slice resamples only its images: images with
+    weight 0 are absent, so every resample equals the one of the slice evaluated alone."""
+    from deteval.diagnostics.bootstrap import bootstrap_coco
+
+    gt, results = _tagged(seed, n_images=8, n_categories=3)
+    result = deteval.evaluate_coco(gt, results)
+    ids = sorted(im["id"] for im in gt["images"] if im["weather"] != "rain")
+    alone = deteval.evaluate_coco(gt, results, image_ids=ids)
+    rng = np.random.default_rng(seed)
+    inside = rng.integers(0, 4, (6, len(ids)))
+    everything = np.zeros((6, len(result.params.image_ids)), dtype=np.int64)
+    everything[:, np.isin(np.sort(result.params.image_ids), ids)] = inside
+    full = bootstrap_coco(result, weights=everything)
+    sliced = bootstrap_coco(alone, weights=inside)
+    assert full.names == sliced.names
+    assert np.array_equal(full.samples, sliced.samples, equal_nan=True)
+
+
+def test_slice_interval_is_the_percentile_interval_of_resamples_of_the_slice():
+    from deteval.diagnostics.bootstrap import bootstrap_coco, slice_interval
+
+    gt, results = _tagged(24, n_images=8, n_categories=3)
+    result = deteval.evaluate_coco(gt, results)
+    ids = np.array(sorted(im["id"] for im in gt["images"] if im["weather"] != "sun"))
+    low, high = slice_interval(n_resamples=40, seed=5)(result, ids)
+    # The same draws, made here: the slice's images with replacement, others weight 0.
+    evaluated = np.sort(result.params.image_ids)
+    rows = np.flatnonzero(np.isin(evaluated, ids))
+    draws = rows[np.random.default_rng(5).integers(0, len(rows), (40, len(rows)))]
+    weights = np.zeros((40, len(evaluated)), dtype=np.int64)
+    for b, row in enumerate(draws):
+        np.add.at(weights[b], row, 1)
+    boot = bootstrap_coco(result, weights=weights)
+    ap = boot.samples[:, boot.names.index("AP")]
+    ap = ap[~np.isnan(ap)]
+    assert (low, high) == boot.interval("AP")
+    assert low == np.percentile(ap, 2.5) and high == np.percentile(ap, 97.5)
+
+
+def test_cli_coco_ci_gives_the_image_slices_intervals(tmp_path, capsys):
+    gt, results = _tagged(25, n_images=6)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    assert main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
+                 "--slice", "weather", "--slice", "size", "--ci", "30",
+                 "--json", str(tmp_path / "out.json")]) == 0
+    capsys.readouterr()
+    payload = json.loads((tmp_path / "out.json").read_text())
+    rows = payload["slices"]["slices"]
+    image_rows = [r for r in rows if r["key"] == "weather"]
+    assert image_rows and all(len(r["interval"]) == 2 for r in image_rows)
+    assert all(r["interval"] is None for r in rows if r["key"] == "size")

@@ -30,7 +30,14 @@ def slices_of(args, result):
 
     if keys and tags:   # every key of the file is sliced too, after the named ones
         keys = keys + [key for key in tag_keys(tags) if key not in keys]
-    return slices(result, by=keys, tags=tags, images=args.gt if keys else None)
+    interval = None
+    if getattr(args, "ci", None) is not None:   # --ci: the image slices get intervals too
+        from ..diagnostics.bootstrap import slice_interval
+
+        interval = slice_interval(n_resamples=args.ci, confidence=args.confidence,
+                                  seed=args.seed)
+    return slices(result, by=keys, tags=tags, images=args.gt if keys else None,
+                  interval=interval)
 
 
 def refuse_with_shards(args) -> None:

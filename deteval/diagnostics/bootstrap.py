@@ -40,7 +40,7 @@ import numpy as np
 from .._arrays import frozen
 from ..data import index_in
 
-__all__ = ["BootstrapResult", "bootstrap_coco", "resample_weights"]
+__all__ = ["BootstrapResult", "bootstrap_coco", "resample_weights", "slice_interval"]
 
 _EPS = np.spacing(1)
 
@@ -233,6 +233,61 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
         samples=samples, n_defined=n_defined, confidence=float(confidence),
         n_resamples=len(samples), seed=seed, score_threshold=float(score_threshold),
         category_ids=np.asarray(result.category_ids), category_names=weighted.category_names)
+
+
+def slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95, seed: Any = 0,
+                   metric: str = "AP"):
+    """An ``interval`` function for :func:`~deteval.slices`: the bootstrap interval of
+    ``metric`` over one image slice.
+
+    Each resample draws the slice's images with replacement (as many draws as the slice has
+    images) and gives every other image weight 0, so the numbers are those of the slice alone
+    (a row of ones on the slice's images equals ``evaluate_coco(..., image_ids=slice)``).
+
+    Parameters
+    ----------
+    n_resamples, confidence, seed
+        As in :func:`bootstrap_coco`; every slice uses the same seed.
+    metric : str
+        The number whose interval is returned (default ``"AP"``).
+
+    Returns
+    -------
+    callable
+        ``interval(result, image_ids) -> (low, high)``.
+
+    Examples
+    --------
+    >>> import deteval
+    >>> from deteval.demo import make_demo
+    >>> gt, dt = make_demo()
+    >>> tags = {image["id"]: {"half": "first" if image["id"] % 2 else "second"}
+    ...         for image in gt["images"]}
+    >>> sliced = deteval.slices(gt, dt, by=["half", "size"], tags=tags,
+    ...                         interval=slice_interval(n_resamples=50))
+    >>> first = sliced.get("half", "first")
+    >>> low, high = first.interval
+    >>> bool(low <= first.stats["AP"] <= high)
+    True
+    >>> sliced.get("size", "small").interval is None   # object slices have no interval
+    True
+    """
+    _check(n_resamples, confidence)
+
+    def interval(result: Any, image_ids: np.ndarray) -> tuple[float, float]:
+        evaluated = np.sort(np.asarray(result.params.image_ids))
+        rows = np.flatnonzero(np.isin(evaluated, image_ids))
+        weights = np.zeros((n_resamples, len(evaluated)), dtype=np.int64)
+        if len(rows):
+            rng = np.random.default_rng(seed)
+            draws = rows[rng.integers(0, len(rows), (n_resamples, len(rows)))]
+            flat = (np.arange(n_resamples)[:, None] * len(evaluated) + draws).ravel()
+            weights = np.bincount(flat, minlength=weights.size).reshape(weights.shape)
+        boot = bootstrap_coco(result, n_resamples=n_resamples, confidence=confidence,
+                              weights=weights)
+        return boot.interval(metric)
+
+    return interval
 
 
 def _category_names(ctx: Any) -> tuple[str, ...]:
