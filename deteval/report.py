@@ -685,7 +685,8 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         cm = detection_confusion_matrix(dataset, detections, iou_threshold=iou_threshold,
                                         score_threshold=score_threshold)
         outcomes = match_outcomes(dataset, detections, iou_threshold=iou_threshold,
-                                  score_threshold=score_threshold)
+                                  score_threshold=score_threshold,
+                                  iou_type=getattr(result.params, "iou_type", "bbox"))
         step("confusion matrix and outcomes")
         out.mkdir(parents=True, exist_ok=True)
         figures = _figures(result, points, cm, out, iou_threshold, figure_format, step)

@@ -239,3 +239,74 @@ def test_errors_name_the_problem():
     result = deteval.evaluate_coco(gt, dt)
     with pytest.raises(TypeError, match="dt must be None"):
         detection_confusion_matrix(result, dt)
+
+
+# --------------------------------------------------------------------------------------
+# The drawings and the command line
+# --------------------------------------------------------------------------------------
+
+def _scene_files(tmp_path):
+    import json
+
+    from PIL import Image
+
+    gt, dt = _masks_scene()
+    gt["images"][0]["file_name"] = "a.png"
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dt))
+    (tmp_path / "images").mkdir()
+    Image.new("RGB", (20, 20)).save(tmp_path / "images" / "a.png")
+    return str(tmp_path / "gt.json"), str(tmp_path / "dt.json")
+
+
+def _cli(*argv):
+    import io
+
+    from deteval.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    status = main([str(a) for a in argv], stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_draw_matches_by_iou_type():
+    from PIL import Image
+
+    from deteval.viz.draw import STYLES, draw_matches
+
+    gt, dt = _masks_scene()
+    dataset = read_coco_gt(gt, iou_type="segm")
+    detections = read_coco_results(dt, dataset, iou_type="segm")
+    picture = Image.new("RGB", (20, 20))
+    # The outline of the detection's mask at its top-right corner: a corner of the box too.
+    by_mask = draw_matches(picture, dataset, detections, 0, iou_type="segm", labels=False,
+                           show=("fp",), mask_fill=0)
+    by_box = draw_matches(picture, dataset, detections, 0, labels=False, show=("tp",),
+                          mask_fill=0)
+    assert by_mask.getpixel((19, 0)) == STYLES["localization"].rgb
+    assert by_box.getpixel((19, 0)) == STYLES["tp"].rgb
+
+
+def test_cli_confusion_and_draw_iou_type(tmp_path):
+    import json
+
+    gt, dt = _scene_files(tmp_path)
+    status, out, _ = _cli("confusion", gt, dt, "--iou-type", "segm", "--json",
+                          tmp_path / "cm.json")
+    assert status == 0 and "mask IoU >= 0.5" in out
+    saved = json.loads((tmp_path / "cm.json").read_text())
+    assert saved["iou_type"] == "segm" and saved["counts"] == [[0, 1], [1, 0]]
+    status, out, _ = _cli("confusion", gt, dt, "--json", tmp_path / "box.json")
+    assert status == 0 and json.loads((tmp_path / "box.json").read_text())["counts"] == \
+        [[1, 0], [0, 0]]
+    status, out, err = _cli("draw", gt, dt, "--images", tmp_path / "images", "--out",
+                            tmp_path / "drawn", "--iou-type", "segm", "--score-threshold", 0,
+                            "--contact-sheet", 0)
+    assert status == 0, err
+    assert "mask IoU >= 0.5, score >= 0: TP 0, FP 1 (0 duplicate, 0 wrong class, " \
+           "1 localization, 0 background), FN 1" in out
+    status, _, err = _cli("confusion", gt, dt, "--kpt-sigmas", "0.5")
+    assert status == 2 and "--kpt-sigmas applies to --iou-type keypoints" in err
+    status, _, err = _cli("draw", gt, dt, "--images", tmp_path / "images", "--out",
+                          tmp_path / "d2", "--dilation-ratio", "0.1")
+    assert status == 2 and "--dilation-ratio applies to --iou-type boundary" in err

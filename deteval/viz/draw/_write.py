@@ -113,6 +113,7 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
                    out_dir: str | os.PathLike, *, only_errors: bool = False,
                    limit: int | None = None, by_errors: bool = False,
                    iou_threshold: float = 0.5, score_threshold: float = 0.0,
+                   iou_type: str = "bbox",
                    on_problem: Callable[[Path | None, str], Any] | None = None,
                    outcomes: Outcomes | None = None, show: Iterable[str] = DEFAULT_SHOW,
                    labels: bool = True, format: str = "auto", quality: int = 90,
@@ -138,8 +139,8 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         if unchanged since; no other file is touched.
     only_errors, limit, by_errors : optional
         Which images, in which order: see :func:`select_images`.
-    iou_threshold, score_threshold : float
-        Of the matching, when ``outcomes`` is not given.
+    iou_threshold, score_threshold, iou_type
+        Of the matching, when ``outcomes`` is not given (see :func:`draw_matches`).
     on_problem : callable, optional
         Called as ``on_problem(path, message)`` for each problem instead of a
         :class:`~deteval.errors.FormatWarning`: an image without a file name (``path``
@@ -204,8 +205,10 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         raise ValueError(f"the output folder {out_dir} is the images folder: the drawings "
                          "would mix with (or replace) the images; choose another folder")
     if outcomes is None:
+        sigmas = (draw_options or {}).get("keypoint_sigmas")
         outcomes = match_outcomes(dataset, detections, iou_threshold=iou_threshold,
-                                  score_threshold=score_threshold)
+                                  score_threshold=score_threshold, iou_type=iou_type,
+                                  keypoint_sigmas=sigmas)
     else:
         _check_outcomes(outcomes, dataset, detections)
     chosen = select_images(outcomes, only_errors=only_errors, limit=limit, by_errors=by_errors)
