@@ -310,3 +310,40 @@ def test_cli_confusion_and_draw_iou_type(tmp_path):
     status, _, err = _cli("draw", gt, dt, "--images", tmp_path / "images", "--out",
                           tmp_path / "d2", "--dilation-ratio", "0.1")
     assert status == 2 and "--dilation-ratio applies to --iou-type boundary" in err
+
+
+def test_rotated_boxes_whose_axis_aligned_boxes_match():
+    """Two thin rectangles crossing at right angles (45 and -45 degrees) share their
+    axis-aligned box: a true positive by boxes, background by rotated-box IoU."""
+    gt = {"images": [{"id": 1, "width": 100, "height": 100}],
+          "categories": [{"id": 1, "name": "ship"}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "iscrowd": 0,
+                           "rbox": [50, 50, 60, 10, 45], "area": 600.0}]}
+    dt = [{"image_id": 1, "category_id": 1, "score": 0.9, "rbox": [50, 50, 60, 10, -45]}]
+    by_rbox = match_outcomes(gt, dt, iou_type="rotated")
+    assert by_rbox.dt_outcome_names == ("background",)
+    # The crossing is a 10 x 10 square: IoU 100 / (600 + 600 - 100).
+    result = deteval.evaluate_coco(gt, dt, iou_type="rotated", iou_thresholds=[0.05])
+    assert result.matches.detection_status()[0].tolist() == [TP]
+    low = match_outcomes(gt, dt, iou_type="rotated", iou_threshold=0.05)
+    assert low.dt_outcome_names == ("tp",)
+    assert low.dt_iou[0] == pytest.approx(100 / 1100)
+    dataset = read_coco_gt(gt, iou_type="rotated")
+    detections = read_coco_results(dt, dataset, iou_type="rotated")
+    assert match_outcomes(dataset, detections).dt_outcome_names == ("tp",)   # by boxes
+
+
+@pytest.mark.parametrize("seed", [3, 17])
+def test_boundary_outcomes_equal_coco_match_table(seed):
+    gt_dict, results = _segm(seed)
+    result = deteval.evaluate_coco(gt_dict, results, iou_type="boundary", iou_thresholds=[0.5],
+                                   max_detections=(1, 10, 100))
+    status = result.matches.detection_status(0)[0]
+    out = match_outcomes(result)
+    assert out.iou_type == "boundary"
+    fp = np.isin(np.array(out.dt_outcome_names), FP_OUTCOMES)
+    assert np.array_equal(fp, status == FP)
+    assert np.array_equal(np.array(out.dt_outcome_names) == "tp", status == TP)
+    # The boundary decides some outcomes that mask IoU alone would not.
+    assert not np.array_equal(match_outcomes(result, iou_type="segm").dt_outcome,
+                              out.dt_outcome)
