@@ -1,8 +1,10 @@
 """The detection confusion matrix, with an "Unknown" row and column, and operating points.
 
 Both are computed from the shared greedy matcher (:func:`~deteval.matching.match_detections`,
-COCO rule, one IoU threshold, one area range ``[0, inf]``, every detection kept), so the
-numbers agree with the match tables behind AP.
+COCO rule, one IoU threshold, one area range ``[0, inf]``, every detection kept) with the
+evaluation's similarity (``iou_type``: box IoU by default, mask or boundary IoU, OKS,
+polygon or rotated-box IoU, computed by the COCO protocol's own code; see
+:func:`deteval.match_outcomes`), so the numbers agree with the match tables behind AP.
 
 Matching, in two passes
 -----------------------
@@ -78,12 +80,12 @@ from typing import Any
 import numpy as np
 
 from ._arrays import frozen
-from ._inputs import load_pair
+from ._class_matching import Matches, match_two_passes
+from ._class_matching import take as _take
 from ._validation import finite_matrix, number, real_matrix, zero_division_value
 from .classification import top_k_accuracy
 from .data import Dataset, Detections
 from .errors import warn_undefined
-from .iou import coco_pair_iou
 from .matching import match_detections
 
 __all__ = [
@@ -100,77 +102,20 @@ _NORMALIZE = (None, "true", "pred")
 
 
 # --------------------------------------------------------------------------------------
-# Inputs and matching
+# Inputs and matching (the passes are in deteval._class_matching)
 # --------------------------------------------------------------------------------------
 
 
-def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
-    # One input layer for every protocol and diagnostic (docs/resolution.md).
-    pair = load_pair(gt, dt)
-    return pair.dataset, pair.detections
+def _match(gt: Any, dt: Any, iou_threshold: float, score_threshold: float,
+           geometry: dict[str, Any]) -> tuple[Dataset, Detections, str, Matches]:
+    """Inputs resolved, and both passes with the similarity of ``geometry`` (the
+    ``iou_type``, ``keypoint_sigmas`` and ``dilation_ratio`` keywords)."""
+    from .outcomes import resolve_similarity
 
-
-
-def _take(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``values[rows]`` where ``rows >= 0``; a placeholder elsewhere (to be masked out)."""
-    out = np.zeros(len(rows), dtype=values.dtype)
-    ok = rows >= 0
-    out[ok] = values[rows[ok]]
-    return out
-
-
-@dataclass(frozen=True)
-class _Matches:
-    """Both passes: per detection and per object, what it matched (rows of the inputs)."""
-
-    dt_counted: np.ndarray      # (n_dt,) bool: above threshold, known category, not ignored
-    dt_ignored: np.ndarray      # (n_dt,) bool: matched a crowd / ignored object of its class
-    dt_gt: np.ndarray           # (n_dt,) int: matched regular object (either pass), -1
-    dt_same_class: np.ndarray   # (n_dt,) bool: matched in pass 1 (within the class)
-    gt_regular: np.ndarray      # (n_gt,) bool: neither crowd nor ignored
-    gt_dt: np.ndarray           # (n_gt,) int: matching detection (regular objects), -1
-
-
-def _match(dataset: Dataset, detections: Detections, iou_threshold: float,
-           score_threshold: float) -> _Matches:
-    gt = dataset.gt
-    n_k = len(dataset.categories)
-    n_dt, n_gt = len(detections), len(gt)
-    crowd = gt.iscrowd
-    ignored_gt = crowd | gt.ignore
-    dt_xywh, gt_xywh = detections.as_xywh(), gt.as_xywh()
-
-    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-        return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], crowd[g_rows])
-
-    common = dict(dt_scores=detections.scores, dt_area=detections.area, gt_area=gt.area,
-                  similarity=similarity, iou_thresholds=np.array([iou_threshold]),
-                  area_ranges=np.array([[0.0, np.inf]]), max_detections=max(n_dt, 1))
-    selected = (detections.category_index >= 0) & (detections.scores >= score_threshold)
-    # Pass 1: within the class.
-    first = match_detections(
-        dt_group=np.where(selected, detections.image_index * n_k + detections.category_index,
-                          -1),
-        gt_group=gt.image_index * n_k + gt.category_index, gt_crowd=crowd,
-        gt_ignore=ignored_gt, **common)
-    dt_gt1 = first.detection_matches()[0]
-    gt_dt1 = first.gt_matches()[0]
-    dt_ignored = (dt_gt1 >= 0) & _take(ignored_gt, dt_gt1)
-    dt_same = (dt_gt1 >= 0) & ~dt_ignored
-    # Pass 2: across classes, on what pass 1 left.
-    dt_free = selected & (dt_gt1 < 0)
-    gt_free = ~ignored_gt & (gt_dt1 < 0)
-    second = match_detections(
-        dt_group=np.where(dt_free, detections.image_index, -1),
-        gt_group=np.where(gt_free, gt.image_index, -1), gt_crowd=np.zeros(n_gt, bool),
-        gt_ignore=np.zeros(n_gt, bool), **common)
-    dt_gt2 = second.detection_matches()[0]
-    dt_gt = np.where(dt_same, dt_gt1, np.where(dt_free, dt_gt2, -1))
-    gt_dt = np.full(n_gt, -1, dtype=np.int64)
-    matched = np.flatnonzero(dt_gt >= 0)
-    gt_dt[dt_gt[matched]] = matched
-    return _Matches(dt_counted=selected & ~dt_ignored, dt_ignored=dt_ignored, dt_gt=dt_gt,
-                    dt_same_class=dt_same, gt_regular=~ignored_gt, gt_dt=gt_dt)
+    dataset, detections, similarity = resolve_similarity(gt, dt, floor=iou_threshold,
+                                                         **geometry)
+    return dataset, detections, similarity.iou_type, match_two_passes(
+        dataset, detections, similarity, iou_threshold, score_threshold)
 
 
 # --------------------------------------------------------------------------------------
@@ -251,6 +196,8 @@ class DetectionConfusion:
     gt_column : ndarray of int, shape (n_gt,)
         The matrix column each object is counted in (the class of its detection, or K for
         missed); -1 for crowd regions and ignored objects. Its row is its own category.
+    iou_type : str
+        The similarity matched by.
     """
 
     counts: np.ndarray
@@ -265,6 +212,7 @@ class DetectionConfusion:
     detection_gt: np.ndarray
     detection_row: np.ndarray
     gt_column: np.ndarray
+    iou_type: str = "bbox"
 
     def __post_init__(self) -> None:
         for name in ("counts", "matrix", "category_ids", "n_ignored_detections",
@@ -330,6 +278,7 @@ class DetectionConfusion:
         return {
             "labels": list(self.labels),
             "category_ids": self.category_ids.tolist(),
+            "iou_type": self.iou_type,
             "iou_threshold": self.iou_threshold,
             "score_threshold": self.score_threshold,
             "normalize": self.normalize,
@@ -368,9 +317,10 @@ class DetectionConfusion:
         return "\n".join(lines)
 
 
-def detection_confusion_matrix(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
-                               score_threshold: float = 0.0,
-                               normalize: str | None = None) -> DetectionConfusion:
+def detection_confusion_matrix(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5,
+                               score_threshold: float = 0.0, normalize: str | None = None,
+                               iou_type: str | None = None, keypoint_sigmas: Any = None,
+                               dilation_ratio: float | None = None) -> DetectionConfusion:
     """The detection confusion matrix at one IoU threshold and one score threshold.
 
     Parameters
@@ -385,6 +335,10 @@ def detection_confusion_matrix(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
         ``>= 0``; detections with a lower score are dropped.
     normalize : {None, "true", "pred"}
         How ``matrix`` is normalised (``counts`` always holds the raw counts).
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}, optional
+        The similarity matched by, as :func:`deteval.match_outcomes` (default "bbox", or
+        that of a COCOResult given as ``gt``); ``keypoint_sigmas`` and ``dilation_ratio``
+        as there.
 
     Returns
     -------
@@ -401,8 +355,10 @@ def detection_confusion_matrix(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
         raise ValueError(f"normalize must be None, 'true' or 'pred'; got {normalize!r}")
     iou_threshold = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
     score_threshold = number("score_threshold", score_threshold, low=0.0)
-    dataset, detections = _load(gt, dt)
-    m = _match(dataset, detections, iou_threshold, score_threshold)
+    dataset, detections, iou_type, m = _match(
+        gt, dt, iou_threshold, score_threshold, dict(iou_type=iou_type,
+                                                     keypoint_sigmas=keypoint_sigmas,
+                                                     dilation_ratio=dilation_ratio))
     gt_objects = dataset.gt
     n_k = len(dataset.categories)
 
@@ -434,7 +390,7 @@ def detection_confusion_matrix(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
         category_ids=dataset.categories.ids.copy(), iou_threshold=iou_threshold,
         score_threshold=score_threshold, n_ignored_detections=n_ignored,
         n_dropped_detections=n_dropped, detection_gt=m.dt_gt.copy(),
-        detection_row=detection_row, gt_column=gt_column)
+        detection_row=detection_row, gt_column=gt_column, iou_type=iou_type)
 
 
 # --------------------------------------------------------------------------------------
@@ -477,12 +433,15 @@ class OperatingPoints:
     iou_threshold, beta : float
     curves : dict of str to dict of ndarray
         ``thresholds``, ``tp``, ``fp``, ``fn``, ``precision``, ``recall``, ``fbeta``.
+    iou_type : str
+        The similarity matched by.
     """
 
     labels: tuple[str, ...]
     iou_threshold: float
     beta: float
     curves: dict
+    iou_type: str = "bbox"
 
     def curve(self, category: str | None = None) -> dict:
         """The curve of ``category`` (None: all classes pooled) as a dict of arrays.
@@ -554,7 +513,7 @@ class OperatingPoints:
             return {k: clean(v) for k, v in row.items()}
 
         return {
-            "iou_threshold": self.iou_threshold, "beta": self.beta,
+            "iou_type": self.iou_type, "iou_threshold": self.iou_threshold, "beta": self.beta,
             "per_class": [point(row) for row in self.per_class()],
             "overall": point(self.best()),
             "curves": {name: {k: (v.tolist() if isinstance(v, np.ndarray) else v)
@@ -562,8 +521,10 @@ class OperatingPoints:
         }
 
 
-def operating_points(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
-                     beta: float = 1.0) -> OperatingPoints:
+def operating_points(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5,
+                     beta: float = 1.0, iou_type: str | None = None,
+                     keypoint_sigmas: Any = None,
+                     dilation_ratio: float | None = None) -> OperatingPoints:
     """Per class and overall: the precision-recall trade-off over the score threshold.
 
     Computed from the within-class match table (pass 1 of
@@ -580,6 +541,10 @@ def operating_points(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
     iou_threshold : float, default 0.5
     beta : float, default 1
         Weight of recall in F-beta (``> 0``).
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}, optional
+        The similarity matched by, as :func:`deteval.match_outcomes` (default "bbox", or
+        that of a COCOResult given as ``gt``); ``keypoint_sigmas`` and ``dilation_ratio``
+        as there.
 
     Returns
     -------
@@ -589,9 +554,11 @@ def operating_points(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
     """
     iou_threshold = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
     beta = number("beta", beta, low=0.0, low_open=True)
-    dataset, detections = _load(gt, dt)
     # Negative scores are kept here: every detection defines a point of the curve.
-    m = _match(dataset, detections, iou_threshold, -math.inf)
+    dataset, detections, iou_type, m = _match(
+        gt, dt, iou_threshold, -math.inf, dict(iou_type=iou_type,
+                                               keypoint_sigmas=keypoint_sigmas,
+                                               dilation_ratio=dilation_ratio))
     names = tuple(dataset.categories.names)
     gt_class = dataset.gt.category_index
     n_gt = np.bincount(gt_class[m.gt_regular], minlength=len(names))
@@ -609,7 +576,7 @@ def operating_points(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
                   "precision": p, "recall": r, "fbeta": f}
         curves[name] = {**{key: frozen(a) for key, a in arrays.items()}, "n_gt": c.n_gt}
     return OperatingPoints(labels=names, iou_threshold=iou_threshold, beta=beta,
-                           curves=curves)
+                           curves=curves, iou_type=iou_type)
 
 
 # --------------------------------------------------------------------------------------
@@ -678,7 +645,9 @@ def _k_values(k: Any) -> tuple[int, ...]:
 
 
 def detection_top_k_accuracy(gt: Any, dt: Any, class_scores: Any, *, k: Any = 1,
-                             iou_threshold: float = 0.5) -> DetectionTopK:
+                             iou_threshold: float = 0.5, iou_type: str = "bbox",
+                             keypoint_sigmas: Any = None,
+                             dilation_ratio: float | None = None) -> DetectionTopK:
     """Top-k classification accuracy of the detections that found an object.
 
     Detections are matched to objects **class-agnostically** with the shared greedy matcher
@@ -702,6 +671,9 @@ def detection_top_k_accuracy(gt: Any, dt: Any, class_scores: Any, *, k: Any = 1,
         :class:`~deteval.errors.UndefinedMetricWarning`.
     iou_threshold : float, default 0.5
         In ``(0, 1]``; a pair matches at IoU ``>= iou_threshold``.
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}, default "bbox"
+        The similarity matched by, as :func:`deteval.match_outcomes` (``keypoint_sigmas``
+        and ``dilation_ratio`` as there).
 
     Returns
     -------
@@ -722,7 +694,13 @@ def detection_top_k_accuracy(gt: Any, dt: Any, class_scores: Any, *, k: Any = 1,
     """
     iou_threshold = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
     k_values = _k_values(k)
-    dataset, detections = _load(gt, dt)
+    from .outcomes import resolve_similarity
+
+    if dt is None:
+        raise TypeError("dt (the detections) is required")
+    dataset, detections, similarity = resolve_similarity(
+        gt, dt, iou_type=iou_type, keypoint_sigmas=keypoint_sigmas,
+        dilation_ratio=dilation_ratio, floor=iou_threshold)
     n_k, n_dt = len(dataset.categories), len(detections)
     matrix = real_matrix("class_scores", class_scores, axes="n_detections, n_categories")
     if matrix.shape[0] != n_dt:
@@ -734,17 +712,12 @@ def detection_top_k_accuracy(gt: Any, dt: Any, class_scores: Any, *, k: Any = 1,
     matrix = finite_matrix("class_scores", matrix)
 
     objects = dataset.gt
-    crowd = objects.iscrowd
-    ignored = crowd | objects.ignore
-    dt_xywh, gt_xywh = detections.as_xywh(), objects.as_xywh()
-
-    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-        return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], crowd[g_rows])
-
+    ignored = similarity.gt_ignore
     table = match_detections(
         dt_group=detections.image_index.astype(np.int64), dt_scores=detections.scores,
         dt_area=detections.area, gt_group=objects.image_index.astype(np.int64),
-        gt_crowd=crowd, gt_ignore=ignored, gt_area=objects.area, similarity=similarity,
+        gt_crowd=objects.iscrowd, gt_ignore=ignored, gt_area=objects.area,
+        similarity=similarity.pair,
         iou_thresholds=np.array([iou_threshold]), area_ranges=np.array([[0.0, np.inf]]),
         max_detections=max(n_dt, 1))
     dt_gt = np.asarray(table.detection_matches()[0], dtype=np.int64).copy()

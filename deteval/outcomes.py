@@ -13,21 +13,32 @@ category, exactly as pass 1 of :func:`~deteval.confusion.detection_confusion_mat
 true and false positives of every class equal the confusion matrix's (its diagonal and its
 column totals minus the diagonal) and, for ground truth without ``ignore`` flags and at most
 100 detections per image and category, the COCO protocol's at the same IoU threshold (area
-"all").
+"all") and the same ``iou_type``.
+
+The similarity is that of the evaluation (``iou_type``), computed by the very code the COCO
+protocol matches with (:mod:`deteval._similarity`): box IoU (``"bbox"``, the default), mask
+IoU (``"segm"``), boundary IoU (``"boundary"``), OKS with the keypoint sigmas and the
+object's area (``"keypoints"``; objects without keypoints are ignored, as COCO ignores
+them), polygon or rotated-box IoU (``"polygon"``, ``"rotated"``). A crowd region is
+matched by its intersection over the detection's area (IoA) where COCO does so (boxes,
+masks, polygons). Below, "IoU" means this similarity. Given a
+:class:`~deteval.protocols.coco.COCOResult`, its dataset, detections, ``iou_type``,
+sigmas and dilation ratio are used, so that a drawing shows the matches of that AP.
 
 Outcome of a detection (``DT_OUTCOMES``), decided in this order
 ----------------------------------------------------------------
 ``below_threshold``
     Its score is below ``score_threshold``: not matched at all.
 ``ignored``
-    It matched a crowd region or an ignored object (``GroundTruth.ignore``, VOC *difficult*)
-    of its class, or its category is not a ground-truth category (the protocols drop it).
+    It matched a crowd region or an ignored object (``GroundTruth.ignore``, VOC *difficult*;
+    for keypoints an object without keypoints) of its class, or its category is not a
+    ground-truth category (the protocols drop it).
 ``tp``
     It matched a regular object of its class.
 
 Every other detection is a false positive, with the first reason that applies. ``t`` is the
-IoU threshold (capped at ``1 - 1e-10`` as the matcher caps it); IoU is the COCO box IoU with
-non-crowd objects of the same image (crowd regions are never a reason):
+IoU threshold (capped at ``1 - 1e-10`` as the matcher caps it); IoU is the similarity of
+``iou_type`` with non-crowd objects of the same image (crowd regions are never a reason):
 
 ``duplicate``
     IoU ``>= t`` with an object of its class. Such an object was necessarily taken by a
@@ -83,9 +94,9 @@ import numpy as np
 
 from ._arrays import frozen
 from ._inputs import load_pair
+from ._similarity import Similarity, check_iou_type, evaluation_similarity, read_as
 from ._validation import number
 from .data import Dataset, Detections
-from .iou import coco_pair_iou
 from .matching import match_detections
 
 __all__ = [
@@ -96,6 +107,7 @@ __all__ = [
     "ImageRows",
     "Outcomes",
     "match_outcomes",
+    "resolve_similarity",
 ]
 
 #: Outcome names of detections; ``Outcomes.dt_outcome`` holds indices into this tuple.
@@ -157,6 +169,8 @@ class Outcomes:
     gt_image_index, gt_category_index : ndarray of int64, shape (n_gt,)
     category_names : tuple of str
         The dataset's category names, by category row.
+    iou_type : str
+        The similarity matched by (see the module documentation).
     """
 
     iou_threshold: float
@@ -172,6 +186,7 @@ class Outcomes:
     gt_image_index: np.ndarray
     gt_category_index: np.ndarray
     category_names: tuple[str, ...]
+    iou_type: str = "bbox"
     _dt_by_image: tuple = field(init=False, repr=False)
     _gt_by_image: tuple = field(init=False, repr=False)
 
@@ -186,7 +201,8 @@ class Outcomes:
 
     def __repr__(self) -> str:
         c = self.counts()
-        return (f"Outcomes(iou_threshold={self.iou_threshold:g}, "
+        kind = "" if self.iou_type == "bbox" else f"iou_type={self.iou_type!r}, "
+        return (f"Outcomes({kind}iou_threshold={self.iou_threshold:g}, "
                 f"score_threshold={self.score_threshold:g}, tp={c['tp']}, fp={c['fp']}, "
                 f"fn={c['fn']}, detections={self.n_detections}, objects={self.n_gt}, "
                 f"images={self.n_images})")
@@ -284,6 +300,7 @@ class Outcomes:
         """JSON-ready: the settings, the outcomes by name, the rows referred to (IoU None
         where NaN), errors per image and :meth:`counts`."""
         return {
+            "iou_type": self.iou_type,
             "iou_threshold": self.iou_threshold,
             "score_threshold": self.score_threshold,
             "dt_outcome": list(self.dt_outcome_names),
@@ -333,20 +350,30 @@ def same_image_pairs(dt_rows: np.ndarray, dt_image: np.ndarray, gt_rows: np.ndar
     return pair_dt.astype(np.int64), pair_gt.astype(np.int64)
 
 
-def match_outcomes(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
-                   score_threshold: float = 0.0) -> Outcomes:
+def match_outcomes(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5,
+                   score_threshold: float = 0.0, iou_type: str | None = None,
+                   keypoint_sigmas: Any = None, dilation_ratio: float | None = None
+                   ) -> Outcomes:
     """The outcome of every detection and object at one IoU and one score threshold.
 
     Parameters
     ----------
-    gt : Dataset, str, PathLike or dict
-        Ground truth, or a COCO instances file (or its dict).
+    gt : Dataset, str, PathLike, dict or COCOResult
+        Ground truth, or a COCO instances file (or its dict); or the result of
+        :func:`~deteval.evaluate_coco` (then ``dt`` is None and its dataset, detections and
+        settings are used).
     dt : Detections, str, PathLike, list, dict or ndarray
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads.
     iou_threshold : float, default 0.5
         In ``(0, 1]``; a pair matches at IoU ``>= iou_threshold`` (COCO rule).
     score_threshold : float, default 0
         ``>= 0``; detections scoring lower are ``below_threshold`` and not matched.
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}, optional
+        The similarity (module documentation); default "bbox", or the result's.
+    keypoint_sigmas : sequence of float or dict {category_id: sequence}, optional
+        Keypoints: OKS sigmas (default: the result's, else COCO's person sigmas for 17).
+    dilation_ratio : float, optional
+        Boundary IoU: boundary width over the image diagonal (default: the result's, 0.02).
 
     Returns
     -------
@@ -356,31 +383,65 @@ def match_outcomes(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
     Raises
     ------
     ValueError, TypeError
-        Invalid thresholds; detections that do not index the dataset.
+        Invalid thresholds or ``iou_type``; inputs without the shapes ``iou_type`` compares;
+        detections that do not index the dataset.
     FormatError
         Unreadable input files.
     """
     iou_threshold = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
     score_threshold = number("score_threshold", score_threshold, low=0.0)
-    pair = load_pair(gt, dt)
-    dataset, detections = pair.dataset, pair.detections
+    dataset, detections, similarity = resolve_similarity(
+        gt, dt, iou_type=iou_type, keypoint_sigmas=keypoint_sigmas,
+        dilation_ratio=dilation_ratio, floor=min(iou_threshold, LOCALIZATION_MIN_IOU))
+    return _outcomes(dataset, detections, iou_threshold, score_threshold, similarity)
+
+
+def resolve_similarity(gt: Any, dt: Any, *, iou_type: str | None, keypoint_sigmas: Any,
+                       dilation_ratio: float | None, floor: float
+                       ) -> tuple[Dataset, Detections, Similarity]:
+    """The inputs (a pair, or a COCOResult and None) and the similarity to match them by.
+
+    Shared by :func:`match_outcomes` and :func:`~deteval.confusion.detection_confusion_matrix`.
+    """
+    params = getattr(gt, "params", None)
+    if params is not None and hasattr(gt, "dataset") and hasattr(gt, "detections"):
+        if dt is not None:
+            raise TypeError("given a result (of evaluate_coco), dt must be None: the result "
+                            "holds its detections")
+        if gt.detections is None:
+            raise ValueError("this result keeps no detections (Evaluator.compute); pass the "
+                             "dataset and the detections instead")
+        dataset, detections = gt.dataset, gt.detections
+        iou_type = check_iou_type(getattr(params, "iou_type", "bbox") if iou_type is None
+                                  else iou_type)
+        if keypoint_sigmas is None:
+            keypoint_sigmas = getattr(params, "keypoint_sigmas", None)
+        if dilation_ratio is None:
+            dilation_ratio = getattr(params, "dilation_ratio", 0.02)
+    else:
+        if dt is None:
+            raise TypeError("dt (the detections) is required unless gt is a result of "
+                            "evaluate_coco")
+        iou_type = check_iou_type("bbox" if iou_type is None else iou_type)
+        pair = load_pair(gt, dt, iou_type=read_as(iou_type))
+        dataset, detections = pair.dataset, pair.detections
     if len(detections) and detections.category_index.min() < -1:
         raise ValueError("detections.category_index must index the dataset's categories "
                          "table (or be -1 for a category unknown to the ground truth)")
-    return _outcomes(dataset, detections, iou_threshold, score_threshold)
+    similarity = evaluation_similarity(
+        dataset, detections, iou_type, floor=floor, keypoint_sigmas=keypoint_sigmas,
+        dilation_ratio=0.02 if dilation_ratio is None else dilation_ratio)
+    return dataset, detections, similarity
 
 
 def _outcomes(dataset: Dataset, detections: Detections, iou_threshold: float,
-              score_threshold: float) -> Outcomes:
+              score_threshold: float, sim: Similarity) -> Outcomes:
     objects = dataset.gt
     n_k, n_images = len(dataset.categories), len(dataset.images)
     n_dt, n_gt = len(detections), len(objects)
     crowd = objects.iscrowd
-    ignored_gt = crowd | objects.ignore
-    dt_xywh, gt_xywh = detections.as_xywh(), objects.as_xywh()
-
-    def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-        return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g_rows], crowd[g_rows])
+    ignored_gt = sim.gt_ignore
+    similarity = sim.pair
 
     # The call of pass 1 of detection_confusion_matrix: the same table, the same counts.
     known = detections.category_index >= 0
@@ -409,7 +470,7 @@ def _outcomes(dataset: Dataset, detections: Detections, iou_threshold: float,
     fp_rows = np.flatnonzero(selected & (matched_gt < 0))
     pair_dt, pair_gt = same_image_pairs(fp_rows, detections.image_index,
                                          np.flatnonzero(~crowd), objects.image_index)
-    ious = coco_pair_iou(dt_xywh[pair_dt], gt_xywh[pair_gt], np.zeros(len(pair_dt), bool))
+    ious = similarity(pair_dt, pair_gt)   # non-crowd objects: IoU, not IoA
     t = min(iou_threshold, _IOU_CAP)
     near = (ious >= min(t, LOCALIZATION_MIN_IOU)) & (ious > 0)   # most pairs do not overlap
     pair_dt, pair_gt, ious = pair_dt[near], pair_gt[near], ious[near]
@@ -452,4 +513,4 @@ def _outcomes(dataset: Dataset, detections: Detections, iou_threshold: float,
         errors_per_image=errors, dt_image_index=detections.image_index,
         dt_category_index=detections.category_index, gt_image_index=objects.image_index,
         gt_category_index=objects.category_index,
-        category_names=tuple(dataset.categories.names))
+        category_names=tuple(dataset.categories.names), iou_type=sim.iou_type)

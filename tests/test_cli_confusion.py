@@ -291,7 +291,9 @@ def test_classify_errors(tmp_path):
     assert status == 2 and "expected a positive integer" in err
 
 
-def test_segm_only_results_say_which_commands_read_masks(coco100_dir):
+def test_segm_only_results_point_to_iou_type(coco100_dir):
+    """`deteval confusion` matches masks itself now (--iou-type segm): results without boxes
+    point there."""
     from deteval.cli import main
 
     err = io.StringIO()
@@ -301,5 +303,4 @@ def test_segm_only_results_say_which_commands_read_masks(coco100_dir):
     assert status == 1
     message = err.getvalue()
     assert "results[0]: missing 'bbox'" in message
-    assert "`deteval confusion` compares boxes" in message
-    assert "deteval coco --iou-type segm" in message and "deteval draw --iou-type segm" in message
+    assert "pass --iou-type segm (masks) or keypoints" in message

@@ -451,6 +451,33 @@ def folder_scene(tmp_path: Path):
     return dataset, dt, images_dir
 
 
+def test_write_drawings_reports_in_drawing_order(tmp_path):
+    """Images are read ahead in a background thread: problems and progress still come in
+    drawing order, from the caller's thread, and a problem's warning points at the caller."""
+    import threading
+
+    dataset, dt, images_dir = folder_scene(tmp_path)
+    events = []
+    paths = write_drawings(
+        dataset, dt, images_dir, tmp_path / "out",
+        on_problem=lambda path, message: events.append(
+            ("problem", path and Path(path).name, threading.current_thread())),
+        progress=lambda done, total, name: events.append(
+            ("progress", name, threading.current_thread())))
+    assert {thread for *_, thread in events} == {threading.current_thread()}
+    assert [(kind, what) for kind, what, _ in events] == [
+        ("progress", "a.png"),
+        ("problem", "missing.png"), ("progress", "missing.png"),
+        ("problem", "broken.jpg"), ("progress", "broken.jpg"),
+        ("problem", "wrong.png"), ("progress", "sub/wrong.png"),
+        ("progress", "clean.png"),
+        ("problem", None), ("progress", "image id 15")]
+    assert len(paths) == 3
+    with pytest.warns(FormatWarning) as caught:
+        write_drawings(dataset, dt, images_dir, tmp_path / "again")
+    assert {Path(w.filename).name for w in caught} == {Path(__file__).name}
+
+
 def test_write_drawings_reports_problems_and_skips(tmp_path):
     dataset, dt, images_dir = folder_scene(tmp_path)
     out_dir = tmp_path / "out"

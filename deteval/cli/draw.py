@@ -20,10 +20,10 @@ from ._outputs import check_outputs
 from ._shared_options import add_iou_threshold, add_score_threshold
 from .check import checks_of, run_checks
 
-_IOU_TYPES = ("bbox", "segm", "keypoints", "polygon", "rotated")
+_IOU_TYPES = ("bbox", "segm", "boundary", "keypoints", "polygon", "rotated")
 # The column each --iou-type draws.
-_COLUMN = {"segm": "masks", "keypoints": "keypoints", "polygon": "polygons",
-           "rotated": "rboxes"}
+_COLUMN = {"segm": "masks", "boundary": "masks", "keypoints": "keypoints",
+           "polygon": "polygons", "rotated": "rboxes"}
 _DESCRIPTION = (
     "Match detections to ground truth (COCO greedy rule at one IoU and one score threshold, "
     "as `deteval confusion`) and write each image with its detections and objects drawn in "
@@ -37,8 +37,9 @@ _DESCRIPTION = (
     "skipped (none drawn at all is an error); one whose size differs from the annotation's "
     "is drawn with a warning. Ground truth and detections may be in any supported format "
     "(guessed from the paths unless --gt-format/--dt-format say); --iou-type other than "
-    "bbox reads COCO files with their masks, keypoints, polygons or rotated boxes (the "
-    "matching itself is on boxes).")
+    "bbox reads COCO files with their masks, keypoints, polygons or rotated boxes and "
+    "matches by that similarity (mask IoU, boundary IoU, OKS, polygon IoU), as `deteval "
+    "coco --iou-type` does, so the drawings show the matches of that AP.")
 
 
 # The key of the drawings (deteval.viz.draw.STYLES; a test checks they agree), written out
@@ -81,13 +82,10 @@ def add_parser(commands) -> None:
                       help="draw only images with a false positive or a missed object")
     draw.add_argument("--limit", type=_positive_int, metavar="N",
                       help="draw at most N images, most errors first")
-    draw.add_argument("--iou-type", default="bbox", choices=_IOU_TYPES,
-                      help="what to draw besides the boxes: segm (masks), keypoints, polygon, "
-                      "rotated ('rbox'); read from COCO files (polygon and rotated also from "
-                      "dota) (default: bbox)")
-    draw.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",
-                      help="keypoints: OKS sigmas, one per keypoint, for the joints' "
-                      "tolerance (default: COCO person)")
+    add_geometry_options(draw, what="what to match by and draw besides the boxes: segm "
+                         "(mask IoU; masks drawn), boundary (boundary IoU; masks drawn), "
+                         "keypoints (OKS), polygon, rotated ('rbox'); read from COCO files "
+                         "(polygon and rotated also from dota) (default: bbox)")
     add_iou_threshold(draw)
     add_score_threshold(draw, default=None, help="detections scoring lower are not matched "
                         "nor drawn (default: the F1-optimal score, as `deteval report`)")
@@ -103,6 +101,33 @@ def add_parser(commands) -> None:
     draw.set_defaults(parser=draw)
 
 
+def add_geometry_options(parser, *, what: str) -> None:
+    """``--iou-type``, ``--kpt-sigmas`` and ``--dilation-ratio`` (draw and confusion)."""
+    parser.add_argument("--iou-type", default="bbox", choices=_IOU_TYPES, help=what)
+    parser.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",
+                        help="keypoints: OKS sigmas, one per keypoint, for the matching and "
+                        "the joints' tolerance (default: COCO person)")
+    parser.add_argument("--dilation-ratio", type=float, default=None, metavar="R",
+                        help="boundary: boundary width as a fraction of the image diagonal "
+                        "(default: 0.02)")
+
+
+#: How the summaries name the similarity of each --iou-type.
+SIMILARITY = {"bbox": "IoU", "segm": "mask IoU", "boundary": "boundary IoU",
+              "keypoints": "OKS", "polygon": "polygon IoU", "rotated": "rotated-box IoU"}
+
+
+def geometry(args) -> dict:
+    """The similarity keywords of match_outcomes and the confusion matrix, from the options."""
+    if args.kpt_sigmas is not None and args.iou_type != "keypoints":
+        raise _UsageError("--kpt-sigmas applies to --iou-type keypoints")
+    if args.dilation_ratio is not None and args.iou_type != "boundary":
+        raise _UsageError("--dilation-ratio applies to --iou-type boundary")
+    return {"iou_type": args.iou_type,
+            "keypoint_sigmas": None if args.kpt_sigmas is None else tuple(args.kpt_sigmas),
+            "dilation_ratio": args.dilation_ratio}
+
+
 def _coco_skeletons(path: str) -> dict[int, list[tuple[int, int]]] | None:
     """``{category_id: 0-based pairs}`` of a COCO file's categories; None if it has none."""
     import orjson
@@ -116,7 +141,7 @@ def _coco_skeletons(path: str) -> dict[int, list[tuple[int, int]]] | None:
     return skeletons or None
 
 
-def _read(args, gt_format: str):
+def read_shapes(args, gt_format: str):
     """Ground truth and detections with the shapes of ``--iou-type``, and the input layer's
     record of how they were read (None for the COCO shapes read directly)."""
     from ..errors import FormatError
@@ -128,7 +153,7 @@ def _read(args, gt_format: str):
     reader_args.gt_format = gt_format
     if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
         reader_args.images = None
-    iou_type = args.iou_type
+    iou_type = "segm" if args.iou_type == "boundary" else args.iou_type
     dt_format = args.dt_format or _guess_format(args.dt, "detections", "--dt-format")
     try:
         if iou_type != "bbox" and gt_format == "coco" and dt_format == "coco":
@@ -144,12 +169,12 @@ def _read(args, gt_format: str):
                               "(masks) or keypoints", source=error.source,
                               record=error.record) from None
         raise
-    column = _COLUMN.get(iou_type)
+    column = _COLUMN.get(args.iou_type)
     if column is not None:
         for what, path, fmt, table in (("ground truth", args.gt, gt_format, dataset.gt),
                                        ("detections", args.dt, dt_format, detections)):
             if len(table) and getattr(table, column) is None:
-                raise _UsageError(f"--iou-type {iou_type} draws {column}, but the {what} "
+                raise _UsageError(f"--iou-type {args.iou_type} needs {column}, but the {what} "
                                   f"{path} (read as {fmt}) has none")
     return dataset, detections, inputs
 
@@ -163,8 +188,6 @@ def _draw_options(args, gt_format: str) -> dict:
             skeletons = _coco_skeletons(args.gt)
             if skeletons is not None:
                 options["skeleton"] = skeletons
-    elif args.kpt_sigmas is not None:
-        raise _UsageError("--kpt-sigmas applies to --iou-type keypoints")
     return options
 
 
@@ -187,18 +210,20 @@ def run(args, out: TextIO, err: TextIO) -> int:
     # --images is where the pictures are; it goes to the ground-truth reader only when that
     # format reads image sizes from it (a COCO file has them).
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
+    match_options = geometry(args)
     draw_options = _draw_options(args, gt_format)
-    dataset, detections, inputs = _read(args, gt_format)
+    dataset, detections, inputs = read_shapes(args, gt_format)
     if inputs is not None:
         run_checks(args, inputs, err)
     elif not getattr(args, "no_check", False):
         checks_of(dataset, detections, err)
     score, source = args.score_threshold, "given"
     if score is None:
-        points = operating_points(dataset, detections, iou_threshold=args.iou_threshold)
+        points = operating_points(dataset, detections, iou_threshold=args.iou_threshold,
+                                  **match_options)
         score, source = f1_optimal_score(points)
     outcomes = match_outcomes(dataset, detections, iou_threshold=args.iou_threshold,
-                              score_threshold=score)
+                              score_threshold=score, **match_options)
     chosen = select_images(outcomes, only_errors=args.only_errors, limit=args.limit,
                            by_errors=True)
     problems: list[tuple[object, str]] = []
@@ -219,7 +244,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     reasons = ", ".join(f"{counts[r]} {r.replace('_', ' ')}" for r in FP_OUTCOMES)
     chosen_by = "" if source == "given" else f" ({source})"
     print(f"deteval draw: wrote {len(written)} of {len(chosen)} image(s) to {args.out}"
-          f"{f' ({skipped} skipped)' if skipped else ''}; IoU >= {outcomes.iou_threshold:g}, "
+          f"{f' ({skipped} skipped)' if skipped else ''}; {SIMILARITY[outcomes.iou_type]} >= "
+          f"{outcomes.iou_threshold:g}, "
           f"score >= {outcomes.score_threshold:g}{chosen_by}: TP {counts['tp']}, FP "
           f"{counts['fp']} ({reasons}), FN {counts['fn']}", file=out)
     return 0

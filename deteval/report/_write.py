@@ -76,15 +76,17 @@ def analyse(gt: Any, dt: Any, protocol: str, iou_threshold: float,
     result = evaluate(gt, dt, protocol, iou_threshold)
     dataset, detections = result.dataset, result.detections
     step("evaluated")
-    points = operating_points(dataset, detections, iou_threshold=iou_threshold)
+    # The evaluation's similarity (mask IoU, OKS, ...): the figures show its matches.
+    geometry = {"iou_type": getattr(result.params, "iou_type", "bbox")}
+    points = operating_points(dataset, detections, iou_threshold=iou_threshold, **geometry)
     if score_threshold is None:
         score, source = f1_optimal_score(points)
     else:
         score, source = score_threshold, "given"
     cm = detection_confusion_matrix(dataset, detections, iou_threshold=iou_threshold,
-                                    score_threshold=score)
+                                    score_threshold=score, **geometry)
     outcomes = match_outcomes(dataset, detections, iou_threshold=iou_threshold,
-                              score_threshold=score)
+                              score_threshold=score, **geometry)
     step("confusion matrix and outcomes")
     return Run(result, dataset, detections, points, score, source, cm, outcomes)
 

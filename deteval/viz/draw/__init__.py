@@ -27,7 +27,8 @@ rotated box (``rboxes``), else its box; keypoints (``keypoints``) come first.
 Labels give the tag, class name, score and IoU; the IoU of a wrong-class detection is with
 the object (of the class named in brackets) it sits on. Labels never overlap: each takes the
 first free spot around its shape, the most important first, or is left out. The matching
-(:func:`~deteval.outcomes.match_outcomes`) is on boxes whatever shapes are drawn.
+(:func:`~deteval.outcomes.match_outcomes`) is by the similarity of its ``iou_type`` (box
+IoU by default; mask IoU, OKS, ... as the COCO protocol matches), whatever shapes are drawn.
 
 Keypoints are drawn as the category's skeleton (edges in the outcome's colour and line)
 with a dot per joint: a detected joint within the OKS tolerance of its object's joint (its

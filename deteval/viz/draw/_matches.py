@@ -167,7 +167,8 @@ def _draw_shape(overlay: Image.Image, draw: ImageDraw.ImageDraw, item: _Item, wi
 
 def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
                  outcomes: Outcomes | None = None, iou_threshold: float = 0.5,
-                 score_threshold: float = 0.0, show: Iterable[str] = DEFAULT_SHOW,
+                 score_threshold: float = 0.0, iou_type: str = "bbox",
+                 show: Iterable[str] = DEFAULT_SHOW,
                  labels: bool = True, line_width: int | None = None,
                  font_size: int | None = None, mask_fill: float = MASK_FILL,
                  skeleton: Any = None, keypoint_sigmas: Any = None,
@@ -190,6 +191,10 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
         many images: it covers the whole dataset).
     iou_threshold, score_threshold : float
         Used only when ``outcomes`` is None.
+    iou_type : str, default "bbox"
+        Used only when ``outcomes`` is None: the similarity to match by (mask IoU for
+        "segm", OKS for "keypoints", ...; see :func:`~deteval.outcomes.match_outcomes`,
+        which takes ``keypoint_sigmas`` from here too).
     show : sequence of str
         Which outcomes to draw, among :data:`SHOW_CHOICES`: ``"tp"``, ``"fp"`` (every reason),
         ``"fn"``, ``"ignored"``, ``"below_threshold"`` or single reasons (``"duplicate"``,
@@ -247,7 +252,8 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
         keypoint_sigmas, dtype=np.float64), float(keypoint_threshold), gt.categories.ids)
     if outcomes is None:
         outcomes = match_outcomes(gt, dt, iou_threshold=iou_threshold,
-                                  score_threshold=score_threshold)
+                                  score_threshold=score_threshold, iou_type=iou_type,
+                                  keypoint_sigmas=keypoint_sigmas)
     else:
         _check_outcomes(outcomes, gt, dt)
     items = _items(gt, dt, outcomes, image_index, keys)   # checks image_index

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from PIL import Image
@@ -46,7 +48,87 @@ def select_images(outcomes: Outcomes, *, only_errors: bool = False,
 
 
 def _warn(path: Path | None, message: str) -> None:
-    warnings.warn(message, FormatWarning, stacklevel=4)   # at write_drawings' caller
+    # At write_drawings' caller: _warn <- _replay <- _draw_chosen <- write_drawings <- caller.
+    warnings.warn(message, FormatWarning, stacklevel=5)
+
+
+#: Images read ahead (in a background thread) of the one being drawn.
+_AHEAD = 3
+
+
+class _Run(NamedTuple):
+    """The settings of one :func:`write_drawings` call that :func:`_draw_chosen` reads."""
+
+    dataset: Dataset
+    detections: Detections
+    outcomes: Outcomes
+    images_dir: Path
+    out_dir: Path
+    format: str
+    quality: int
+    rank: bool
+    digits: int
+    show: Any
+    labels: bool
+    options: dict
+    report: Callable[[Path | None, str], Any]
+    progress: Callable[[int, int, str], Any] | None
+
+
+def _read_quietly(dataset: Dataset, image_index: int, images_dir: Path):
+    """:func:`_read_image` in a background thread: its problems kept, reported later."""
+    problems: list[tuple[Path | None, str]] = []
+    path, picture = _read_image(dataset, image_index, images_dir,
+                                lambda where, message: problems.append((where, message)))
+    return path, picture, problems
+
+
+def _replay(report: Callable[[Path | None, str], Any], problems: list) -> None:
+    for path, message in problems:
+        report(path, message)
+
+
+def _draw_chosen(chosen: np.ndarray, run: _Run, reader: ThreadPoolExecutor,
+                 writer: ThreadPoolExecutor, used: set[Path], written: list[Path],
+                 sheet: _folder.ContactSheet) -> None:
+    """Draw the chosen images in order. Pillow decodes the next images (``reader``) and
+    encodes the finished drawings (``writer``, in order) while this thread draws: the
+    pixels and files are those of one image after the other; problems are reported, and
+    progress called, in drawing order from this thread."""
+    rows = chosen.tolist()
+    images = run.dataset.images
+    ahead = deque(reader.submit(_read_quietly, run.dataset, i, run.images_dir)
+                  for i in rows[:_AHEAD])
+    saves: deque = deque()   # drawings being encoded: at most _AHEAD held in memory
+    for done, i in enumerate(rows, start=1):
+        path, picture, problems = ahead.popleft().result()
+        if done + _AHEAD <= len(rows):
+            ahead.append(reader.submit(_read_quietly, run.dataset, rows[done + _AHEAD - 1],
+                                       run.images_dir))
+        _replay(run.report, problems)
+        if picture is not None:
+            name, image_id = images.file_names[i], int(images.ids[i])
+            encoding = _folder.output_format(run.format, picture.format)
+            target = _folder.output_path(run.out_dir, name, image_id, used, encoding=encoding,
+                                         rank=done if run.rank else None, digits=run.digits)
+            if _same_file(target, path):
+                raise ValueError(f"the drawing of {path} would replace the image itself; "
+                                 "choose an output folder outside the images folder")
+            drawn = draw_matches(picture, run.dataset, run.detections, i,
+                                 outcomes=run.outcomes, show=run.show, labels=run.labels,
+                                 **run.options)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            saves.append(writer.submit(_folder.save, drawn, target, encoding, run.quality))
+            while len(saves) > _AHEAD:
+                saves.popleft().result()   # a file that could not be written raises here
+            used.add(target)
+            written.append(target)
+            sheet.add(drawn, f"{done}. {Path(name).name} "
+                      f"({int(run.outcomes.errors_per_image[i])} errors)")
+        if run.progress is not None:
+            run.progress(done, len(rows), images.file_names[i] or f"image id {images.ids[i]}")
+    for save in saves:
+        save.result()
 
 
 def image_file(images_dir: Path, file_name: str) -> Path:
@@ -113,6 +195,7 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
                    out_dir: str | os.PathLike, *, only_errors: bool = False,
                    limit: int | None = None, by_errors: bool = False,
                    iou_threshold: float = 0.5, score_threshold: float = 0.0,
+                   iou_type: str = "bbox",
                    on_problem: Callable[[Path | None, str], Any] | None = None,
                    outcomes: Outcomes | None = None, show: Iterable[str] = DEFAULT_SHOW,
                    labels: bool = True, format: str = "auto", quality: int = 90,
@@ -138,8 +221,8 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         if unchanged since; no other file is touched.
     only_errors, limit, by_errors : optional
         Which images, in which order: see :func:`select_images`.
-    iou_threshold, score_threshold : float
-        Of the matching, when ``outcomes`` is not given.
+    iou_threshold, score_threshold, iou_type
+        Of the matching, when ``outcomes`` is not given (see :func:`draw_matches`).
     on_problem : callable, optional
         Called as ``on_problem(path, message)`` for each problem instead of a
         :class:`~deteval.errors.FormatWarning`: an image without a file name (``path``
@@ -204,14 +287,15 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         raise ValueError(f"the output folder {out_dir} is the images folder: the drawings "
                          "would mix with (or replace) the images; choose another folder")
     if outcomes is None:
+        sigmas = (draw_options or {}).get("keypoint_sigmas")
         outcomes = match_outcomes(dataset, detections, iou_threshold=iou_threshold,
-                                  score_threshold=score_threshold)
+                                  score_threshold=score_threshold, iou_type=iou_type,
+                                  keypoint_sigmas=sigmas)
     else:
         _check_outcomes(outcomes, dataset, detections)
     chosen = select_images(outcomes, only_errors=only_errors, limit=limit, by_errors=by_errors)
     options = dict(draw_options or {})
     report = _warn if on_problem is None else on_problem
-    images = dataset.images
     extras = [out_dir / _folder.KEY_FILE, out_dir / _folder.SHEET_FILE]
     written: list[Path] = []
     also: list[Path] = []   # the key and the contact sheet
@@ -222,26 +306,12 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         _folder.remove_previous(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        for done, i in enumerate(chosen.tolist(), start=1):
-            path, picture = _read_image(dataset, i, images_dir, report)
-            if picture is not None:
-                name, image_id = images.file_names[i], int(images.ids[i])
-                encoding = _folder.output_format(format, picture.format)
-                target = _folder.output_path(out_dir, name, image_id, used, encoding=encoding,
-                                             rank=done if rank else None, digits=digits)
-                if _same_file(target, path):
-                    raise ValueError(f"the drawing of {path} would replace the image itself; "
-                                     "choose an output folder outside the images folder")
-                drawn = draw_matches(picture, dataset, detections, i, outcomes=outcomes,
-                                     show=show, labels=labels, **options)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                _folder.save(drawn, target, encoding, int(quality))
-                used.add(target)
-                written.append(target)
-                sheet.add(drawn, f"{done}. {Path(name).name} "
-                          f"({int(outcomes.errors_per_image[i])} errors)")
-            if progress is not None:
-                progress(done, len(chosen), images.file_names[i] or f"image id {images.ids[i]}")
+        with ThreadPoolExecutor(max_workers=1) as reader, \
+                ThreadPoolExecutor(max_workers=1) as writer:
+            _draw_chosen(chosen, _Run(dataset, detections, outcomes, images_dir, out_dir,
+                                      format, int(quality), rank, digits, show, labels,
+                                      options, report, progress),
+                         reader, writer, used, written, sheet)
         if key:
             draw_legend(show).save(extras[0], format="PNG")
             also.append(extras[0])
