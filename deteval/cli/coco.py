@@ -7,6 +7,7 @@ from typing import TextIO
 from ._common import _report, _UsageError, _write_json
 from ._options import _add_coco_options, _add_resolution_options
 from ._outputs import check_outputs, write_output
+from ._table import add_table_options, check_table, write_table_output
 from .check import checks_of
 
 
@@ -22,6 +23,7 @@ def add_parser(commands) -> None:
                       "one run, evaluated as one (each image's detections in one file)")
     _add_coco_options(coco)
     _add_resolution_options(coco)
+    add_table_options(coco)
     coco.add_argument("--dask", metavar="local|ADDRESS",
                       help="several DT files: read and match them on a Dask cluster, 'local' "
                       "(a LocalCluster for this run) or a scheduler address (needs "
@@ -33,10 +35,14 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..errors import FormatError
     from ..protocols.coco import evaluate_coco
 
-    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
-    if len(args.dt) > 1 and args.matches:
-        raise _UsageError("--matches is not available with several DT files: the sharded "
-                          "evaluation keeps no match table (merge the files to get it)")
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
+                               ("--table", args.table)])
+    check_table(args)
+    if (len(args.dt) > 1 or args.dask is not None) and (args.matches or args.table):
+        flag = "--matches" if args.matches else "--table"
+        raise _UsageError(f"{flag} is not available with several DT files or --dask: the "
+                          "sharded evaluation keeps no match table (merge the files to get "
+                          "it)")
     if args.dask is not None:
         if args.repair_polygons or args.match_by:
             flag = "--repair-polygons" if args.repair_polygons else "--match-by"
@@ -73,6 +79,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                                   dt_format="coco")
     if args.matches:   # files first: written whatever happens to stdout
         write_output(args.matches, result.matches.to_csv)
+    write_table_output(args, result)
     _output(args, result, hazards, out, err)
     return 0
 
