@@ -296,7 +296,8 @@ def to_frame(result, *, iou_threshold: float | str | None = None, outcomes: bool
 
 
 def to_arrow(result, *, iou_threshold: float | str | None = None, outcomes: bool = True):
-    """The table of :func:`tidy_columns` as a pyarrow Table (text as dictionary arrays).
+    """The table of :func:`tidy_columns` as a pyarrow Table (text as dictionary arrays,
+    NaN and missing text as nulls).
 
     Needs pyarrow (``pip install 'deteval[frame]'``); the arguments are those of
     :func:`tidy_columns`.
@@ -313,7 +314,7 @@ def _arrow_column(pa, value):
             pa.array(np.maximum(value.codes, 0), type=pa.int32(),
                      mask=missing if missing.any() else None),
             pa.array(list(value.labels), type=pa.string()))
-    return pa.array(value)
+    return pa.array(value, from_pandas=True)       # NaN: null (a missing value)
 
 
 def csv_text(columns: dict[str, Any]) -> bytes:

@@ -194,6 +194,12 @@ DIAGNOSTICS = [
                     lambda r: [r.ap, r.dap.tolist(), r.dap_fp, r.dap_fn, r.counts.tolist()]),
     detection_entry("lrp", deteval.lrp, lambda r: r.stats.tolist()),
     top_k_entry(),
+    # the tidy export of a COCO evaluation: rows in input order, so counts and sorted IoUs
+    detection_entry("tidy_columns", lambda gt, dt: deteval.tidy_columns(
+        deteval.evaluate_coco(gt, dt)), lambda r: (
+            np.bincount(r["status"].codes, minlength=5).tolist(),
+            np.bincount(r["outcome"].codes + 1, minlength=10).tolist(),
+            np.sort(r["iou"]).tobytes())),
 ]
 
 
