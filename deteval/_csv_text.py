@@ -124,36 +124,24 @@ def label_field(codes: np.ndarray, labels: Sequence[str], *, csv: bool = True) -
 def float_field(values: np.ndarray) -> np.ndarray:
     """Text of floats that reads back to the same double, shape ``(n, width)`` uint8.
 
-    NaN is an empty field; infinities are ``inf`` and ``-inf``. The first ``p`` in 0..17
-    with ``N = rint(x * 10**p)`` below 2**53 and ``N / 10**p == x`` gives the fixed-point
-    text of ``N`` with ``p`` decimals: ``N`` and ``10**p`` are exact doubles, so the
-    correctly rounded division equals ``x`` exactly when the decimal reads back as ``x``.
-    Other values (16 or 17 significant digits, very large or small) take numpy's shortest
-    representation, which is also exact.
+    NaN is an empty field; infinities are ``inf`` and ``-inf``. Values with a fixed-point
+    form of at most 17 decimals and fewer than 16 digits are written with the fewest
+    decimals (:func:`_fewest_decimals`: Python's own text for most); others with 18
+    significant digits (:func:`_eighteen_digits`), trailing zeros dropped; the rest (very
+    large or small, or where long doubles are not wide) by numpy's shortest representation.
+    Each reads back as the same double.
 
     >>> float_field(np.array([0.5, 3.0, np.nan, 0.1 + 0.2])).tobytes().replace(b"\\0", b"")
     b'0.53.00.30000000000000004'
     """
     x = np.asarray(values, dtype=np.float64)
     n = len(x)
-    text = np.zeros(n, dtype="S1")
     todo = np.isfinite(x)
-    # Fast: fixed point with the fewest decimals that reads back exactly.
+    magnitude = np.abs(np.where(todo, x, 0.0))
     scaled_n = np.zeros(n, dtype=np.int64)
     places = np.full(n, -1, dtype=np.int64)
-    magnitude = np.abs(np.where(todo, x, 0.0))
-    small = todo & (magnitude < 2.0 ** 53)          # times 10**17: no overflow
-    for p in range(18):
-        cand = np.flatnonzero(small & (places < 0))
-        if not len(cand):
-            break
-        scale = 10.0 ** p
-        big = np.rint(magnitude[cand] * scale)
-        fits = big < 2.0 ** 53
-        exact = fits & (big / scale == magnitude[cand])
-        hit = cand[exact]
-        scaled_n[hit] = big[exact].astype(np.int64)
-        places[hit] = p
+    _fewest_decimals(magnitude, todo, scaled_n, places)
+    _eighteen_digits(magnitude, todo & (places < 0), scaled_n, places)
     fast = places >= 0
     slow = todo & ~fast
     parts = []
@@ -171,34 +159,118 @@ def float_field(values: np.ndarray) -> np.ndarray:
     return text.view(np.uint8).reshape(n, -1)
 
 
+_POWERS_64 = 10.0 ** np.arange(18)      # exact doubles
+
+
+def _fewest_decimals(magnitude: np.ndarray, rows: np.ndarray, scaled_n: np.ndarray,
+                     places: np.ndarray) -> None:
+    """Fill ``scaled_n`` and ``places`` of ``rows`` (a mask) where a fixed-point form with
+    ``p <= 17`` decimals and ``N = rint(x * 10**p)`` below 2**53 reads back as ``x``.
+
+    The check ``N / 10**p == x`` is exact: ``N`` and ``10**p`` are exact doubles, and the
+    correctly rounded quotient is ``x`` exactly when the decimal reads back as ``x``. More
+    decimals keep passing once one passes, so ``p`` is found by bisection per row, between 0
+    and the largest ``p`` with ``x * 10**p`` below 2**53.
+    """
+    index = np.flatnonzero(rows & (magnitude < 2.0 ** 53))
+    value = magnitude[index]
+    top = np.floor(53 * np.log10(2.0) - np.log10(np.maximum(value, 1e-30)))
+    high = np.clip(top, 0, 17).astype(np.int64)
+    high -= (np.rint(value * _POWERS_64[high]) >= 2.0 ** 53)        # log10 one off
+    low = np.zeros(len(index), dtype=np.int64)
+
+    def passes(p: np.ndarray) -> np.ndarray:
+        scaled = np.rint(value * _POWERS_64[p])
+        return (scaled < 2.0 ** 53) & (scaled / _POWERS_64[p] == value)
+
+    found = (high >= 0) & passes(np.maximum(high, 0))
+    high = np.maximum(high, 0)
+    while True:         # the fewest decimals in [low, high] that pass (high passes)
+        open_ = found & (low < high)
+        if not open_.any():
+            break
+        middle = (low + high) // 2
+        ok = passes(middle)
+        high = np.where(open_ & ok, middle, high)
+        low = np.where(open_ & ~ok, middle + 1, low)
+    hit = index[found]
+    places[hit] = high[found]
+    scaled_n[hit] = np.rint(value[found] * _POWERS_64[high[found]]).astype(np.int64)
+
+
+#: Whether numpy's long double carries at least 64 mantissa bits (x87 extended, IEEE quad):
+#: then x * 10**p rounds with a relative error of at most 2**-64.
+_WIDE = np.finfo(np.longdouble).nmant >= 63
+#: 10**k, exact in a wide long double for k <= 27 (5**27 < 2**64).
+_POWERS = np.array([10**k for k in range(28)], dtype=np.longdouble)
+
+
+def _eighteen_digits(magnitude: np.ndarray, rows: np.ndarray, scaled_n: np.ndarray,
+                     places: np.ndarray) -> None:
+    """Fill ``scaled_n`` and ``places`` of ``rows`` (a mask) with 18 significant digits.
+
+    ``N = rint(|x| * 10**p)`` in long double, ``p`` chosen so that ``N`` has 18 digits: the
+    product's error is below 10**18 * 2**-64 < 0.06, so ``N`` is the correctly rounded value
+    or off by one; either way ``N / 10**p`` is within 1.5e-17 relative of ``x``, less than
+    half the spacing of doubles (2**-54 relative), so it reads back as ``x``. Only for
+    1e-6 <= |x| < 1e12 (``p`` at most 24, 10**p exact in a long double) and where long
+    doubles are wide enough; other rows are left alone (numpy's formatter writes them).
+    Trailing zeros are dropped.
+    """
+    if not _WIDE:
+        return
+    rows &= (magnitude >= 1e-6) & (magnitude < 1e12)
+    index = np.flatnonzero(rows)
+    if not len(index):
+        return
+    value = magnitude[index].astype(np.longdouble)
+    p = 17 - np.floor(np.log10(magnitude[index])).astype(np.int64)
+    for _ in range(2):          # log10 can be one off near powers of ten: correct once
+        n = np.rint(value * _POWERS[p])
+        p = p + (n < 1e17) - (n >= 1e18)
+    n = np.rint(value * _POWERS[p]).astype(np.int64)
+    for _ in range(17):         # drop trailing zeros (keep at least one decimal)
+        zero = (n % 10 == 0) & (p > 1)
+        if not zero.any():
+            break
+        n = np.where(zero, n // 10, n)
+        p = p - zero
+    scaled_n[index] = n
+    places[index] = p
+
+
 def _fixed_point(scaled: np.ndarray, places: np.ndarray, negative: np.ndarray) -> np.ndarray:
     """``scaled / 10**places`` as text: at least one digit before the point, ``.0`` for
-    whole numbers (as Python writes floats)."""
+    whole numbers (as Python writes floats). Built as a NUL-padded matrix: a sign column,
+    then the digits right-aligned with the point inserted, rows grouped by its place
+    (leading zeros are NUL, the padding :func:`csv_bytes` removes, so the sign needs no
+    exact place)."""
     n = len(scaled)
     whole = places == 0                      # written N.0: one decimal, a zero
     scaled = np.where(whole, scaled * 10, scaled)
     places = np.where(whole, 1, places)
-    digits = _lengths(scaled)
-    # Digits before the point; whole numbers get ".0" appended.
-    int_digits = np.maximum(digits - places, 1)
-    frac = places
-    width = int((int_digits + frac).max(initial=1)) + 2      # point and sign
-    out = np.zeros((n, width), dtype=np.uint8)
-    total = int_digits + frac + 1 + negative                # characters used
-    rest = scaled.copy()
-    pos = np.arange(n)
-    # Fill from the last fraction digit backwards: column = total - 1 - k.
-    for k in range(width):
-        col = total - 1 - k
-        live = col >= negative.astype(np.int64)
-        if not live.any():
-            break
-        is_point = k == frac
-        digit = np.where(is_point, ord("."), rest % 10 + _ZERO)
-        rest = np.where(is_point | ~live, rest, rest // 10)
-        out[pos[live], col[live]] = digit[live]
-    out[np.flatnonzero(negative), 0] = ord("-")
-    return out.view(f"S{width}").ravel()
+    width = max(19, int(places.max(initial=0)) + 1)      # int64 has at most 19 digits
+    digits = np.empty((n, width), dtype=np.uint8)
+    rest = scaled
+    for j in range(width - 1, -1, -1):
+        rest, digit = np.divmod(rest, 10)
+        digits[:, j] = digit + _ZERO
+    # Leading zeros are blank, but for the one before the point ("0.25").
+    first = np.minimum(width - _lengths(scaled), width - places - 1)
+    digits[np.arange(width)[None, :] < first[:, None]] = 0
+    # Rows by the point's place (a few values), so that each place is one slice.
+    order = np.argsort(places, kind="stable")
+    digits, by_place = digits[order], places[order]
+    out = np.zeros((n, width + 2), dtype=np.uint8)
+    bounds = np.flatnonzero(np.r_[True, by_place[1:] != by_place[:-1], True])
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        cut = width - int(by_place[lo])
+        out[lo:hi, 1:cut + 1] = digits[lo:hi, :cut]
+        out[lo:hi, cut + 1] = ord(".")
+        out[lo:hi, cut + 2:] = digits[lo:hi, cut:]
+    out[order] = out.copy()                              # back to the rows' order
+    out[negative, 0] = ord("-")
+    return out.view(f"S{width + 2}").ravel()
 
 
 def csv_bytes(header: Sequence[str], columns: Sequence, n_rows: int) -> bytes:

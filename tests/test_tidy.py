@@ -281,3 +281,20 @@ def test_cli_parquet_without_pyarrow(files, tmp_path, monkeypatch):
     status, _, err = _run("coco", files["gt"], files["dt"], "--table", tmp_path / "r.parquet")
     assert status != 0 and "deteval[frame]" in err
     assert not list(tmp_path.iterdir())
+
+
+def test_segm_iou_is_pycocotools_mask_iou(coco100_dir):
+    from pycocotools import mask as mask_utils
+
+    result = deteval.evaluate_coco(coco100_dir / "instances_val2014_100.json",
+                                   coco100_dir / "instances_val2014_fakesegm100_results.json",
+                                   iou_type="segm")
+    columns = tidy_columns(result, outcomes=False)
+    n_dt = len(result.detections)
+    rows = np.flatnonzero(columns["match_row"][:n_dt] >= 0)[:60]
+    objects = columns["match_row"][rows]
+    dt_masks, gt = result.detections.masks, result.dataset.gt
+    theirs = [mask_utils.iou([dt_masks[d]], [gt.masks[g]], [int(gt.iscrowd[g])])[0, 0]
+              for d, g in zip(rows.tolist(), objects.tolist())]
+    assert len(rows) == 60
+    assert np.array_equal(columns["iou"][rows], theirs)
