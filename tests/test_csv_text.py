@@ -90,3 +90,19 @@ def test_rows_split_into_chunks_agree(monkeypatch):
 
 def test_no_rows_is_the_header_only():
     assert csv_bytes(["a", "b"], [], 0) == b"a,b\n"
+
+
+def test_floats_without_wide_long_doubles_still_read_back(monkeypatch):
+    import deteval._csv_text as module
+
+    values = np.random.default_rng(4).random(300) * 1000
+    monkeypatch.setattr(module, "_WIDE", False)       # numpy's formatter for long values
+    text = _lines(float_field(values))
+    assert np.array_equal([float(t) for t in text], values)
+
+
+def test_eighteen_digit_form_drops_trailing_zeros():
+    # 0.5 + 2**-52 needs 17 digits; its 18-digit form ends in a non-zero digit
+    value = 0.5 + 2.0 ** -52
+    (text,) = _lines(float_field(np.array([value])))
+    assert float(text) == value and len(text) <= 20 and not text.endswith("0")
