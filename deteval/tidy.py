@@ -146,18 +146,21 @@ def tidy_columns(result, *, iou_threshold: float | str | None = None,
 
     Raises
     ------
+    TypeError
+        A result of another protocol (LVIS, Open Images).
     ValueError
         A result without a match table or detections; an ``iou_threshold`` that was not
         evaluated.
     """
-    if getattr(result, "matches", None) is None or getattr(result, "detections", None) is None:
-        raise ValueError("this result keeps no match table (Evaluator.compute() does not): "
-                         "evaluate with evaluate_coco or evaluate_voc to export its rows")
     from .protocols.coco import COCOResult
+    from .protocols.voc import VOCResult
 
     coco = isinstance(result, COCOResult)
-    if not coco and not hasattr(result, "pr_curve"):
+    if not coco and not isinstance(result, VOCResult):
         raise TypeError(f"expected a COCOResult or VOCResult; got {type(result).__name__}")
+    if result.matches is None or result.detections is None:
+        raise ValueError("this result keeps no match table (Evaluator.compute() does not): "
+                         "evaluate with evaluate_coco or evaluate_voc to export its rows")
     chosen = thresholds_of(result, iou_threshold)
     base = _fixed_columns(result, coco)
     similarity = _similarity(result, coco)

@@ -19,9 +19,10 @@ from bench.peers import PEERS  # noqa: E402
 
 def test_registries():
     assert list(CASES) == ["bbox", "segm", "keypoints", "rotated", "compat", "streaming",
-                           "dask", "lvis", "openimages"]
+                           "dask", "lvis", "openimages", "export"]
     assert CASES["compat"].tools and CASES["compat"].data_of == "bbox"
-    assert all(CASES[name].run for name in ("streaming", "dask", "lvis", "openimages"))
+    assert all(CASES[name].run for name in ("streaming", "dask", "lvis", "openimages",
+                                            "export"))
     assert not list((ROOT / "scripts").glob("bench_*.py"))    # folded into the package
     assert list(PEERS) == ["deteval", "hotcoco", "ultrafast-pycocotools", "vernier",
                            "faster-coco-eval", "pycocotools"]

@@ -199,6 +199,8 @@ def test_errors():
         tidy_columns(evaluator.compute())
     with pytest.raises(ValueError, match="suffix"):
         write_table(result, "rows.txt")
+    with pytest.raises(TypeError, match="COCOResult or VOCResult"):
+        tidy_columns(result.stats)
     # COCO's 0.9 is stored as 0.8999999999999999: found within 1e-9
     assert (tidy_columns(result, iou_threshold=0.9, outcomes=False)["iou_threshold"]
             == 0.8999999999999999).all()
