@@ -116,8 +116,12 @@ def label_field(codes: np.ndarray, labels: Sequence[str], *, csv: bool = True) -
     encoded = [(quote(s) if csv else s).encode() for s in labels] + [b""]
     if any(b"\0" in e for e in encoded):
         raise ValueError("CSV text cannot hold a NUL character; a label has one")
-    table = np.array(encoded, dtype=f"S{max(1, max(len(e) for e in encoded))}")
-    chosen = table[np.where(np.asarray(codes) >= 0, codes, len(encoded) - 1)]
+    codes = np.where(np.asarray(codes) >= 0, codes, len(encoded) - 1)
+    # As wide as the longest label used (longer ones, unused, may be cut in the table).
+    used = np.bincount(codes, minlength=len(encoded)) > 0
+    width = max([1] + [len(e) for e, u in zip(encoded, used.tolist()) if u])
+    table = np.array(encoded, dtype=f"S{width}")
+    chosen = table[codes]
     return chosen.view(np.uint8).reshape(len(chosen), -1)
 
 
@@ -136,6 +140,11 @@ def float_field(values: np.ndarray) -> np.ndarray:
     """
     x = np.asarray(values, dtype=np.float64)
     n = len(x)
+    if n > 4096 and len(np.unique(x[:1024])) <= 64:
+        # Few distinct values (thresholds, rounded scores): write each once, look them up.
+        distinct, inverse = np.unique(x, return_inverse=True)
+        if len(distinct) <= n // 16:
+            return float_field(distinct)[inverse.ravel()]
     todo = np.isfinite(x)
     magnitude = np.abs(np.where(todo, x, 0.0))
     scaled_n = np.zeros(n, dtype=np.int64)
@@ -249,14 +258,15 @@ def _fixed_point(scaled: np.ndarray, places: np.ndarray, negative: np.ndarray) -
     whole = places == 0                      # written N.0: one decimal, a zero
     scaled = np.where(whole, scaled * 10, scaled)
     places = np.where(whole, 1, places)
-    width = max(19, int(places.max(initial=0)) + 1)      # int64 has at most 19 digits
+    lengths = _lengths(scaled)
+    width = max(int(lengths.max(initial=1)), int(places.max(initial=0)) + 1)
     digits = np.empty((n, width), dtype=np.uint8)
     rest = scaled
     for j in range(width - 1, -1, -1):
         rest, digit = np.divmod(rest, 10)
         digits[:, j] = digit + _ZERO
     # Leading zeros are blank, but for the one before the point ("0.25").
-    first = np.minimum(width - _lengths(scaled), width - places - 1)
+    first = np.minimum(width - lengths, width - places - 1)
     digits[np.arange(width)[None, :] < first[:, None]] = 0
     # Rows by the point's place (a few values), so that each place is one slice.
     order = np.argsort(places, kind="stable")

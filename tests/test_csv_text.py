@@ -106,3 +106,11 @@ def test_eighteen_digit_form_drops_trailing_zeros():
     value = 0.5 + 2.0 ** -52
     (text,) = _lines(float_field(np.array([value])))
     assert float(text) == value and len(text) <= 20 and not text.endswith("0")
+
+
+def test_floats_with_few_values_use_the_lookup_and_agree():
+    rng = np.random.default_rng(5)
+    values = rng.choice(np.r_[np.round(rng.random(20), 2), np.nan, 0.1 + 0.2], 10_000)
+    text = _lines(float_field(values))
+    back = np.array([float(t) if t else np.nan for t in text])
+    assert np.array_equal(back, values, equal_nan=True)
