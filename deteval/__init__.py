@@ -58,6 +58,7 @@ _LAZY = {
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
+    "tidy_columns": "tidy", "write_table": "tidy",
     "COCO": "protocols.coco", "COCO_KEYPOINTS": "protocols.coco",
     "KEYPOINT_STAT_NAMES": "protocols.coco", "STAT_NAMES": "protocols.coco",
     "COCOParams": "protocols.coco", "COCOResult": "protocols.coco",
@@ -157,8 +158,10 @@ __all__ = [
     "read_oid_hierarchy",
     "read_oid_image_labels",
     "slices",
+    "tidy_columns",
     "write_coco_results",
     "write_gt",
+    "write_table",
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports
@@ -232,6 +235,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         evaluate_voc,
     )
     from .streaming import DuplicateImageWarning, Evaluator, evaluate_files
+    from .tidy import tidy_columns, write_table
 
     __version__: str
 

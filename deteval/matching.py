@@ -45,7 +45,6 @@ and the later ones are duplicates, which is computed for all groups at once.
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -242,25 +241,26 @@ class MatchTable:
         Status is written as ``TP``, ``FP``, ``IGNORED`` or ``NOT_EVALUATED``; ``gt`` is the
         matched GT row or empty.
         """
-        names = np.array(["NOT_EVALUATED", "FP", "TP", "IGNORED"])  # index: status + 1
+        from ._csv_text import csv_bytes, int_field, label_field
+
+        n_t, n_dt = len(self.iou_thresholds), self.n_detections
         status = self.detection_status(area_index).T.ravel()      # rows: (detection, t)
         matches = self.detection_matches(area_index).T.ravel()
-        n_t = len(self.iou_thresholds)
+        detection = int_field(np.arange(n_dt))
+        # The threshold and the status as one field: one label per (threshold, status).
+        names = ["NOT_EVALUATED", "FP", "TP", "IGNORED"]  # index: status + 1
+        labels = [f"{t!r},{name}" for t in self.iou_thresholds.tolist() for name in names]
+        code = (np.arange(n_t * n_dt) % n_t) * 4 + status + 1
         columns = (
-            np.repeat(np.arange(self.n_detections).astype(str), n_t),
-            np.tile(np.array([repr(t) for t in self.iou_thresholds.tolist()]),
-                    self.n_detections),
-            names[status + 1],
-            np.where(matches >= 0, matches.astype(str), ""),
+            lambda lo, hi: np.repeat(detection[lo // n_t:-(-hi // n_t)], n_t, axis=0)[
+                lo % n_t:lo % n_t + hi - lo],
+            lambda lo, hi: label_field(code[lo:hi], labels, csv=False),
+            lambda lo, hi: int_field(matches[lo:hi], empty_below=0),
         )
-        buffer = io.StringIO()
-        buffer.write("detection,iou_threshold,status,gt\n")
-        columns = [c.tolist() for c in columns]  # Python strings: zip over numpy is slow
-        buffer.writelines(f"{d},{t},{s},{g}\n" for d, t, s, g in zip(*columns))
-        text = buffer.getvalue()
+        data = csv_bytes(["detection", "iou_threshold", "status", "gt"], columns, n_t * n_dt)
         if path is not None:
-            Path(path).write_text(text)
-        return text
+            Path(path).write_bytes(data)
+        return data.decode()
 
 
 #: Pairs whose similarity is computed at once; bounds the matcher's peak memory (about

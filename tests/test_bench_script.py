@@ -20,11 +20,12 @@ from bench.peers import PEERS  # noqa: E402
 def test_registries():
     assert list(CASES) == ["bbox", "segm", "keypoints", "rotated", "compat", "streaming",
                            "dask", "lvis", "openimages", "boundary", "crowdpose",
-                           "calibration", "slices", "bootstrap"]
+                           "calibration", "slices", "bootstrap", "export"]
     assert CASES["boundary"].data_of == "segm" and CASES["boundary"].peers == ()
     assert set(CASES["boundary"].tools) == {"deteval", "faster-coco-eval", "vernier"}
     assert CASES["compat"].tools and CASES["compat"].data_of == "bbox"
-    assert all(CASES[name].run for name in ("streaming", "dask", "lvis", "openimages"))
+    assert all(CASES[name].run for name in ("streaming", "dask", "lvis", "openimages",
+                                            "export"))
     assert not list((ROOT / "scripts").glob("bench_*.py"))    # folded into the package
     assert list(PEERS) == ["deteval", "hotcoco", "ultrafast-pycocotools", "vernier",
                            "faster-coco-eval", "pycocotools"]

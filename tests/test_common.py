@@ -230,6 +230,12 @@ DIAGNOSTICS = [
         [deteval.evaluate_coco(gt, dt),
          deteval.evaluate_coco(gt, [d for d in dt if d["score"] >= 0.5])], **kw),
         lambda r: (r.difference, r.low, r.high, r.p_adjusted), n_resamples=20, seed=0),
+    # the tidy export of a COCO evaluation: rows in input order, so counts and sorted IoUs
+    detection_entry("tidy_columns", lambda gt, dt: deteval.tidy_columns(
+        deteval.evaluate_coco(gt, dt)), lambda r: (
+            np.bincount(r["status"].codes, minlength=5).tolist(),
+            np.bincount(r["outcome"].codes + 1, minlength=10).tolist(),
+            np.sort(r["iou"]).tobytes())),
 ]
 
 

@@ -9,6 +9,7 @@ from ._options import _add_coco_options, _add_resolution_options
 from ._outputs import check_outputs, write_output
 from ._shared_options import add_threads
 from ._slices import add_slice_options, print_slices, refuse_with_shards, slices_of
+from ._table import add_table_options, check_table, write_table_output
 from .check import checks_of
 
 
@@ -25,6 +26,7 @@ def add_parser(commands) -> None:
     _add_coco_options(coco)
     _add_resolution_options(coco)
     add_threads(coco)
+    add_table_options(coco)
     coco.add_argument("--dask", metavar="local|ADDRESS",
                       help="several DT files: read and match them on a Dask cluster, 'local' "
                       "(a LocalCluster for this run) or a scheduler address (needs "
@@ -41,13 +43,17 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..errors import FormatError
     from ..protocols.coco import evaluate_coco
 
-    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
+                               ("--table", args.table)])
+    check_table(args)
     if args.ci is not None and (len(args.dt) > 1 or args.dask is not None):
         raise _UsageError("--ci is not available with several DT files or --dask: the sharded "
                           "evaluation keeps no match table (merge the files to get it)")
-    if len(args.dt) > 1 and args.matches:
-        raise _UsageError("--matches is not available with several DT files: the sharded "
-                          "evaluation keeps no match table (merge the files to get it)")
+    if (len(args.dt) > 1 or args.dask is not None) and (args.matches or args.table):
+        flag = "--matches" if args.matches else "--table"
+        raise _UsageError(f"{flag} is not available with several DT files or --dask: the "
+                          "sharded evaluation keeps no match table (merge the files to get "
+                          "it)")
     if len(args.dt) > 1 or args.dask is not None:
         refuse_with_shards(args)
     if args.threads is not None and (len(args.dt) > 1 or args.dask is not None):
@@ -89,6 +95,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                                   dt_format="coco")
     if args.matches:   # files first: written whatever happens to stdout
         write_output(args.matches, result.matches.to_csv)
+    write_table_output(args, result)
     _output(args, result, hazards, out, err, slices_of(args, result))
     return 0
 

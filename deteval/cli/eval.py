@@ -15,6 +15,7 @@ from ._common import (
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
 from ._shared_options import add_json_output, add_per_class, add_protocol, add_threads
+from ._table import add_table_options, check_table, write_table_output
 from .check import run_checks
 
 
@@ -38,13 +39,15 @@ def add_parser(commands) -> None:
     eval_.add_argument("--repair-polygons", action="store_true",
                        help="dota: repair self-intersecting quadrilaterals with make_valid "
                        "instead of refusing them")
+    add_table_options(eval_)
     _add_input_options(eval_, GT_FORMATS, DETECTION_FORMATS)
     add_threads(eval_)
     eval_.set_defaults(parser=eval_)
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
-    check_outputs(args, files=[("--json", args.json)])
+    check_outputs(args, files=[("--json", args.json), ("--table", args.table)])
+    check_table(args)
     from ..errors import FormatError
 
     if args.iou_type != "bbox" and args.protocol != "coco":
@@ -72,6 +75,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
         result = evaluate_coco(dataset, detections, iou_type=args.iou_type,
                                threads=args.threads)
         hazards = run_checks(args, inputs, err)
+        write_table_output(args, result)
         if args.json:   # files first: written whatever happens to stdout
             payload = result.to_dict()
             payload["timings"] = result.timings
@@ -85,6 +89,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     result = evaluate_voc(dataset, detections, params=_voc_preset(preset),
                           threads=args.threads)
     hazards = run_checks(args, inputs, err)
+    write_table_output(args, result)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards})
     _report_voc(result, out, err)

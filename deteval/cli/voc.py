@@ -8,6 +8,7 @@ from ._common import _report_voc, _voc_json, _voc_preset, _write_json
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
 from ._shared_options import add_iou_thresholds, add_json_output, add_threads
+from ._table import add_table_options, check_table, write_table_output
 from .check import run_checks
 
 
@@ -29,6 +30,7 @@ def add_parser(commands) -> None:
                      "0.50:0.05:0.95, detections rounded as its result files")
     add_iou_thresholds(voc, help="IoU threshold(s) (default: the preset's)")
     add_json_output(voc, help="write mAP, per-class table, summary and settings as JSON")
+    add_table_options(voc)
     _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
     add_threads(voc)
     voc.set_defaults(parser=voc)
@@ -37,7 +39,8 @@ def add_parser(commands) -> None:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.voc import evaluate_voc
 
-    check_outputs(args, files=[("--json", args.json)])
+    check_outputs(args, files=[("--json", args.json), ("--table", args.table)])
+    check_table(args)
     preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{args.year}"
     inputs = _read_inputs(args)
     options = ({} if args.iou_thresholds is None
@@ -45,6 +48,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     result = evaluate_voc(inputs.dataset, inputs.detections, params=_voc_preset(preset),
                           threads=args.threads, **options)
     hazards = run_checks(args, inputs, err)
+    write_table_output(args, result)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards})
     _report_voc(result, out, err)

@@ -383,6 +383,19 @@ class COCOResult:
              lambda k: summarize_value(self.recall[:, k:k + 1], p, None, "all", m)),
             {"n_gt": self.n_gt, "n_crowd": self.n_crowd, "n_detections": self.n_detections})
 
+    def to_frame(self, *, iou_threshold: float | str | None = None, outcomes: bool = True):
+        """One row per detection and per object as a pandas DataFrame (needs
+        ``deteval[frame]``); see :func:`deteval.tidy.tidy_columns` and docs/tidy-export.md."""
+        from ..tidy import to_frame
+
+        return to_frame(self, iou_threshold=iou_threshold, outcomes=outcomes)
+
+    def to_arrow(self, *, iou_threshold: float | str | None = None, outcomes: bool = True):
+        """The rows of :meth:`to_frame` as a pyarrow Table (needs ``deteval[frame]``)."""
+        from ..tidy import to_arrow
+
+        return to_arrow(self, iou_threshold=iou_threshold, outcomes=outcomes)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: stats (named and in order), summary lines, per-class table."""
         return summary_dict(self)

@@ -356,6 +356,19 @@ class VOCResult:
                 for k, (cid, name) in enumerate(zip(self.category_ids.tolist(),
                                                     self.category_names))]
 
+    def to_frame(self, *, iou_threshold: float | str | None = None, outcomes: bool = True):
+        """One row per detection and per object as a pandas DataFrame (needs
+        ``deteval[frame]``); see :func:`deteval.tidy.tidy_columns` and docs/tidy-export.md."""
+        from ..tidy import to_frame
+
+        return to_frame(self, iou_threshold=iou_threshold, outcomes=outcomes)
+
+    def to_arrow(self, *, iou_threshold: float | str | None = None, outcomes: bool = True):
+        """The rows of :meth:`to_frame` as a pyarrow Table (needs ``deteval[frame]``)."""
+        from ..tidy import to_arrow
+
+        return to_arrow(self, iou_threshold=iou_threshold, outcomes=outcomes)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (NaN becomes None): thresholds, mAP, per-class table, notes."""
         def clean(value):

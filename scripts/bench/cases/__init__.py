@@ -38,7 +38,8 @@ from ..common import STAT_NAMES, add_unique
 
 #: The cases' modules imported at start, in the order ``--case all`` runs them.
 BUILTIN = ("bbox", "segm", "keypoints", "rotated", "compat", "streaming", "dask", "lvis",
-           "openimages", "boundary", "crowdpose", "calibration", "slices", "bootstrap")
+           "openimages", "boundary", "crowdpose", "calibration", "slices", "bootstrap",
+           "export")
 
 
 @dataclass(frozen=True)
