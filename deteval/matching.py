@@ -436,22 +436,10 @@ def match_detections(
     gt_group = np.asarray(gt_group, dtype=np.int64)
     thresholds = np.asarray(iou_thresholds, dtype=np.float64)
     area_ranges = np.asarray(area_ranges, dtype=np.float64).reshape(-1, 2)
-    n_dt, n_gt = len(dt_group), len(gt_group)
-    n_t, n_a = len(thresholds), len(area_ranges)
+    n_a = len(area_ranges)
 
-    # Rank detections inside their group: descending score, then the tie order.
-    evaluated = np.flatnonzero(dt_group >= 0)
-    score_rank, _ = descending_rank(dt_scores[evaluated])
-    keys = [dt_group[evaluated], score_rank]
-    if dt_tie_key is not None:
-        keys.append(np.asarray(dt_tie_key, dtype=np.int64)[evaluated])
-    order = evaluated[lexorder(keys)]
-    dt_rank = np.full(n_dt, -1, dtype=np.int64)
-    dt_rank[order] = rank_within_groups(dt_group[order])
-    dt_score_rank = np.full(n_dt, -1, dtype=np.int64)
-    dt_score_rank[evaluated] = score_rank
+    dt_rank, dt_score_rank = _rank_in_groups(dt_group, dt_scores, dt_tie_key)
     dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
-    del evaluated, score_rank, keys, order      # (peak memory: the rounds below)
 
     lo, hi = area_ranges[:, 0:1], area_ranges[:, 1:2]
     gt_evaluated = gt_group >= 0
@@ -466,6 +454,53 @@ def match_detections(
             gt_ignored=gt_ignored & gt_evaluated, similarity=similarity,
             thresholds=thresholds, area_ranges=area_ranges, strict=bool(strict), threads=threads)
 
+    found_a, found_t, found_d, found_g = _match_coco(
+        dt_group=dt_group, dt_rank=dt_rank, kept_rows=kept_rows, gt_group=gt_group,
+        gt_crowd=gt_crowd, gt_ignored=gt_ignored, similarity=similarity,
+        thresholds=thresholds, n_areas=n_a, threads=threads)
+
+    def cat(parts):
+        column = (np.concatenate(parts).astype(np.int64, copy=False) if parts
+                  else np.zeros(0, np.int64))
+        parts.clear()   # each column's parts freed before the next is joined
+        return frozen(column)
+
+    # Every array below is this function's own: frozen here, the table keeps it uncopied.
+    return MatchTable(
+        iou_thresholds=frozen(thresholds.copy()), area_ranges=frozen(area_ranges.copy()),
+        dt_rank=frozen(dt_rank), dt_kept=frozen(dt_kept),
+        dt_score_rank=frozen(dt_score_rank), dt_out_of_range=frozen(dt_out),
+        gt_evaluated=frozen(gt_evaluated),
+        gt_crowd=frozen(np.array(gt_crowd, dtype=bool)),
+        gt_ignore=frozen(gt_ignored & gt_evaluated),
+        match_area=cat(found_a), match_threshold=cat(found_t),
+        match_dt=cat(found_d), match_gt=cat(found_g))
+
+
+def _rank_in_groups(dt_group: np.ndarray, dt_scores: np.ndarray,
+                    dt_tie_key: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each detection's rank inside its group (descending score, then ``dt_tie_key``, then
+    input order) and its rank among all evaluated scores; -1 for detections not evaluated."""
+    n_dt = len(dt_group)
+    evaluated = np.flatnonzero(dt_group >= 0)
+    score_rank, _ = descending_rank(dt_scores[evaluated])
+    keys = [dt_group[evaluated], score_rank]
+    if dt_tie_key is not None:
+        keys.append(np.asarray(dt_tie_key, dtype=np.int64)[evaluated])
+    order = evaluated[lexorder(keys)]
+    dt_rank = np.full(n_dt, -1, dtype=np.int64)
+    dt_rank[order] = rank_within_groups(dt_group[order])
+    dt_score_rank = np.full(n_dt, -1, dtype=np.int64)
+    dt_score_rank[evaluated] = score_rank
+    return dt_rank, dt_score_rank
+
+
+def _match_coco(*, dt_group, dt_rank, kept_rows, gt_group, gt_crowd, gt_ignored, similarity,
+                thresholds, n_areas, threads) -> tuple[list, list, list, list]:
+    """pycocotools' greedy rule over every group at once, in rounds (the k-th detection of
+    every group in round k): the matches as lists of (area, threshold, detection, object)
+    index arrays, one entry per round part."""
+    n_gt, n_t, n_a = len(gt_group), len(thresholds), n_areas
     effective = np.minimum(thresholds, _IOU_CAP)
     if n_t and len(kept_rows) and n_gt:
         pair_dt, pair_gt, values = _candidate_pairs(dt_group, kept_rows, gt_group, similarity,
@@ -544,24 +579,7 @@ def match_detections(
         found_d.append(d_rows)
         found_g.append(g_rows)
 
-    del pair_dt, pair_gt, values, pair_group, preference, taken
-
-    def cat(parts):
-        column = (np.concatenate(parts).astype(np.int64, copy=False) if parts
-                  else np.zeros(0, np.int64))
-        parts.clear()   # each column's parts freed before the next is joined
-        return frozen(column)
-
-    # Every array below is this function's own: frozen here, the table keeps it uncopied.
-    return MatchTable(
-        iou_thresholds=frozen(thresholds.copy()), area_ranges=frozen(area_ranges.copy()),
-        dt_rank=frozen(dt_rank), dt_kept=frozen(dt_kept),
-        dt_score_rank=frozen(dt_score_rank), dt_out_of_range=frozen(dt_out),
-        gt_evaluated=frozen(gt_evaluated),
-        gt_crowd=frozen(np.array(gt_crowd, dtype=bool)),
-        gt_ignore=frozen(gt_ignored & gt_evaluated),
-        match_area=cat(found_a), match_threshold=cat(found_t),
-        match_dt=cat(found_d), match_gt=cat(found_g))
+    return found_a, found_t, found_d, found_g
 
 
 def _match_voc(*, dt_group, dt_rank, dt_kept, dt_score_rank, dt_out, kept_rows, gt_group,
