@@ -104,3 +104,13 @@ def test_coco_on_boxes_imports_only_what_boxes_need(tmp_path, options):
     loaded = _loaded_after(code)
     assert "deteval.protocols.coco" in loaded   # the evaluation did run
     assert _heavy(loaded, NOT_FOR_COCO_BBOX) == []
+
+
+@pytest.mark.parametrize("command", ["coco", "voc", "classify"])
+def test_a_command_line_imports_its_command_module_alone(command):
+    loaded = _loaded_after(_main_call([command, "--help"]))
+    commands = {m for m in loaded if m.startswith("deteval.cli.")
+                and not m.startswith("deteval.cli._")}
+    # coco's options include compare's resampling options (--ci): compare's module too.
+    assert commands <= {f"deteval.cli.{command}", "deteval.cli.check", "deteval.cli.compare"}
+    assert f"deteval.cli.{command}" in commands
