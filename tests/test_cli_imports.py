@@ -24,7 +24,8 @@ NOT_FOR_THE_PARSER = ("numpy", "orjson", "msgspec", "shapely", "PIL", "matplotli
 NOT_FOR_COCO_BBOX = ("shapely", "PIL", "matplotlib", "pycocotools", "deteval.io.labels",
                      "deteval.classification", "deteval.report", "deteval.viz",
                      "deteval.diagnostics", "deteval.geometry", "deteval.confusion",
-                     "deteval.outcomes", "deteval.streaming")
+                     "deteval.outcomes", "deteval.streaming", "deteval.protocols.voc",
+                     "deteval.protocols._voc_stages", "deteval.ap")
 
 
 def _loaded_after(code: str) -> set[str]:
