@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BOX_FORMATS", "box_area", "clip_boxes", "convert_boxes", "invalid_boxes"]
+from ._format_names import BOX_FORMATS
 
-BOX_FORMATS = ("xyxy", "xywh", "cxcywh", "xyxyn", "xywhn", "cxcywhn")
+__all__ = ["BOX_FORMATS", "box_area", "clip_boxes", "convert_boxes", "invalid_boxes"]
 
 
 def as_boxes(boxes: Any, name: str = "boxes") -> np.ndarray:

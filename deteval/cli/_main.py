@@ -25,13 +25,14 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    if list(sys.argv[1:] if argv is None else argv)[:1] == ["--version"]:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--version"]:
         print(f"deteval {__version__}", file=out)  # before the commands' modules are imported
         return 0
     from ..errors import DetevalError, FormatWarning, OptionError, UndefinedMetricWarning
     from ._options import OPTION_FLAGS, join_number_lists
 
-    modules = _commands()
+    modules = _commands(argv[0] if argv else None)
     parser = argparse.ArgumentParser(
         prog="deteval", description="Evaluate object detectors: COCO metrics equal to "
         "pycocotools, fast, with per-class tables and match exports.")
@@ -43,8 +44,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     try:
         # argparse prints usage, --help and --version to sys.stdout/sys.stderr.
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            args = parser.parse_args(join_number_lists(sys.argv[1:] if argv is None
-                                                       else argv))
+            args = parser.parse_args(join_number_lists(argv))
             if (getattr(args, "max_dets", None) is not None and len(args.max_dets) < 3
                     and getattr(args, "iou_type", "bbox") != "keypoints"):
                 parser.error("--max-dets needs 3 values (the summary reads maxDets[0..2]); "
@@ -89,31 +89,24 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         _print_warnings(caught, err)
 
 
-def _commands() -> dict:
-    """The commands' modules, in the order --help lists them; each adds its subparser, runs."""
-    from . import (
-        calibration,
-        check,
-        classify,
-        coco,
-        compare,
-        confusion,
-        convert,
-        crowdpose,
-        demo,
-        draw,
-        errors,
-        lvis,
-        openimages,
-        report,
-        voc,
-    )
-    from . import eval as eval_
+#: The commands, in the order --help lists them, and the module of each (in this package).
+_COMMANDS = {"coco": "coco", "voc": "voc", "eval": "eval", "confusion": "confusion",
+             "draw": "draw", "check": "check", "classify": "classify", "convert": "convert",
+             "demo": "demo", "report": "report", "lvis": "lvis", "openimages": "openimages",
+             "errors": "errors", "calibration": "calibration", "crowdpose": "crowdpose",
+             "compare": "compare"}
 
-    return {"coco": coco, "voc": voc, "eval": eval_, "confusion": confusion, "draw": draw,
-            "check": check, "classify": classify, "convert": convert, "demo": demo,
-            "report": report, "lvis": lvis, "openimages": openimages, "errors": errors,
-            "calibration": calibration, "crowdpose": crowdpose, "compare": compare}
+
+def _commands(only: str | None = None) -> dict:
+    """The commands' modules, in the order --help lists them; each adds its subparser, runs.
+
+    ``only``: that command's module alone (a command line naming its command needs no other
+    parser: their modules are not even imported)."""
+    import importlib
+
+    names = [only] if only in _COMMANDS else list(_COMMANDS)
+    return {name: importlib.import_module(f"{__package__}.{_COMMANDS[name]}")
+            for name in names}
 
 
 def _print_warnings(caught: list, err: TextIO) -> None:

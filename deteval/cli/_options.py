@@ -159,7 +159,7 @@ _DT_OPTIONS = (
 
 def _add_gt_reader_options(parser: argparse.ArgumentParser, *,
                            box_flag: str = "--gt-box-format"):
-    from ..boxes import BOX_FORMATS
+    from .._format_names import BOX_FORMATS
 
     group = parser.add_argument_group("reader options (each applies to the formats named)")
     group.add_argument("--classes", metavar="FILE",
@@ -179,7 +179,7 @@ def _add_gt_reader_options(parser: argparse.ArgumentParser, *,
 def _add_input_options(parser: argparse.ArgumentParser, gt_formats: Sequence[str],
                        dt_formats: Sequence[str], *, checks: bool = True) -> None:
     """The GT and DT arguments and the reader options shared by voc, eval and confusion."""
-    from ..boxes import BOX_FORMATS
+    from .._format_names import BOX_FORMATS
 
     parser.add_argument("gt", metavar="GT", help="ground truth: file or folder")
     parser.add_argument("dt", metavar="DT", help="detections: file or folder")

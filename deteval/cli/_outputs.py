@@ -18,7 +18,6 @@ import contextlib
 import fcntl
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -122,6 +121,9 @@ def write_output(path: str | os.PathLike, content: bytes | Callable[[str], objec
     over it when complete; symbolic links are followed, so the link's target is replaced.
     Another destination (a device, a pipe) is written in place.
     """
+    # here, not at the top: tempfile imports shutil, random, bz2 and lzma
+    import tempfile
+
     path = os.fspath(path)
     try:
         info = os.stat(path)

@@ -13,7 +13,7 @@ from ._shared_options import add_json_output
 
 def add_parser(commands) -> None:
     """Add the ``check`` command to the subparsers ``commands``."""
-    from ..io.formats import DETECTION_FORMATS, GT_FORMATS
+    from .._format_names import DETECTION_FORMATS, GT_FORMATS
 
     check = commands.add_parser(
         "check", help="look for plausible mistakes in a GT / DT pair before evaluating it",

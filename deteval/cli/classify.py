@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..io.labels import read_labels, read_scores
 from ._common import _write_json
 from ._options import _positive_int
 from ._outputs import check_outputs
@@ -48,6 +47,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     import numpy as np
 
     from .. import classification as cls
+    from ..io.labels import read_labels, read_scores
 
     check_outputs(args, files=[("--json", args.json)])
     truth = read_labels(args.labels)

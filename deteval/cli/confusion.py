@@ -14,7 +14,7 @@ from .draw import SIMILARITY, add_geometry_options, geometry, read_shapes
 
 def add_parser(commands) -> None:
     """Add the ``confusion`` command to the subparsers ``commands``."""
-    from ..io.formats import DETECTION_FORMATS, GT_FORMATS
+    from .._format_names import DETECTION_FORMATS, GT_FORMATS
 
     confusion = commands.add_parser(
         "confusion", help="detection confusion matrix (with an Unknown row and column)",

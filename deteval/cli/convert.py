@@ -12,7 +12,7 @@ from ._outputs import check_outputs, write_output
 
 def add_parser(commands) -> None:
     """Add the ``convert`` command to the subparsers ``commands``."""
-    from ..io.formats import GT_FORMATS, WRITE_FORMATS
+    from .._format_names import GT_FORMATS, WRITE_FORMATS
 
     convert = commands.add_parser(
         "convert", help="convert ground truth between formats",

@@ -70,7 +70,7 @@ def _epilog() -> str:
 
 def add_parser(commands) -> None:
     """Add the ``draw`` command to the subparsers ``commands``."""
-    from ..io.formats import DETECTION_FORMATS, GT_FORMATS
+    from .._format_names import DETECTION_FORMATS, GT_FORMATS
 
     draw = commands.add_parser(
         "draw", help="draw the matches on the images: TP, FP by reason, FN, ignored",

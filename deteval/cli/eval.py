@@ -21,7 +21,7 @@ from .check import run_checks
 
 def add_parser(commands) -> None:
     """Add the ``eval`` command to the subparsers ``commands``."""
-    from ..io.formats import DETECTION_FORMATS, GT_FORMATS
+    from .._format_names import DETECTION_FORMATS, GT_FORMATS
 
     eval_ = commands.add_parser(
         "eval", help="read ground truth and detections in any format, run one protocol",

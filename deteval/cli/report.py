@@ -13,7 +13,7 @@ from .check import run_checks
 
 def add_parser(commands) -> None:
     """Add the ``report`` command to the subparsers ``commands``."""
-    from ..io.formats import DETECTION_FORMATS, GT_FORMATS
+    from .._format_names import DETECTION_FORMATS, GT_FORMATS
 
     def gallery_size(text: str) -> int:
         if not text.strip().isdigit():

@@ -14,7 +14,7 @@ from .check import run_checks
 
 def add_parser(commands) -> None:
     """Add the ``voc`` command to the subparsers ``commands``."""
-    from ..io.formats import DETECTION_FORMATS, GT_FORMATS
+    from .._format_names import DETECTION_FORMATS, GT_FORMATS
 
     voc = commands.add_parser(
         "voc", help="Pascal VOC evaluation (AP per class, mAP) of detections in any format",

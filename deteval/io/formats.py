@@ -40,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from .._format_names import DETECTION_FORMATS, GT_FORMATS, WRITE_FORMATS
 from ..data import Dataset, Detections
 from ..errors import FormatError, FormatWarning
 from ._common import xml_root_tag
@@ -48,9 +49,6 @@ from ._json import check_input_file, open_input
 __all__ = ["DETECTION_FORMATS", "FormatWarning", "GT_FORMATS", "convert", "detect_format",
            "read_detections", "read_gt", "write_gt"]
 
-GT_FORMATS = ("coco", "voc", "yolo", "csv", "openimages", "labelme", "cvat", "dota")
-DETECTION_FORMATS = ("coco", "yolo", "csv", "openimages", "txt", "dota")
-WRITE_FORMATS = ("coco", "voc", "yolo", "csv")
 
 def _looks_like_labelme(path: Path) -> bool:
     with open_input(path, what="annotation") as handle:

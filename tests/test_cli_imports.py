@@ -1,0 +1,117 @@
+"""Each command loads only what it uses: building the parser (``--help``, any command's
+``--help``) imports argparse-level code only, and a bbox ``deteval coco`` imports none of the
+modules the boxes do not need. A heavy import added at the top of a command module, of the
+option helpers or of a module on the bbox path fails here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Never imported by building the parser: the readers, numpy and the libraries they use.
+NOT_FOR_THE_PARSER = ("numpy", "orjson", "msgspec", "shapely", "PIL", "matplotlib",
+                      "pycocotools", "xml", "tempfile", "deteval.io", "deteval.data",
+                      "deteval.boxes", "deteval.masks", "deteval.protocols", "deteval.doctor",
+                      "deteval.classification", "deteval.report", "deteval.viz",
+                      "deteval.diagnostics")
+#: Never imported by ``deteval coco`` on boxes.
+NOT_FOR_COCO_BBOX = ("shapely", "PIL", "matplotlib", "pycocotools", "deteval.io.labels",
+                     "deteval.classification", "deteval.report", "deteval.viz",
+                     "deteval.diagnostics", "deteval.geometry", "deteval.confusion",
+                     "deteval.outcomes", "deteval.streaming", "deteval.protocols.voc",
+                     "deteval.protocols._voc_stages", "deteval.ap")
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    return set(json.loads(proc.stdout.splitlines()[-1]))
+
+
+def _heavy(loaded: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in loaded if m in names or m.startswith(tuple(f"{n}." for n in names)))
+
+
+def _main_call(argv: list[str], status: int = 0) -> str:
+    return ("import io\nfrom deteval.cli import main\n"
+            f"out, err = io.StringIO(), io.StringIO()\n"
+            f"status = main({argv!r}, stdout=out, stderr=err)\n"
+            f"assert status == {status}, (status, err.getvalue())\n")
+
+
+def test_building_the_parser_imports_no_heavy_module():
+    code = ("import argparse\nfrom deteval.cli import _main\n"
+            "parser = argparse.ArgumentParser()\ncommands = parser.add_subparsers()\n"
+            "for module in _main._commands().values():\n    module.add_parser(commands)\n")
+    assert _heavy(_loaded_after(code), NOT_FOR_THE_PARSER) == []
+
+
+def test_help_of_every_command_imports_no_heavy_module():
+    from deteval.cli import _main
+
+    code = _main_call(["--help"]) + "".join(_main_call([name, "--help"])
+                                            for name in _main._commands())
+    assert _heavy(_loaded_after(code), NOT_FOR_THE_PARSER) == []
+
+
+def test_version_imports_no_numpy():
+    loaded = _loaded_after(_main_call(["--version"]))
+    assert _heavy(loaded, NOT_FOR_THE_PARSER) == []
+    assert not [m for m in loaded if m.startswith("deteval.cli.") and m not in (
+        "deteval.cli._common", "deteval.cli._main")]
+
+
+def test_the_help_lists_every_command():
+    import io
+
+    from deteval.cli import _main, main
+
+    out = io.StringIO()
+    assert main(["--help"], stdout=out) == 0
+    listed = [line.split()[0] for line in out.getvalue().splitlines()
+              if line.startswith("    ") and not line.startswith("     ")]
+    assert listed == list(_main._commands())
+
+
+def _tiny_bbox_pair(folder: Path) -> tuple[Path, Path]:
+    images = [{"id": i, "width": 64, "height": 48, "file_name": f"{i}.jpg"} for i in (1, 2)]
+    gt = {"images": images, "categories": [{"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [4, 4, 20, 10],
+                           "area": 200, "iscrowd": 0},
+                          {"id": 2, "image_id": 2, "category_id": 2, "bbox": [10, 8, 30, 30],
+                           "area": 900, "iscrowd": 0}]}
+    dt = [{"image_id": 1, "category_id": 1, "bbox": [5, 4, 20, 10], "score": 0.9},
+          {"image_id": 2, "category_id": 2, "bbox": [0, 0, 8, 8], "score": 0.4},
+          {"image_id": 2, "category_id": 1, "bbox": [10, 8, 30, 30], "score": 0.7}]
+    gt_path, dt_path = folder / "gt.json", folder / "dt.json"
+    gt_path.write_text(json.dumps(gt))
+    dt_path.write_text(json.dumps(dt))
+    return gt_path, dt_path
+
+
+@pytest.mark.parametrize("options", [[], ["--per-class", "--json", "{folder}/out.json"]])
+def test_coco_on_boxes_imports_only_what_boxes_need(tmp_path, options):
+    gt, dt = _tiny_bbox_pair(tmp_path)
+    argv = ["coco", str(gt), str(dt), *(o.format(folder=tmp_path) for o in options)]
+    code = _main_call(argv) + "assert 'Average Precision' in out.getvalue()\n"
+    loaded = _loaded_after(code)
+    assert "deteval.protocols.coco" in loaded   # the evaluation did run
+    assert _heavy(loaded, NOT_FOR_COCO_BBOX) == []
+
+
+@pytest.mark.parametrize("command", ["coco", "voc", "classify"])
+def test_a_command_line_imports_its_command_module_alone(command):
+    loaded = _loaded_after(_main_call([command, "--help"]))
+    commands = {m for m in loaded if m.startswith("deteval.cli.")
+                and not m.startswith("deteval.cli._")}
+    # coco's options include compare's resampling options (--ci): compare's module too.
+    assert commands <= {f"deteval.cli.{command}", "deteval.cli.check", "deteval.cli.compare"}
+    assert f"deteval.cli.{command}" in commands
