@@ -67,9 +67,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     check_outputs(args, files=[("--json", args.json), ("--plot", args.plot)])
     if args.plot:
-        from ..viz.plots import _check_path, require_matplotlib
+        from ..viz.plots import check_path, require_matplotlib
 
-        _check_path(args.plot)
+        check_path(args.plot)
         require_matplotlib()
     result = calibration(args.gt, args.dt, iou_threshold=args.iou_threshold, bins=args.bins,
                          binning=args.binning, iou_type=args.iou_type,

@@ -150,7 +150,7 @@ def _run_shards(args, options: dict, out: TextIO, err: TextIO) -> int:
 
     from .._inputs import read_coco_ground_truth
     from ..errors import FormatError
-    from ..protocols.coco import _load
+    from ..protocols.coco import load_coco_pair
     from ..streaming import Evaluator
 
     invalid = options.pop("invalid", "raise")
@@ -161,7 +161,7 @@ def _run_shards(args, options: dict, out: TextIO, err: TextIO) -> int:
     if args.dask is not None:
         from ..dask import evaluate
 
-        _, detections, _ = _load(dataset, args.dt[0], iou_type, invalid, "auto")
+        _, detections, _ = load_coco_pair(dataset, args.dt[0], iou_type, invalid, "auto")
         checks.add(args.dt[0], detections)
         del detections
         result = evaluate(args.gt, args.dt, client=args.dask, iou_type=iou_type,
@@ -170,7 +170,7 @@ def _run_shards(args, options: dict, out: TextIO, err: TextIO) -> int:
         evaluator = Evaluator(dataset, iou_type=iou_type, unknown_labels="drop", **options)
         first_file = np.full(len(dataset.images), -1)
         for k, path in enumerate(args.dt):
-            _, detections, file_notes = _load(dataset, path, iou_type, invalid,
+            _, detections, file_notes = load_coco_pair(dataset, path, iou_type, invalid,
                                               args.match_by or "auto")
             notes.extend(n for n in file_notes if n not in notes)
             images = np.unique(detections.image_index)

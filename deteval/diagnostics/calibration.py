@@ -390,13 +390,13 @@ def plot_reliability(result: CalibrationResult, *, category: Any = None, ax: Any
     -------
     matplotlib.figure.Figure
     """
-    from ..viz.plots import _axes, _check_path, _save
+    from ..viz.plots import check_path, new_axes, save_figure
 
     if not isinstance(result, CalibrationResult):
         raise TypeError(f"result must be a CalibrationResult; got {type(result).__name__}")
-    path = _check_path(path)
+    path = check_path(path)
     data = result.reliability(category)
-    figure, ax = _axes(ax, (5.0, 5.0))
+    figure, ax = new_axes(ax, (5.0, 5.0))
     edges = np.asarray(data["edges"])
     count = np.asarray(data["count"])
     filled = count > 0
@@ -416,5 +416,5 @@ def plot_reliability(result: CalibrationResult, *, category: Any = None, ax: Any
     dece = "n/a" if data["dece"] is None else f"{data['dece']:.4f}"
     ax.set_title(f"{data['name']}: D-ECE {dece} ({int(count.sum())} detections)")
     ax.legend(loc="upper left", fontsize="small", framealpha=0.9)
-    _save(figure, path)
+    save_figure(figure, path)
     return figure

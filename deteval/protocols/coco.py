@@ -420,8 +420,10 @@ _COLUMN_OF = {"segm": "masks", "boundary": "masks", "keypoints": "keypoints", "p
               "rotated": "polygons"}
 
 
-def _load(gt: Any, dt: Any, iou_type: str, invalid: str, match_by: str = "auto"
-          ) -> tuple[Dataset, Detections, tuple[str, ...]]:
+def load_coco_pair(gt: Any, dt: Any, iou_type: str, invalid: str, match_by: str = "auto"
+                   ) -> tuple[Dataset, Detections, tuple[str, ...]]:
+    """The ground truth and detections of a COCO-style evaluation, read and resolved once,
+    with the notes of reading them (used by the CLI's sharded runs and CrowdPose too)."""
     # One input layer for every protocol and diagnostic (docs/resolution.md).
     # Boundary IoU reads the masks as "segm" does; the boundaries are derived in matching.
     read_as = "segm" if iou_type == "boundary" else iou_type
@@ -517,7 +519,7 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     p = _with_options(base, options, "evaluate_coco")
     if invalid not in ("raise", "repair"):
         raise ValueError(f"invalid must be 'raise' or 'repair'; got {invalid!r}")
-    dataset, detections, load_notes = _load(gt, dt, p.iou_type, invalid, match_by)
+    dataset, detections, load_notes = load_coco_pair(gt, dt, p.iou_type, invalid, match_by)
     loaded = time.perf_counter()
     ctx = prepare(dataset, p)
     matched = match_stage(ctx, detections, threads=threads)

@@ -45,7 +45,7 @@ from ..data import Dataset, Detections, index_in
 from ..errors import FormatError, OptionError
 from ..matching import MatchTable
 from ._coco_stages import accumulate_stage, match_stage, prepare
-from .coco import COCOParams, _load, summarize_value
+from .coco import COCOParams, load_coco_pair, summarize_value
 
 __all__ = ["CROWDPOSE", "CROWDPOSE_SIGMAS", "CROWDPOSE_STAT_NAMES", "CrowdPoseParams",
            "CrowdPoseResult", "evaluate_crowdpose", "read_crowd_index"]
@@ -379,7 +379,7 @@ def evaluate_crowdpose(gt: Any, dt: Any, *, params: CrowdPoseParams | None = Non
             raise TypeError("evaluate_crowdpose needs each image's crowdIndex: pass the file "
                             "(or its dict), or crowd_index={image_id: value}")
         crowd_index = read_crowd_index(gt)
-    dataset, detections, load_notes = _load(gt, dt, "keypoints", "raise", match_by)
+    dataset, detections, load_notes = load_coco_pair(gt, dt, "keypoints", "raise", match_by)
     crowd = _crowd_index_of_rows(dataset, crowd_index)
     # xtcocotools' _prepare: a result without any keypoint score above 0 is dropped.
     scored = (detections.keypoints[:, :, 2] > 0).any(axis=1) if len(detections) else \

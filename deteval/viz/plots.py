@@ -51,7 +51,7 @@ def require_matplotlib():
     return matplotlib
 
 
-def _axes(ax: Any, figsize: tuple[float, float]):
+def new_axes(ax: Any, figsize: tuple[float, float]):
     """The figure and axes to draw on: ``ax``'s, or a new figure with one axes."""
     if ax is not None:
         return ax.figure, ax
@@ -62,7 +62,7 @@ def _axes(ax: Any, figsize: tuple[float, float]):
     return figure, figure.add_subplot()
 
 
-def _check_path(path: Any) -> Path | None:
+def check_path(path: Any) -> Path | None:
     """The output path, checked before drawing: its suffix names PNG or SVG."""
     if path is None:
         return None
@@ -73,7 +73,9 @@ def _check_path(path: Any) -> Path | None:
     return path
 
 
-def _save(figure: Any, path: Path | None) -> None:
+def save_figure(figure: Any, path: Path | None) -> None:
+    """Write ``figure`` to ``path`` (checked by :func:`check_path`); nothing
+    without a path."""
     if path is None:
         return
     import matplotlib
@@ -204,12 +206,12 @@ def plot_pr_curves(result: Any, *, categories: Any = None, iou_threshold: float 
     True
     """
     coco = _is_coco(result)
-    path = _check_path(path)
+    path = check_path(path)
     names, ids = result.category_names, result.category_ids.tolist()
     columns = _select(ids, names, categories)
     n_entries = len(columns) + 1
     # Room for the legend columns beside the axes (see _legend).
-    figure, ax = _axes(ax, (6.4, 5.0) if n_entries <= 12
+    figure, ax = new_axes(ax, (6.4, 5.0) if n_entries <= 12
                        else (5.6 + 2.4 * _legend_columns(n_entries), 6.0))
     n_lines = 0
     if coco:
@@ -263,7 +265,7 @@ def plot_pr_curves(result: Any, *, categories: Any = None, iou_threshold: float 
         ax.text(0.5, 0.5, "no class with ground truth", ha="center", va="center",
                 transform=ax.transAxes)
     _legend(ax, n_lines)
-    _save(figure, path)
+    save_figure(figure, path)
     return figure
 
 
@@ -303,11 +305,11 @@ def plot_f1_curve(points: Any, *, category: str | None = None, ax: Any = None,
     if not isinstance(points, OperatingPoints):
         raise TypeError(f"points must be an OperatingPoints (deteval.operating_points); got "
                         f"{type(points).__name__}")
-    path = _check_path(path)
+    path = check_path(path)
     curve = points.curve(category)
     best = points.best(category)
     f_name = "F1" if points.beta == 1 else f"F{points.beta:g}"
-    figure, ax = _axes(ax, (6.4, 4.4))
+    figure, ax = new_axes(ax, (6.4, 4.4))
     x = curve["thresholds"]
     for key, label, style in (("fbeta", f_name, dict(color="C3", linewidth=2.0)),
                               ("precision", "precision", dict(color="C0", linewidth=1.2)),
@@ -331,7 +333,7 @@ def plot_f1_curve(points: Any, *, category: str | None = None, ax: Any = None,
     ax.set_ylim(0.0, 1.02)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
-    _save(figure, path)
+    save_figure(figure, path)
     return figure
 
 
@@ -373,12 +375,12 @@ def plot_confusion_matrix(cm: Any, *, normalize: str | None = None, cmap: str = 
     if not isinstance(cm, DetectionConfusion):
         raise TypeError(f"cm must be a DetectionConfusion (deteval.detection_confusion_matrix);"
                         f" got {type(cm).__name__}")
-    path = _check_path(path)
+    path = check_path(path)
     values = cm.normalized(normalize)
     counts = cm.counts
     n = len(cm.labels)
     side = min(14.0, max(4.8, 0.45 * n + 2.5))
-    figure, ax = _axes(ax, (side + 1.2, side))
+    figure, ax = new_axes(ax, (side + 1.2, side))
     image = ax.imshow(values, cmap=cmap, interpolation="nearest", aspect="equal",
                       vmin=0.0, vmax=max(float(values.max()), 1e-12) if values.size else 1.0)
     image.set_gid("confusion")
@@ -404,7 +406,7 @@ def plot_confusion_matrix(cm: Any, *, normalize: str | None = None, cmap: str = 
     # Lines that set the Unknown row and column apart.
     ax.axhline(n - 1.5, color="grey", linewidth=0.8)
     ax.axvline(n - 1.5, color="grey", linewidth=0.8)
-    _save(figure, path)
+    save_figure(figure, path)
     return figure
 
 
@@ -446,7 +448,7 @@ def plot_ap_bars(result: Any, *, metric: str = "AP", iou_threshold: float | None
     True
     """
     coco = _is_coco(result)
-    path = _check_path(path)
+    path = check_path(path)
     if coco:
         rows = result.per_class()
         # The per-class keys of this result (keypoint results have no APs, and AR for AR100).
@@ -474,7 +476,7 @@ def plot_ap_bars(result: Any, *, metric: str = "AP", iou_threshold: float | None
         mean_label, xlabel = f"mAP@{threshold:.2f}", f"AP@{threshold:.2f}"
     if sort:
         pairs.sort(key=lambda pair: -pair[1])  # stable: ties keep the category order
-    figure, ax = _axes(ax, (6.4, max(2.5, 0.24 * len(pairs) + 1.4)))
+    figure, ax = new_axes(ax, (6.4, max(2.5, 0.24 * len(pairs) + 1.4)))
     y = np.arange(len(pairs))
     bars = ax.barh(y, [v for _, v in pairs], color="C0", height=0.7)
     bars.set_label("ap-bars")
@@ -491,5 +493,5 @@ def plot_ap_bars(result: Any, *, metric: str = "AP", iou_threshold: float | None
                 transform=ax.transAxes)
     ax.set_title(f"Per-class {xlabel}", fontsize="medium")
     ax.grid(True, axis="x", alpha=0.3)
-    _save(figure, path)
+    save_figure(figure, path)
     return figure
