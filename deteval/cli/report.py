@@ -27,8 +27,10 @@ def add_parser(commands) -> None:
         "(index.html, results.json and gallery/; no network needed to view it): the "
         "summary, a per-class table (sort, filter), precision-recall curves (the mean and "
         "the best and worst classes), the F1 curve, AP per class, the confusion heatmap and "
-        "the top confusions, and a gallery of the images with the most errors drawn with "
-        "their matches; a click on a confusion, an error count or a class shows its images. "
+        "the top confusions, error attribution (TIDE's dAP per error type, LRP), calibration "
+        "(the reliability diagram, D-ECE), and a gallery of the images with the most errors "
+        "drawn with their matches; a click on a confusion, an error count or a class shows "
+        "its images. "
         "With a second detections file (GT DT_A DT_B) the report compares the two runs: "
         "both side by side, their differences per number and per class, and the images where "
         "they differ most. --images names the images folder of the gallery (and of readers "
@@ -75,9 +77,9 @@ def _add_diagnostic_options(report) -> None:
         "intervals and slices", "costly, so off by default; coco protocol only")
     group.add_argument("--ci", type=_positive_int, metavar="B",
                        help="show the image-bootstrap percentile interval (B resamples, e.g. "
-                       "1000: about B/50 evaluations) beside every summary number and each "
-                       "class's AP; with DT_B, the paired intervals and p-values of the "
-                       "differences")
+                       "1000; each costs some 5-15%% of an evaluation) beside every summary "
+                       "number and each class's AP (and image slice's); with DT_B, the "
+                       "paired intervals and p-values of the differences")
     group.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
                        help="level of the intervals (default 0.95)")
     group.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")

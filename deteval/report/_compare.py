@@ -2,9 +2,9 @@
 
 The summary and per-class numbers of each run are its protocol's own (as in
 :func:`~deteval.report.write_report`); a difference is ``B - A``, undefined (null, "n/a")
-when either side is. Intervals of the differences come from ``intervals`` when given (a
-hook for the bootstrap of :mod:`deteval.diagnostics`, not yet in this version): the column
-is shown only when some interval is known.
+when either side is. Intervals of the differences come from ``ci`` (the paired bootstrap of
+:func:`deteval.compare_coco`, with p-values) or from ``intervals`` (your own) when given: the
+columns are shown only then.
 """
 
 from __future__ import annotations

@@ -4,11 +4,12 @@ panels.
 
 :func:`compute` runs them once, before the page is built, and returns their numbers (each
 diagnostic's own ``to_dict()``) for ``payload["panels"]``; the panels below read them there.
-TIDE, LRP and calibration are cheap (a fraction of the evaluation) and always run; the
-bootstrap intervals (``ci``: B resamples, about B / 50 evaluations) and the slices are asked
-for. With a VOC protocol, TIDE runs on the same boxes, and LRP and calibration match by the
-COCO rule at the report's threshold (as the confusion matrix); intervals and slices need the
-COCO evaluation's match table and are refused.
+TIDE, LRP and calibration are cheap (under the evaluation's own time) and always run; the
+bootstrap intervals (``ci``: B resamples, each some 5-15% of an evaluation, so B = 1000
+costs dozens of evaluations) and the slices are asked for. With a VOC protocol, TIDE runs
+on the same boxes, and LRP and calibration match by the COCO rule at the report's threshold
+(as the confusion matrix); intervals and slices need the COCO evaluation's match table and
+are refused.
 """
 
 from __future__ import annotations
