@@ -18,6 +18,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from . import _svg
 from ._page import e, figure, table
 
@@ -37,9 +39,11 @@ def check_options(protocol: str, ci: Any, confidence: Any, seed: Any,
                   slices: Any) -> tuple[int | None, float, Any, dict | None]:
     """The options checked before anything is computed."""
     if ci is not None:
-        if isinstance(ci, bool) or not isinstance(ci, int) or ci < 1:
+        if isinstance(ci, (bool, np.bool_)) or not isinstance(ci, (int, np.integer)) \
+                or ci < 1:
             raise ValueError(f"ci must be a number of bootstrap resamples >= 1 (or None); "
                              f"got {ci!r}")
+        ci = int(ci)
         if protocol != "coco":
             raise ValueError("ci: the bootstrap intervals resample the COCO evaluation's match "
                              f"table; not available with protocol {protocol!r}")
@@ -137,8 +141,7 @@ def _slices(result: Any, gt: Any, options: dict, ci: int | None, confidence: flo
     if ci is not None:
         from ..diagnostics.bootstrap import slice_interval
 
-        interval = slice_interval(n_resamples=ci, confidence=confidence,
-                                  seed=0 if seed is None else seed)
+        interval = slice_interval(n_resamples=ci, confidence=confidence, seed=seed)
     return slices(result, interval=interval, **options).to_dict(worst=WORST_SLICES)
 
 

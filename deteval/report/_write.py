@@ -263,7 +263,8 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
     ci : int, optional
         Bootstrap resamples B (:func:`deteval.bootstrap_coco`): the interval of every summary
         number and of each class's AP is shown beside it (and of each image slice's AP).
-        Off by default: B = 1000 costs about 20 evaluations. COCO protocol only.
+        Off by default: each resample costs some 5-15% of an evaluation, so B = 1000 costs
+        dozens of evaluations (docs/report.md §1.9). COCO protocol only.
     ci_confidence : float, default 0.95
         The intervals' level.
     ci_seed : int or None, default 0
