@@ -257,6 +257,7 @@ def test_comparison_shows_the_paired_intervals_and_p_values(data, tmp_path):
     summary = tables(page)["summary-table"]
     assert [row["95% CI"] for row in summary] == [
         "[{:+.3f}, {:+.3f}]".format(*direct.interval_of(1, row["metric"])) for row in summary]
+    assert "paired image bootstrap, percentile, 25 resamples (seed 0)" in page
     per_class = tables(page)["per-class-table"]
     assert [row["p (Holm)"] for row in per_class] == [
         f"{direct.p_value_of(1, 'AP[' + row['class'] + ']'):.3f}" for row in per_class]

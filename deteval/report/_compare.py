@@ -123,8 +123,13 @@ def _summary(c: Context) -> str:
                   ("tp", "TP", "int", ""), ("fp", "FP", "int", ""), ("fn", "FN", "int", ""),
                   ("precision", "precision", "ratio", ""), ("recall", "recall", "ratio", ""),
                   ("f1", "F1", "ratio", ""))
-    return (table(columns, shown, table_id="summary-table",
-                  caption="Each run's numbers and the difference B \u2212 A.")
+    caption = "Each run's numbers and the difference B \u2212 A."
+    paired = c.payload["panels"].get("comparison_intervals")
+    if paired is not None:
+        caption += (f" Intervals: paired image bootstrap, percentile, {paired['n_resamples']} "
+                    f"resamples (seed {paired['seed']}); p: two-sided bootstrap p-value (per "
+                    "class: Holm-adjusted).")
+    return (table(columns, shown, table_id="summary-table", caption=caption)
             + table(op_columns, [{"name": run["name"], **run["at_threshold"]} for run in runs],
                     table_id="operating-table", caption="Each run at its score threshold."))
 
