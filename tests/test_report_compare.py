@@ -147,7 +147,7 @@ def test_a_panel_added_to_the_list_shows_and_writes_its_numbers(runs, tmp_path):
         'id="per-class"')
     assert '<a href="#images-count">Images</a>' in page
     payload = json.loads((tmp_path / "results.json").read_text())
-    assert payload["panels"] == {"images-count": {"n": 24}}
+    assert payload["panels"]["images-count"] == {"n": 24}
 
 
 def test_cli_single_file(runs, tmp_path):

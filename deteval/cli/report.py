@@ -27,8 +27,10 @@ def add_parser(commands) -> None:
         "(index.html, results.json and gallery/; no network needed to view it): the "
         "summary, a per-class table (sort, filter), precision-recall curves (the mean and "
         "the best and worst classes), the F1 curve, AP per class, the confusion heatmap and "
-        "the top confusions, and a gallery of the images with the most errors drawn with "
-        "their matches; a click on a confusion, an error count or a class shows its images. "
+        "the top confusions, error attribution (TIDE's dAP per error type, LRP), calibration "
+        "(the reliability diagram, D-ECE), and a gallery of the images with the most errors "
+        "drawn with their matches; a click on a confusion, an error count or a class shows "
+        "its images. "
         "With a second detections file (GT DT_A DT_B) the report compares the two runs: "
         "both side by side, their differences per number and per class, and the images where "
         "they differ most. --images names the images folder of the gallery (and of readers "
@@ -62,7 +64,51 @@ def add_parser(commands) -> None:
     report.add_argument("--run-names", nargs=2, metavar=("A", "B"),
                         help="names of the two runs in a comparison (default: their file "
                         "names)")
+    _add_diagnostic_options(report)
     report.set_defaults(parser=report)
+
+
+def _add_diagnostic_options(report) -> None:
+    """``--ci``, ``--confidence``, ``--seed`` and the slice options (coco protocol)."""
+    from ._slices import add_slice_options
+    from .compare import _confidence, _positive_int
+
+    group = report.add_argument_group(
+        "intervals and slices", "costly, so off by default; coco protocol only")
+    group.add_argument("--ci", type=_positive_int, metavar="B",
+                       help="show the image-bootstrap percentile interval (B resamples, e.g. "
+                       "1000; each costs some 5-15%% of an evaluation) beside every summary "
+                       "number and each class's AP (and image slice's); with DT_B, the "
+                       "paired intervals and p-values of the differences")
+    group.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
+                       help="level of the intervals (default 0.95)")
+    group.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    add_slice_options(group)
+
+
+def _diagnostic_settings(args) -> dict:
+    """The report's ``ci`` and ``slices`` arguments from the options, refused where they do
+    not apply."""
+    from ._common import _UsageError
+
+    keys, tags = args.slices, args.slice_file
+    if args.protocol != "coco":
+        flag = "--ci" if args.ci is not None else "--slice" if keys else \
+            "--slice-file" if tags else None
+        if flag:
+            raise _UsageError(f"{flag} is available with --protocol coco only (the intervals "
+                               "and slices are of the COCO evaluation)")
+    if args.dt_b is not None and (keys or tags):
+        raise _UsageError("--slice and --slice-file are of a one-run report (GT DT)")
+    slices = None
+    if keys or tags:
+        from ..diagnostics.slices import tag_keys
+
+        if keys and tags:   # every key of the file is sliced too, after the named ones
+            keys = keys + [key for key in tag_keys(tags) if key not in keys]
+        slices = {"by": keys, "tags": tags, "images": args.gt if keys else None}
+    return {"ci": args.ci, "ci_confidence": args.confidence, "ci_seed": args.seed,
+            **({} if slices is None else {"slices": slices})}
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
@@ -86,6 +132,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     reader_args.gt_format = gt_format
     if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
         reader_args.images = None
+    diagnostics = _diagnostic_settings(args)
     inputs = _read_inputs(reader_args)
     run_checks(args, inputs, err)
     settings = dict(images_dir=args.images, protocol=args.protocol,
@@ -96,14 +143,15 @@ def run(args, out: TextIO, err: TextIO) -> int:
             if args.dt_b is None:
                 index = write_report(inputs.dataset, inputs.detections, args.out,
                                      figure_format=args.figure_format, progress=bar,
-                                     **settings)
+                                     **settings, **diagnostics)
             else:
                 second = _read_inputs(argparse.Namespace(**{**vars(reader_args),
                                                             "dt": args.dt_b}))
                 run_checks(args, second, err)
                 names = args.run_names or _run_names(args.dt, args.dt_b)
                 index = compare_report(inputs.dataset, inputs.detections, second.detections,
-                                       args.out, names=names, progress=bar, **settings)
+                                       args.out, names=names, progress=bar, **settings,
+                                       **diagnostics)
     except ImportError as error:  # matplotlib missing: say which extra to install
         raise DetevalError(str(error)) from None
     print(f"deteval report: {index.resolve()}", file=out)

@@ -8,8 +8,11 @@ HTML file with everything embedded):
   (sorted by a click on a header, filtered by a search box, shown 50 rows at a time), the
   mean precision-recall curve with small multiples of the best and worst classes, the F1
   curve, AP per class, the confusion heatmap (log colours, confused classes side by side,
-  at most 30 classes) with the list of top confusions, the error counts, and a gallery of
-  the images with the most errors drawn with their matches. A click on a confusion cell, a
+  at most 30 classes) with the list of top confusions, the error counts, TIDE's dAP per
+  error type and LRP, the reliability diagram with D-ECE and MCE, and a gallery of the
+  images with the most errors drawn with their matches; when asked for (``ci=``,
+  ``slices=``), bootstrap intervals beside every summary number and class AP, and the slice
+  table. A click on a confusion cell, a
   listed confusion, an error count or a class row shows the gallery images of it; a search
   box finds images and classes. Figures are inline SVG; CSS and script are inline; nothing
   is fetched.

@@ -2,9 +2,9 @@
 
 The summary and per-class numbers of each run are its protocol's own (as in
 :func:`~deteval.report.write_report`); a difference is ``B - A``, undefined (null, "n/a")
-when either side is. Intervals of the differences come from ``intervals`` when given (a
-hook for the bootstrap of :mod:`deteval.diagnostics`, not yet in this version): the column
-is shown only when some interval is known.
+when either side is. Intervals of the differences come from ``ci`` (the paired bootstrap of
+:func:`deteval.compare_coco`, with p-values) or from ``intervals`` (your own) when given: the
+columns are shown only then.
 """
 
 from __future__ import annotations
@@ -58,6 +58,51 @@ def comparison(runs: list[Any], names: Sequence[str], protocol: str,
             "summaries": summaries, "per_class_runs": per_class}
 
 
+def paired_intervals(runs: list[Any], names: Sequence[str], ci: int, confidence: float,
+                     seed: Any, score_threshold: float | None) -> dict[str, Any]:
+    """:func:`deteval.compare_coco` of the two runs (B paired resamples): its numbers
+    (``to_dict()``), and by summary name and by category id the interval of the difference
+    and its p-value (Holm-adjusted for the classes)."""
+    from ..diagnostics.compare import compare_coco
+
+    result = compare_coco([run.result for run in runs], n_resamples=ci, confidence=confidence,
+                          seed=seed, score_threshold=0.5 if score_threshold is None
+                          else score_threshold, models=list(names))
+    at = {name: i for i, name in enumerate(result.names)}
+    classes = [i for i, name in enumerate(result.names) if name.startswith("AP[")]
+    ids = runs[0].result.category_ids.tolist()
+
+    def entry(i: int) -> dict[str, Any]:
+        return {"low": float(result.low[0, i]), "high": float(result.high[0, i]),
+                "p_value": float(result.p_adjusted[0, i])}
+
+    return {"numbers": result.to_dict(),
+            "summary": {name: entry(i) for name, i in at.items()},
+            "per_class": {cid: entry(i) for cid, i in zip(ids, classes[-len(ids):])}
+            if ids else {},
+            "header": f"{100 * confidence:g}% CI"}
+
+
+def add_paired(numbers: dict[str, Any], paired: dict[str, Any]) -> None:
+    """The paired intervals and p-values into the comparison's summary and per-class rows."""
+    for row in numbers["summary"]:
+        found = paired["summary"].get(row["name"])
+        if found is not None:
+            row["interval"] = [found["low"], found["high"]]
+            row["p_value"] = found["p_value"]
+    for row in numbers["per_class"]:
+        found = paired["per_class"].get(row["category_id"])
+        if found is not None:
+            row["AP_diff_interval"] = [found["low"], found["high"]]
+            row["AP_p"] = found["p_value"]
+
+
+def _interval_cell(interval: Any) -> str:
+    if not interval or any(v is None or v != v for v in interval):
+        return ""
+    return f"[{interval[0]:+.3f}, {interval[1]:+.3f}]"
+
+
 def _summary(c: Context) -> str:
     names = c.payload["comparison"]["names"]
     rows = c.payload["comparison"]["summary"]
@@ -66,18 +111,25 @@ def _summary(c: Context) -> str:
                ("difference", "B \u2212 A", "signed", "difference, B minus A")]
     shown = [dict(row) for row in rows]
     if any(row["interval"] for row in rows):
-        columns.append(("interval_text", "interval", "text", "interval of the difference"))
+        header = c.payload["comparison"].get("interval_header", "interval")
+        columns.append(("interval_text", header, "text", "interval of the difference"))
         for row in shown:
-            row["interval_text"] = ("" if not row["interval"] else
-                                    f"[{row['interval'][0]:+.3f}, {row['interval'][1]:+.3f}]")
+            row["interval_text"] = _interval_cell(row["interval"])
+    if any("p_value" in row for row in rows):
+        columns.append(("p_value", "p", "score", "two-sided paired-bootstrap p-value"))
     runs = c.payload["runs"]
     op_columns = (("name", "run", "text", ""), ("score_threshold", "score threshold", "score",
                                                 "the run's report threshold"),
                   ("tp", "TP", "int", ""), ("fp", "FP", "int", ""), ("fn", "FN", "int", ""),
                   ("precision", "precision", "ratio", ""), ("recall", "recall", "ratio", ""),
                   ("f1", "F1", "ratio", ""))
-    return (table(columns, shown, table_id="summary-table",
-                  caption="Each run's numbers and the difference B \u2212 A.")
+    caption = "Each run's numbers and the difference B \u2212 A."
+    paired = c.payload["panels"].get("comparison_intervals")
+    if paired is not None:
+        caption += (f" Intervals: paired image bootstrap, percentile, {paired['n_resamples']} "
+                    f"resamples (seed {paired['seed']}); p: two-sided bootstrap p-value (per "
+                    "class: Holm-adjusted).")
+    return (table(columns, shown, table_id="summary-table", caption=caption)
             + table(op_columns, [{"name": run["name"], **run["at_threshold"]} for run in runs],
                     table_id="operating-table", caption="Each run at its score threshold."))
 
@@ -93,11 +145,21 @@ def _per_class(c: Context) -> str:
                     (f"{key}_diff", f"\u0394{header}", "signed" if kind == "ratio" else
                      "int", f"{header} of B minus A")]
     index = {int(i): k for k, i in enumerate(c.dataset.categories.ids.tolist())}
+    rows = c.payload["comparison"]["per_class"]
+    if any("AP_p" in row for row in rows):
+        header = c.payload["comparison"].get("interval_header", "interval")
+        rows = [dict(row, AP_diff_ci=_interval_cell(row.get("AP_diff_interval")))
+                for row in rows]
+        at = [key for key, *_ in columns].index("AP_diff") + 1
+        columns[at:at] = [("AP_diff_ci", f"\u0394AP {header}", "text",
+                           "paired bootstrap interval of the difference"),
+                          ("AP_p", "p (Holm)", "score",
+                           "paired-bootstrap p-value, Holm-adjusted across the classes")]
     return (f'<p class="muted">A: {e(names[0])}, B: {e(names[1])}. Click a header to sort (by '
             "\u0394AP to find what changed), a row to see its images. TP, FP and FN count at "
             "each run's score threshold.</p>"
             + pager("per-class-table", "filter classes")
-            + table(columns, c.payload["comparison"]["per_class"], sortable=True,
+            + table(columns, rows, sortable=True,
                     table_id="per-class-table", boxed=True,
                     row_attrs=lambda row: ' class="pick"' + class_filter(
                         index[row["category_id"]], row["name"])))
@@ -175,6 +237,7 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
                    iou_threshold: float = 0.5, score_threshold: float | None = None,
                    gallery: int = 24, title: str | None = None, single_file: bool = False,
                    intervals: Callable[[Any, Any], dict[str, Any]] | None = None,
+                   ci: int | None = None, ci_confidence: float = 0.95, ci_seed: Any = 0,
                    panels: Sequence[Panel] | None = None, quiet: bool = True,
                    progress: Callable[[int, int, str], None] | None = None) -> Path:
     """Evaluate two runs on the same ground truth and write a report comparing them.
@@ -193,6 +256,14 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
     intervals : callable, optional
         ``intervals(result_a, result_b)`` returns ``{metric name: (low, high)}``, an interval
         of the difference B - A of that summary number; shown beside the differences.
+    ci : int, optional
+        Bootstrap resamples B of :func:`deteval.compare_coco` (paired: both runs on the same
+        resamples): the interval of each difference and its p-value beside the summary
+        numbers, and per class beside ΔAP (Holm-adjusted); its numbers are in
+        ``results.json`` (``panels.comparison_intervals``). Not with ``intervals``; COCO
+        protocol only; about B / 25 evaluations.
+    ci_confidence : float, default 0.95
+    ci_seed : int or None, default 0
     panels : sequence of Panel, optional
         The page's sections (default ``COMPARE_PANELS``).
 
@@ -214,6 +285,7 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
     True
     """
     from .. import __version__
+    from ._diagnostics import check_options
     from ._gallery import compare_gallery
     from ._views import image_cells, image_tags, pr_view
     from ._write import (
@@ -230,12 +302,16 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
 
     iou_threshold, score_threshold, gallery = check_settings(
         protocol, iou_threshold, score_threshold, gallery, "inline")
+    ci, ci_confidence, ci_seed, _ = check_options(protocol, ci, ci_confidence, ci_seed, None)
+    if ci is not None and intervals is not None:
+        raise ValueError("give ci (the paired bootstrap) or intervals (your own), not both")
     names = [str(n) for n in names]
     if len(names) != 2 or names[0] == names[1]:
         raise ValueError(f"names must be two different names; got {names!r}")
     out = Path(out_dir)
     images_path = check_output(out, single_file, images_dir)
-    step = Steps(progress, quiet, 6 + (gallery if images_path is not None else 0))
+    step = Steps(progress, quiet, 6 + (ci is not None)
+                 + (gallery if images_path is not None else 0))
     try:
         run_a = analyse(gt, dt_a, protocol, iou_threshold, score_threshold, step)
         run_b = analyse(run_a.dataset, dt_b, protocol, iou_threshold, score_threshold, step)
@@ -253,6 +329,16 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
                              for key in ("cells", "classes", "errors")}
         warn_gallery(entries, skipped, images_path)
         differ = bool(np.any(run_a.outcomes.errors_per_image != run_b.outcomes.errors_per_image))
+        numbers = comparison([run_a, run_b], names, protocol,
+                             intervals(run_a.result, run_b.result) if intervals else None)
+        panels_numbers: dict[str, Any] = {}
+        if ci is not None:
+            paired = paired_intervals([run_a, run_b], names, ci, ci_confidence, ci_seed,
+                                      score_threshold)
+            add_paired(numbers, paired)
+            numbers["interval_header"] = paired["header"]
+            panels_numbers["comparison_intervals"] = paired["numbers"]
+            step("paired bootstrap")
         payload = clean({
             "deteval_version": __version__,
             "settings": {"protocol": protocol, "iou_threshold": iou_threshold,
@@ -263,15 +349,13 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
             "runs": [{"name": name, "detections": len(run.detections),
                       "score_threshold_source": run.source, **operating_numbers(run)}
                      for name, run in zip(names, (run_a, run_b))],
-            "comparison": comparison([run_a, run_b], names, protocol,
-                                     intervals(run_a.result, run_b.result) if intervals
-                                     else None),
+            "comparison": numbers,
             "gallery": {"images": entries, "skipped": skipped,
                         "legend": legend_entries() if entries else [],
                         "why_empty": why_empty(images_path, gallery, differ,
                                                "different errors in the two runs")},
             "notes": list(run_a.result.notes) + list(run_b.result.notes),
-            "panels": {},
+            "panels": panels_numbers,
         })
         views = {"pr": (pr_view(run_a.result, protocol, iou_threshold),
                         pr_view(run_b.result, protocol, iou_threshold))}

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _svg
+from . import _diagnostics, _svg
 from ._data import COCO_COLUMNS, OPERATING_COLUMNS, VOC_COLUMNS, format_value
 from ._page import e, figure, pager, table
 from ._views import ERROR_KINDS
@@ -51,7 +51,16 @@ def _summary(c: Context) -> str:
     columns = (("name", "metric", "text", "metric"),
                ("setting", "setting", "text", "evaluation setting"),
                ("value", "value", "ratio", "value (-1 in pycocotools: undefined)"))
-    out = [table(columns, payload["summary"]["rows"], table_id="summary-table")]
+    rows = payload["summary"]["rows"]
+    intervals = payload["panels"].get("intervals")
+    caption = None
+    if intervals is not None:   # the bootstrap interval beside each headline number
+        text = _diagnostics.intervals_by_name(intervals)
+        rows = [dict(row, interval=text.get(row["name"], "")) for row in rows]
+        columns += (("interval", _diagnostics.interval_header(intervals), "text",
+                     "bootstrap percentile interval"),)
+        caption = _diagnostics.method_caption(intervals)
+    out = [table(columns, rows, table_id="summary-table", caption=caption)]
     overall = payload["operating_point"]
     op_columns = (("what", "at", "text", ""), ("score_threshold", "score threshold", "score",
                                                "detections scoring at least this count"),
@@ -76,6 +85,14 @@ def _per_class(c: Context) -> str:
     columns = (COCO_COLUMNS if protocol == "coco" else VOC_COLUMNS) + OPERATING_COLUMNS
     index = {int(i): k for k, i in enumerate(c.dataset.categories.ids.tolist())}
     rows = c.payload["per_class"]
+    intervals = c.payload["panels"].get("intervals")
+    if intervals is not None:   # "AP 95% CI" after AP
+        text = _diagnostics.class_intervals(intervals, c.result.category_ids.tolist())
+        rows = [dict(row, AP_ci=text.get(row["category_id"], "")) for row in rows]
+        at = [key for key, *_ in columns].index("AP") + 1
+        columns = (*columns[:at], ("AP_ci", f"AP {_diagnostics.interval_header(intervals)}",
+                                   "text", "bootstrap percentile interval of the class's AP"),
+                   *columns[at:])
     return ('<p class="muted">Click a column header to sort, a row to see its images in the '
             "gallery. The last columns count at the report's score threshold.</p>"
             + pager("per-class-table", "filter classes")
@@ -241,9 +258,12 @@ def meta_line(payload: dict[str, Any]) -> str:
 PANELS: list[Panel] = [
     Panel("summary", "Summary", _summary),
     Panel("per-class", "Per class", _per_class),
+    Panel("slices", "Slices", _diagnostics.slices_panel),
     Panel("curves", "Curves", _curves),
     Panel("confusion", "Confusion", _confusion),
     Panel("errors", "Errors", _errors),
+    Panel("error-attribution", "Error attribution", _diagnostics.error_attribution_panel),
+    Panel("calibration", "Calibration", _diagnostics.calibration_panel),
     Panel("gallery", "Gallery", _gallery),
     Panel("figure-files", "Figure files", _figure_files),
 ]

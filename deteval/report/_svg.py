@@ -278,3 +278,63 @@ def ap_bars(pairs: list[tuple[int, str, float]], mean: float, mean_label: str) -
                     f'stroke-width="1.5" data-gid="mean"/>')
         body.append(text(mx, 11, f"{mean_label} {mean:.3f}", size=10, anchor="middle"))
     return svg(ax.x0 + ax.w + 40, height, body, label="AP per class")
+
+
+# --------------------------------------------------------------------------------------
+# Diagnostics: TIDE's dAP bars, the reliability diagram
+# --------------------------------------------------------------------------------------
+
+
+def dap_bars(rows: list[dict[str, Any]]) -> str:
+    """One horizontal bar per TIDE row (``error``, ``label``, ``dap`` in AP points,
+    ``count``): the six error types, then the false-positive and false-negative oracles."""
+    row_h, label_w, plot_w = 24, 190, 300
+    top = max([r["dap"] for r in rows if r["dap"] is not None] + [1.0])
+    ax = Axes(label_w, 10, plot_w, row_h * len(rows), x=(0.0, top * 1.1))
+    body = ax.frame(ticks=4, labels=False)
+    for i in range(5):
+        value = i * top * 1.1 / 4
+        body.append(text(float(ax.px(value)), ax.y0 + ax.h + 14, f"{value:.1f}", size=10,
+                         anchor="middle"))
+    body.append(text(ax.x0 + ax.w / 2, ax.y0 + ax.h + 30, "dAP (AP points gained by the fix)",
+                     anchor="middle"))
+    for i, row in enumerate(rows):
+        y = ax.y0 + i * row_h
+        value = row["dap"] or 0.0
+        colour = "#d35400" if row["error"] in ("false_positives", "false_negatives") \
+            else "#2557a7"
+        count = "" if row["count"] is None else f", {row['count']} errors"
+        body.append(f'<rect class="bar dap" x="{ax.x0:.1f}" y="{y + 4:.1f}" '
+                    f'width="{float(ax.px(value)) - ax.x0:.1f}" height="{row_h - 8}" '
+                    f'fill="{colour}" data-error="{_e(row["error"])}"><title>'
+                    f'{_e(row["label"])}: dAP {value:.2f}{count}</title></rect>')
+        body.append(text(label_w - 6, y + row_h - 8, short(row["label"], label_w - 12),
+                         anchor="end", tip=row["label"]))
+        body.append(text(float(ax.px(value)) + 4, y + row_h - 8, f"{value:.2f}", size=10))
+    return svg(label_w + plot_w + 50, ax.y0 + ax.h + 40, body, label="TIDE dAP per error type")
+
+
+def reliability(edges: Sequence[float], precision: Sequence[float | None],
+                confidence: Sequence[float | None], count: Sequence[int]) -> str:
+    """The reliability diagram: one ``rect.bin`` per bin (its precision; empty bins are
+    0 high), the diagonal of perfect calibration, and each bin's mean confidence as a dot."""
+    ax = Axes(52, 12, 330, 240)
+    body = ax.frame(xlabel="confidence (score)", ylabel="precision")
+    for b in range(len(count)):
+        x0, x1 = float(ax.px(edges[b])), float(ax.px(edges[b + 1]))
+        value = precision[b] if precision[b] is not None else 0.0
+        y = float(ax.py(value))
+        tip = (f"scores [{edges[b]:.2f}, {edges[b + 1]:.2f}): "
+               + (f"precision {value:.3f} of {count[b]} detections, mean confidence "
+                  f"{confidence[b]:.3f}" if count[b] else "no detection"))
+        body.append(f'<rect class="bar bin" x="{x0 + 0.5:.1f}" y="{y:.1f}" '
+                    f'width="{max(x1 - x0 - 1, 0.5):.1f}" height="{ax.y0 + ax.h - y:.1f}" '
+                    f'fill="#2557a7" fill-opacity="0.8"><title>{_e(tip)}</title></rect>')
+    body.append(f'<path d="M{float(ax.px(0)):.1f} {float(ax.py(0)):.1f}L{float(ax.px(1)):.1f} '
+                f'{float(ax.py(1)):.1f}" stroke="#c0392b" stroke-width="1.5" '
+                f'stroke-dasharray="5 4" data-gid="diagonal"/>')
+    for b in range(len(count)):
+        if count[b] and confidence[b] is not None and precision[b] is not None:
+            body.append(f'<circle cx="{float(ax.px(confidence[b])):.1f}" '
+                        f'cy="{float(ax.py(precision[b])):.1f}" r="3" fill="#1d2330"/>')
+    return svg(400, 300, body, label="reliability diagram")

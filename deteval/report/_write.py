@@ -215,7 +215,8 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
                  iou_threshold: float = 0.5, score_threshold: float | None = None,
                  gallery: int = 24, figure_format: str = "inline", title: str | None = None,
                  single_file: bool = False, panels: Sequence[Panel] | None = None,
-                 quiet: bool = True,
+                 ci: int | None = None, ci_confidence: float = 0.95, ci_seed: Any = 0,
+                 slices: dict[str, Any] | None = None, quiet: bool = True,
                  progress: Callable[[int, int, str], None] | None = None) -> Path:
     """Evaluate and write a self-contained HTML report into the folder ``out_dir``.
 
@@ -259,6 +260,20 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         ``results.json`` embedded, for attaching to an issue or a pull request.
     panels : sequence of Panel, optional
         The page's sections (default :data:`deteval.report.PANELS`).
+    ci : int, optional
+        Bootstrap resamples B (:func:`deteval.bootstrap_coco`): the interval of every summary
+        number and of each class's AP is shown beside it (and of each image slice's AP).
+        Off by default: each resample costs some 5-15% of an evaluation, so B = 1000 costs
+        dozens of evaluations (docs/report.md §1.9). COCO protocol only.
+    ci_confidence : float, default 0.95
+        The intervals' level.
+    ci_seed : int or None, default 0
+        Seed of the resampling (the same seed, the same intervals).
+    slices : dict, optional
+        Keyword arguments of :func:`deteval.slices` (``by``, ``tags``, ``images``,
+        ``crowding_iou``, ``border``, ``aspect_bins``): the slice table and the worst
+        slices. ``images`` (the records of image keys named in ``by``) defaults to ``gt``
+        when it is a file or a dict. COCO protocol only.
     quiet : bool, default True
         When False (and no ``progress`` is given), show a progress bar on stderr if it is a
         terminal.
@@ -280,20 +295,27 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         ``figure_format`` png or svg without matplotlib (``pip install 'deteval[plot]'``).
     """
     from .. import __version__
+    from ._diagnostics import check_options, compute
     from ._gallery import gallery as draw_gallery
     from ._views import cell_examples, confusion_view, f1_view, image_cells, image_tags, pr_view
 
     iou_threshold, score_threshold, gallery = check_settings(
         protocol, iou_threshold, score_threshold, gallery, figure_format)
+    ci, ci_confidence, ci_seed, slices = check_options(protocol, ci, ci_confidence, ci_seed,
+                                                       slices)
     if figure_format != "inline":
         from ..viz.plots import require_matplotlib
 
         require_matplotlib()  # fail early, before the evaluation
     out = Path(out_dir)
     images_path = check_output(out, single_file, images_dir)
-    step = Steps(progress, quiet, 6 + (gallery * 3 // 2 if images_path is not None else 0))
+    extra = 1 + (ci is not None) + (slices is not None)
+    step = Steps(progress, quiet, 6 + extra
+                 + (gallery * 3 // 2 if images_path is not None else 0))
     try:
         run = analyse(gt, dt, protocol, iou_threshold, score_threshold, step)
+        diagnostics = compute(run, gt, protocol, iou_threshold, ci=ci, confidence=ci_confidence,
+                              seed=ci_seed, slices=slices, step=step)
         dataset, detections, cm, outcomes = run.dataset, run.detections, run.cm, run.outcomes
         views = {"confusion": confusion_view(cm),
                  "pr": pr_view(run.result, protocol, iou_threshold), "f1": f1_view(run.points)}
@@ -332,7 +354,7 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
                                                bool(np.any(outcomes.errors_per_image > 0)),
                                                "an error")},
             "notes": list(run.result.notes),
-            "panels": {},
+            "panels": diagnostics,
         })
         payload["confusion"] = confusion_numbers(cm)
         title = default_title(dataset, title)

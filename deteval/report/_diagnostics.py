@@ -1,0 +1,300 @@
+"""The diagnostics of the report: TIDE error attribution and LRP, calibration, bootstrap
+intervals and slices, computed from the evaluation the report already holds, and their
+panels.
+
+:func:`compute` runs them once, before the page is built, and returns their numbers (each
+diagnostic's own ``to_dict()``) for ``payload["panels"]``; the panels below read them there.
+TIDE, LRP and calibration are cheap (under the evaluation's own time) and always run; the
+bootstrap intervals (``ci``: B resamples, each some 5-15% of an evaluation, so B = 1000
+costs dozens of evaluations) and the slices are asked for. With a VOC protocol, TIDE runs
+on the same boxes, and LRP and calibration match by the COCO rule at the report's threshold
+(as the confusion matrix); intervals and slices need the COCO evaluation's match table and
+are refused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from . import _svg
+from ._page import e, figure, table
+
+#: What ``slices=`` may hold: keyword arguments of :func:`deteval.slices`.
+SLICE_OPTIONS = ("by", "tags", "images", "crowding_iou", "border", "aspect_bins")
+#: TIDE's rows, in its order, with what each fix does.
+TIDE_LABELS = {"cls": "classification (cls)", "loc": "localisation (loc)",
+               "both": "cls and loc (both)", "dupe": "duplicate (dupe)",
+               "bkg": "background (bkg)", "miss": "missed (miss)",
+               "false_positives": "all false positives (FP)",
+               "false_negatives": "all false negatives (FN)"}
+#: How many lowest-AP slices the slices panel names.
+WORST_SLICES = 5
+
+
+def check_options(protocol: str, ci: Any, confidence: Any, seed: Any,
+                  slices: Any) -> tuple[int | None, float, Any, dict | None]:
+    """The options checked before anything is computed."""
+    if ci is not None:
+        if isinstance(ci, (bool, np.bool_)) or not isinstance(ci, (int, np.integer)) \
+                or ci < 1:
+            raise ValueError(f"ci must be a number of bootstrap resamples >= 1 (or None); "
+                             f"got {ci!r}")
+        ci = int(ci)
+        if protocol != "coco":
+            raise ValueError("ci: the bootstrap intervals resample the COCO evaluation's match "
+                             f"table; not available with protocol {protocol!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
+            or not 0 < confidence < 1:
+        raise ValueError(f"ci_confidence must be in (0, 1); got {confidence!r}")
+    if slices is not None:
+        if protocol != "coco":
+            raise ValueError("slices: the slice table is of the COCO evaluation; not available "
+                             f"with protocol {protocol!r}")
+        if not isinstance(slices, Mapping):
+            allowed = ", ".join(SLICE_OPTIONS)
+            raise TypeError(f"slices must be a dict of deteval.slices options ({allowed}); "
+                            f"got {type(slices).__name__}")
+        unknown = sorted(set(slices) - set(SLICE_OPTIONS))
+        if unknown:
+            raise ValueError(f"slices: unknown option(s) {', '.join(unknown)}; choose from "
+                             f"{', '.join(SLICE_OPTIONS)}")
+        slices = dict(slices)
+    return ci, float(confidence), seed, slices
+
+
+def _coco_at(run: Any, tau: float) -> Any:
+    """A COCO evaluation whose first IoU threshold is ``tau`` and max-detections 100: the
+    report's own when it is one, else one at ``tau`` alone on the same data."""
+    from ..protocols.coco import COCOResult, evaluate_coco
+
+    result = run.result
+    if isinstance(result, COCOResult) and result.params.iou_thresholds[0] == tau \
+            and result.params.max_detections[-1] == 100:
+        return result
+    return evaluate_coco(run.dataset, run.detections, iou_thresholds=(tau,),
+                         max_detections=(100, 100, 100))
+
+
+def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
+            confidence: float, seed: Any, slices: dict | None, step: Any) -> dict[str, Any]:
+    """Every diagnostic's numbers (``to_dict()``) by key, and ``notes``: why one is left
+    out, or how it was computed."""
+    from ..diagnostics.calibration import calibration
+    from ..diagnostics.lrp import _lrp
+    from ..diagnostics.tide import error_attribution
+
+    out: dict[str, Any] = {}
+    notes: dict[str, str] = {}
+    try:
+        out["tide"] = error_attribution(run.dataset, run.detections,
+                                        pos_threshold=tau).to_dict()
+    except ValueError as error:
+        notes["tide"] = f"TIDE error attribution left out: {error}"
+    coco = None
+    if tau < 1:
+        coco = _coco_at(run, tau)
+        out["lrp"] = _lrp(coco, tau, 100).to_dict()
+    else:
+        notes["lrp"] = "LRP left out: it divides by 1 - IoU threshold, and that is 0 here."
+    try:
+        source = run.result if protocol == "coco" else coco
+        if source is None:
+            from ..protocols.coco import evaluate_coco
+
+            source = evaluate_coco(run.dataset, run.detections, iou_thresholds=(tau,),
+                                   max_detections=(100, 100, 100))
+        out["calibration"] = calibration(source, iou_threshold=tau).to_dict()
+    except ValueError as error:
+        notes["calibration"] = f"Calibration left out: {error}"
+    if protocol != "coco":
+        notes["protocol"] = (f"With the {protocol} protocol, LRP and calibration match by the "
+                             "COCO rule at the report's IoU threshold (as the confusion "
+                             "matrix), not the devkit's; TIDE by its own rule; bootstrap "
+                             "intervals and slices are of COCO evaluations and are not shown.")
+    step("TIDE, LRP, calibration")
+    if ci is not None:
+        from ..diagnostics.bootstrap import bootstrap_coco
+
+        out["intervals"] = bootstrap_coco(run.result, n_resamples=ci, confidence=confidence,
+                                          seed=seed,
+                                          score_threshold=run.score_threshold).to_dict()
+        step("bootstrap intervals")
+    if slices is not None:
+        out["slices"] = _slices(run.result, gt, slices, ci, confidence, seed)
+        step("slices")
+    out["notes"] = notes
+    return out
+
+
+def _slices(result: Any, gt: Any, options: dict, ci: int | None, confidence: float,
+            seed: Any) -> dict[str, Any]:
+    from ..diagnostics.slices import slices
+
+    options = dict(options)
+    if options.get("images") is None and isinstance(gt, (str, os.PathLike, dict)):
+        options["images"] = gt
+    interval = None
+    if ci is not None:
+        from ..diagnostics.bootstrap import slice_interval
+
+        interval = slice_interval(n_resamples=ci, confidence=confidence, seed=seed)
+    return slices(result, interval=interval, **options).to_dict(worst=WORST_SLICES)
+
+
+# --------------------------------------------------------------------------------------
+# What the summary and per-class tables show of the intervals
+# --------------------------------------------------------------------------------------
+
+
+def interval_text(low: Any, high: Any) -> str:
+    """``[low, high]`` with 3 decimals; empty when undefined."""
+    if low is None or high is None:
+        return ""
+    return f"[{low:.3f}, {high:.3f}]"
+
+
+def interval_header(numbers: dict[str, Any]) -> str:
+    return f"{100 * numbers['confidence']:g}% CI"
+
+
+def intervals_by_name(numbers: dict[str, Any]) -> dict[str, str]:
+    """Each number's interval text, by the bootstrap's name (``AP``, ``AP[cat]`` ...)."""
+    return {row["name"]: interval_text(row["low"], row["high"])
+            for row in numbers["intervals"]}
+
+
+def class_intervals(numbers: dict[str, Any], category_ids: list[int]) -> dict[int, str]:
+    """The per-class AP interval text by category id: the bootstrap's ``AP[...]`` rows
+    follow its categories' order (``category_ids``, the evaluation's)."""
+    rows = [row for row in numbers["intervals"] if row["name"].startswith("AP[")]
+    return {cid: interval_text(row["low"], row["high"])
+            for cid, row in zip(category_ids, rows[-len(category_ids):] if category_ids
+                                else [])}
+
+
+def method_caption(numbers: dict[str, Any]) -> str:
+    return (f"{interval_header(numbers)}: image bootstrap, percentile intervals of "
+            f"{numbers['n_resamples']} resamples (seed {numbers['seed']}).")
+
+
+# --------------------------------------------------------------------------------------
+# Panels
+# --------------------------------------------------------------------------------------
+
+
+def _notes(c: Any, *keys: str) -> str:
+    notes = c.payload["panels"].get("notes", {})
+    found = [notes[k] for k in keys if k in notes]
+    return "".join(f'<p class="muted note">{e(n)}</p>' for n in found)
+
+
+def error_attribution_panel(c: Any) -> str | None:
+    panels = c.payload["panels"]
+    tide, lrp = panels.get("tide"), panels.get("lrp")
+    if tide is None and lrp is None and not panels.get("notes"):
+        return None
+    out = [_notes(c, "protocol", "tide", "lrp")]
+    if tide is not None:
+        rows = [dict(row, label=TIDE_LABELS.get(row["error"], row["error"]))
+                for row in tide["summary"]]
+        pos = tide["settings"]["pos_threshold"]
+        out.append("<h3>TIDE error attribution</h3>" + figure(
+            _svg.dap_bars(rows),
+            f"AP {tide['ap']:.2f} (TIDE's AP, in points, at IoU {pos:g}); each bar is the AP "
+            "gained by fixing that error type alone (blue), or by the oracles that remove all "
+            "false positives or all missed objects (orange)."))
+        out.append(table((("label", "error", "text", "TIDE error type"),
+                          ("dap", "dAP", "score", "AP points gained by fixing it"),
+                          ("count", "count", "int", "errors of that type")), rows,
+                         table_id="tide-table"))
+    if lrp is not None:
+        names = {"moLRP": "moLRP (mean optimal LRP)", "moLRP_loc": "localisation component",
+                 "moLRP_fp": "false-positive component", "moLRP_fn": "false-negative component",
+                 "moLRP_small": "moLRP, small objects", "moLRP_medium": "moLRP, medium objects",
+                 "moLRP_large": "moLRP, large objects"}
+        rows = [{"name": key, "what": names.get(key, key), "value": value}
+                for key, value in lrp["summary"].items()]
+        columns = [("name", "number", "text", ""), ("what", "what", "text", ""),
+                   ("value", "value", "ratio", "lower is better; n/a: no class has objects")]
+        intervals = panels.get("intervals")
+        if intervals is not None and lrp["settings"]["iou_threshold"] == 0.5:
+            for row in rows:
+                row["interval"] = ""
+            rows[0]["interval"] = intervals_by_name(intervals).get("oLRP", "")
+            columns.append(("interval", interval_header(intervals), "text",
+                            "bootstrap interval"))
+        out.append(f"<h3>LRP (IoU {lrp['settings']['iou_threshold']:g})</h3>"
+                   + table(columns, rows, table_id="lrp-table",
+                           caption="Optimal LRP error, averaged over the classes (lower is "
+                           "better); each class's oLRP, components and LRP-optimal score "
+                           "threshold are in results.json."))
+    return "".join(out)
+
+
+def calibration_panel(c: Any) -> str | None:
+    numbers = c.payload["panels"].get("calibration")
+    notes = _notes(c, "calibration")
+    if numbers is None:
+        return notes or None
+    rel = numbers["reliability"]
+    caption = (f"Precision of the detections in each score bin ({numbers['bins']} "
+               f"{numbers['binning']} bins, IoU {numbers['iou_threshold']:g}, "
+               f"{numbers['n_detections']} detections), against the diagonal of perfect "
+               "calibration; the dots are the bins' mean scores.")
+    rows = [{"name": "D-ECE", "value": numbers["dece"],
+             "what": "detection expected calibration error"},
+            {"name": "MCE", "value": numbers["mce"], "what": "maximum calibration error"},
+            {"name": "mean class D-ECE", "value": numbers["mean_class_dece"],
+             "what": "D-ECE of each class, averaged"}]
+    return (notes + '<div class="figures">'
+            + figure(_svg.reliability(rel["edges"], rel["precision"], rel["confidence"],
+                                      rel["count"]), caption)
+            + "</div>"
+            + table((("name", "number", "text", ""), ("value", "value", "ratio", ""),
+                     ("what", "what", "text", "")), rows, table_id="calibration-table"))
+
+
+def slices_panel(c: Any) -> str | None:
+    numbers = c.payload["panels"].get("slices")
+    if numbers is None:
+        return None
+    rows = []
+    for s in numbers["slices"]:
+        stats = s["stats"]
+        row = {"slice": f"{s['key']}={s['value']}", "kind": s["kind"],
+               "n_images": s["n_images"], "n_gt": s["n_gt"], "n_detections": s["n_detections"],
+               "AP": stats.get("AP", -1.0), "AP50": stats.get("AP50", -1.0),
+               "AP75": stats.get("AP75", -1.0),
+               "AR": stats.get("AR", stats.get("AR100", -1.0))}
+        row["interval"] = "" if s["interval"] is None else interval_text(*s["interval"])
+        rows.append(row)
+    columns = [("slice", "slice", "text", "key=value"), ("kind", "kind", "text",
+                                                           "image tag or object property"),
+               ("n_images", "images", "int", ""), ("n_gt", "objects", "int", ""),
+               ("n_detections", "dets", "int", ""), ("AP", "AP", "ratio", ""),
+               ("AP50", "AP50", "ratio", ""), ("AP75", "AP75", "ratio", ""),
+               ("AR", "AR", "ratio", "")]
+    intervals = c.payload["panels"].get("intervals")
+    if any(row["interval"] for row in rows):
+        header = interval_header(intervals) if intervals else "AP CI"
+        columns.insert(6, ("interval", f"AP {header}", "text",
+                           "bootstrap interval of the slice's AP (image slices)"))
+    out = [table(columns, rows, sortable=True, table_id="slices-table",
+                 caption="COCO numbers of each slice (deteval.slices); click a header to "
+                 "sort.")]
+    by_name = {r["slice"]: r for r in rows}
+    if numbers["worst"]:
+        out.append("<h3>Worst slices by AP</h3><ol class=\"top\">")
+        for name in numbers["worst"]:
+            row = by_name[name]
+            extra = f" {row['interval']}" if row["interval"] else ""
+            out.append(f"<li>{e(name)}: AP {row['AP']:.3f}{e(extra)}</li>")
+        out.append("</ol>")
+    if numbers["notes"]:
+        out.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in numbers["notes"])
+                   + "</ul>")
+    return "".join(out)
