@@ -90,11 +90,11 @@ def run(args, out: TextIO, err: TextIO) -> int:
     results = [evaluate_coco(args.gt, path, iou_type=args.iou_type) for path in args.dt]
     for note in results[0].notes:
         print(f"deteval: note: {note}", file=err)
-    from ..diagnostics.bootstrap import _category_names
+    from ..diagnostics.bootstrap import category_labels
     from ..protocols._coco_stages import prepare
 
     names = (*results[0].stat_names, "F1", *(
-        f"AP[{n}]" for n in _category_names(prepare(results[0].dataset, results[0].params))))
+        f"AP[{n}]" for n in category_labels(prepare(results[0].dataset, results[0].params))))
     for name, _ in rules:
         if name not in names:
             raise _UsageError(f"--fail-if-regression: unknown number {name!r}; choose one of "

@@ -290,7 +290,7 @@ def slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95, seed: A
     return interval
 
 
-def _category_names(ctx: Any) -> tuple[str, ...]:
+def category_labels(ctx: Any) -> tuple[str, ...]:
     """The name of each category position (``"all categories"`` when pooled); a name that
     several categories share gets its id (``name#id``), so that every number has its own
     name."""
@@ -331,11 +331,11 @@ class WeightedCOCO:
         self.state = _state_of_result(result, self.ctx)
         self.specs = stat_specs(p)
         self.score_threshold = float(score_threshold)
-        self.category_names = _category_names(self.ctx)
+        self.category_names = category_labels(self.ctx)
         k_names = tuple(f"AP[{n}]" for n in self.category_names)
         self.names = tuple(result.stat_names) + (F1_NAME, OLRP_NAME) + k_names
         self._plan = _Plan(self.ctx, self.state, self.specs)
-        self._lrp = _LRPPlan(self.ctx, self.state, result)
+        self.lrp_of_result = _LRPPlan(self.ctx, self.state, result)
         self._f1 = _f1_counts(self.ctx, self.state, result.matches, self.score_threshold,
                               self.n_images)
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
@@ -370,7 +370,7 @@ class WeightedCOCO:
             precision, recall = self._plan.full(prec, rec)
             stats = [summarize_value(precision if is_ap else recall, p, iou, area, m)
                      for is_ap, iou, area, m in self.specs]
-        return stats + [_f1(self._f1, w), self._lrp.molrp(w)] + self._per_class(prec)
+        return stats + [_f1(self._f1, w), self.lrp_of_result.molrp(w)] + self._per_class(prec)
 
     def _stat(self, prec: dict, rec: dict, is_ap: bool, iou: float | None, area: str,
               m: int | None) -> float:
@@ -414,7 +414,7 @@ def _placed(w: np.ndarray, position: np.ndarray, n_images: int) -> np.ndarray:
 def _state_of_result(result: Any, ctx: Any):
     """The accumulation state of an evaluate_coco result, from its match table (the category
     and image positions are derived as ``match_stage`` derives them)."""
-    from ..protocols._coco_stages import _state_of
+    from ..protocols._coco_stages import state_of
 
     table, detections = result.matches, result.detections
     cat = detections.category_index
@@ -426,7 +426,7 @@ def _state_of_result(result: Any, ctx: Any):
     evaluated = table.dt_rank >= 0
     dt_k = np.where(evaluated, dt_cat if ctx.params.use_categories else 0, -1)
     dt_img = np.where(evaluated, dt_img, -1)
-    return _state_of(table, dt_k, dt_img, detections.scores)
+    return state_of(table, dt_k, dt_img, detections.scores)
 
 
 class _Plan:
@@ -438,7 +438,7 @@ class _Plan:
     """
 
     def __init__(self, ctx: Any, state: Any, specs: tuple) -> None:
-        from ..protocols._coco_stages import _ordered_events
+        from ..protocols._coco_stages import ordered_events
 
         p = ctx.params
         n_t, n_k, n_a = len(p.iou_thresholds), ctx.n_k, len(p.area_ranges)
@@ -457,7 +457,7 @@ class _Plan:
                 read_ar |= {(a, i) for a, label in enumerate(p.area_labels) if label == area
                             for i, v in enumerate(max_dets) if v == value}
         read_ap &= set(max_dets)
-        events = _ordered_events(state, n_t)
+        events = ordered_events(state, n_t)
         dt_k = np.asarray(state.category, dtype=np.int64)
         image = np.asarray(state.image, dtype=np.int64)
         # Counts stay in int32 when no weighted sum can exceed it.
@@ -673,7 +673,7 @@ class _LRPPlan:
     def __init__(self, ctx: Any, state: Any, result: Any) -> None:
         from ..iou import coco_pair_iou
         from ..matching import FP, TP
-        from ..protocols._coco_stages import _ordered_events
+        from ..protocols._coco_stages import ordered_events
 
         p, table = ctx.params, result.matches
         thresholds = list(p.iou_thresholds)
@@ -683,7 +683,7 @@ class _LRPPlan:
             return
         self.tau, t, a = 0.5, thresholds.index(0.5), list(p.area_labels).index("all")
         kept = np.flatnonzero(table.dt_kept)            # state row i is table row kept[i]
-        order = _ordered_events(state, len(thresholds)).order
+        order = ordered_events(state, len(thresholds)).order
         order = order.compress(np.asarray(state.rank).take(order) < 100)
         rows = kept.take(order) if len(kept) else order
         status = table.detection_status(a)[t].take(rows)

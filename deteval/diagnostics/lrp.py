@@ -172,10 +172,13 @@ def lrp(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
     m = int(max_detections)
     result = evaluate_coco(gt, dt, iou_type="bbox", iou_thresholds=(tau,),
                            max_detections=(m, m, m))
-    return _lrp(result, tau, m)
+    return lrp_of_result(result, tau, m)
 
 
-def _lrp(result: Any, tau: float, max_det: int) -> LRPResult:
+def lrp_of_result(result: Any, tau: float, max_det: int) -> LRPResult:
+    """LRP read from a COCO evaluation's own match table (``result`` of
+    :func:`~deteval.evaluate_coco` at IoU ``tau``, no second matching): what :func:`lrp`
+    computes after evaluating, for callers that hold the result already (the report)."""
     table, p = result.matches, result.params
     dataset, detections = result.dataset, result.detections
     category_ids = np.asarray(p.category_ids, dtype=np.int64)

@@ -188,7 +188,7 @@ class SlicesResult:
 
 def _base(result: Any):
     """The context and the matched state of a COCO result, from its own match table."""
-    from ..protocols._coco_stages import _state_of, prepare
+    from ..protocols._coco_stages import prepare, state_of
 
     ctx = prepare(result.dataset, result.params)
     detections = result.detections
@@ -200,7 +200,7 @@ def _base(result: Any):
     dt_img = ctx.image_pos_of_row[detections.image_index]
     ok = (dt_img >= 0) & (dt_cat >= 0)
     dt_k = np.where(ok, dt_cat if ctx.params.use_categories else 0, -1)
-    return ctx, _state_of(result.matches, dt_k, np.where(ok, dt_img, -1), detections.scores)
+    return ctx, state_of(result.matches, dt_k, np.where(ok, dt_img, -1), detections.scores)
 
 
 def image_slice_result(result: Any, image_ids: Any, *, _base_state: Any = None) -> Any:

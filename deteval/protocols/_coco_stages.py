@@ -299,13 +299,13 @@ def match_stage(ctx: COCOContext, detections: Detections,
         similarity=similarity, iou_thresholds=np.asarray(p.iou_thresholds),
         area_ranges=np.asarray(p.area_ranges), max_detections=p.max_detections[-1],
         threads=resolve_threads(threads) if p.iou_type in _THREADED_SIMILARITY else 1)
-    state = _state_of(table, dt_k, dt_img, detections.scores)
+    state = state_of(table, dt_k, dt_img, detections.scores)
     if gt_rows is None and not p.use_categories:
         table = _unpermute_gt(table, gt_sel)
     return Matched(table, state, dt_cat)
 
 
-def _state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
+def state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
               scores: np.ndarray) -> COCOState:
     """The kept detections' rows of a match table."""
     kept = np.flatnonzero(table.dt_kept)
@@ -532,7 +532,7 @@ def needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.
 
 
 class _Events(NamedTuple):
-    """Match events in accumulation order (see :func:`_ordered_events`)."""
+    """Match events in accumulation order (see :func:`ordered_events`)."""
 
     order: np.ndarray       # state rows by (category, score, image, rank)
     at: np.ndarray          # area * T + threshold
@@ -542,7 +542,7 @@ class _Events(NamedTuple):
     rank: np.ndarray        # rank of the event's row in its group
 
 
-def _ordered_events(state: COCOState, n_t: int) -> _Events:
+def ordered_events(state: COCOState, n_t: int) -> _Events:
     """Rows in accumulation order, and match events sorted by (area, threshold, position)."""
     dt_k = np.asarray(state.category, dtype=np.int64)
     rank = np.asarray(state.rank, dtype=np.int64)
@@ -616,7 +616,7 @@ def _accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out) -> 
     thresholds_r = np.asarray(p.recall_thresholds)
     n_t, n_r, n_a = len(p.iou_thresholds), len(thresholds_r), len(p.area_ranges)
     need = needed_true_positives(npig, thresholds_r)          # (K, A, R)
-    events = _ordered_events(state, n_t)
+    events = ordered_events(state, n_t)
     dt_k = np.asarray(state.category, dtype=np.int64)
     rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
     sizes = (n_t, n_r, n_k, n_a)
@@ -779,4 +779,4 @@ def accumulate_table(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.nda
                            for a in range(n_a)], axis=1)
                  if n_k else np.zeros((0, n_a), np.int64))
     ctx = SimpleNamespace(params=p, n_k=n_k, positives=positives)
-    return accumulate_stage(ctx, _state_of(table, dt_k, dt_img, scores_in))
+    return accumulate_stage(ctx, state_of(table, dt_k, dt_img, scores_in))

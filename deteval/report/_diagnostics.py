@@ -84,7 +84,7 @@ def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
     """Every diagnostic's numbers (``to_dict()``) by key, and ``notes``: why one is left
     out, or how it was computed."""
     from ..diagnostics.calibration import calibration
-    from ..diagnostics.lrp import _lrp
+    from ..diagnostics.lrp import lrp_of_result
     from ..diagnostics.tide import error_attribution
 
     out: dict[str, Any] = {}
@@ -97,7 +97,7 @@ def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
     coco = None
     if tau < 1:
         coco = _coco_at(run, tau)
-        out["lrp"] = _lrp(coco, tau, 100).to_dict()
+        out["lrp"] = lrp_of_result(coco, tau, 100).to_dict()
     else:
         notes["lrp"] = "LRP left out: it divides by 1 - IoU threshold, and that is 0 here."
     try:
