@@ -151,9 +151,13 @@ class WeightedVOC:
         status = result.matches.detection_status(0).take(order, axis=1)      # (T, n)
         self.image = column.take(result.detections.image_index.take(order))
         self.k_of_row = np.repeat(np.arange(self.n_k), np.diff(bounds))
-        counted = (status == TP) | (status == FP)
-        self.counted = [np.flatnonzero(c) for c in counted]
-        self.tp_flag = [s.take(rows) == TP for s, rows in zip(status, self.counted)]
+        counted = [np.flatnonzero(c) for c in (status == TP) | (status == FP)]
+        # Per threshold: the counted rows' images, TP flags and class segments (the rows are
+        # in class order).
+        self.counted_image = [self.image.take(rows) for rows in counted]
+        self.tp_flag = [s.take(rows) == TP for s, rows in zip(status, counted)]
+        self.counted_bounds = [np.searchsorted(self.k_of_row.take(rows), np.arange(self.n_k + 1))
+                               for rows in counted]
         positive = (ctx.gt_k >= 0) & ~ctx.difficult
         self.gt_k = ctx.gt_k.compress(positive)
         self.gt_image = column.take(result.dataset.gt.image_index.compress(positive))
@@ -179,19 +183,19 @@ class WeightedVOC:
         n_dt = np.bincount(self.k_of_row, weights=w.take(self.image),
                            minlength=n_k).astype(np.int64)
         ap = np.zeros((len(p.iou_thresholds), n_k))
-        for t, (rows, tp_flag) in enumerate(zip(self.counted, self.tp_flag)):
-            times = w.take(self.image.take(rows))
-            tp_step = np.repeat(tp_flag, times)
-            k = np.repeat(self.k_of_row.take(rows), times)
-            bounds = np.searchsorted(k, np.arange(n_k + 1))
-            tp_cum = np.cumsum(tp_step, dtype=np.int64)
-            start = np.repeat(bounds[:-1], np.diff(bounds))
-            before = np.r_[0, tp_cum].take(start)
-            tp_cum -= before
-            fp_cum = np.arange(1, len(k) + 1) - start - tp_cum
+        for t, tp_flag in enumerate(self.tp_flag):
+            times = w.take(self.counted_image[t])
+            # Running TP count of the expanded sequence (each row repeated in place), and
+            # where each class's part of it starts and ends.
+            tp_cum = np.zeros(int(times.sum()) + 1, np.int64)
+            np.cumsum(np.repeat(tp_flag, times), out=tp_cum[1:])
+            ends = np.zeros(len(times) + 1, np.int64)
+            np.cumsum(times, out=ends[1:])
+            bounds = ends.take(self.counted_bounds[t])
             for c in range(n_k):
-                lo, hi = bounds[c], bounds[c + 1]
-                ap[t, c] = curve_ap(tp_cum[lo:hi], fp_cum[lo:hi], int(npos[c]),
+                lo, hi = int(bounds[c]), int(bounds[c + 1])
+                tp = tp_cum[lo + 1:hi + 1] - tp_cum[lo]
+                ap[t, c] = curve_ap(tp, np.arange(1, hi - lo + 1) - tp, int(npos[c]),
                                     int(n_dt[c]), p)
         return ap, mean_ap(ap, npos, p)
 
