@@ -54,7 +54,9 @@ _LAZY = {
     "Slice": "diagnostics.slices", "SlicesResult": "diagnostics.slices",
     "slices": "diagnostics.slices",
     "BootstrapResult": "diagnostics.bootstrap", "bootstrap_coco": "diagnostics.bootstrap",
+    "bootstrap_voc": "diagnostics.bootstrap_voc",
     "ComparisonResult": "diagnostics.compare", "compare_coco": "diagnostics.compare",
+    "compare_voc": "diagnostics.compare",
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
@@ -128,9 +130,11 @@ __all__ = [
     "VOCResult",
     "calibration",
     "bootstrap_coco",
+    "bootstrap_voc",
     "check_inputs",
     "classification",
     "compare_coco",
+    "compare_voc",
     "convert",
     "detect_format",
     "detection_confusion_matrix",
@@ -178,8 +182,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     )
     from .data import Categories, Dataset, Detections, GroundTruth, Images
     from .diagnostics.bootstrap import BootstrapResult, bootstrap_coco
+    from .diagnostics.bootstrap_voc import bootstrap_voc
     from .diagnostics.calibration import CalibrationResult, calibration, plot_reliability
-    from .diagnostics.compare import ComparisonResult, compare_coco
+    from .diagnostics.compare import ComparisonResult, compare_coco, compare_voc
     from .diagnostics.lrp import LRP_STAT_NAMES, LRPResult, lrp
     from .diagnostics.slices import Slice, SlicesResult, slices
     from .diagnostics.tide import ERROR_NAMES, ErrorAttribution, error_attribution

@@ -111,3 +111,46 @@ def test_coco_ci_prints_and_writes_the_intervals(files, tmp_path):
 def test_coco_ci_refuses_shards(files):
     status, _, err = run("coco", files["gt"], files["a"], files["same"], "--ci", "10")
     assert status == 2 and "--ci is not available" in err
+
+
+def test_voc_ci_prints_and_writes_the_intervals_of_bootstrap_voc(files, tmp_path):
+    import deteval
+
+    status, out, err = run("voc", files["gt"], files["a"], "--year", "2007", "--ci", "40",
+                           "--seed", "1", "--confidence", "0.9", "--json", tmp_path / "r.json")
+    assert status == 0, err
+    assert "90% interval" in out and "\nAP[person]" in out
+    data = json.loads((tmp_path / "r.json").read_text())
+    expected = deteval.bootstrap_voc(
+        deteval.evaluate_voc(str(files["gt"]), str(files["a"]), params=deteval.VOC2007),
+        n_resamples=40, seed=1, confidence=0.9)
+    assert data["intervals"]["intervals"] == expected.to_dict()["intervals"]
+    assert data["intervals"]["intervals"][0]["estimate"] == data["mean_ap"]
+    assert data["intervals"]["score_threshold"] is None
+    # VOC has no F1: no --score-threshold
+    assert run("voc", files["gt"], files["a"], "--ci", "5", "--score-threshold", "0.5")[0] == 2
+
+
+def test_compare_protocol_voc(files, tmp_path):
+    import deteval
+
+    status, out, err = run("compare", files["gt"], files["a"], files["same"], "--protocol",
+                           "voc2012", "--bootstrap", "30", "--fail-if-regression", "mAP:0")
+    assert status == 0, err
+    assert "\nmAP " in out and "*" not in out
+    status, out, err = run("compare", files["gt"], files["a"], files["worse"], "--protocol",
+                           "voc2007", "--bootstrap", "60", "--per-class",
+                           "--fail-if-regression", "mAP:0.01", "--json", tmp_path / "c.json")
+    assert status == 1 and "worse.json: mAP is worse than a.json's" in err
+    data = json.loads((tmp_path / "c.json").read_text())
+    results = [deteval.evaluate_voc(str(files[k]), str(files[d]), params=deteval.VOC2007)
+               for k, d in (("gt", "a"), ("gt", "worse"))]
+    expected = deteval.compare_voc(results, n_resamples=60, seed=0,
+                                   models=["a.json", "worse.json"])
+    assert data["differences"] == expected.to_dict()["differences"]
+    assert "AP[person]" in out
+    for argv, message in ((("--fail-if-regression", "AP:0.1"), "unknown number 'AP'"),
+                          (("--iou-type", "segm"), "needs --protocol coco")):
+        status, _, err = run("compare", files["gt"], files["a"], files["same"], "--protocol",
+                             "voc2007", *argv)
+        assert status == 2 and message in err

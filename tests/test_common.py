@@ -236,6 +236,13 @@ DIAGNOSTICS = [
             np.bincount(r["status"].codes, minlength=5).tolist(),
             np.bincount(r["outcome"].codes + 1, minlength=10).tolist(),
             np.sort(r["iou"]).tobytes())),
+    detection_entry("bootstrap_voc", lambda gt, dt, **kw: deteval.bootstrap_voc(
+        deteval.evaluate_voc(gt, dt), **kw), lambda r: (r.estimates, r.samples),
+        n_resamples=20, seed=0),
+    detection_entry("compare_voc", lambda gt, dt, **kw: deteval.compare_voc(
+        [deteval.evaluate_voc(gt, dt),
+         deteval.evaluate_voc(gt, [d for d in dt if d["score"] >= 0.5])], **kw),
+        lambda r: (r.difference, r.low, r.high, r.p_adjusted), n_resamples=20, seed=0),
 ]
 
 

@@ -1,4 +1,5 @@
-"""``deteval compare``: paired bootstrap comparison of detectors on one COCO ground truth."""
+"""``deteval compare``: paired bootstrap comparison of detectors on one ground truth (COCO
+or VOC numbers)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TextIO
 
 from ._common import _UsageError, _write_json
 from ._outputs import check_outputs
-from ._shared_options import add_score_threshold
+from ._shared_options import add_protocol, add_score_threshold
 
 
 def _positive_int(text: str) -> int:
@@ -32,8 +33,10 @@ def _confidence(text: str) -> float:
     return value
 
 
-def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: str) -> None:
-    """The resampling options shared by ``compare`` and ``coco --ci``."""
+def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: str,
+                          score_threshold: bool = True) -> None:
+    """The resampling options shared by ``compare``, ``coco --ci`` and ``voc --ci``
+    (``--score-threshold`` of F1 unless ``score_threshold`` is False: VOC has no F1)."""
     parser.add_argument(resamples_flag, type=_positive_int, metavar="B",
                         default=None if resamples_flag == "--ci" else 1000,
                         help="bootstrap resamples of the images (default 1000)"
@@ -44,21 +47,26 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: st
                         help="level of the intervals (default 0.95)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the resampling (default 0)")
-    add_score_threshold(parser, default=0.5,
-                        help="score threshold of the F1 number (default 0.5)")
+    if score_threshold:
+        add_score_threshold(parser, default=0.5,
+                            help="score threshold of the F1 number (default 0.5; COCO only)")
 
 
 def add_parser(commands) -> None:
     """Add the ``compare`` command to the subparsers ``commands``."""
     compare = commands.add_parser(
-        "compare", help="paired bootstrap comparison of detectors on one COCO ground truth",
+        "compare", help="paired bootstrap comparison of detectors on one ground truth (COCO or "
+        "VOC numbers)",
         description="Compare results files against the first (the baseline) on the same "
-        "ground truth: for each COCO number, F1 and per-class AP, the difference, its paired "
+        "ground truth: for each COCO number, F1 and per-class AP (with --protocol voc2007 or "
+        "voc2012: the VOC mAP and per-class AP), the difference, its paired "
         "image-bootstrap percentile interval and a two-sided p-value (Holm-adjusted across "
         "classes). Exit status 1 when a --fail-if-regression rule is broken.")
     compare.add_argument("gt", metavar="GT.json", help="COCO instances file (ground truth)")
     compare.add_argument("dt", metavar="DT.json", nargs="+",
                          help="results files: the baseline first, then one or more models")
+    add_protocol(compare, default="coco", help="coco: the COCO numbers, F1 and per-class AP "
+                 "(default); voc2007/voc2012: the devkit's mAP and per-class AP")
     compare.add_argument("--iou-type", default="bbox",
                          choices=["bbox", "segm", "boundary", "keypoints", "polygon",
                                   "rotated"],
@@ -87,6 +95,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
         rules = [parse_regression_rule(text) for text in args.fail_if_regression]
     except ValueError as error:
         raise _UsageError(f"--fail-if-regression: {error}") from None
+    if args.protocol != "coco":
+        return _run_voc(args, rules, out, err)
     results = [evaluate_coco(args.gt, path, iou_type=args.iou_type) for path in args.dt]
     for note in results[0].notes:
         print(f"deteval: note: {note}", file=err)
@@ -95,13 +105,41 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     names = (*results[0].stat_names, "F1", *(
         f"AP[{n}]" for n in category_labels(prepare(results[0].dataset, results[0].params))))
-    for name, _ in rules:
-        if name not in names:
-            raise _UsageError(f"--fail-if-regression: unknown number {name!r}; choose one of "
-                              f"{', '.join(names[:13])} or AP[class name]")
+    _check_rules(rules, names)
     comparison = compare_coco(results, n_resamples=args.bootstrap,
                               confidence=args.confidence, seed=args.seed,
                               score_threshold=args.score_threshold, models=_labels(args.dt))
+    return _finish(args, comparison, rules, out, err)
+
+
+def _run_voc(args, rules: list, out: TextIO, err: TextIO) -> int:
+    """``--protocol voc2007|voc2012``: the devkit presets, compared by ``compare_voc``."""
+    from ..diagnostics.bootstrap_voc import voc_number_names
+    from ..diagnostics.compare import compare_voc
+    from ..protocols.voc import evaluate_voc
+    from ._common import _voc_preset
+
+    if args.iou_type != "bbox":
+        raise _UsageError(f"--iou-type {args.iou_type} needs --protocol coco")
+    params = _voc_preset(args.protocol.upper())
+    results = [evaluate_voc(args.gt, path, params=params) for path in args.dt]
+    for note in results[0].notes:
+        print(f"deteval: note: {note}", file=err)
+    _check_rules(rules, voc_number_names(results[0]))
+    comparison = compare_voc(results, n_resamples=args.bootstrap, confidence=args.confidence,
+                             seed=args.seed, models=_labels(args.dt))
+    return _finish(args, comparison, rules, out, err)
+
+
+def _check_rules(rules: list, names: tuple) -> None:
+    for name, _ in rules:
+        if name not in names:
+            shown = [n for n in names if not n.startswith("AP[")]
+            raise _UsageError(f"--fail-if-regression: unknown number {name!r}; choose one of "
+                              f"{', '.join(shown)} or AP[class name]")
+
+
+def _finish(args, comparison, rules: list, out: TextIO, err: TextIO) -> int:
     broken = comparison.regressions(rules)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, dict(comparison.to_dict(), regressions=broken,

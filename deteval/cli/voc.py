@@ -33,6 +33,10 @@ def add_parser(commands) -> None:
     add_table_options(voc)
     _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
     add_threads(voc)
+    from .compare import add_bootstrap_options
+
+    add_bootstrap_options(voc.add_argument_group("confidence intervals"),
+                          resamples_flag="--ci", score_threshold=False)
     voc.set_defaults(parser=voc)
 
 
@@ -49,7 +53,17 @@ def run(args, out: TextIO, err: TextIO) -> int:
                           threads=args.threads, **options)
     hazards = run_checks(args, inputs, err)
     write_table_output(args, result)
+    intervals = None
+    if args.ci is not None:
+        from ..diagnostics.bootstrap_voc import bootstrap_voc
+
+        intervals = bootstrap_voc(result, n_resamples=args.ci, confidence=args.confidence,
+                                  seed=args.seed)
     if args.json:   # files first: written whatever happens to stdout
-        _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards})
+        extra = {} if intervals is None else {"intervals": intervals.to_dict()}
+        _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards, **extra})
     _report_voc(result, out, err)
+    if intervals is not None:
+        print(file=out)
+        print(intervals.table(), file=out)
     return 0

@@ -40,7 +40,8 @@ import numpy as np
 from .._arrays import frozen
 from ..data import index_in
 
-__all__ = ["BootstrapResult", "bootstrap_coco", "resample_weights", "slice_interval"]
+__all__ = ["BootstrapResult", "bootstrap_coco", "interval_result", "resample_rows",
+           "resample_weights", "slice_interval"]
 
 _EPS = np.spacing(1)
 
@@ -68,7 +69,8 @@ def resample_weights(n_images: int, n_resamples: int, seed: Any = None) -> Itera
 
 @dataclass(frozen=True, eq=False)
 class BootstrapResult:
-    """Bootstrap intervals of the headline COCO numbers and the per-class AP.
+    """Bootstrap intervals of the headline COCO numbers (or the VOC mAP) and the per-class
+    AP.
 
     Values of a resample where a number is undefined (no object of a class drawn, say) are
     NaN in ``samples`` and left out of its interval; ``n_defined`` counts the others.
@@ -79,7 +81,8 @@ class BootstrapResult:
         The numbers: the COCO ``stats`` names (AP, AP50, ... AR100 ...), ``F1`` (micro F1 at
         IoU 0.5, area "all", detections scoring at least ``score_threshold``), ``oLRP``
         (moLRP at area "all", IoU 0.5, as :func:`deteval.lrp`), then ``AP[name]`` for each
-        category.
+        category. Of :func:`~deteval.diagnostics.bootstrap_voc.bootstrap_voc`: ``mAP``,
+        ``mAP@t`` per IoU threshold when there are several, ``AP[name]``.
     estimates : ndarray, shape (N,)
         The numbers of the evaluation itself (equal to :func:`~deteval.evaluate_coco`'s);
         -1 where undefined.
@@ -91,7 +94,8 @@ class BootstrapResult:
     confidence : float
     n_resamples : int
     seed : object
-    score_threshold : float
+    score_threshold : float or None
+        Of ``F1`` (None for VOC, which has no F1).
     category_ids : ndarray, shape (K,)
     category_names : tuple of str
     """
@@ -105,7 +109,7 @@ class BootstrapResult:
     confidence: float
     n_resamples: int
     seed: Any
-    score_threshold: float
+    score_threshold: float | None
     category_ids: np.ndarray
     category_names: tuple[str, ...]
     _index: dict = field(default_factory=dict, repr=False)
@@ -225,14 +229,40 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
     weighted = WeightedCOCO(result, score_threshold=score_threshold)
     rows = weighted.resamples(n_resamples, seed, weights)
     samples = np.array([weighted.numbers(w) for w in rows], dtype=np.float64)
-    samples = samples.reshape(-1, len(weighted.names))
+    return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
+                           confidence=confidence, seed=seed)
+
+
+def interval_result(weighted: Any, samples: np.ndarray, *, confidence: float,
+                    seed: Any) -> BootstrapResult:
+    """The :class:`BootstrapResult` of a weighted evaluation (``WeightedCOCO``,
+    ``WeightedVOC``) and its resampled numbers ``samples`` (B, N), -1 where undefined (set to
+    NaN here, in place)."""
     samples[samples < 0] = np.nan
     low, high, n_defined = percentile_interval(samples, confidence)
     return BootstrapResult(
         names=weighted.names, estimates=weighted.estimates, low=low, high=high,
         samples=samples, n_defined=n_defined, confidence=float(confidence),
-        n_resamples=len(samples), seed=seed, score_threshold=float(score_threshold),
-        category_ids=np.asarray(result.category_ids), category_names=weighted.category_names)
+        n_resamples=len(samples), seed=seed, score_threshold=weighted.score_threshold,
+        category_ids=np.asarray(weighted.result.category_ids),
+        category_names=weighted.category_names)
+
+
+def resample_rows(position: np.ndarray, n_images: int, n_resamples: int, seed: Any,
+                  weights: np.ndarray | None) -> Iterator[np.ndarray]:
+    """The weight rows of a bootstrap: ``weights`` checked (shape (B, n_images)), or random
+    resamples drawn over the images ``position`` lists (the evaluated images in the ground
+    truth's order, as their columns) and placed at those columns (the others get 0)."""
+    if weights is None:
+        return (_placed(w, position, n_images) for w in
+                resample_weights(len(position), n_resamples, seed))
+    weights = np.asarray(weights)
+    if weights.ndim != 2 or weights.shape[1] != n_images:
+        raise ValueError(f"weights must have shape (B, {n_images}) (one column per "
+                         f"evaluated image); got {weights.shape}")
+    if not np.issubdtype(weights.dtype, np.integer) or (weights < 0).any():
+        raise ValueError("weights must be non-negative integers (times each image is drawn)")
+    return iter(weights.astype(np.int64))
 
 
 def slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95, seed: Any = 0,
@@ -343,20 +373,11 @@ class WeightedCOCO:
     def resamples(self, n_resamples: int, seed: Any,
                   weights: np.ndarray | None) -> Iterator[np.ndarray]:
         """The weight rows: ``weights`` checked, or random ones."""
-        if weights is None:
-            # Drawn over the images in the ground truth's order (not by id), mapped to the
-            # evaluation's sorted image positions: relabelling the ids draws the same images.
-            position = self.ctx.image_pos_of_row
-            position = position.compress(position >= 0)
-            return (_placed(w, position, self.n_images) for w in
-                    resample_weights(len(position), n_resamples, seed))
-        weights = np.asarray(weights)
-        if weights.ndim != 2 or weights.shape[1] != self.n_images:
-            raise ValueError(f"weights must have shape (B, {self.n_images}) (one column per "
-                             f"evaluated image); got {weights.shape}")
-        if not np.issubdtype(weights.dtype, np.integer) or (weights < 0).any():
-            raise ValueError("weights must be non-negative integers (times each image is drawn)")
-        return iter(weights.astype(np.int64))
+        # Drawn over the images in the ground truth's order (not by id), mapped to the
+        # evaluation's sorted image positions: relabelling the ids draws the same images.
+        position = self.ctx.image_pos_of_row
+        return resample_rows(position.compress(position >= 0), self.n_images, n_resamples,
+                             seed, weights)
 
     def numbers(self, w: np.ndarray) -> list[float]:
         """The stats, F1 and per-class AP under image weights ``w`` (shape (I,))."""

@@ -21,7 +21,7 @@ as a pair; the rules are in ``docs/diagnostics/bootstrap.md`` §5-§7.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,11 +33,12 @@ from .bootstrap import (
     WeightedCOCO,
     _check,
     _json_number,
+    interval_result,
     percentile_interval,
 )
 
-__all__ = ["ComparisonResult", "compare_coco", "holm", "parse_regression_rule",
-           "bootstrap_p_value"]
+__all__ = ["ComparisonResult", "compare_coco", "compare_voc", "holm", "paired_comparison",
+           "parse_regression_rule", "bootstrap_p_value"]
 
 
 def bootstrap_p_value(differences: np.ndarray) -> np.ndarray:
@@ -97,7 +98,8 @@ def parse_regression_rule(text: str) -> tuple[str, float]:
 
 @dataclass(frozen=True, eq=False)
 class ComparisonResult:
-    """Result of :func:`compare_coco`: every model against the baseline (model 0).
+    """Result of :func:`compare_coco` or :func:`compare_voc`: every model against the
+    baseline (model 0).
 
     Arrays of differences have shape (J, N): J models after the baseline, N numbers
     (``names``). Differences are ``model - baseline``; NaN where either is undefined.
@@ -269,6 +271,17 @@ def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
     ValueError
         Fewer than two results, results of other images, categories or settings.
     """
+    return paired_comparison(
+        results, lambda r: WeightedCOCO(r, score_threshold=score_threshold),
+        n_resamples=n_resamples, confidence=confidence, seed=seed, models=models)
+
+
+def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
+                      n_resamples: int = 1000, confidence: float = 0.95, seed: Any = 0,
+                      models: Sequence[str] | None = None) -> ComparisonResult:
+    """The paired comparison of :func:`compare_coco` for any protocol: ``weigh(result)``
+    gives the weighted evaluation of one result (``WeightedCOCO``, ``WeightedVOC``: its
+    ``names``, ``estimates``, ``resamples`` and ``numbers(w)``); the rest is shared."""
     _check(n_resamples, confidence)
     results = list(results)
     if len(results) < 2:
@@ -283,20 +296,12 @@ def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
         if r.params != base.params or len(r.dataset.gt) != len(base.dataset.gt):
             raise ValueError(f"{label} was evaluated with other ground truth, settings, images "
                              f"or categories than {labels[0]}; compare needs the same ones")
-    weighted = [WeightedCOCO(r, score_threshold=score_threshold) for r in results]
+    weighted = [weigh(r) for r in results]
     rows = weighted[0].resamples(n_resamples, seed, None)
     samples = np.array([[model.numbers(w) for model in weighted] for w in rows],
                        dtype=np.float64)                                 # (B, J+1, N)
-    samples[samples < 0] = np.nan
-    intervals = []
-    for j, (model, r) in enumerate(zip(weighted, results)):
-        low, high, n_defined = percentile_interval(samples[:, j], confidence)
-        intervals.append(BootstrapResult(
-            names=model.names, estimates=model.estimates, low=low, high=high,
-            samples=samples[:, j], n_defined=n_defined, confidence=float(confidence),
-            n_resamples=n_resamples, seed=seed, score_threshold=float(score_threshold),
-            category_ids=np.asarray(r.category_ids),
-            category_names=model.category_names))
+    intervals = [interval_result(model, samples[:, j], confidence=confidence, seed=seed)
+                 for j, model in enumerate(weighted)]                   # (NaN: in place)
     names = weighted[0].names
     estimates = np.array([[_undefined(v) for v in m.estimates] for m in weighted])
     difference = estimates[1:] - estimates[:1]
@@ -318,3 +323,41 @@ def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
         models=labels, names=names, intervals=tuple(intervals), difference=difference,
         low=low, high=high, p_value=p_value, p_adjusted=p_adjusted, significant=significant,
         confidence=float(confidence), n_resamples=n_resamples, seed=seed)
+
+
+def compare_voc(results: Sequence[Any], *, n_resamples: int = 1000, confidence: float = 0.95,
+                seed: Any = 0, models: Sequence[str] | None = None) -> ComparisonResult:
+    """Compare Pascal VOC evaluations of several detectors on the same ground truth, paired.
+
+    As :func:`compare_coco`, with the numbers of
+    :func:`~deteval.diagnostics.bootstrap_voc.bootstrap_voc` (``mAP``, ``mAP@t`` with
+    several thresholds, ``AP[name]``).
+
+    Parameters
+    ----------
+    results : sequence of VOCResult
+        :func:`~deteval.evaluate_voc` results (with their match tables) of the same ground
+        truth and settings; the first is the baseline.
+    n_resamples, confidence, seed, models
+        As :func:`compare_coco`.
+
+    Returns
+    -------
+    ComparisonResult
+        Raises ``ValueError`` as :func:`compare_coco` does.
+
+    Examples
+    --------
+    >>> import deteval
+    >>> from deteval.demo import make_demo
+    >>> gt, dt = make_demo()
+    >>> a = deteval.evaluate_voc(gt, dt)
+    >>> b = deteval.evaluate_voc(gt, [d for d in dt if d["score"] >= 0.5])
+    >>> c = compare_voc([a, b], n_resamples=50, seed=0)
+    >>> c.difference_of(1, "mAP") == float(b.map[0] - a.map[0])
+    True
+    """
+    from .bootstrap_voc import WeightedVOC
+
+    return paired_comparison(results, WeightedVOC, n_resamples=n_resamples,
+                             confidence=confidence, seed=seed, models=models)

@@ -30,7 +30,8 @@ from ._state import StateColumns, small
 if TYPE_CHECKING:
     from .voc import VOCParams
 
-__all__ = ["VOCContext", "VOCState", "accumulate_stage", "match_stage", "prepare"]
+__all__ = ["VOCContext", "VOCState", "accumulate_stage", "curve_ap", "match_stage", "mean_ap",
+           "prepare"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -256,21 +257,42 @@ def accumulate_stage(ctx: VOCContext, state: VOCState) -> Accumulated:
         for k in range(n_k):
             lo, hi = bounds[k], bounds[k + 1]
             keep = counted[t, lo:hi]
-            tp = tp_cum[t, lo:hi][keep].astype(np.float64)
-            fp = fp_cum[t, lo:hi][keep].astype(np.float64)
-            npos = int(n_positives[k])
-            rec = tp / npos if npos else tp
-            ap[t, k] = _class_ap(rec, tp / (tp + fp), npos, hi - lo, p)
+            ap[t, k] = curve_ap(tp_cum[t, lo:hi][keep], fp_cum[t, lo:hi][keep],
+                                int(n_positives[k]), hi - lo, p)
+    return Accumulated(ap=ap, map=mean_ap(ap, n_positives, p), tp=tp_total, fp=fp_total,
+                       n_detections=np.diff(bounds), order=order, tp_cum=tp_cum,
+                       fp_cum=fp_cum, counted=counted, bounds=bounds)
+
+
+def curve_ap(tp_cum: np.ndarray, fp_cum: np.ndarray, npos: int, n_dt: int,
+             p: VOCParams) -> float:
+    """AP of one class at one threshold from its running TP and FP counts over its counted
+    detections (not those on difficult objects), in ranking order.
+
+    ``npos`` is the class's non-difficult objects, ``n_dt`` its evaluated detections (what a
+    class without objects scores depends on it). Also the rule of
+    :mod:`deteval.diagnostics.bootstrap_voc`'s weighted counts.
+
+    >>> from deteval.protocols.voc import VOC2012
+    >>> curve_ap(np.array([1, 2, 2, 3]), np.array([0, 0, 1, 1]), 5, 4, VOC2012)
+    0.55
+    """
+    tp = tp_cum.astype(np.float64)
+    fp = fp_cum.astype(np.float64)
+    rec = tp / npos if npos else tp
+    return _class_ap(rec, tp / (tp + fp), npos, n_dt, p)
+
+
+def mean_ap(ap: np.ndarray, n_positives: np.ndarray, p: VOCParams) -> np.ndarray:
+    """The mAP per threshold of the (T, K) APs: over the classes with objects
+    (``classes_without_gt="exclude"``, NaN when none has) or over all of them."""
+    n_t, n_k = ap.shape
     if p.classes_without_gt == "exclude":
         valid = n_positives > 0
         with np.errstate(all="ignore"):
-            mean = (np.mean(ap[:, valid], axis=1) if valid.any()
+            return (np.mean(ap[:, valid], axis=1) if valid.any()
                     else np.full(n_t, np.nan))
-    else:
-        mean = np.mean(ap, axis=1) if n_k else np.full(n_t, np.nan)
-    return Accumulated(ap=ap, map=mean, tp=tp_total, fp=fp_total,
-                       n_detections=np.diff(bounds), order=order, tp_cum=tp_cum,
-                       fp_cum=fp_cum, counted=counted, bounds=bounds)
+    return np.mean(ap, axis=1) if n_k else np.full(n_t, np.nan)
 
 
 def _round_as_text(values: np.ndarray, decimals: int) -> np.ndarray:

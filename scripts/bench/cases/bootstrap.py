@@ -1,6 +1,7 @@
-"""The bootstrap case: 1,000 image-bootstrap resamples of a COCO evaluation (issue 15 item 4)
+"""The bootstrap cases: 1,000 image-bootstrap resamples of a COCO evaluation (issue 15 item 4)
 against the evaluation itself, on the bbox case's data (5,000 images, 500k detections;
-``--quick``: 500 images and 100 resamples).
+``--quick``: 500 images and 100 resamples); ``bootstrap-voc``: the same for a VOC2007
+evaluation (``bootstrap_voc``; 4,952 images, 20 classes, as VOC2007's test set).
 
 The set is made here with the bbox generator and written to two JSON files in a temporary
 folder. Reported: ``evaluate_coco`` from the files (best of ``--repeat``; and its time without
@@ -29,9 +30,12 @@ def run(args, case: Case, headed: bool) -> None:
 
     import deteval
     from deteval.diagnostics.bootstrap import bootstrap_coco
+    from deteval.diagnostics.bootstrap_voc import bootstrap_voc
 
     from .bbox import generate
 
+    voc = case.name == "bootstrap-voc"
+    name, boot = ("evaluate_voc", bootstrap_voc) if voc else ("evaluate_coco", bootstrap_coco)
     images = args.images or (case.quick if args.quick else case.images)
     categories = args.categories or case.categories
     per_image = args.dets_per_image or case.dets
@@ -49,32 +53,37 @@ def run(args, case: Case, headed: bool) -> None:
         times, cpu, result = [], [], None
         for _ in range(args.repeat):
             t0, c0 = time.perf_counter(), time.process_time()
-            result = deteval.evaluate_coco(str(gt_path), str(dt_path))
+            result = (deteval.evaluate_voc(str(gt_path), str(dt_path), params=deteval.VOC2007)
+                      if voc else deteval.evaluate_coco(str(gt_path), str(dt_path)))
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
     best, best_cpu = min(times), min(cpu)
     unread = best - result.timings["load"]
-    print(f"{'evaluate_coco':<14}: {best:8.2f} s  (best of {args.repeat}; "
+    print(f"{name:<14}: {best:8.2f} s  (best of {args.repeat}; "
           f"{unread:.2f} s without reading the files; CPU {best_cpu:.2f} s)")
     t0, c0 = time.perf_counter(), time.process_time()
-    ci = bootstrap_coco(result, n_resamples=n_resamples, seed=args.seed)
+    ci = boot(result, n_resamples=n_resamples, seed=args.seed)
     took, took_cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"{'bootstrap_coco':<14}: {took:8.2f} s  ({n_resamples} resamples, "
+    print(f"{boot.__name__:<14}: {took:8.2f} s  ({n_resamples} resamples, "
           f"{1000 * took / n_resamples:.1f} ms each; {took / best:.1f}x the evaluation, "
           f"{took / unread:.1f}x without reading; CPU {took_cpu:.2f} s, "
           f"{took_cpu / best_cpu:.1f}x the evaluation's)")
-    print(f"AP {result.stats[0]:.4f}, {100 * ci.confidence:g}% interval "
+    print(f"{ci.names[0]} {ci.estimates[0]:.4f}, {100 * ci.confidence:g}% interval "
           f"[{ci.low[0]:.4f}, {ci.high[0]:.4f}]")
-    identity = bootstrap_coco(result, weights=np.ones((1, len(result.params.image_ids)),
-                                                      dtype=np.int64))
-    n_stats = len(result.stats)
-    expected = np.r_[result.stats, [row["AP"] for row in result.per_class()]]
-    got = np.r_[identity.estimates[:n_stats], identity.estimates[n_stats + 2:]]
-    if np.array_equal(got, expected):
-        print("identity resample: the 12 stats and per-class AP equal to the last bit")
+    identity = boot(result, weights=np.ones((1, len(result.params.image_ids)), dtype=np.int64))
+    if voc:
+        what = "mAP and per-class AP"
+        expected, got = np.r_[result.map, result.ap[0]], identity.samples[0]
+    else:
+        what = "12 stats and per-class AP"
+        n_stats = len(result.stats)
+        expected = np.r_[result.stats, [row["AP"] for row in result.per_class()]]
+        got = np.r_[identity.estimates[:n_stats], identity.estimates[n_stats + 2:]]
+    if np.array_equal(got, expected, equal_nan=True):
+        print(f"identity resample: the {what} equal to the last bit")
     else:
         print(f"MISMATCH: the identity resample differs by up to "
-              f"{float(np.max(np.abs(got - expected))):.3g}")
+              f"{float(np.nanmax(np.abs(got - expected))):.3g}")
 
 
 CASE = register(Case(
@@ -82,4 +91,10 @@ CASE = register(Case(
     run=run,
     help="1,000 image-bootstrap resamples of a COCO evaluation against the evaluation "
     "(5,000 images, 500k detections)",
+))  # fmt: skip
+VOC_CASE = register(Case(
+    name="bootstrap-voc", iou_type="bbox", images=4952, quick=500, categories=20, dets=100,
+    run=run,
+    help="1,000 image-bootstrap resamples of a VOC2007 evaluation against the evaluation "
+    "(4,952 images, 20 classes, 495k detections)",
 ))  # fmt: skip
