@@ -20,8 +20,8 @@ from bench.peers import PEERS  # noqa: E402
 def test_registries():
     assert list(CASES) == ["bbox", "segm", "keypoints", "rotated", "compat", "streaming",
                            "dask", "lvis", "openimages", "boundary", "crowdpose",
-                           "calibration", "slices", "bootstrap", "export",
-                           "bootstrap-voc"]
+                           "calibration", "slices", "bootstrap", "bootstrap-voc",
+                           "export"]
     assert CASES["boundary"].data_of == "segm" and CASES["boundary"].peers == ()
     assert set(CASES["boundary"].tools) == {"deteval", "faster-coco-eval", "vernier"}
     assert CASES["compat"].tools and CASES["compat"].data_of == "bbox"
