@@ -323,7 +323,7 @@ def test_cli_slices_by_an_image_key_of_the_ground_truth(files):
 @pytest.mark.parametrize("argv, message", [
     (["--protocol", "voc2007", "--ci", "10"], "--ci is available with --protocol coco only"),
     (["--protocol", "voc2012", "--slice", "size"], "--slice is available with --protocol coco"),
-    (["--ci", "0"], "a positive integer is expected"),
+    (["--ci", "0"], "expected a positive integer"),
     (["--ci", "5", "--confidence", "2"], "a level in (0, 1)"),
 ])
 def test_cli_refuses_options_where_they_do_not_apply(files, argv, message):

@@ -7,7 +7,7 @@ from typing import TextIO
 from ._common import _write_json
 from ._options import _positive_int
 from ._outputs import check_outputs, write_output
-from ._shared_options import add_iou_threshold
+from ._shared_options import add_iou_threshold, add_json_output, add_per_class
 
 
 def add_parser(commands) -> None:
@@ -32,8 +32,8 @@ def add_parser(commands) -> None:
     cal.add_argument("--max-detections", dest="cal_max_dets", type=_positive_int, default=100,
                      metavar="N", help="detections evaluated per image and category "
                      "(default 100, as COCO)")
-    cal.add_argument("--per-class", action="store_true", help="also print a table per class")
-    cal.add_argument("--json", metavar="OUT.json", help="write the numbers as JSON")
+    add_per_class(cal, help="also print a table per class")
+    add_json_output(cal, help="write the numbers as JSON")
     cal.add_argument("--plot", metavar="OUT.png",
                      help="draw the reliability diagram (.png or .svg; needs matplotlib)")
 

@@ -8,18 +8,9 @@ from pathlib import Path
 from typing import TextIO
 
 from ._common import _UsageError, _write_json
+from ._options import _positive_int
 from ._outputs import check_outputs
-from ._shared_options import add_protocol, add_score_threshold
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"a positive integer is expected; got {text!r}")
-    return value
+from ._shared_options import add_json_output, add_per_class, add_protocol, add_score_threshold
 
 
 def _confidence(text: str) -> float:
@@ -77,10 +68,8 @@ def add_parser(commands) -> None:
                          help="exit 1 when a model is significantly worse than the baseline "
                          "in METRIC by more than TOLERANCE (the upper end of the interval of "
                          "the difference below -TOLERANCE), e.g. AP:0.005; repeatable")
-    compare.add_argument("--per-class", action="store_true",
-                         help="print the per-class rows too")
-    compare.add_argument("--json", metavar="OUT.json",
-                         help="write every model's intervals and the differences as JSON")
+    add_per_class(compare, help="print the per-class rows too")
+    add_json_output(compare, help="write every model's intervals and the differences as JSON")
     compare.set_defaults(parser=compare)
 
 

@@ -7,6 +7,7 @@ from typing import TextIO
 from ._common import _write_and_report
 from ._options import _number_list
 from ._outputs import check_outputs
+from ._shared_options import add_json_output, add_matches_output, add_per_class
 
 
 def add_parser(commands) -> None:
@@ -26,12 +27,9 @@ def add_parser(commands) -> None:
     crowdpose.add_argument("--use-area", action="store_true",
                            help="scale OKS by the file's area instead of h * w * 0.53 "
                            "(xtcocotools' use_area=True)")
-    crowdpose.add_argument("--json", metavar="OUT.json",
-                           help="write stats, summary and per-class table as JSON")
-    crowdpose.add_argument("--per-class", action="store_true",
-                           help="print the per-class table")
-    crowdpose.add_argument("--matches", metavar="OUT.csv",
-                           help="write the match table (area 'all') as CSV")
+    add_json_output(crowdpose, help="write stats, summary and per-class table as JSON")
+    add_per_class(crowdpose)
+    add_matches_output(crowdpose)
     crowdpose.set_defaults(parser=crowdpose)
 
 

@@ -7,6 +7,7 @@ from typing import TextIO
 from ._common import _write_and_report
 from ._options import _positive_int
 from ._outputs import check_outputs
+from ._shared_options import add_json_output, add_matches_output, add_per_class
 
 
 def add_parser(commands) -> None:
@@ -28,11 +29,9 @@ def add_parser(commands) -> None:
     lvis.add_argument("--max-dets", type=_positive_int, default=300, dest="per_image",
                       metavar="N", help="results kept per image, across categories "
                       "(default: 300)")
-    lvis.add_argument("--json", metavar="OUT.json",
-                      help="write stats, summary and per-class table as JSON")
-    lvis.add_argument("--per-class", action="store_true", help="print the per-class table")
-    lvis.add_argument("--matches", metavar="OUT.csv",
-                      help="write the match table (area 'all') as CSV")
+    add_json_output(lvis, help="write stats, summary and per-class table as JSON")
+    add_per_class(lvis)
+    add_matches_output(lvis)
     lvis.set_defaults(parser=lvis)
 
 
