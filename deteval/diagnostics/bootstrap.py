@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 
 from .._arrays import frozen
-from ..data import index_in
 
 __all__ = ["BootstrapResult", "bootstrap_coco", "interval_result", "resample_rows",
            "resample_weights", "slice_interval"]
@@ -433,21 +432,10 @@ def _placed(w: np.ndarray, position: np.ndarray, n_images: int) -> np.ndarray:
 
 
 def _state_of_result(result: Any, ctx: Any):
-    """The accumulation state of an evaluate_coco result, from its match table (the category
-    and image positions are derived as ``match_stage`` derives them)."""
-    from ..protocols._coco_stages import state_of
+    """The accumulation state of an evaluate_coco result, from its match table."""
+    from ..protocols._coco_stages import state_of_result
 
-    table, detections = result.matches, result.detections
-    cat = detections.category_index
-    dt_cat = np.where(cat >= 0, ctx.category_pos_of_row[np.maximum(cat, 0)], -1)
-    if detections.category_ids is not None:
-        unknown = cat < 0
-        dt_cat[unknown] = index_in(detections.category_ids[unknown], ctx.category_ids)
-    dt_img = ctx.image_pos_of_row[detections.image_index]
-    evaluated = table.dt_rank >= 0
-    dt_k = np.where(evaluated, dt_cat if ctx.params.use_categories else 0, -1)
-    dt_img = np.where(evaluated, dt_img, -1)
-    return state_of(table, dt_k, dt_img, detections.scores)
+    return state_of_result(ctx, result)
 
 
 class _Plan:

@@ -188,19 +188,10 @@ class SlicesResult:
 
 def _base(result: Any):
     """The context and the matched state of a COCO result, from its own match table."""
-    from ..protocols._coco_stages import prepare, state_of
+    from ..protocols._coco_stages import prepare, state_of_result
 
     ctx = prepare(result.dataset, result.params)
-    detections = result.detections
-    dt_cat = np.where(detections.category_index >= 0,
-                      ctx.category_pos_of_row[np.maximum(detections.category_index, 0)], -1)
-    if detections.category_ids is not None:     # as match_stage: unknown ids named by catIds
-        unknown = detections.category_index < 0
-        dt_cat[unknown] = index_in(detections.category_ids[unknown], ctx.category_ids)
-    dt_img = ctx.image_pos_of_row[detections.image_index]
-    ok = (dt_img >= 0) & (dt_cat >= 0)
-    dt_k = np.where(ok, dt_cat if ctx.params.use_categories else 0, -1)
-    return ctx, state_of(result.matches, dt_k, np.where(ok, dt_img, -1), detections.scores)
+    return ctx, state_of_result(ctx, result)
 
 
 def image_slice_result(result: Any, image_ids: Any, *, _base_state: Any = None) -> Any:

@@ -38,7 +38,7 @@ from ._pieces import category_pieces, state_pieces
 from ._state import StateColumns, small
 
 if TYPE_CHECKING:
-    from .coco import COCOParams
+    from .coco import COCOParams, COCOResult
 
 __all__ = ["COCOContext", "COCOState", "Matched", "accumulate_stage", "accumulate_table",
            "match_stage", "prepare"]
@@ -258,17 +258,7 @@ def match_stage(ctx: COCOContext, detections: Detections,
         (None: every core); the result is the same for every value.
     """
     p, gt = ctx.params, ctx.dataset.gt
-    dt_cat = np.where(detections.category_index >= 0,
-                      ctx.category_pos_of_row[np.maximum(detections.category_index, 0)], -1)
-    if detections.category_ids is not None:
-        # Results of a category unknown to the ground truth still join a pooled group when
-        # category_ids names them, as pycocotools selects results by catIds.
-        unknown = detections.category_index < 0
-        dt_cat[unknown] = index_in(detections.category_ids[unknown], ctx.category_ids)
-    dt_img = ctx.image_pos_of_row[detections.image_index]
-    ok = (dt_img >= 0) & (dt_cat >= 0)
-    dt_k = np.where(ok, dt_cat if p.use_categories else 0, -1)
-    dt_img = np.where(ok, dt_img, -1)
+    dt_k, dt_img, dt_cat = detection_positions(ctx, detections)
     if gt_rows is None:
         gt_sel = ctx.gt_order
         dt_key, gt_key = dt_img, ctx.gt_img[gt_sel]
@@ -303,6 +293,33 @@ def match_stage(ctx: COCOContext, detections: Detections,
     if gt_rows is None and not p.use_categories:
         table = _unpermute_gt(table, gt_sel)
     return Matched(table, state, dt_cat)
+
+
+def detection_positions(ctx: COCOContext, detections: Detections
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each detection's group category (its category position, 0 when categories are
+    pooled), image position and category position in ``ctx``; -1 for detections that are
+    not evaluated (their image or category is not among the evaluated ones; the category
+    position is -1 only for a category that is not). Results of a category unknown to the
+    ground truth still join a pooled group when ``category_ids`` names them, as pycocotools
+    selects results by catIds.
+    """
+    dt_cat = np.where(detections.category_index >= 0,
+                      ctx.category_pos_of_row[np.maximum(detections.category_index, 0)], -1)
+    if detections.category_ids is not None:
+        unknown = detections.category_index < 0
+        dt_cat[unknown] = index_in(detections.category_ids[unknown], ctx.category_ids)
+    dt_img = ctx.image_pos_of_row[detections.image_index]
+    ok = (dt_img >= 0) & (dt_cat >= 0)
+    dt_k = np.where(ok, dt_cat if ctx.params.use_categories else 0, -1)
+    return dt_k, np.where(ok, dt_img, -1), dt_cat
+
+
+def state_of_result(ctx: COCOContext, result: COCOResult) -> COCOState:
+    """The accumulation state of an :func:`~deteval.evaluate_coco` result, read from its own
+    match table (no matching again); ``ctx`` is ``prepare(result.dataset, result.params)``."""
+    dt_k, dt_img, _ = detection_positions(ctx, result.detections)
+    return state_of(result.matches, dt_k, dt_img, result.detections.scores)
 
 
 def state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
