@@ -8,6 +8,7 @@ the definitions of Küppers et al. (docs/diagnostics/calibration.md).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 
@@ -143,11 +144,22 @@ def test_a_coco_result_gives_the_same_numbers_from_its_own_table():
         deteval.calibration(result, results)
 
 
-def test_scores_outside_the_unit_interval_are_refused_by_row():
+def test_scores_outside_the_unit_interval_are_refused_by_row(tmp_path):
     gt, results = make_demo(seed=0, n_images=3)
     results[2]["score"] = 1.5
-    with pytest.raises(ValueError, match=r"detection row 2 \(image_id \d+\) with score 1.5"):
+    with pytest.raises(ValueError, match=r"detection row\[2\] \(image_id \d+\): .* score 1.5"):
         deteval.calibration(gt, results)
+    # From a file, the error names the file and the record, and so does the command line.
+    path = tmp_path / "dt.json"
+    path.write_text(json.dumps(results))
+    with pytest.raises(deteval.errors.FormatError,
+                       match=r"dt.json: results\[2\] \(image_id \d+\): .* score 1.5"):
+        deteval.calibration(gt, str(path))
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    err = io.StringIO()
+    assert main(["calibration", str(tmp_path / "gt.json"), str(path)],
+                stdout=io.StringIO(), stderr=err) == 1
+    assert f"{path}: results[2]" in err.getvalue()
 
 
 @pytest.mark.parametrize("kwargs, message", [

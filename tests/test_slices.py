@@ -250,7 +250,7 @@ def test_worst_slices_are_sorted_and_skip_undefined_ones():
     assert len(payload["slices"]) == len(sliced)
 
 
-def test_image_key_named_like_a_property_and_errors():
+def test_image_key_named_like_a_property_and_errors(tmp_path):
     gt, results = cocogen.make_dataset(13, n_images=4)
     for i, image in enumerate(gt["images"]):
         image["size"] = "big" if i % 2 else "small-ish"
@@ -258,6 +258,11 @@ def test_image_key_named_like_a_property_and_errors():
     assert [s.kind for s in sliced] == ["image", "image"]
     with pytest.raises(ValueError, match="no image record or tag has the key 'weather'"):
         deteval.slices(gt, results, by="weather")
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "tags.csv").write_text("image_id,lens\n1,wide\n")
+    with pytest.raises(ValueError, match=r"key 'weather' \(read: .*gt\.json, .*tags\.csv\)"):
+        deteval.slices(str(tmp_path / "gt.json"), results, by="weather",
+                       tags=str(tmp_path / "tags.csv"))
     no_sizes = copy.deepcopy(gt)
     del no_sizes["images"][0]["width"]
     with pytest.raises(ValueError, match="truncation need each image's width and height"):

@@ -28,6 +28,7 @@ the bins are of equal mass); the rules are in ``docs/diagnostics/calibration.md`
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ import numpy as np
 from .._arrays import frozen
 from .._validation import number
 from ..data import index_in
+from ..errors import FormatError
 from ..matching import FP, IGNORED, NOT_EVALUATED, TP
 
 __all__ = ["BINNINGS", "CalibrationResult", "calibration", "plot_reliability"]
@@ -254,7 +256,8 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
         m = int(max_detections)
         result = evaluate_coco(gt, dt, iou_type=iou_type, iou_thresholds=(tau,),
                                max_detections=(m, m, m))
-    return _calibration(result, tau, int(bins), binning)
+    source = os.fspath(dt) if isinstance(dt, (str, os.PathLike)) else None
+    return _calibration(result, tau, int(bins), binning, source)
 
 
 def _status(result: Any, tau: float) -> np.ndarray:
@@ -275,7 +278,8 @@ def _status(result: Any, tau: float) -> np.ndarray:
     return status
 
 
-def _calibration(result: Any, tau: float, n_bins: int, binning: str) -> CalibrationResult:
+def _calibration(result: Any, tau: float, n_bins: int, binning: str,
+                 source: str | None = None) -> CalibrationResult:
     detections, dataset, p = result.detections, result.dataset, result.params
     status = _status(result, tau)
     evaluated = (status == TP) | (status == FP)
@@ -286,11 +290,12 @@ def _calibration(result: Any, tau: float, n_bins: int, binning: str) -> Calibrat
     bad = np.flatnonzero((s < 0) | (s > 1))
     if len(bad):
         row = int(rows[bad[0]])
-        raise ValueError(
+        # Readers keep the file's order: row i of the detections is results[i] of a file.
+        raise FormatError(
             f"calibration needs confidences in [0, 1]; {len(bad)} detection(s) score outside "
-            f"it, the first is detection row {row} (image_id "
-            f"{int(dataset.images.ids[detections.image_index[row]])}) with score "
-            f"{float(scores[row])!r}")
+            f"it, the first with score {float(scores[row])!r}",
+            source=source, record=f"{'results' if source else 'detection row'}[{row}] "
+            f"(image_id {int(dataset.images.ids[detections.image_index[row]])})")
     n_k = len(result.category_ids)
     if p.use_categories:
         k_of_cat = index_in(dataset.categories.ids, result.category_ids)

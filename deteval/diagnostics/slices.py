@@ -646,7 +646,11 @@ def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images:
     groups = _image_groups(sources, image_keys, result.dataset, notes)
     for key in image_keys or []:
         if key not in groups:
-            raise ValueError(f"no image record or tag has the key {key!r}"
+            files = [os.fspath(f) for f in ([images] + (tags if isinstance(tags, list)
+                                                          else [tags]))
+                     if isinstance(f, (str, os.PathLike))]
+            where = f" (read: {', '.join(files)})" if files else ""
+            raise ValueError(f"no image record or tag has the key {key!r}{where}"
                              + ("" if images is not None or tags is not None else
                                 " (give tags=, or images= with the ground truth's records)"))
     order = keys if keys is not None else [*groups, *properties]
