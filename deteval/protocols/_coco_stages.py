@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from .._sorting import descending_rank, lexorder
 from .._threads import resolve_threads, thread_map
 from ..data import Dataset, Detections, index_in
 from ..iou import coco_pair_iou
 from ..matching import MatchTable, match_detections
+from ._coco_curves import accumulate_into, needed_true_positives, ordered_events
 from ._pieces import category_pieces, state_pieces
 from ._state import StateColumns, small
 
@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from .coco import COCOParams, COCOResult
 
 __all__ = ["COCOContext", "COCOState", "Matched", "accumulate_stage", "accumulate_table",
-           "match_stage", "prepare"]
-
-_EPS = np.spacing(1)
+           "match_stage", "prepare",
+           # (from ._coco_curves, where they live, for the modules that import them here)
+           "needed_true_positives", "ordered_events"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -530,60 +530,6 @@ def _unpermute_gt(table: MatchTable, perm: np.ndarray) -> MatchTable:
         gt_ignore=gt_ignore, match_gt=perm[table.match_gt])
 
 
-def needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """Smallest count ``n`` with ``n / n_positive >= threshold`` in float64, per pair.
-
-    This is where ``searchsorted(tp_cum / npig, recThrs, side='left')`` lands, found with the
-    same float division so that recall points on a boundary (docs/protocols/coco.md §7.7) agree.
-    """
-    npig = n_positive[..., None].astype(np.int64)
-    thr = thresholds[None, :]
-    # Clipping keeps the guess in int64 range; thresholds beyond [0, 1] are never reached
-    # (or always reached), which the exact test below still decides.
-    guess = np.maximum(np.ceil(np.clip(thr, -1.0, 2.0) * npig).astype(np.int64), 0)
-    need = guess + 1
-    for candidate in (guess, guess - 1):
-        ok = (candidate >= 0) & (candidate / np.maximum(npig, 1) >= thr)
-        need = np.where(ok, candidate, need)
-    return need
-
-
-class _Events(NamedTuple):
-    """Match events in accumulation order (see :func:`ordered_events`)."""
-
-    order: np.ndarray       # state rows by (category, score, image, rank)
-    at: np.ndarray          # area * T + threshold
-    full_pos: np.ndarray    # position of the event's row in ``order``
-    ignored: np.ndarray     # matched an ignored object
-    out: np.ndarray         # the row is outside the event's area range
-    rank: np.ndarray        # rank of the event's row in its group
-
-
-def ordered_events(state: COCOState, n_t: int) -> _Events:
-    """Rows in accumulation order, and match events sorted by (area, threshold, position)."""
-    dt_k = np.asarray(state.category, dtype=np.int64)
-    rank = np.asarray(state.rank, dtype=np.int64)
-    score_rank = (state.score_rank if state.score_rank is not None
-                  else descending_rank(state.score)[0])
-    n = len(state)
-    # Accumulation order: category, descending score, image, rank inside the image (unique).
-    order = lexorder([dt_k, score_rank, state.image, rank], rows_are_unique=True)
-    # Match events sorted once by (area, threshold, position in that order); every smaller
-    # max_det keeps a subsequence of the order, so the events stay sorted after filtering.
-    full_pos = np.empty(n, dtype=np.int64)
-    full_pos[order] = np.arange(n)
-    ev_at = np.asarray(state.event_at, dtype=np.int64)
-    ev_row = np.asarray(state.event_row, dtype=np.int64)
-    by_event = lexorder([ev_at, full_pos.take(ev_row)], rows_are_unique=True)
-    # (take and compress: numpy's plain and boolean indexing are several times slower on
-    # arrays of this size.)
-    ev_at, ev_dt = ev_at.take(by_event), ev_row.take(by_event)
-    ev_out = state.out_of_range.ravel().take(ev_at // n_t * n + ev_dt)
-    return _Events(order=order, at=ev_at, full_pos=full_pos.take(ev_dt),
-                   ignored=state.event_ignored.take(by_event), out=ev_out,
-                   rank=rank.take(ev_dt))
-
-
 #: Rows of the state accumulated together (whole categories; a larger category is one
 #: piece): bounds accumulation's temporaries, and is the unit handed to threads. The pieces
 #: depend on the data alone, never on the number of threads.
@@ -615,7 +561,7 @@ def accumulate_stage(ctx: COCOContext, state: COCOState, *, threads: int | None 
     def accumulate_piece(piece):
         lo, hi, sub = piece
         ks = slice(lo, hi)
-        _accumulate_into(p, npig[ks], sub() if callable(sub) else sub,
+        accumulate_into(p, npig[ks], sub() if callable(sub) else sub,
                          (precision[:, :, ks], recall[:, ks], scores[:, :, ks]))
 
     if len(bounds) == 2:
@@ -623,146 +569,6 @@ def accumulate_stage(ctx: COCOContext, state: COCOState, *, threads: int | None 
     else:
         thread_map(accumulate_piece, state_pieces(state, bounds), threads)
     return precision, recall, scores
-
-
-def _accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out) -> None:
-    """Accumulate the categories of ``npig`` (K, A) from ``state`` into ``out``, the
-    (precision, recall, scores) views of those categories."""
-    precision, recall, scores = out
-    n_k = len(npig)
-    thresholds_r = np.asarray(p.recall_thresholds)
-    n_t, n_r, n_a = len(p.iou_thresholds), len(thresholds_r), len(p.area_ranges)
-    need = needed_true_positives(npig, thresholds_r)          # (K, A, R)
-    events = ordered_events(state, n_t)
-    dt_k = np.asarray(state.category, dtype=np.int64)
-    rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
-    sizes = (n_t, n_r, n_k, n_a)
-    for mi, max_det in enumerate(p.max_detections):
-        # (one function per setting: its temporaries are freed before the next one's)
-        q, ss, final = _max_det_curves(state, events, dt_k, rank_in_order, max_det, npig,
-                                       need, sizes)
-        recall[..., mi] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
-        precision[..., mi] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
-        scores[..., mi] = ss.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
-
-
-def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
-                    rank_in_order: np.ndarray, max_det: int, npig: np.ndarray,
-                    need: np.ndarray, sizes: tuple[int, int, int, int]):
-    """Precision, score and recall points of one max-detections setting (see
-    :func:`_curve_points`), from the rows and match events of that setting."""
-    n_t, n_r, n_k, n_a = sizes
-    in_sel = rank_in_order < max_det
-    sel = events.order.compress(in_sel)
-    n_sel = len(sel)
-    k_sel = dt_k.take(sel)
-    seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
-    seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
-    n_det = seg_end - seg_start                            # (K,)
-    sel_pos_of_full = np.cumsum(in_sel)
-    sel_pos_of_full -= 1
-    # Out-of-range detections counted up to each position (prefix sums, leading 0).
-    out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
-    out_prefix[:, 0] = 0
-    out_sel = state.out_of_range.take(sel, axis=1).view(np.uint8)
-    for a in range(n_a):
-        np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
-    del out_sel, in_sel
-
-    # Match events that survive this max_det, sorted by (area, threshold, position), so
-    # that the events of one (area, threshold, category) segment are contiguous. Each
-    # temporary is dropped once used: this is the peak of the evaluation's memory.
-    live = events.rank < max_det
-    e_at = events.at.compress(live)
-    e_pos = sel_pos_of_full.take(events.full_pos.compress(live))
-    del sel_pos_of_full
-    e_seg = k_sel.take(e_pos)
-    e_seg += e_at * n_k
-    seg_first_event = np.searchsorted(e_seg, np.arange(n_a * n_t * n_k), side="left")
-    e_ign = events.ignored.compress(live)
-    tp_events = np.flatnonzero(~e_ign)
-    before = seg_first_event.take(e_seg.take(tp_events))
-    del e_seg
-    upto = tp_events + 1
-    tp_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
-    np.cumsum(~e_ign, out=tp_prefix[1:])
-    del e_ign
-    tp_cum = tp_prefix.take(upto) - tp_prefix.take(before)
-    del tp_prefix
-    out_m_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
-    np.cumsum(events.out.compress(live), out=out_m_prefix[1:])
-    del live
-    out_matched = out_m_prefix.take(upto) - out_m_prefix.take(before)
-    del out_m_prefix
-    # Ignored events before each TP event of its segment: the events that are not TPs
-    # (positions minus TPs), and the out-of-range unmatched detections (all out-of-range
-    # detections minus the matched ones).
-    ignored = (upto - before) - tp_cum
-    del before, upto
-    t_at, t_pos = e_at.take(tp_events), e_pos.take(tp_events)
-    del e_at, e_pos, tp_events
-    t_k = k_sel.take(t_pos)
-    start = seg_start.take(t_k)
-    row = t_at // n_t * (n_sel + 1)
-    flat_out = out_prefix.ravel()
-    ignored += flat_out.take(row + t_pos + 1) - flat_out.take(row + start)
-    ignored -= out_matched
-    del flat_out, out_prefix, out_matched, row
-    fp_cum = (t_pos - start + 1) - tp_cum - ignored
-    tp_f = tp_cum.astype(np.float64)
-    pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
-    seg = t_at * n_k + t_k
-    del fp_cum, tp_f, tp_cum, ignored, k_sel, t_at, t_k, start
-    return _curve_points(pr, seg, t_pos, sel, state.score, seg_start, n_det, npig, need,
-                         n_sizes=sizes)
-
-
-def _curve_points(pr, seg, t_pos, sel, scores_in, seg_start, n_det, npig, need, *, n_sizes):
-    """Recall, and precision and score at each recall threshold, per (A, T, K) segment.
-
-    ``pr`` is the precision at each TP event, ``seg`` its segment, ``t_pos`` its position in
-    ``sel`` (the rows of this max_det in accumulation order).
-    """
-    n_t, n_r, n_k, n_a = n_sizes
-    # TP events grouped by segment (area, threshold, category), in position order.
-    n_seg = n_a * n_t * n_k
-    tp_count = np.bincount(seg, minlength=n_seg)
-    tp_first = np.cumsum(tp_count) - tp_count
-
-    # Recall: final TP count over positives (0 when there are no detections).
-    a_grid = np.repeat(np.arange(n_a), n_t * n_k)
-    k_grid = np.tile(np.arange(n_k), n_a * n_t)
-    seg_npig = npig[k_grid, a_grid]
-    valid = seg_npig > 0
-    final = np.full(n_seg, -1.0)
-    final[valid] = np.where(n_det[k_grid[valid]] > 0, tp_count[valid] / seg_npig[valid], 0.0)
-
-    # Precision and score at each recall threshold: the need-th TP (need >= 1) or the
-    # first detection (need == 0); precision is the running max from there to the end.
-    # A threshold is reached when that detection exists. pycocotools fills the points in
-    # the given order and stops at the first one not reached (an IndexError caught
-    # around the loop), so with unsorted thresholds everything after it stays 0.
-    seg_need = need[k_grid, a_grid]                          # (S, R)
-    n_tp = tp_count[:, None]
-    seg_has_dt = (n_det[k_grid] > 0)[:, None]
-    reached = np.where(seg_need == 0, seg_has_dt, seg_need <= n_tp)
-    reached = np.logical_and.accumulate(reached, axis=1)
-    q = np.zeros((n_seg, n_r))
-    ss = np.zeros((n_seg, n_r))
-    s_idx, r_idx = np.nonzero(reached & (n_tp >= 1))
-    if len(s_idx):
-        lo = tp_first[s_idx] + np.maximum(seg_need[s_idx, r_idx] - 1, 0)
-        hi = tp_first[s_idx] + tp_count[s_idx]
-        bounds = np.empty(2 * len(lo), dtype=np.int64)
-        bounds[0::2], bounds[1::2] = lo, hi
-        q[s_idx, r_idx] = np.maximum.reduceat(np.r_[pr, 0.0], bounds)[0::2]
-        ss[s_idx, r_idx] = scores_in[sel[t_pos[lo]]]
-    # need == 0 (a recall threshold <= 0): the first detection's score, whatever it is.
-    zs, zr = np.nonzero(reached & (seg_need == 0))
-    ss[zs, zr] = scores_in[sel[seg_start[k_grid[zs]]]]
-    q[~valid] = -1.0
-    ss[~valid] = -1.0
-    return q, ss, final
 
 
 def accumulate_table(table: MatchTable, p: COCOParams, *, n_k: int, dt_k: np.ndarray,
