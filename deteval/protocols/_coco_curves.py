@@ -88,20 +88,27 @@ def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out) -> N
     dt_k = np.asarray(state.category, dtype=np.int64)
     rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
     sizes = (n_t, n_r, n_k, n_a)
+    # Segments (area, threshold, category) without positives get -1, the others 0 until
+    # their points are written.
+    base = np.where(npig > 0, 0.0, -1.0)                       # (K, A)
+    increasing = bool(np.all(thresholds_r[1:] >= thresholds_r[:-1]))
     for mi, max_det in enumerate(p.max_detections):
         # (one function per setting: its temporaries are freed before the next one's)
-        q, ss, final = _max_det_curves(state, events, dt_k, rank_in_order, max_det, npig,
-                                       need, sizes)
-        recall[..., mi] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
-        precision[..., mi] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
-        scores[..., mi] = ss.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
+        curves = _max_det_curves(state, events, dt_k, rank_in_order, max_det, sizes)
+        views = tuple(a[..., mi] for a in (precision, recall, scores))
+        for view in views:
+            view[...] = base
+        _write_points(*curves, state.score, npig, need, views, sizes=sizes,
+                      increasing=increasing)
 
 
 def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
-                    rank_in_order: np.ndarray, max_det: int, npig: np.ndarray,
-                    need: np.ndarray, sizes: tuple[int, int, int, int]):
-    """Precision, score and recall points of one max-detections setting (see
-    :func:`_curve_points`), from the rows and match events of that setting."""
+                    rank_in_order: np.ndarray, max_det: int,
+                    sizes: tuple[int, int, int, int]):
+    """The TP events of one max-detections setting, from the rows and match events of
+    that setting: their precision, segment (area, threshold, category), position in the
+    rows of the setting, those rows in accumulation order, and each category's first row
+    and number of rows (see :func:`_write_points`)."""
     n_t, n_r, n_k, n_a = sizes
     in_sel = rank_in_order < max_det
     sel = events.order.compress(in_sel)
@@ -164,53 +171,75 @@ def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
     pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
     seg = t_at * n_k + t_k
     del fp_cum, tp_f, tp_cum, ignored, k_sel, t_at, t_k, start
-    return _curve_points(pr, seg, t_pos, sel, state.score, seg_start, n_det, npig, need,
-                         n_sizes=sizes)
+    return pr, seg, t_pos, sel, seg_start, n_det
 
 
-def _curve_points(pr, seg, t_pos, sel, scores_in, seg_start, n_det, npig, need, *, n_sizes):
-    """Recall, and precision and score at each recall threshold, per (A, T, K) segment.
+def _write_points(pr, seg, t_pos, sel, seg_start, n_det, scores_in, npig, need, out, *,
+                  sizes, increasing):
+    """Write recall, and precision and score at each recall threshold, of every segment
+    (area, threshold, category) with positives and detections into ``out``, the
+    (precision, recall, scores) views of one max-detections setting, shapes (T, R, K, A),
+    (T, K, A), (T, R, K, A); the other segments keep what they hold.
+
+    pycocotools: the point of a recall threshold is the ``need``-th TP of the segment
+    (need >= 1) or its first detection (need == 0); its precision is the running maximum of
+    ``pr`` from there to the segment's end, its score that detection's. It is reached when
+    that detection exists; pycocotools fills the points in the given order and stops at the
+    first one not reached (an IndexError caught around the loop), so with unsorted
+    (``increasing`` false) thresholds everything after it stays 0.
 
     ``pr`` is the precision at each TP event, ``seg`` its segment, ``t_pos`` its position in
-    ``sel`` (the rows of this max_det in accumulation order).
+    ``sel`` (the rows of this max_det in accumulation order). Linear in the TP events and
+    the points written.
     """
-    n_t, n_r, n_k, n_a = n_sizes
-    # TP events grouped by segment (area, threshold, category), in position order.
+    precision, recall, scores = out
+    n_t, n_r, n_k, n_a = sizes
     n_seg = n_a * n_t * n_k
     tp_count = np.bincount(seg, minlength=n_seg)
-    tp_first = np.cumsum(tp_count) - tp_count
-
-    # Recall: final TP count over positives (0 when there are no detections).
+    n_tp = len(pr)
     a_grid = np.repeat(np.arange(n_a), n_t * n_k)
     k_grid = np.tile(np.arange(n_k), n_a * n_t)
-    seg_npig = npig[k_grid, a_grid]
-    valid = seg_npig > 0
-    final = np.full(n_seg, -1.0)
-    final[valid] = np.where(n_det[k_grid[valid]] > 0, tp_count[valid] / seg_npig[valid], 0.0)
-
-    # Precision and score at each recall threshold: the need-th TP (need >= 1) or the
-    # first detection (need == 0); precision is the running max from there to the end.
-    # A threshold is reached when that detection exists. pycocotools fills the points in
-    # the given order and stops at the first one not reached (an IndexError caught
-    # around the loop), so with unsorted thresholds everything after it stays 0.
-    seg_need = need[k_grid, a_grid]                          # (S, R)
-    n_tp = tp_count[:, None]
-    seg_has_dt = (n_det[k_grid] > 0)[:, None]
-    reached = np.where(seg_need == 0, seg_has_dt, seg_need <= n_tp)
-    reached = np.logical_and.accumulate(reached, axis=1)
-    q = np.zeros((n_seg, n_r))
-    ss = np.zeros((n_seg, n_r))
-    s_idx, r_idx = np.nonzero(reached & (n_tp >= 1))
-    if len(s_idx):
-        lo = tp_first[s_idx] + np.maximum(seg_need[s_idx, r_idx] - 1, 0)
-        hi = tp_first[s_idx] + tp_count[s_idx]
-        bounds = np.empty(2 * len(lo), dtype=np.int64)
-        bounds[0::2], bounds[1::2] = lo, hi
-        q[s_idx, r_idx] = np.maximum.reduceat(np.r_[pr, 0.0], bounds)[0::2]
-        ss[s_idx, r_idx] = scores_in[sel[t_pos[lo]]]
-    # need == 0 (a recall threshold <= 0): the first detection's score, whatever it is.
-    zs, zr = np.nonzero(reached & (seg_need == 0))
-    ss[zs, zr] = scores_in[sel[seg_start[k_grid[zs]]]]
-    q[~valid] = -1.0
-    ss[~valid] = -1.0
-    return q, ss, final
+    live = np.flatnonzero((npig[k_grid, a_grid] > 0) & (n_det.take(k_grid) > 0))
+    if len(live) == 0:
+        return
+    a_l, k_l = a_grid.take(live), k_grid.take(live)
+    t_l = live // n_k % n_t
+    count = tp_count.take(live)
+    first = (np.cumsum(tp_count) - tp_count).take(live)
+    # Recall: final TP count over positives.
+    recall[t_l, k_l, a_l] = count / npig[k_l, a_l]
+    if n_r == 0:
+        return
+    need_l = need.reshape(n_k * n_a, n_r).take(k_l * n_a + a_l, axis=0)     # (L, R)
+    reached = need_l <= count[:, None]             # need == 0: the first detection exists
+    if not increasing:
+        np.logical_and.accumulate(reached, axis=1, out=reached)
+    # The TP event of each point (index n_tp, a 0 appended, for segments without TPs).
+    end = np.where(count > 0, first + count, n_tp)
+    start = need_l - 1
+    np.maximum(start, 0, out=start)
+    start += first[:, None]
+    np.minimum(start, (end - 1)[:, None], out=start)
+    start[count == 0] = n_tp
+    ss = np.r_[scores_in.take(sel.take(t_pos)), 0.0].take(start)
+    np.copyto(ss, scores_in.take(sel.take(seg_start.take(k_l)))[:, None], where=need_l == 0)
+    # Running maximum from each start to the segment's end, in linear time: the starts in
+    # increasing order cut [first start, end) into blocks; each block's maximum (reduceat;
+    # equal starts give the value at the start, which is in range), then the maximum over
+    # the later blocks.
+    order = None if increasing else np.argsort(start, axis=1, kind="stable")
+    bounds = np.empty((len(live), n_r + 1), dtype=np.int64)
+    bounds[:, :-1] = start if order is None else np.take_along_axis(start, order, axis=1)
+    bounds[:, -1] = end
+    block = np.maximum.reduceat(np.r_[pr, 0.0], bounds.ravel()).reshape(bounds.shape)
+    q = np.maximum.accumulate(block[:, -2::-1], axis=1)[:, ::-1]
+    if order is not None:
+        q_sorted, q = q, np.empty(q.shape)
+        np.put_along_axis(q, order, q_sorted, axis=1)
+    else:
+        q = np.ascontiguousarray(q)
+    q[~reached] = 0.0
+    ss[~reached] = 0.0
+    # Segment (a, t, k) is out[t, :, k, a].
+    precision.transpose(3, 0, 2, 1)[a_l, t_l, k_l] = q
+    scores.transpose(3, 0, 2, 1)[a_l, t_l, k_l] = ss
