@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 __all__ = ["available_cores", "resolve_threads", "thread_map"]
@@ -56,6 +55,8 @@ def thread_map(fn: Callable[..., T], items: Iterable[Any], threads: int) -> list
     workers = min(threads, len(items))
     if workers <= 1:
         return [fn(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor  # (imports logging: not at start-up)
+
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="deteval") as pool:
         futures = [pool.submit(fn, item) for item in items]
         try:

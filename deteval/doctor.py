@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from ._inputs import load_pair
+from ._sorting import sorted_unique
 from .boxes import BOX_FORMATS, convert_boxes
 from .data import Dataset, Detections
 
@@ -460,7 +461,7 @@ def _duplicates(detections: Detections, sample: np.ndarray) -> list[Hazard]:
         return []
     rows = np.column_stack([detections.image_index[sample], detections.category_index[sample],
                             detections.boxes[sample], detections.scores[sample]])
-    n_unique = len(np.unique(rows, axis=0))
+    n_unique = len(np.unique(rows, axis=0, return_index=True)[0])   # (see sorted_unique)
     repeated = len(rows) - n_unique
     if repeated / len(rows) < 0.05:
         return []
@@ -490,7 +491,7 @@ def _categories(dataset: Dataset, detections: Detections) -> list[Hazard]:
     hazards = []
     unknown = detections.category_index < 0
     if unknown.mean() >= 0.1:
-        ids = (np.unique(detections.category_ids[unknown])[:5].tolist()
+        ids = (sorted_unique(detections.category_ids[unknown])[:5].tolist()
                if detections.category_ids is not None else [])
         shown = f" (category ids {', '.join(map(str, ids))})" if ids else ""
         hazards.append(Hazard("unknown-categories",

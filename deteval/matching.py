@@ -316,7 +316,9 @@ def _shared_choice(pair_group: np.ndarray, dt_starts: np.ndarray, pair_gt: np.nd
              & ~np.logical_and.reduceat(flags, dt_starts, axis=1)).any(axis=0)
     if not mixed.any():
         return np.ones(len(pair_gt), dtype=bool)
-    return ~np.isin(pair_group, pair_group[dt_starts[mixed]])
+    in_mixed = np.zeros(int(pair_group.max()) + 1, dtype=bool)
+    in_mixed[pair_group[dt_starts[mixed]]] = True
+    return ~in_mixed.take(pair_group)
 
 
 def _last_argmax(allowed, values, starts, lengths, positions):

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from .._sorting import sorted_unique
 from .._threads import resolve_threads, thread_map
 from ..data import Dataset, Detections, index_in
 from ..iou import coco_pair_iou
@@ -94,10 +95,10 @@ def prepare(dataset: Dataset, p: COCOParams) -> COCOContext:
     ValueError
         Repeated category ids with pooled categories.
     """
-    image_ids = np.unique(np.asarray(p.image_ids if p.image_ids is not None
+    image_ids = sorted_unique(np.asarray(p.image_ids if p.image_ids is not None
                                      else dataset.images.ids, dtype=np.int64))
     if p.use_categories:
-        category_ids = np.unique(np.asarray(p.category_ids if p.category_ids is not None
+        category_ids = sorted_unique(np.asarray(p.category_ids if p.category_ids is not None
                                             else dataset.categories.ids, dtype=np.int64))
     else:
         # useCats=0 keeps catIds in the given order (the pool's concatenation order).
@@ -106,7 +107,7 @@ def prepare(dataset: Dataset, p: COCOParams) -> COCOContext:
     p = dataclasses.replace(p, image_ids=tuple(image_ids.tolist()),
                             category_ids=tuple(category_ids.tolist()),
                             max_detections=tuple(sorted(p.max_detections)))
-    if not p.use_categories and len(np.unique(category_ids)) != len(category_ids):
+    if not p.use_categories and len(sorted_unique(category_ids)) != len(category_ids):
         raise ValueError(f"category_ids must not repeat a category; got {p.category_ids}")
     gt = dataset.gt
     n_k = len(category_ids) if p.use_categories else 1

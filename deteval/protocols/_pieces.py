@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .._sorting import sorted_unique
+
 __all__ = ["category_pieces", "state_pieces"]
 
 #: Columns of a state with one value per row (``out_of_range``: one per row and area
@@ -34,7 +36,7 @@ def category_pieces(category: np.ndarray, n_k: int, rows: int) -> np.ndarray:
         return np.zeros(2, np.int64)
     counts = np.cumsum(np.bincount(np.asarray(category, dtype=np.int64), minlength=n_k))
     cuts = np.searchsorted(counts, np.arange(rows, int(counts[-1]), rows), side="left") + 1
-    return np.unique(np.r_[0, cuts[cuts < n_k], n_k])
+    return sorted_unique(np.r_[0, cuts[cuts < n_k], n_k])
 
 
 def state_pieces(state: Any, bounds: np.ndarray) -> list[tuple[int, int, Callable[[], Any]]]:

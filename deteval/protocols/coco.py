@@ -44,9 +44,10 @@ import numpy as np
 
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
+from .._sorting import sorted_unique
 from .._threads import resolve_threads
 from .._validation import area_ranges
-from ..data import Dataset, Detections
+from ..data import Dataset, Detections, index_in
 from ..errors import FormatError, OptionError
 from ..io._shapes import check_iou_type
 from ..matching import MatchTable
@@ -450,7 +451,7 @@ def _check_inputs(dataset: Dataset, detections: Detections) -> None:
         raise FormatError(f"ground-truth ids must be > 0 (pycocotools treats id 0 as "
                           f"'unmatched'); got {int(gt.ids[bad[0]])}", source=dataset.source,
                           record=f"object {bad[0]}")
-    if len(np.unique(gt.ids)) != len(gt.ids):
+    if len(sorted_unique(gt.ids)) != len(gt.ids):
         raise FormatError("ground-truth ids must be unique", source=dataset.source)
     # Finite boxes and scores are guaranteed by the Detections constructor; the indices
     # are checked by load_pair.
@@ -575,7 +576,7 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
     if n_unknown:
         notes.append(f"{n_unknown} detection(s) dropped: their category_id is not a "
                      "ground-truth category (pycocotools drops them too)")
-    if not np.isin(image_ids, dataset.images.ids).any():
+    if not (index_in(image_ids, dataset.images.ids) >= 0).any():
         notes.append("none of the requested image_ids is an image of the ground truth")
     literal = _literal_max_dets(p)
     if literal not in p.max_detections:
@@ -590,7 +591,7 @@ def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: 
             and n_detections):
         notes.append("keypoints with use_categories=False match nothing: pycocotools looks the "
                      "objects' keypoints up under category -1 and finds none, so AP is 0")
-    if not np.isin(category_ids, dataset.categories.ids).any():
+    if not (index_in(category_ids, dataset.categories.ids) >= 0).any():
         notes.append("none of the requested category_ids is a category of the ground truth")
     finished = time.perf_counter()
     return COCOResult(
