@@ -18,11 +18,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["csv_bytes", "float_field", "int_field", "label_field", "quote"]
+__all__ = ["csv_bytes", "csv_chunks", "float_field", "int_field", "label_field", "quote"]
 
 _ZERO = ord("0")
-#: Rows laid out at once: bounds the padded matrices (about 200 bytes a row) in memory.
-_CHUNK_ROWS = 1 << 20
+#: Rows laid out at once: bounds the padded matrices (about 200 bytes a row) in memory,
+#: and keeps one chunk's matrices in the processor's cache while it is laid out.
+_CHUNK_ROWS = 1 << 15
 
 
 def quote(text: str) -> str:
@@ -54,15 +55,22 @@ def int_field(values: np.ndarray, *, empty_below: int | None = None) -> np.ndarr
     n = len(values)
     if n:
         low, high = int(values.min()), int(values.max())
-        span = high - low + 1
+        if empty_below is not None:
+            low = max(low, empty_below)
+        span = max(high - low + 1, 0)
         if n >= 4 * span and span <= 1 << 22:
-            # Few distinct values (object rows, ids): write each once and look them up.
-            table = _int_text(np.arange(low, high + 1, dtype=np.int64))
-            out = table.view(f"S{table.shape[1]}").ravel()[values - low]
-            out = out.view(np.uint8).reshape(n, table.shape[1])
+            # Few distinct values (object rows, ids): write each once and look them up; row
+            # 0 of the table is the empty field.
+            table = np.zeros((span + 1, _digits(np.array([low, high])) + (low < 0)),
+                             dtype=np.uint8)
+            if span:
+                text = _int_text(np.arange(low, high + 1, dtype=np.int64))
+                table[1:, table.shape[1] - text.shape[1]:] = text
+            index = values - (low - 1)
             if empty_below is not None:
-                out[values < empty_below] = 0
-            return out
+                index[values < empty_below] = 0
+            return table.view(f"S{table.shape[1]}").ravel().take(index).view(
+                np.uint8).reshape(n, table.shape[1])
     out = _int_text(values)
     if empty_below is not None:
         out[values < empty_below] = 0
@@ -290,17 +298,25 @@ def csv_bytes(header: Sequence[str], columns: Sequence, n_rows: int) -> bytes:
     giving the text of rows ``lo:hi`` (see the ``*_field`` functions), so that at most
     ``_CHUNK_ROWS`` rows are laid out at once.
     """
-    out = [(",".join(quote(h) for h in header) + "\n").encode()]
+    return b"".join(csv_chunks(header, columns, n_rows))
+
+
+def csv_chunks(header: Sequence[str], columns: Sequence, n_rows: int) -> list[bytearray]:
+    """:func:`csv_bytes` in pieces (header, then chunks of rows), to be joined or written."""
+    out = [bytearray((",".join(quote(h) for h in header) + "\n").encode())]
     for lo in range(0, n_rows, _CHUNK_ROWS):
         hi = min(lo + _CHUNK_ROWS, n_rows)
         fields = [make(lo, hi) for make in columns]
         width = sum(f.shape[1] for f in fields) + len(fields)
-        block = np.empty((hi - lo, width), dtype=np.uint8)   # every byte is set below
+        # (a bytearray: translate deletes the padding without a copy to bytes first)
+        buffer = bytearray((hi - lo) * width)
+        block = np.frombuffer(buffer, dtype=np.uint8).reshape(hi - lo, width)
         at = 0
         for k, field in enumerate(fields):
             block[:, at:at + field.shape[1]] = field
             at += field.shape[1]
             block[:, at] = ord("\n") if k == len(fields) - 1 else ord(",")
             at += 1
-        out.append(block.tobytes().translate(None, b"\0"))
-    return b"".join(out)
+        del block
+        out.append(buffer.translate(None, b"\0"))
+    return out

@@ -69,6 +69,16 @@ _IOU_CAP = 1 - 1e-10
 
 
 
+def _rows_text(matrix: np.ndarray) -> np.ndarray:
+    """A ``(n, width)`` uint8 text matrix as ``n`` fixed-width byte strings."""
+    return np.ascontiguousarray(matrix).view(f"S{matrix.shape[1]}").ravel()
+
+
+def _text_rows(texts: np.ndarray) -> np.ndarray:
+    """Fixed-width byte strings as a ``(n, width)`` uint8 text matrix."""
+    return texts.view(np.uint8).reshape(len(texts), texts.dtype.itemsize)
+
+
 def _group_runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start index and length of each run of equal values in a sorted key array."""
     if len(sorted_keys) == 0:
@@ -241,26 +251,44 @@ class MatchTable:
         Status is written as ``TP``, ``FP``, ``IGNORED`` or ``NOT_EVALUATED``; ``gt`` is the
         matched GT row or empty.
         """
-        from ._csv_text import csv_bytes, int_field, label_field
+        from ._csv_text import csv_chunks, int_field, label_field
 
         n_t, n_dt = len(self.iou_thresholds), self.n_detections
-        status = self.detection_status(area_index).T.ravel()      # rows: (detection, t)
-        matches = self.detection_matches(area_index).T.ravel()
-        detection = int_field(np.arange(n_dt))
-        # The threshold and the status as one field: one label per (threshold, status).
+        # The threshold and the status as one field: one label per (threshold, status),
+        # code t * 4 + status + 1; rows (detection, threshold). Unmatched: FP, or IGNORED
+        # outside the area range; NOT_EVALUATED beyond max_detections (as detection_status).
         names = ["NOT_EVALUATED", "FP", "TP", "IGNORED"]  # index: status + 1
         labels = [f"{t!r},{name}" for t in self.iou_thresholds.tolist() for name in names]
-        code = (np.arange(n_t * n_dt) % n_t) * 4 + status + 1
+        unmatched = np.where(self.dt_out_of_range[area_index], IGNORED + 1, FP + 1)
+        code = np.empty((n_dt, n_t), dtype=np.int64)
+        code[:] = np.where(self.dt_kept, unmatched, NOT_EVALUATED + 1)[:, None]
+        code += np.arange(0, 4 * n_t, 4)
+        code = code.ravel()
+        matches = np.full(n_dt * n_t, -1, dtype=np.int64)
+        rows = self._rows(area_index)
+        at = self.match_dt[rows] * n_t + self.match_threshold[rows]
+        matches[at] = self.match_gt[rows]
+        kept = self.dt_kept[self.match_dt[rows]]
+        status = np.where(self.gt_ignore[area_index][self.match_gt[rows]], IGNORED, TP)
+        code[at[kept]] = (self.match_threshold[rows] * 4 + status + 1)[kept]
+        # Each distinct text written once; the chunks of rows look theirs up. Labels never
+        # used are left out, so that the field is as wide as the longest one used.
+        used = np.bincount(code, minlength=len(labels)) > 0
+        label_text = _rows_text(label_field(np.arange(len(labels)), [
+            label if u else "" for label, u in zip(labels, used.tolist())], csv=False))
+        gt_text = _rows_text(int_field(np.arange(-1, self.n_gt), empty_below=0))  # [g + 1]
+        detection = int_field(np.arange(n_dt))
         columns = (
             lambda lo, hi: np.repeat(detection[lo // n_t:-(-hi // n_t)], n_t, axis=0)[
                 lo % n_t:lo % n_t + hi - lo],
-            lambda lo, hi: label_field(code[lo:hi], labels, csv=False),
-            lambda lo, hi: int_field(matches[lo:hi], empty_below=0),
+            lambda lo, hi: _text_rows(label_text.take(code[lo:hi])),
+            lambda lo, hi: _text_rows(gt_text.take(matches[lo:hi] + 1)),
         )
-        data = csv_bytes(["detection", "iou_threshold", "status", "gt"], columns, n_t * n_dt)
+        chunks = csv_chunks(["detection", "iou_threshold", "status", "gt"], columns, n_t * n_dt)
         if path is not None:
-            Path(path).write_bytes(data)
-        return data.decode()
+            with open(path, "wb") as out:
+                out.writelines(chunks)
+        return "".join([chunk.decode() for chunk in chunks])
 
 
 #: Pairs whose similarity is computed at once; bounds the matcher's peak memory (about
