@@ -110,34 +110,43 @@ def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
     rows of the setting, those rows in accumulation order, and each category's first row
     and number of rows (see :func:`_write_points`)."""
     n_t, n_r, n_k, n_a = sizes
-    in_sel = rank_in_order < max_det
-    sel = events.order.compress(in_sel)
+    # Every row of the state kept (usually so for the largest max_det): no selection.
+    every = bool(rank_in_order.max(initial=-1) < max_det)
+    in_sel = None if every else rank_in_order < max_det
+    sel = events.order if every else events.order.compress(in_sel)
     n_sel = len(sel)
     k_sel = dt_k.take(sel)
     seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
     seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
     n_det = seg_end - seg_start                            # (K,)
-    sel_pos_of_full = np.cumsum(in_sel)
-    sel_pos_of_full -= 1
     # Out-of-range detections counted up to each position (prefix sums, leading 0).
     out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
     out_prefix[:, 0] = 0
     out_sel = state.out_of_range.take(sel, axis=1).view(np.uint8)
     for a in range(n_a):
         np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
-    del out_sel, in_sel
+    del out_sel
 
     # Match events that survive this max_det, sorted by (area, threshold, position), so
     # that the events of one (area, threshold, category) segment are contiguous. Each
     # temporary is dropped once used: this is the peak of the evaluation's memory.
-    live = events.rank < max_det
-    e_at = events.at.compress(live)
-    e_pos = sel_pos_of_full.take(events.full_pos.compress(live))
-    del sel_pos_of_full
+    live = None if every else events.rank < max_det
+
+    def surviving(column: np.ndarray) -> np.ndarray:
+        return column if live is None else column.compress(live)
+
+    e_at = surviving(events.at)
+    if every:
+        e_pos = events.full_pos
+    else:
+        sel_pos_of_full = np.cumsum(in_sel)
+        sel_pos_of_full -= 1
+        e_pos = sel_pos_of_full.take(surviving(events.full_pos))
+        del sel_pos_of_full, in_sel
     e_seg = k_sel.take(e_pos)
     e_seg += e_at * n_k
     seg_first_event = np.searchsorted(e_seg, np.arange(n_a * n_t * n_k), side="left")
-    e_ign = events.ignored.compress(live)
+    e_ign = surviving(events.ignored)
     tp_events = np.flatnonzero(~e_ign)
     before = seg_first_event.take(e_seg.take(tp_events))
     del e_seg
@@ -148,8 +157,7 @@ def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
     tp_cum = tp_prefix.take(upto) - tp_prefix.take(before)
     del tp_prefix
     out_m_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
-    np.cumsum(events.out.compress(live), out=out_m_prefix[1:])
-    del live
+    np.cumsum(surviving(events.out), out=out_m_prefix[1:])
     out_matched = out_m_prefix.take(upto) - out_m_prefix.take(before)
     del out_m_prefix
     # Ignored events before each TP event of its segment: the events that are not TPs
