@@ -59,7 +59,9 @@ def _extended_layout() -> bool:
     if info.nmant != 63 or np.dtype(np.longdouble).itemsize != 16:
         return False
     probe = np.array([1.5, 3.0], dtype=np.longdouble).view(np.uint64)
-    return probe.tolist() == [0xC000000000000000, 0x3FFF, 0xC000000000000000, 0x4000]
+    # (the 6 bytes after the sign and exponent are padding, whatever they hold)
+    return (probe[0::2].tolist() == [0xC000000000000000] * 2
+            and (probe[1::2] & np.uint64(0xFFFF)).tolist() == [0x3FFF, 0x4000])
 
 
 _EXTENDED = _extended_layout()
@@ -363,9 +365,7 @@ def _parse_width(text, words_at, digits_at, first, last, n_words, exponents):
         mantissa, exact = _long_mantissa(digits_at, base, epos, frac, has_dot, width)
         exact &= ~long_rows
     power = -frac.astype(np.int64) if exponent is None else exponent - frac
-    fallback = ~exact
-    if exponent is not None:
-        fallback |= np.abs(power) > 27
+    fallback = ~exact | (np.abs(power) > 27)
     values = _scaled(mantissa, power, fallback)
     integral = ~has_dot & ~has_exp & exact & (mantissa < _POW10_U64[18])
     np.negative(values, out=values, where=lead & ~(integral & (mantissa == 0)))
