@@ -277,22 +277,16 @@ def parse_numbers(text: np.ndarray, first: np.ndarray, last: np.ndarray, *,
     if not _signs_placed(text, first):
         return None
     pad = _MAX_WIDTH
-    padded = np.zeros((2, len(text) + 2 * pad), dtype=np.uint8)
-    padded[0, pad:pad + len(text)] = text
-    digits = padded[1, pad:pad + len(text)]
-    np.subtract(text, 48, out=digits)
-    digits *= digits < 10                       # the digits' values; every other byte 0
-    # Every offset of the text (of its digit values) read as a little-endian 8-byte word:
-    # unaligned views, no copy.
-    words_at = np.ndarray((padded.shape[1] - 7,), dtype="<u8", buffer=padded, strides=(1,))
-    digits_at = np.ndarray((padded.shape[1] - 7,), dtype="<u8", buffer=padded,
-                           offset=padded.shape[1], strides=(1,))
+    padded = np.zeros(len(text) + 2 * pad, dtype=np.uint8)
+    padded[pad:pad + len(text)] = text
+    # Every offset of the text read as a little-endian 8-byte word: an unaligned view.
+    words_at = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
     # Numbers are converted in groups of the same width in 8-byte words (most are short; a
     # few long ones must not make every row four words wide).
     words = np.minimum((last - first + 7) >> 3, _MAX_WIDTH // 8)
     low, high = int(words.min(initial=1)), int(words.max(initial=1))
     if low == high:
-        return _parse_width(text, words_at, digits_at, first, last, high, exponents)
+        return _parse_width(text, words_at, first, last, high, exponents)
     values = np.empty(len(first), dtype=np.float64)
     integral = np.empty(len(first), dtype=bool)
     integers = np.empty(len(first), dtype=np.int64)
@@ -300,7 +294,7 @@ def parse_numbers(text: np.ndarray, first: np.ndarray, last: np.ndarray, *,
         rows = np.flatnonzero(words == n_words)
         if len(rows) == 0:
             continue
-        parsed = _parse_width(text, words_at, digits_at, first[rows], last[rows], n_words,
+        parsed = _parse_width(text, words_at, first[rows], last[rows], n_words,
                               exponents)
         if parsed is None:
             return None
@@ -319,7 +313,7 @@ def _signs_placed(text: np.ndarray, first: np.ndarray) -> bool:
     return not sign.any()
 
 
-def _parse_width(text, words_at, digits_at, first, last, n_words, exponents):
+def _parse_width(text, words_at, first, last, n_words, exponents):
     """:func:`parse_numbers` of numbers at most ``8 * n_words`` characters long (longer ones
     are checked by a regular expression and converted by ``float``). Positions within a
     number are int8 (they are below 33), which keeps most of the work on small arrays."""
@@ -362,7 +356,7 @@ def _parse_width(text, words_at, digits_at, first, last, n_words, exponents):
         mantissa = _short_mantissa(left[:, 0], chars, epos, dpos, has_dot)
         exact = ~long_rows
     else:
-        mantissa, exact = _long_mantissa(digits_at, base, epos, frac, has_dot, width)
+        mantissa, exact = _long_mantissa(words_at, base, epos, frac, has_dot, width)
         exact &= ~long_rows
     power = -frac.astype(np.int64) if exponent is None else exponent - frac
     fallback = ~exact | (np.abs(power) > 27)
@@ -393,7 +387,7 @@ def _short_mantissa(word, chars, epos, dpos, has_dot) -> np.ndarray:
     return _eight_digits(((word ^ high) << np.uint64(8)) | high)
 
 
-def _long_mantissa(digits_at, base, epos, frac, has_dot, width):
+def _long_mantissa(words_at, base, epos, frac, has_dot, width):
     """The mantissas of numbers of 9 to 32 characters and whether each is exact (below
     2**64): the digits with the dot read as a 0 digit (``I * 10**(F+1) + fraction``), then
     ``I * 10**F + fraction``."""
@@ -402,8 +396,10 @@ def _long_mantissa(digits_at, base, epos, frac, has_dot, width):
     dotted = np.zeros(len(base), dtype=np.uint64)
     estimate = np.zeros(len(base))
     for k in range(width // 8):
-        word = digits_at[start + 8 * k] & ~_FIRST_BYTES[np.clip(begin - 8 * k, 0, 8)]
-        value = _eight_digits(word)
+        word = words_at[start + 8 * k]
+        digit = ((word.view(np.uint8).reshape(-1, 8) - 48) < 10).view(np.uint64)[:, 0]
+        word &= digit * np.uint64(0xFF) & np.uint64(0x0F0F0F0F0F0F0F0F)  # digit values
+        value = _eight_digits(word & ~_FIRST_BYTES[np.clip(begin - 8 * k, 0, 8)])
         dotted = dotted * np.uint64(10 ** 8) + value
         estimate = estimate * 1e8 + value
     exact = estimate < 1e19                     # 1e19 < 2**64: no wrap-around below it
