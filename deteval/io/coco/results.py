@@ -22,6 +22,7 @@ from .._json import (
     read_json_bytes,
     source_name,
 )
+from .._numeric_json import numeric_results_columns
 from .._shapes import check_iou_type, outline_shapes
 from .columns import _bound_area, _box_areas, _has_box, _keypoint_columns, _xyxy
 from .string_ids import number_result_ids
@@ -117,8 +118,13 @@ def _results_columns(source: Any, name: str, document: JSONDocument | None):
     return image_ids, category_ids, scores, xywh, section
 
 
+#: Files smaller than this go straight to the msgspec path (numpy's per-call overhead would
+#: outweigh its speed); larger bbox results files try :func:`numeric_results_columns` first.
+_NUMERIC_MIN_BYTES = 1 << 16
+
+
 def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
-                      invalid: str = "raise") -> Detections:
+                      invalid: str = "raise", threads: int | None = None) -> Detections:
     """Read COCO detection results for ``dataset``, as pycocotools' ``loadRes`` does.
 
     Parameters
@@ -141,6 +147,9 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
         keypoint result's box is always its keypoints' extent, as ``loadRes`` sets it.
     invalid : {"raise", "repair"}
         Self-intersecting polygons: an error, or repaired (``shapely.make_valid``).
+    threads : int or None
+        Threads that parse a large bbox results file in the common layout (None: every
+        core); the detections are the same for every value (docs/fast-reader.md).
 
     Returns
     -------
@@ -183,7 +192,12 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
         if isinstance(source, (str, os.PathLike)):
             raw = read_json_bytes(source, what="results")
             # String ids of the ground truth: the general path numbers the results' alike.
-            columns = None if dataset.string_ids else _typed_results_columns(raw)
+            columns = None
+            if not dataset.string_ids:
+                if len(raw) >= _NUMERIC_MIN_BYTES:
+                    columns = numeric_results_columns(raw, threads=threads)
+                if columns is None:
+                    columns = _typed_results_columns(raw)
             if columns is not None:
                 del raw     # (the file's text is not needed past here: peak memory)
                 image_ids, category_ids, scores, xywh = columns

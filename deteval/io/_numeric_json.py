@@ -1,0 +1,488 @@
+"""The bbox results reader's fastest path: a COCO results file in the common layout parsed
+by numpy over its bytes, on threads, or refused (None) for the msgspec path to read.
+
+A file is read here only when it is, exactly, a JSON array of objects whose keys are
+``image_id``, ``category_id``, ``bbox`` and ``score`` (in the same order in every record),
+with integer ids, a list of four numbers as the box and a number as the score, any JSON
+whitespace between tokens. Everything is verified: the text minus its numbers must be the
+record template repeated (the *skeleton*), every number must match JSON's number grammar,
+and every value is converted exactly as Python's ``float(text)`` (correctly rounded), as
+msgspec does. Anything else returns None. The rules and the exactness argument are in
+docs/fast-reader.md.
+
+>>> ids, cats, scores, xywh = numeric_results_columns(
+...     b'[{"image_id": 1, "category_id": 3, "bbox": [1.5, 2, 3e1, 4], "score": 0.9}]')
+>>> ids.tolist(), cats.tolist(), scores.tolist(), xywh.tolist()
+([1], [3], [0.9], [[1.5, 2.0, 30.0, 4.0]])
+>>> numeric_results_columns(b'[{"image_id": 1.0, "category_id": 3, "bbox": [1, 2, 3, 4], '
+...                         b'"score": 0.9}]') is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from .._threads import resolve_threads, thread_map
+
+__all__ = ["PIECE_BYTES", "numeric_results_columns", "parse_numbers"]
+
+#: Bytes of text in one piece: pieces are cut at record boundaries, parsed on their own (on
+#: threads) and joined in order, so the output is the same for every number of threads.
+PIECE_BYTES = 1 << 20
+
+_KEYS = ("image_id", "category_id", "bbox", "score")
+#: Where each value of a record goes: image id, category id, x, y, w, h, score.
+_SLOT = {"image_id": (0,), "category_id": (1,), "bbox": (2, 3, 4, 5), "score": (6,)}
+_WS = b" \t\n\r"
+_OPENING = re.compile(rb"[ \t\n\r]*\[")
+_RECORD_END = re.compile(rb"\}[ \t\n\r]*,")
+_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+#: Widest number (in characters) converted by the vectorised path; longer ones (rare) are
+#: checked by a regular expression and converted by ``float``.
+_MAX_WIDTH = 32
+
+_POW10_F64 = np.array([10.0 ** k for k in range(23)])           # exact: 10**22 < 2**53 * 2**22
+_POW10_U64 = np.array([10 ** k for k in range(20)], dtype=np.uint64)
+#: ``_FIRST_BYTES[i]`` keeps the first ``i`` bytes (in text order) of a little-endian word.
+_FIRST_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)
+
+
+def _extended_layout() -> bool:
+    """True when ``np.longdouble`` is the x87 80-bit format (64-bit significand, stored in
+    16 bytes, significand in the low 8): then its low significand bits tell a midpoint."""
+    info = np.finfo(np.longdouble)
+    if info.nmant != 63 or np.dtype(np.longdouble).itemsize != 16:
+        return False
+    probe = np.array([1.5, 3.0], dtype=np.longdouble).view(np.uint64)
+    # (the 6 bytes after the sign and exponent are padding, whatever they hold)
+    return (probe[0::2].tolist() == [0xC000000000000000] * 2
+            and (probe[1::2] & np.uint64(0xFFFF)).tolist() == [0x3FFF, 0x4000])
+
+
+_EXTENDED = _extended_layout()
+_POW10_EXT: Any = None
+if _EXTENDED:
+    # 10**k = 2**k * 5**k is exact in 64 bits of significand up to k = 27 (5**27 < 2**63);
+    # built by exact multiplications, not by a conversion that might pass through float64.
+    _POW10_EXT = np.ones(28, dtype=np.longdouble)
+    for _k in range(1, 28):
+        _POW10_EXT[_k] = _POW10_EXT[_k - 1] * np.longdouble(10)
+
+
+def numeric_results_columns(raw: bytes, *, threads: int | None = 1,
+                            piece_bytes: int | None = None):
+    """The columns of a bbox results file in the common layout, or None.
+
+    Parameters
+    ----------
+    raw : bytes
+        The whole file.
+    threads : int or None
+        Threads to parse the pieces on (None: every core). The output does not depend on it.
+    piece_bytes : int, optional
+        Bytes of text per piece (:data:`PIECE_BYTES`); tests use small pieces.
+
+    Returns
+    -------
+    tuple of ndarray or None
+        ``(image_ids, category_ids, scores, xywh)``: int64 ``(N,)``, int64 ``(N,)``, float64
+        ``(N,)``, float64 ``(N, 4)``, each value equal to Python's ``float(text)`` (ids:
+        ``int(text)``), or None when the text is anything else, holds no record, a
+        non-finite value or a negative width or height (the msgspec path then decides).
+    """
+    threads = resolve_threads(threads)
+    bounds = _array_bounds(raw)
+    if bounds is None:
+        return None
+    start, end = bounds
+    order = _key_order(raw, start, end)
+    if order is None:
+        return None
+    template, e_runs, slots = _template(order)
+    size = PIECE_BYTES if piece_bytes is None else max(int(piece_bytes), 1)
+    pieces = _pieces(raw, start, end, size)
+    data = np.frombuffer(raw, dtype=np.uint8)
+    parsed = thread_map(lambda piece: _parse_piece(data[piece[0]:piece[1]], template, e_runs,
+                                                   slots), pieces, threads)
+    if any(p is None for p in parsed):
+        return None
+    ids = np.concatenate([p[0] for p in parsed]) if len(parsed) > 1 else parsed[0][0]
+    values = np.concatenate([p[1] for p in parsed]) if len(parsed) > 1 else parsed[0][1]
+    image_ids, category_ids = ids[:, 0].copy(), ids[:, 1].copy()
+    xywh, scores = values[:, :4].copy(), values[:, 4].copy()
+    if not (np.isfinite(values).all() and (xywh[:, 2:] >= 0).all()):
+        return None
+    return image_ids, category_ids, scores, xywh
+
+
+def _array_bounds(raw: bytes) -> tuple[int, int] | None:
+    """The offsets just inside the outer ``[`` and ``]`` of a non-empty array, or None."""
+    opening = _OPENING.match(raw)
+    end = len(raw)
+    while end and raw[end - 1] in _WS:      # (no copy of the text, as rstrip would make)
+        end -= 1
+    end -= 1
+    if opening is None or end < opening.end() or raw[end] != ord("]"):
+        return None
+    return opening.end(), end
+
+
+def _key_order(raw: bytes, start: int, end: int) -> tuple[str, ...] | None:
+    """The order of the four keys in the first record (the skeleton then checks every
+    record has them, alone and in this order), or None when one is missing."""
+    close = raw.find(b"}", start, end)
+    if close < 0:
+        return None
+    first = raw[start:close]
+    at = {key: first.find(b'"' + key.encode() + b'"') for key in _KEYS}
+    if min(at.values()) < 0:
+        return None
+    return tuple(sorted(_KEYS, key=at.__getitem__))
+
+
+def _template(order: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The skeleton of one record for a key order, and the roles of its number runs.
+
+    The skeleton is the record's text without whitespace, each run of number characters
+    (``0-9 . + - e E``) replaced by one 0 byte. The keys' own ``e`` letters are such runs:
+    ``e_runs`` lists their positions among a record's runs, ``slots`` the positions of the
+    seven values in the order image id, category id, x, y, w, h, score.
+    """
+    fields, runs = [], []
+    for key in order:
+        runs += ["e"] * key.count("e")
+        value = "[#,#,#,#]" if key == "bbox" else "#"
+        runs += list(_SLOT[key])
+        fields.append('"' + key.replace("e", "#") + '":' + value)
+    text = ("{" + ",".join(fields) + "}").replace("#", "\0")
+    e_runs = np.array([i for i, r in enumerate(runs) if r == "e"], dtype=np.intp)
+    slots = np.array([runs.index(s) for s in range(7)], dtype=np.intp)
+    return np.frombuffer(text.encode(), dtype=np.uint8), e_runs, slots
+
+
+def _pieces(raw: bytes, start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """``(begin, stop)`` offsets of consecutive pieces of the array's inside, cut after a
+    ``}`` followed by a ``,``: a record boundary of any text the skeleton accepts (a cut
+    elsewhere makes a piece fail its skeleton, which refuses the file)."""
+    pieces, pos = [], start
+    while end - pos > 2 * size:
+        cut = _RECORD_END.search(raw, pos + size, end)
+        if cut is None:
+            break
+        pieces.append((pos, cut.start() + 1))
+        pos = cut.end()
+    pieces.append((pos, end))
+    return pieces
+
+
+def _parse_piece(text: np.ndarray, template: np.ndarray, e_runs: np.ndarray,
+                 slots: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(ids (k, 2) int64, values (k, 5) float64)`` of a piece of records separated by
+    commas, or None when it is not exactly that."""
+    low = text <= 32
+    if low.any():
+        text = _without_whitespace(text, low)
+        if text is None:
+            return None
+    folded = text | 0x20                        # E -> e; digits . + - unchanged
+    number = ((folded - 0x2B) < 15) & (folded != 0x2C)  # + - . / 0-9 (',' is not)
+    number |= folded == 0x65                    # e E
+    starts = number.copy()
+    starts[1:] &= ~number[:-1]
+    ends = number.copy()
+    ends[:-1] &= ~number[1:]
+    skeleton = (text * ~number)[~number | starts]
+    width = len(template) + 1                   # a record and its comma
+    k = (len(skeleton) + 1) // width
+    if k == 0 or k * width - 1 != len(skeleton):
+        return None
+    if not (np.array_equal(skeleton[(k - 1) * width:], template)
+            and (skeleton[:(k - 1) * width].reshape(k - 1, width)[:, :-1] == template).all()
+            and (skeleton[width - 1:(k - 1) * width:width] == 0x2C).all()):
+        return None
+    first = np.flatnonzero(starts)
+    last = np.flatnonzero(ends) + 1
+    runs = len(e_runs) + len(slots)
+    if len(first) != k * runs or len(last) != k * runs:
+        return None
+    first, last = first.reshape(k, runs), last.reshape(k, runs)
+    if len(e_runs):
+        key_runs = first[:, e_runs]
+        if not ((last[:, e_runs] - key_runs == 1).all() and (text[key_runs] == 0x65).all()):
+            return None
+    parsed = parse_numbers(text, first[:, slots].ravel(), last[:, slots].ravel())
+    if parsed is None:
+        return None
+    values, integral, integers = (column.reshape(k, 7) for column in parsed)
+    if not integral[:, :2].all():
+        return None
+    return integers[:, :2].copy(), values[:, 2:].copy()
+
+
+def _without_whitespace(text: np.ndarray, low: np.ndarray) -> np.ndarray | None:
+    """The text without its whitespace, or None when a byte below 0x21 is not JSON
+    whitespace or a whitespace run does not separate tokens.
+
+    A run must touch a structural character (``, : [ ] { }``) on one side: between two
+    other bytes (two number characters, a key's letters, a quote and a letter) removing it
+    would join what it separates."""
+    blank = text[low]
+    if not ((blank == 0x20) | (blank == 0x0A) | (blank == 0x0D) | (blank == 0x09)).all():
+        return None
+    kept = ~low
+    after_blank = np.empty_like(low)
+    after_blank[0] = False
+    after_blank[1:] = low[:-1]
+    packed = text[kept]
+    after_blank = after_blank[kept]
+    folded = packed | 0x20                      # [ ] -> { }
+    structural = (packed == 0x2C) | (packed == 0x3A) | (folded == 0x7B) | (folded == 0x7D)
+    joined = after_blank[1:] & ~structural[1:] & ~structural[:-1]
+    return None if joined.any() else packed
+
+
+def parse_numbers(text: np.ndarray, first: np.ndarray, last: np.ndarray, *,
+                  exponents: bool = True):
+    """JSON numbers ``text[first[i]:last[i]]`` as Python reads them, or None.
+
+    Parameters
+    ----------
+    text : ndarray of uint8
+        Numbers and the bytes around them; a ``/``, or a ``+`` or ``-`` that is neither a
+        number's first character nor after an ``e``, anywhere in it returns None.
+    first, last : ndarray of intp, shape (m,)
+        Offsets of each number's first character and one past its last: non-empty maximal
+        runs of number characters ``0-9 . + - e E /``, as the skeleton finds them.
+    exponents : bool
+        False when no number holds an ``e`` or ``E`` (the caller knows): skips their work.
+
+    Returns
+    -------
+    tuple of ndarray or None
+        ``(values, integral, integers)``: float64 ``float(text)`` (``0.0`` for ``-0``, as a
+        JSON integer), whether the text is an integer literal of at most 18 digits, and its
+        int64 value there (0 elsewhere); None when a text is not a JSON number.
+
+    >>> t = np.frombuffer(b"-0.5,12,1e-3,-0,-0.0,9007199254740993", dtype=np.uint8)
+    >>> values, integral, integers = parse_numbers(
+    ...     t, np.array([0, 5, 8, 13, 16, 21]), np.array([4, 7, 12, 15, 20, 37]))
+    >>> values.tolist(), integral.tolist(), integers.tolist()[:2]
+    ([-0.5, 12.0, 0.001, 0.0, -0.0, 9007199254740992.0], [False, True, False, True, False, True], [0, 12])
+    """  # noqa: E501
+    if not _signs_placed(text, first):
+        return None
+    pad = _MAX_WIDTH
+    padded = np.zeros(len(text) + 2 * pad, dtype=np.uint8)
+    padded[pad:pad + len(text)] = text
+    # Every offset of the text read as a little-endian 8-byte word: an unaligned view.
+    words_at = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    # Numbers are converted in groups of the same width in 8-byte words (most are short; a
+    # few long ones must not make every row four words wide).
+    words = np.minimum((last - first + 7) >> 3, _MAX_WIDTH // 8)
+    low, high = int(words.min(initial=1)), int(words.max(initial=1))
+    if low == high:
+        return _parse_width(text, words_at, first, last, high, exponents)
+    values = np.empty(len(first), dtype=np.float64)
+    integral = np.empty(len(first), dtype=bool)
+    integers = np.empty(len(first), dtype=np.int64)
+    for n_words in range(low, high + 1):
+        rows = np.flatnonzero(words == n_words)
+        if len(rows) == 0:
+            continue
+        parsed = _parse_width(text, words_at, first[rows], last[rows], n_words,
+                              exponents)
+        if parsed is None:
+            return None
+        values[rows], integral[rows], integers[rows] = parsed
+    return values, integral, integers
+
+
+def _signs_placed(text: np.ndarray, first: np.ndarray) -> bool:
+    """No ``/`` in the text, and every ``+`` or ``-`` either a ``-`` starting a number or
+    right after an ``e`` or ``E``."""
+    if (text == 0x2F).any():
+        return False
+    sign = (text == 0x2D) | (text == 0x2B)
+    sign[1:] &= (text[:-1] | 0x20) != 0x65
+    sign[first] &= text[first] != 0x2D
+    return not sign.any()
+
+
+def _parse_width(text, words_at, first, last, n_words, exponents):
+    """:func:`parse_numbers` of numbers at most ``8 * n_words`` characters long (longer ones
+    are checked by a regular expression and converted by ``float``). Positions within a
+    number are int8 (they are below 33), which keeps most of the work on small arrays."""
+    m = len(first)
+    width = 8 * n_words
+    length = np.minimum(last - first, width).astype(np.int8)
+    long_rows = (last - first) > width
+    base = first + _MAX_WIDTH
+    left = np.empty((m, n_words), dtype=np.uint64)
+    for k in range(n_words):                    # the number, zeros after it
+        left[:, k] = words_at[base + 8 * k] & _FIRST_BYTES[
+            length if n_words == 1 else np.clip(length - 8 * k, 0, 8)]
+    chars = left.view(np.uint8)                 # (m, width)
+    n_dot, dot_at = _count_first((chars == 0x2E).view(np.uint64))
+    lead = chars[:, 0] == 0x2D
+    has_exp = np.zeros(m, dtype=bool)
+    epos = length
+    exponent = None
+    if exponents:
+        n_exp, exp_at = _count_first(((chars | 0x20) == 0x65).view(np.uint64))
+        has_exp = n_exp > 0
+        if has_exp.any():
+            if (n_exp > 1).any():
+                return None
+            epos = np.minimum(exp_at, length)
+            exponent = np.zeros(m, dtype=np.int64)
+    has_dot = n_dot > 0
+    dpos = np.minimum(dot_at, epos)             # epos without a dot (and after an e: refused)
+    frac = (epos - dpos - 1) * has_dot
+    first_digit = chars[:, 0] + lead * (chars[:, 1] - chars[:, 0])
+    # The grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, given that signs are
+    # placed (_signs_placed) and the run holds nothing but number characters.
+    ok = ((n_dot <= 1) & (dpos > lead) & (~has_dot | (frac >= 1))
+          & ~((first_digit == 0x30) & (dpos - lead > 1)))
+    if exponent is not None:
+        ok &= _exponents(chars, words_at, base, epos, length, has_exp, exponent)
+    if not (ok | long_rows).all():
+        return None
+    if n_words == 1:
+        mantissa = _short_mantissa(left[:, 0], chars, epos, dpos, has_dot)
+        exact = ~long_rows
+    else:
+        mantissa, exact = _long_mantissa(words_at, base, epos, frac, has_dot, width)
+        exact &= ~long_rows
+    power = -frac.astype(np.int64) if exponent is None else exponent - frac
+    fallback = ~exact | (np.abs(power) > 27)
+    values = _scaled(mantissa, power, fallback)
+    integral = ~has_dot & ~has_exp & exact & (mantissa < _POW10_U64[18])
+    np.negative(values, out=values, where=lead & ~(integral & (mantissa == 0)))
+    for i in np.flatnonzero(fallback).tolist():
+        number = text[first[i]:last[i]].tobytes()
+        if _NUMBER.fullmatch(number) is None:
+            return None
+        # A JSON integer is read as an int first (msgspec does): "-0" is 0.0, not -0.0.
+        values[i] = float(number) if any(c in number for c in b".eE") else float(int(number))
+    integers = mantissa.view(np.int64) * integral
+    np.negative(integers, out=integers, where=lead)
+    return values, integral, integers
+
+
+def _short_mantissa(word, chars, epos, dpos, has_dot) -> np.ndarray:
+    """The mantissas of numbers of at most 8 characters (``word``, their text; ``chars``,
+    its bytes): the digit values, moved to end where the exponent starts (what follows
+    shifted out, leading 0 digits entering), the dot's byte closed up (the bytes before it
+    moved one place on), converted at once."""
+    digit = ((chars - 48) < 10).view(np.uint64)[:, 0] * np.uint64(0xFF)
+    word = (word & digit & np.uint64(0x0F0F0F0F0F0F0F0F)) << ((8 - epos) * 8).astype(np.uint64)
+    # Bits before the dot (0 without one: nothing moves).
+    cut = ((8 - epos + dpos) * has_dot * 8).astype(np.uint64)
+    high = (word >> cut) << cut
+    return _eight_digits(((word ^ high) << np.uint64(8)) | high)
+
+
+def _long_mantissa(words_at, base, epos, frac, has_dot, width):
+    """The mantissas of numbers of 9 to 32 characters and whether each is exact (below
+    2**64): the digits with the dot read as a 0 digit (``I * 10**(F+1) + fraction``), then
+    ``I * 10**F + fraction``."""
+    begin = width - epos                        # window index of the number's first byte
+    start = base + (epos - width)
+    dotted = np.zeros(len(base), dtype=np.uint64)
+    estimate = np.zeros(len(base))
+    for k in range(width // 8):
+        word = words_at[start + 8 * k]
+        digit = ((word.view(np.uint8).reshape(-1, 8) - 48) < 10).view(np.uint64)[:, 0]
+        word &= digit * np.uint64(0xFF) & np.uint64(0x0F0F0F0F0F0F0F0F)  # digit values
+        value = _eight_digits(word & ~_FIRST_BYTES[np.clip(begin - 8 * k, 0, 8)])
+        dotted = dotted * np.uint64(10 ** 8) + value
+        estimate = estimate * 1e8 + value
+    exact = estimate < 1e19                     # 1e19 < 2**64: no wrap-around below it
+    rows = np.flatnonzero(has_dot & (frac < 19))    # F >= 19: I is 0 below 1e19
+    if len(rows):
+        f = frac[rows]
+        big = _POW10_U64[f + 1]
+        dotted[rows] -= dotted[rows] // big * (big - _POW10_U64[f])
+    return dotted, exact
+
+
+def _count_first(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For byte flags (0 or 1) packed 8 to a word, ``(m, k)`` uint64: how many are set in
+    each row, and the index of the first set one (``8 * k`` when there is none), int8."""
+    count = np.zeros(len(flags), dtype=np.uint8)
+    at = np.full(len(flags), 8 * flags.shape[1], dtype=np.int8)
+    for k in range(flags.shape[1] - 1, -1, -1):
+        word = flags[:, k]
+        count += np.bitwise_count(word)
+        # The bits below the lowest set one, counted: 8 per byte before the first flag.
+        below = (np.bitwise_count((word & (~word + np.uint64(1))) - np.uint64(1)) >> 3)
+        if flags.shape[1] == 1:
+            return count, below.view(np.int8)
+        np.copyto(at, below.view(np.int8) + np.int8(8 * k), where=below < 8)
+    return count, at
+
+
+def _eight_digits(words: np.ndarray) -> np.ndarray:
+    """The value of each word's 8 bytes read as decimal digits 0..9, the first byte the
+    most significant (three multiply-and-shift rounds, pairs then quads then octets)."""
+    words = ((words * np.uint64(10)) + (words >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
+    words = ((words * np.uint64(100)) + (words >> np.uint64(16))) & np.uint64(
+        0x0000FFFF0000FFFF)
+    return ((words * np.uint64(10000)) + (words >> np.uint64(32))) & np.uint64(0xFFFFFFFF)
+
+
+def _exponents(chars, words_at, base, epos, length, has_exp, out) -> np.ndarray:
+    """Check the exponent part of the rows that have one and write its signed value to
+    ``out``; returns the rows' grammar (True for rows without one). Exponents of more than
+    4 digits are given as 10**4 (the caller then converts that number by ``float``)."""
+    at = np.flatnonzero(has_exp)
+    e_at = epos[at].astype(np.int64)
+    after = chars[at, np.minimum(e_at + 1, chars.shape[1] - 1)]
+    signed = (after == 0x2D) | (after == 0x2B)
+    count = length[at] - e_at - 1 - signed
+    clipped = np.clip(count, 1, 8)
+    word = words_at[base[at] + e_at + 1 + signed] & _FIRST_BYTES[clipped]
+    word <<= (8 * (8 - clipped)).astype(np.uint64)  # right-aligned: leading zero digits
+    part = _eight_digits(word & np.uint64(0x0F0F0F0F0F0F0F0F)).astype(np.int64)
+    part[count > 4] = 10 ** 4
+    out[at] = np.where(after == 0x2D, -part, part)
+    ok = np.ones(len(has_exp), dtype=bool)
+    ok[at] = count >= 1
+    return ok
+
+
+def _scaled(mantissa: np.ndarray, power: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """``mantissa * 10**power`` correctly rounded to float64, where ``fallback`` is False
+    (``|power| <= 27``, ``mantissa < 2**64``); rows it cannot round exactly join
+    ``fallback`` (updated in place), their values left to the caller."""
+    # Clinger's fast path: where the mantissa and the power of ten are both exact in
+    # float64, one IEEE operation rounds correctly.
+    magnitude = np.abs(power)
+    ten = _POW10_F64[np.minimum(magnitude, 22)]
+    exact = mantissa.astype(np.float64)
+    values = exact / ten
+    if (power > 0).any():
+        np.multiply(exact, ten, out=values, where=power > 0)
+    fast = (mantissa <= np.uint64(2 ** 53)) & (magnitude <= 22)
+    rest = np.flatnonzero(~fast & ~fallback)
+    if len(rest) == 0:
+        return values
+    if not _EXTENDED:
+        fallback[rest] = True
+        return values
+    # 64-bit significands: the mantissa and 10**|power| are exact, the product or quotient
+    # is rounded once to 64 bits, and rounding that to 53 bits is correct unless it lies
+    # exactly halfway between two doubles (its low 11 bits 10000000000): those go to float.
+    m = mantissa[rest].astype(np.longdouble)
+    p = power[rest]
+    ten = _POW10_EXT[np.abs(p)]
+    wide = np.where(p >= 0, m * ten, m / ten)
+    significand = wide.view(np.uint64)[0::2]
+    fallback[rest[(significand & np.uint64(0x7FF)) == np.uint64(0x400)]] = True
+    values[rest] = wide.astype(np.float64)
+    return values
