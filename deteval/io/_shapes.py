@@ -132,9 +132,13 @@ def keypoint_counts_of(values: Sequence[Any], category_index: np.ndarray,
     n_cat = max(int(category_index.max(initial=-1)) + 1, len(listed))
     per_category = np.full(n_cat, -1, dtype=np.int64)
     per_category[:len(listed)] = listed
-    own = np.fromiter((len(v) // 3 if isinstance(v, (list, tuple)) and len(v) % 3 == 0
-                       else -1 for v in values), np.int64, len(values))
     unlisted = (category_index >= 0) & (per_category[np.maximum(category_index, 0)] < 0)
+    # Each object's own count, read only where its category does not list its keypoints.
+    own = np.full(len(values), -1, dtype=np.int64)
+    rows = np.flatnonzero(unlisted | (category_index < 0))
+    own[rows] = np.fromiter((len(v) // 3 if isinstance(v, (list, tuple)) and len(v) % 3 == 0
+                             else -1 for v in map(values.__getitem__, rows.tolist())),
+                            np.int64, len(rows))
     for c in np.unique(category_index[unlisted & (own > 0)]).tolist():
         lengths = own[(category_index == c) & (own > 0)]
         kinds, first, tally = np.unique(lengths, return_index=True, return_counts=True)
