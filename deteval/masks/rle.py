@@ -113,16 +113,18 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
     if m == 0:
         return np.zeros(0, dtype=np.int64), offsets
     # Horner's rule from each number's last (most significant, signed) character down: the
-    # last character's 5 bits as a signed value (shifted into an int8's top bits and back),
-    # then * 32 plus each earlier character's 5 bits while the character before is a
-    # continuation. (The first character overall cannot be preceded by one: position -1
-    # reads the final character, which ends a number.)
-    top = np.frombuffer(joined, dtype=np.uint8).take(number_ends) - np.uint8(48)
-    value = ((top << np.uint8(3)).view(np.int8) >> np.int8(3)).astype(np.int64)
-    at = number_ends - 1
-    longer = np.flatnonzero(~last[at])               # numbers of 2+ characters
+    # last character's 5 bits as a signed value, then * 32 plus each earlier character's 5
+    # bits while the character before is a continuation. The last two characters (most
+    # numbers have one or two) are read at once from a table of every byte pair; longer
+    # numbers continue below. (The first character overall cannot be preceded by a
+    # continuation: position -1 reads the final character, which ends a number; position
+    # -2, wrapped, is read for the first number only, and then does not count.)
+    before = raw.take(number_ends - 1)
+    value = _PAIR_VALUES.take((before.astype(np.uint16) << 8) | raw.take(number_ends))
+    at = number_ends - 2
+    longer = np.flatnonzero((before >= 80) & ~last.take(at, mode="wrap"))   # 3+ characters
     at = at[longer]
-    j = 1
+    j = 2
     while len(longer):
         if j >= _MAX_DIGITS:
             raise FormatError(f"compressed RLE 'counts' holds a number of more than "
@@ -166,6 +168,19 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
                           "lengths are 0 to 2**32 - 1", source=source,
                           record=_record(records, k))
     return counts, offsets
+
+
+def _pair_values() -> np.ndarray:
+    """The value of a number ending at byte ``b`` preceded by byte ``a``, at ``a * 256 + b``:
+    ``b``'s 5 bits as a signed value (bit 4 the sign), times 32 plus ``a``'s 5 bits when
+    ``a`` is a continuation character (``>= 80``). Only '0'..'o' bytes are ever looked up."""
+    a, b = np.divmod(np.arange(1 << 16), 256)
+    low = (b - 48) & 31
+    signed = np.where(low >= 16, low - 32, low)
+    return np.where(a >= 80, signed * 32 + ((a - 80) & 31), signed).astype(np.int64)
+
+
+_PAIR_VALUES = _pair_values()
 
 
 def _parity_segments(offsets: np.ndarray):
