@@ -319,15 +319,21 @@ def _too_many_for_bound(heights: np.ndarray, widths: np.ndarray) -> np.ndarray:
 
 def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndarray,
                       widths: np.ndarray, source: str | None, labels: Callable[[int], str],
-                      boxes: bool = False, unbounded: bool = False) -> Any:
+                      boxes: bool = False, unbounded: bool = False,
+                      threads: int | None = None) -> Any:
     """Check compressed strings chunk by chunk; returns each mask's pixel count.
 
     Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``, and
     the mask must have fewer than 2**32 pixels. The area is the sum of the odd (foreground)
     runs, what pycocotools' ``area`` returns. With ``boxes``, also each mask's ``toBbox``
     box (see :func:`_run_boxes`); with ``unbounded``, also whether pycocotools' IoU routine
-    may stop counting early on each mask (see :func:`mask_iou_bound`).
+    may stop counting early on each mask (see :func:`mask_iou_bound`). The chunks are cut
+    by characters alone and decoded on up to ``threads`` threads (None: every core; numpy
+    runs them without the GIL), each writing its own rows: the same result for any number,
+    and the same error (the first chunk's in order).
     """
+    from .._threads import resolve_threads, thread_map
+
     _check_sizes(heights, widths, source, labels)
     areas = np.empty(len(strings), dtype=np.int64)
     xywh = np.zeros((len(strings), 4), dtype=np.float64) if boxes else None
@@ -337,7 +343,8 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     ends = np.cumsum(lengths)
     cuts = np.searchsorted(ends, np.arange(_CHUNK, ends[-1] if len(ends) else 0, _CHUNK))
     bounds = np.unique(np.r_[0, cuts, len(strings)])
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+
+    def chunk(lo: int, hi: int) -> None:
         counts, offsets = decode_counts(strings[lo:hi], source=source,
                                         records=_Labels(labels, lo), lengths=lengths[lo:hi])
         totals, areas[lo:hi] = _run_sums(counts, offsets)
@@ -355,14 +362,17 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
             if len(zero):
                 owner = np.searchsorted(offsets, zero, side="right") - 1
                 early[lo + owner[zero != offsets[owner]]] = True   # not a first run
+
+    thread_map(lambda span: chunk(*span), zip(bounds[:-1].tolist(), bounds[1:].tolist()),
+               resolve_threads(threads))
     out = (areas,) + ((xywh,) if boxes else ()) + ((early,) if unbounded else ())
     return out if len(out) > 1 else areas
 
 
-
 def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray, *,
                      source: str | None = None, labels: Callable[[int], str] | None = None,
-                     boxes: bool = False, unbounded: bool = False) -> Any:
+                     boxes: bool = False, unbounded: bool = False,
+                     threads: int | None = None) -> Any:
     """Check compressed RLE strings against their sizes; return their pixel counts.
 
     Parameters
@@ -380,6 +390,9 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
         Also return whether pycocotools' IoU routine may stop counting early on each mask:
         an empty run after the first, or more than 2**31 pixels (see
         :func:`mask_iou_bound`).
+    threads : int, optional
+        Threads decoding chunks of strings (None: every core); the result is the same for
+        every value (docs/threads.md).
 
     Returns
     -------
@@ -406,7 +419,7 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
     labels = labels if labels is not None else (lambda i: f"mask {i}")
     return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels, boxes=boxes,
-                             unbounded=unbounded)
+                             unbounded=unbounded, threads=threads)
 
 
 def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,
