@@ -169,9 +169,12 @@ class _Layout:
         self.kept = np.where(self.hidden, k, n_visible)
         # The visible keypoints first, in keypoint order (computeOks' e[vg > 0]); only the
         # objects with some hidden keypoints are reordered.
-        self.order = np.broadcast_to(np.arange(k), (len(gt), k)).copy()
-        partial = np.flatnonzero((n_visible > 0) & (n_visible < k))
-        self.order[partial] = np.argsort(~visible[partial], axis=1, kind="stable")
+        # (A stable sort of ~visible per row: each keypoint's place is its rank among the
+        # visible ones, or after them its rank among the others.)
+        place = np.where(visible, np.cumsum(visible, axis=1),
+                         n_visible[:, None] + np.cumsum(~visible, axis=1)) - 1
+        self.order = np.empty((len(gt), k), dtype=np.int64)
+        np.put_along_axis(self.order, place, np.arange(k)[None, :], axis=1)
         self.packed_x = np.take_along_axis(self.gx, self.order, axis=1)
         self.packed_y = np.take_along_axis(self.gy, self.order, axis=1)
         # pycocotools' box of an object without visible keypoints: its box enlarged by its
@@ -185,7 +188,7 @@ class _Layout:
         """``(rows, 4)`` extents x0, x1, y0, y1 of the detections' keypoints and of the
         objects' visible ones (pycocotools' enlarged box when none is), made on first use."""
         if self._extents is None:
-            self._extents = (_extent(self.dx, self.dy, np.ones(self.dx.shape, dtype=bool)),
+            self._extents = (_extent(self.dx, self.dy),
                              np.where(self.hidden[:, None], self.box,
                                       _extent(self.gx, self.gy, self.visible)))
         return self._extents
@@ -253,19 +256,17 @@ class _Layout:
         return _mean_similarity(dx, dy, variances, scale.take(pair_gt))
 
 
-def _extent(x: np.ndarray, y: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """``(rows, 4)`` x min, x max, y min, y max of each row's kept points (NaN ignored; a row
-    without any gets an empty extent), a column at a time (fast for short rows)."""
-    n, k = x.shape
-    out = np.empty((n, 4))
-    out[:, 0::2], out[:, 1::2] = np.inf, -np.inf
-    with np.errstate(invalid="ignore"):
-        for j in range(k):
-            for values, lo in ((x[:, j], 0), (y[:, j], 2)):
-                values = np.where(kept[:, j], values, np.nan)
-                np.fmin(out[:, lo], values, out=out[:, lo])
-                np.fmax(out[:, lo + 1], values, out=out[:, lo + 1])
-    return out
+def _extent(x: np.ndarray, y: np.ndarray, kept: np.ndarray | None = None) -> np.ndarray:
+    """``(rows, 4)`` x min, x max, y min, y max of each row's points, or of its ``kept``
+    ones (a row without any gets an empty extent, inf to -inf; NaN propagates, and a NaN
+    extent never bounds a pair)."""
+    if kept is None:
+        return np.column_stack([x.min(axis=1, initial=np.inf), x.max(axis=1, initial=-np.inf),
+                                y.min(axis=1, initial=np.inf), y.max(axis=1, initial=-np.inf)])
+    return np.column_stack([np.where(kept, x, np.inf).min(axis=1, initial=np.inf),
+                            np.where(kept, x, -np.inf).max(axis=1, initial=-np.inf),
+                            np.where(kept, y, np.inf).min(axis=1, initial=np.inf),
+                            np.where(kept, y, -np.inf).max(axis=1, initial=-np.inf)])
 
 
 def _mean_similarity(dx: np.ndarray, dy: np.ndarray, variances, scale: np.ndarray
