@@ -81,8 +81,9 @@ def evaluation_similarity(dataset: Dataset, detections: Detections, iou_type: st
     detections : Detections
     iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}
     floor : float
-        The lowest similarity the caller compares with: a mask pair that provably scores
-        below it may be given 0 without being computed (as in the COCO stages).
+        The lowest similarity the caller compares with: a mask or keypoint pair that
+        provably scores below it may be given 0 without being computed (as in the COCO
+        stages).
     keypoint_sigmas : sequence of float or dict {category_id: sequence}, optional
         OKS sigmas (default: COCO's person sigmas for 17 keypoints), as
         :class:`~deteval.COCOParams` takes them.

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["COCO_PERSON_SIGMAS", "pair_oks"]
+__all__ = ["COCO_PERSON_SIGMAS", "OKSTables", "pair_oks"]
 
 #: The 17 COCO person keypoint sigmas, as pycocotools defines them (``[...] / 10.0``).
 COCO_PERSON_SIGMAS = np.array([.26, .25, .25, .35, .35, .79, .79, .72, .72, .62, .62, 1.07,
@@ -55,73 +55,231 @@ def pair_oks(dt_keypoints: np.ndarray, gt_keypoints: np.ndarray, gt_xywh: np.nda
     -------
     ndarray of float64, shape (P,)
     """
-    sigmas = np.asarray(sigmas, dtype=np.float64)
+    pair_dt = np.asarray(pair_dt, dtype=np.int64)
+    pair_gt = np.asarray(pair_gt, dtype=np.int64)
     out = np.zeros(len(pair_dt), dtype=np.float64)
-    if len(pair_dt) == 0:
-        return out
-    variances = (sigmas * 2) ** 2
-    # Far-off keypoints (|coordinates| beyond ~1e154) overflow to an infinite distance, whose
-    # similarity exp(-inf) is 0, as in pycocotools: not worth a warning.
-    with np.errstate(over="ignore"):
-        return _pair_oks(dt_keypoints, gt_keypoints, gt_xywh, gt_area, pair_dt, pair_gt,
-                         variances, out)
+    for lo in range(0, len(pair_dt), _CHUNK_PAIRS):
+        # Only the rows of this chunk's pairs are read (never whole tables).
+        d_rows, d_at = np.unique(pair_dt[lo:lo + _CHUNK_PAIRS], return_inverse=True)
+        g_rows, g_at = np.unique(pair_gt[lo:lo + _CHUNK_PAIRS], return_inverse=True)
+        tables = OKSTables(np.asarray(dt_keypoints).take(d_rows, axis=0),
+                           np.asarray(gt_keypoints).take(g_rows, axis=0),
+                           np.asarray(gt_xywh, dtype=np.float64).reshape(-1, 4).take(
+                               g_rows, axis=0),
+                           np.asarray(gt_area, dtype=np.float64).take(g_rows))
+        out[lo:lo + _CHUNK_PAIRS] = tables.pair_oks(d_at.ravel(), g_at.ravel(), sigmas=sigmas)
+    return out
 
 
 _CHUNK_PAIRS = 8192  # pairs per pass: every temporary of a chunk stays in cache
 
 
-def _pair_oks(dt_keypoints, gt_keypoints, gt_xywh, gt_area, pair_dt, pair_gt, variances, out):
-    k = len(variances)
-    for lo in range(0, len(pair_dt), _CHUNK_PAIRS):
-        d_rows = pair_dt[lo:lo + _CHUNK_PAIRS]
-        g_rows = pair_gt[lo:lo + _CHUNK_PAIRS]
-        # Only the rows of this chunk's pairs are read (never whole tables: the matcher
-        # calls this once per category and chunk of pairs).
-        d = dt_keypoints.take(d_rows, axis=0)
-        g = gt_keypoints.take(g_rows, axis=0)
-        visible = g[:, :k, 2] > 0
+class OKSTables:
+    """Keypoint tables prepared once for the OKS of many (detection, object) pairs.
+
+    Each row's coordinates are split into contiguous ``(rows, K)`` planes, and each object's
+    kept keypoints (the visible ones; all K when none is) are listed first, once per layout
+    K rather than once per pair. :meth:`pair_oks` then computes each pair's terms only for
+    its object's kept keypoints, with pycocotools' operations in its order, and sums them as
+    numpy sums ``computeOks``' vector (see the module docstring): the values are equal bit
+    for bit to :func:`pair_oks`.
+
+    With ``floor``, a pair whose OKS provably stays below it gets 0 without its terms being
+    computed (docs/protocols/coco.md §5.4): every kept term ``exp(-e_i)`` is at most
+    ``exp(-e)`` where ``e`` uses the gap between the detection's keypoint extent and the
+    object's (its visible keypoints' extent, or pycocotools' enlarged box when it has none)
+    and the largest sigma.
+
+    Parameters
+    ----------
+    dt_keypoints : ndarray of float, shape (n_dt, K, 3)
+    gt_keypoints : ndarray of float, shape (n_gt, K, 3)
+    gt_xywh : ndarray of float, shape (n_gt, 4)
+    gt_area : ndarray of float, shape (n_gt,)
+
+    Examples
+    --------
+    >>> gt_kp = np.array([[[10.0, 10.0, 2.0], [20.0, 10.0, 2.0]]])
+    >>> dt_kp = np.array([[[11.0, 10.0, 1.0], [20.0, 12.0, 1.0]],
+    ...                   [[90.0, 90.0, 1.0], [99.0, 90.0, 1.0]]])
+    >>> tables = OKSTables(dt_kp, gt_kp, np.array([[5.0, 5.0, 20.0, 10.0]]), np.array([200.0]))
+    >>> oks = tables.pair_oks(np.array([0, 1]), np.array([0, 0]),
+    ...                       sigmas=np.array([0.25, 0.25]), floor=0.5)
+    >>> [round(float(v), 6) for v in oks]   # the far-off detection is bounded: 0
+    [0.97542, 0.0]
+    """
+
+    def __init__(self, dt_keypoints: np.ndarray, gt_keypoints: np.ndarray,
+                 gt_xywh: np.ndarray, gt_area: np.ndarray):
+        self._dt = np.asarray(dt_keypoints, dtype=np.float64)
+        self._gt = np.asarray(gt_keypoints, dtype=np.float64)
+        self._xywh = np.asarray(gt_xywh, dtype=np.float64).reshape(-1, 4)
+        self._scale = np.asarray(gt_area, dtype=np.float64) + np.spacing(1)
+        self._layouts: dict[int, _Layout] = {}
+
+    def _layout(self, k: int) -> _Layout:
+        layout = self._layouts.get(k)
+        if layout is None:  # (threads may both build it: the same value, kept once)
+            layout = self._layouts.setdefault(k, _Layout(self._dt, self._gt, self._xywh, k))
+        return layout
+
+    def pair_oks(self, pair_dt: np.ndarray, pair_gt: np.ndarray, *, sigmas: np.ndarray,
+                 floor: float = 0.0) -> np.ndarray:
+        """OKS of the pairs ``(pair_dt[i], pair_gt[i])``, whose layout has ``len(sigmas)``
+        keypoints; pairs provably below ``floor`` (when > 0) get 0.
+
+        Returns
+        -------
+        ndarray of float64, shape (P,)
+        """
+        variances = (np.asarray(sigmas, dtype=np.float64) * 2) ** 2
+        pair_dt = np.asarray(pair_dt, dtype=np.int64)
+        pair_gt = np.asarray(pair_gt, dtype=np.int64)
+        out = np.zeros(len(pair_dt), dtype=np.float64)
+        if len(pair_dt) == 0:
+            return out
+        layout = self._layout(len(variances))
+        # Far-off keypoints (|coordinates| beyond ~1e154) overflow to an infinite distance,
+        # whose similarity exp(-inf) is 0, as in pycocotools: not worth a warning.
+        with np.errstate(over="ignore"):
+            todo = np.arange(len(pair_dt))
+            if floor > 0:
+                todo = np.flatnonzero(~layout.below(pair_dt, pair_gt, self._scale,
+                                                    float(variances.max()), floor))
+            for lo in range(0, len(todo), _CHUNK_PAIRS):
+                sel = todo[lo:lo + _CHUNK_PAIRS]
+                out[sel] = layout.oks(pair_dt[sel], pair_gt[sel], self._scale, variances)
+        return out
+
+
+class _Layout:
+    """The planes of one keypoint count K: coordinates ``(rows, K)``, each object's kept
+    keypoints first (``order``) and their count, the boxes of hidden objects, and the
+    extents the bound reads."""
+
+    def __init__(self, dt: np.ndarray, gt: np.ndarray, xywh: np.ndarray, k: int):
+        self.k = k
+        self.dx = np.ascontiguousarray(dt[:, :k, 0])
+        self.dy = np.ascontiguousarray(dt[:, :k, 1])
+        self.gx = np.ascontiguousarray(gt[:, :k, 0])
+        self.gy = np.ascontiguousarray(gt[:, :k, 1])
+        visible = gt[:, :k, 2] > 0
         n_visible = visible.sum(axis=1)
-        hidden = n_visible == 0
-        xd, yd = d[:, :k, 0], d[:, :k, 1]
-        dx = np.subtract(xd, g[:, :k, 0])
-        dy = np.subtract(yd, g[:, :k, 1])
-        if hidden.any():
-            # No visible keypoint: the distance outside the object's box enlarged by its
-            # size on each side (pycocotools' x0, x1, y0, y1).
-            h_rows = np.flatnonzero(hidden)
-            box = np.asarray(gt_xywh, dtype=np.float64).take(g_rows.take(h_rows), axis=0)
-            x0 = (box[:, 0] - box[:, 2])[:, None]
-            x1 = (box[:, 0] + box[:, 2] * 2)[:, None]
-            y0 = (box[:, 1] - box[:, 3])[:, None]
-            y1 = (box[:, 1] + box[:, 3] * 2)[:, None]
-            xh, yh = xd[h_rows], yd[h_rows]
-            dx[h_rows] = np.maximum(0.0, x0 - xh) + np.maximum(0.0, xh - x1)
-            dy[h_rows] = np.maximum(0.0, y0 - yh) + np.maximum(0.0, yh - y1)
-        # e = (dx ** 2 + dy ** 2) / vars / (area + eps) / 2, the same operations in the same
-        # order as pycocotools, in place.
-        np.square(dx, out=dx)
-        np.square(dy, out=dy)
-        e = np.add(dx, dy, out=dx)
-        np.divide(e, variances, out=e)
-        scale = np.asarray(gt_area, dtype=np.float64).take(g_rows) + np.spacing(1)
-        np.divide(e, scale[:, None], out=e)
-        np.divide(e, 2, out=e)
-        np.negative(e, out=e)
-        similarity = np.exp(e, out=e)
-        # Pairs with m kept terms are summed together, as a C-contiguous (pairs, m) block.
-        kept = np.where(hidden, k, n_visible)
-        full = kept == k
-        chunk_out = out[lo:lo + _CHUNK_PAIRS]
-        if full.any():
-            rows = np.flatnonzero(full)
-            chunk_out[rows] = similarity[rows].sum(axis=1) / k
-        if not full.all():
-            partial = np.flatnonzero(~full)
-            part_visible = visible[partial]
-            part_kept = kept[partial]
-            for m in np.unique(part_kept).tolist():
-                sel = np.flatnonzero(part_kept == m)
-                rows = partial[sel]
-                block = similarity[rows][part_visible[sel]].reshape(len(rows), m)
-                chunk_out[rows] = block.sum(axis=1) / m
-    return out
+        self.hidden = n_visible == 0
+        self.kept = np.where(self.hidden, k, n_visible)
+        # The visible keypoints first, in keypoint order (computeOks' e[vg > 0]); only the
+        # objects with some hidden keypoints are reordered.
+        # (A stable sort of ~visible per row: each keypoint's place is its rank among the
+        # visible ones, or after them its rank among the others.)
+        place = np.where(visible, np.cumsum(visible, axis=1),
+                         n_visible[:, None] + np.cumsum(~visible, axis=1)) - 1
+        self.order = np.empty((len(gt), k), dtype=np.int64)
+        np.put_along_axis(self.order, place, np.arange(k)[None, :], axis=1)
+        self.packed_x = np.take_along_axis(self.gx, self.order, axis=1)
+        self.packed_y = np.take_along_axis(self.gy, self.order, axis=1)
+        # pycocotools' box of an object without visible keypoints: its box enlarged by its
+        # size on each side (x0, x1, y0, y1).
+        self.box = np.column_stack([xywh[:, 0] - xywh[:, 2], xywh[:, 0] + xywh[:, 2] * 2,
+                                    xywh[:, 1] - xywh[:, 3], xywh[:, 1] + xywh[:, 3] * 2])
+        self.visible = visible
+        self._extents: tuple[np.ndarray, np.ndarray] | None = None
+
+    def extents(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, 4)`` extents x0, x1, y0, y1 of the detections' keypoints and of the
+        objects' visible ones (pycocotools' enlarged box when none is), made on first use."""
+        if self._extents is None:
+            self._extents = (_extent(self.dx, self.dy),
+                             np.where(self.hidden[:, None], self.box,
+                                      _extent(self.gx, self.gy, self.visible)))
+        return self._extents
+
+    def below(self, pair_dt, pair_gt, scale, variance_max, floor) -> np.ndarray:
+        """Whether each pair's OKS is provably below ``floor``.
+
+        Every kept term has ``|dx| >= gap_x`` and ``|dy| >= gap_y`` (float rounding is
+        monotonic), a variance at most ``variance_max`` and the object's scale, so when the
+        scale is positive ``e_i >= e`` below, ``exp(-e_i) <= exp(-e)``, and their mean too;
+        the margin covers exp's and the sum's last bits. A pair with ``e > 0`` has a gap,
+        so no term is ``0 / 0`` (a zero sigma gives ``exp(-inf) = 0``); NaN (a NaN sigma or
+        area) never counts as below.
+        """
+        dt_extent, gt_extent = self.extents()
+        d = dt_extent.take(pair_dt, axis=0)
+        g = gt_extent.take(pair_gt, axis=0)
+        gap_x = np.maximum(np.maximum(d[:, 0] - g[:, 1], g[:, 0] - d[:, 1]), 0.0)
+        gap_y = np.maximum(np.maximum(d[:, 2] - g[:, 3], g[:, 2] - d[:, 3]), 0.0)
+        s = scale.take(pair_gt)
+        e = (gap_x * gap_x + gap_y * gap_y) / variance_max / s / 2
+        return (s > 0) & (e > -np.log(floor) + 1e-6)
+
+    def oks(self, pair_dt, pair_gt, scale, variances) -> np.ndarray:
+        """Exact OKS of the pairs, grouped by their object's kept-keypoint count."""
+        k = self.k
+        out = np.empty(len(pair_dt), dtype=np.float64)
+        hidden = self.hidden.take(pair_gt)
+        kept = self.kept.take(pair_gt)
+        rows = np.flatnonzero(hidden)
+        if len(rows):
+            out[rows] = self._hidden(pair_dt[rows], pair_gt[rows], scale, variances)
+        visible = np.flatnonzero(~hidden)
+        if len(visible) == 0:
+            return out
+        counts = kept[visible]
+        full = counts == k
+        if full.all():
+            groups = [(k, visible)]
+        else:
+            groups = [(m, visible[counts == m]) for m in np.unique(counts).tolist()]
+        for m, rows in groups:
+            d_rows, g_rows = pair_dt[rows], pair_gt[rows]
+            if m == k:
+                dx = np.subtract(self.dx.take(d_rows, axis=0), self.gx.take(g_rows, axis=0))
+                dy = np.subtract(self.dy.take(d_rows, axis=0), self.gy.take(g_rows, axis=0))
+                var = variances
+            else:
+                order = self.order.take(g_rows, axis=0)[:, :m]
+                flat = (d_rows * k)[:, None] + order
+                dx = np.subtract(self.dx.take(flat), self.packed_x.take(g_rows, axis=0)[:, :m])
+                dy = np.subtract(self.dy.take(flat), self.packed_y.take(g_rows, axis=0)[:, :m])
+                var = variances.take(order)
+            out[rows] = _mean_similarity(dx, dy, var, scale.take(g_rows))
+        return out
+
+    def _hidden(self, pair_dt, pair_gt, scale, variances) -> np.ndarray:
+        """OKS against objects without visible keypoints: every K term, with the distance
+        outside pycocotools' enlarged box."""
+        box = self.box.take(pair_gt, axis=0)
+        xd = self.dx.take(pair_dt, axis=0)
+        yd = self.dy.take(pair_dt, axis=0)
+        dx = np.maximum(0.0, box[:, 0:1] - xd) + np.maximum(0.0, xd - box[:, 1:2])
+        dy = np.maximum(0.0, box[:, 2:3] - yd) + np.maximum(0.0, yd - box[:, 3:4])
+        return _mean_similarity(dx, dy, variances, scale.take(pair_gt))
+
+
+def _extent(x: np.ndarray, y: np.ndarray, kept: np.ndarray | None = None) -> np.ndarray:
+    """``(rows, 4)`` x min, x max, y min, y max of each row's points, or of its ``kept``
+    ones (a row without any gets an empty extent, inf to -inf; NaN propagates, and a NaN
+    extent never bounds a pair)."""
+    if kept is None:
+        return np.column_stack([x.min(axis=1, initial=np.inf), x.max(axis=1, initial=-np.inf),
+                                y.min(axis=1, initial=np.inf), y.max(axis=1, initial=-np.inf)])
+    return np.column_stack([np.where(kept, x, np.inf).min(axis=1, initial=np.inf),
+                            np.where(kept, x, -np.inf).max(axis=1, initial=-np.inf),
+                            np.where(kept, y, np.inf).min(axis=1, initial=np.inf),
+                            np.where(kept, y, -np.inf).max(axis=1, initial=-np.inf)])
+
+
+def _mean_similarity(dx: np.ndarray, dy: np.ndarray, variances, scale: np.ndarray
+                     ) -> np.ndarray:
+    """``sum(exp(-e)) / m`` per row of ``(rows, m)`` distances (overwritten), with
+    ``e = (dx ** 2 + dy ** 2) / vars / (area + eps) / 2`` in pycocotools' order of
+    operations; numpy sums each C-contiguous row as it sums computeOks' vector."""
+    np.square(dx, out=dx)
+    np.square(dy, out=dy)
+    e = np.add(dx, dy, out=dx)
+    np.divide(e, variances, out=e)
+    np.divide(e, scale[:, None], out=e)
+    # -(e / 2) as e * -0.5: the same real number, so the same rounding.
+    np.multiply(e, -0.5, out=e)
+    similarity = np.exp(e, out=e)
+    return similarity.sum(axis=1) / similarity.shape[1]

@@ -844,6 +844,73 @@ def test_oks_equal_compute_oks_custom_cases(seed, monkeypatch):
         assert np.array_equal(mine, theirs)
 
 
+def _bound_case(rng: np.random.Generator, k: int, ng: int = 6, nd: int = 40):
+    """GT with hidden, partly and fully visible keypoints, and detections from on top of
+    an object to far off (OKS spread over [0, 1]), every (detection, object) pair."""
+    size = rng.uniform(5, 60, ng)
+    corner = rng.uniform(0, 500, (ng, 2))
+    gt_kp = np.empty((ng, k, 3))
+    gt_kp[:, :, :2] = corner[:, None] + rng.uniform(0, 1, (ng, k, 2)) * size[:, None, None]
+    gt_kp[:, :, 2] = rng.choice([0, 1, 2], (ng, k), p=[0.3, 0.2, 0.5])
+    gt_kp[0, :, 2] = 0
+    gt_kp[1, :, 2] = 2
+    box = np.column_stack([corner, size, size])
+    area = size**2 * rng.uniform(0.3, 1.0, ng)
+    near = rng.integers(0, ng, nd)
+    spread = np.exp(rng.uniform(np.log(0.1), np.log(100), nd))[:, None]
+    dt_kp = np.empty((nd, k, 3))
+    dt_kp[:, :, :2] = gt_kp[near, :, :2] + rng.normal(0, 1, (nd, k, 2)) * spread[:, :, None]
+    dt_kp[:, :, 2] = 1.0
+    pair_dt = np.repeat(np.arange(nd), ng)
+    pair_gt = np.tile(np.arange(ng), nd)
+    return dt_kp, gt_kp, box, area, pair_dt, pair_gt
+
+
+@pytest.mark.parametrize("k", [1, 5, 17])
+@pytest.mark.parametrize("floor", [0.05, 0.5, 0.95])
+def test_oks_bound_zeroes_only_pairs_below_the_floor(k, floor):
+    """OKSTables with a floor: each pair is computeOks' value to the last bit, or 0 for a
+    pair whose value is below the floor; and the bound does skip pairs."""
+    rng = np.random.default_rng([k, int(floor * 100)])
+    dt_kp, gt_kp, box, area, pair_dt, pair_gt = _bound_case(rng, k)
+    sigmas = rng.uniform(0.02, 0.3, k)
+    tables = deteval.keypoints.OKSTables(dt_kp, gt_kp, box, area)
+    values = tables.pair_oks(pair_dt, pair_gt, sigmas=sigmas, floor=floor)
+    expected = np.array([_reference_oks(dt_kp[d].ravel(), gt_kp[g].ravel(), box[g].tolist(),
+                                        float(area[g]), sigmas)
+                         for d, g in zip(pair_dt, pair_gt)])
+    exact = values == expected
+    assert (exact | ((values == 0) & (expected < floor))).all()
+    assert (expected >= floor).any() and (~exact).any(), "the case should test the bound"
+    assert np.array_equal(tables.pair_oks(pair_dt, pair_gt, sigmas=sigmas), expected)
+
+
+@pytest.mark.parametrize("case", ["zero-area", "negative-area", "zero-sigma", "far-huge"])
+def test_oks_bound_is_off_where_it_does_not_hold(case):
+    """Areas <= 0 (a scale <= 0 would turn e's order around), a zero sigma (0 / 0 is a NaN,
+    which matches differently from 0), overflowing distances: the bound keeps every value
+    computeOks gives (NaN included) or a 0 where computeOks is below the floor."""
+    rng = np.random.default_rng(7)
+    dt_kp, gt_kp, box, area, pair_dt, pair_gt = _bound_case(rng, 17)
+    sigmas = rng.uniform(0.02, 0.3, 17)
+    if case == "zero-area":
+        area[:] = 0.0
+    elif case == "negative-area":
+        area[:] = -50.0
+    elif case == "zero-sigma":
+        sigmas[3] = 0.0
+    else:   # far-off detections with huge coordinates: exp(-inf) terms, 0 either way
+        dt_kp[:, :, :2] += 1e200
+    tables = deteval.keypoints.OKSTables(dt_kp, gt_kp, box, area)
+    with np.errstate(all="ignore"):
+        values = tables.pair_oks(pair_dt, pair_gt, sigmas=sigmas, floor=0.5)
+        expected = np.array([_reference_oks(dt_kp[d].ravel(), gt_kp[g].ravel(),
+                                            box[g].tolist(), float(area[g]), sigmas)
+                             for d, g in zip(pair_dt, pair_gt)])
+    exact = (values == expected) | (np.isnan(values) & np.isnan(expected))
+    assert (exact | ((values == 0) & (expected < 0.5))).all()
+
+
 # ---------------------------------------------------------------------------------------------
 # Coverage: index_in and owned columns
 # ---------------------------------------------------------------------------------------------

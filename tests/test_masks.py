@@ -231,6 +231,32 @@ def test_batched_calls_give_each_pair_its_own_value(seed, monkeypatch):
 
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_chunks_on_threads_give_one_thread_s_result_and_first_error(threads, monkeypatch):
+    """compressed_areas decodes its chunks on threads: areas, boxes and flags equal one
+    thread's (and pycocotools' area and toBbox); with two malformed strings in different
+    chunks, the error names the first, as one thread does."""
+    import deteval.masks.rle
+
+    monkeypatch.setattr(deteval.masks.rle, "_CHUNK", 40)
+    rles = random_rles(12, n=120)[0]
+    strings, sizes = [r["counts"] for r in rles], np.array([r["size"] for r in rles])
+    one = compressed_areas(strings, sizes, boxes=True, unbounded=True, threads=1)
+    many = compressed_areas(strings, sizes, boxes=True, unbounded=True, threads=threads)
+    for a, b in zip(one, many, strict=True):
+        assert np.array_equal(a, b)
+    assert one[0].tolist() == [int(mask_utils.area(r)) for r in rles]
+    assert np.array_equal(one[1], np.asarray(mask_utils.toBbox(rles), dtype=np.float64))
+    broken = list(strings)
+    broken[40], broken[100] = broken[40] + b"0", b"x" + broken[100]
+    messages = []
+    for n in (1, threads):
+        with pytest.raises(FormatError) as err:
+            compressed_areas(broken, sizes, threads=n, labels=lambda i: f"results[{i}]")
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "results[40]" in messages[0]
+
+
 def test_the_chunk_size_patched_in_the_rle_module_sets_what_each_decode_reads(monkeypatch):
     """``deteval.masks.rle._CHUNK`` (which the chunk-boundary tests patch) is what the string
     check reads: a 1-character chunk decodes each non-empty string alone, a large one all at

@@ -58,7 +58,8 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
     out = np.full((n, k_max, 3), np.nan)
     # Fast path: every value a list of plain numbers of the right length, converted per
     # keypoint count in one call; anything else is walked record by record below.
-    lengths = np.fromiter((len(v) if type(v) is list else -1 for v in values), np.int64, n)
+    lengths = (np.fromiter(map(len, values), np.int64, n) if numbers_checked else
+               np.fromiter((len(v) if type(v) is list else -1 for v in values), np.int64, n))
     if (n_keypoints > 0).all() and (lengths == 3 * n_keypoints).all() and (
             numbers_checked
             or set(map(type, itertools.chain.from_iterable(values))) <= {int, float}):
@@ -66,9 +67,14 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
         try:
             for k in np.unique(n_keypoints).tolist():
                 rows = np.flatnonzero(n_keypoints == k)
-                block = np.array([values[i] for i in rows], dtype=np.float64).reshape(-1, k, 3)
+                picked = values if len(rows) == n else [values[i] for i in rows]
+                block = np.fromiter(itertools.chain.from_iterable(picked), np.float64,
+                                    3 * k * len(rows)).reshape(-1, k, 3)
                 finite = finite and bool(np.isfinite(block).all())
-                out[rows, :k] = block
+                if len(rows) == n and k == k_max:
+                    out = block     # one layout: the block is the array
+                else:
+                    out[rows, :k] = block
         except OverflowError:   # an integer beyond float64: the walk names the record
             finite = False
         if finite:
@@ -126,9 +132,13 @@ def keypoint_counts_of(values: Sequence[Any], category_index: np.ndarray,
     n_cat = max(int(category_index.max(initial=-1)) + 1, len(listed))
     per_category = np.full(n_cat, -1, dtype=np.int64)
     per_category[:len(listed)] = listed
-    own = np.fromiter((len(v) // 3 if isinstance(v, (list, tuple)) and len(v) % 3 == 0
-                       else -1 for v in values), np.int64, len(values))
     unlisted = (category_index >= 0) & (per_category[np.maximum(category_index, 0)] < 0)
+    # Each object's own count, read only where its category does not list its keypoints.
+    own = np.full(len(values), -1, dtype=np.int64)
+    rows = np.flatnonzero(unlisted | (category_index < 0))
+    own[rows] = np.fromiter((len(v) // 3 if isinstance(v, (list, tuple)) and len(v) % 3 == 0
+                             else -1 for v in map(values.__getitem__, rows.tolist())),
+                            np.int64, len(rows))
     for c in np.unique(category_index[unlisted & (own > 0)]).tolist():
         lengths = own[(category_index == c) & (own > 0)]
         kinds, first, tally = np.unique(lengths, return_index=True, return_counts=True)
@@ -141,11 +151,14 @@ def keypoint_counts_of(values: Sequence[Any], category_index: np.ndarray,
 def result_keypoint_counts(values: Sequence[Any], category_index: np.ndarray,
                            per_category: np.ndarray) -> np.ndarray:
     """K of each result: that of its category in the ground truth (else its own length)."""
-    own = np.fromiter((len(v) // 3 if isinstance(v, (list, tuple)) else 0 for v in values),
-                      np.int64, len(values))
     known = (category_index >= 0) & (category_index < len(per_category))
     category_k = np.where(known, per_category[np.where(known, category_index, 0)], -1)
-    return np.where(category_k > 0, category_k, own)
+    rows = np.flatnonzero(category_k <= 0)      # their own length (read only for those)
+    category_k[rows] = np.fromiter(
+        (len(v) // 3 if isinstance(v, (list, tuple)) else 0 for v in map(values.__getitem__,
+                                                                          rows.tolist())),
+        np.int64, len(rows))
+    return category_k
 
 
 def polygons(records: Sequence[dict], labels: Sequence[str], source: str, *,

@@ -113,16 +113,18 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
     if m == 0:
         return np.zeros(0, dtype=np.int64), offsets
     # Horner's rule from each number's last (most significant, signed) character down: the
-    # last character's 5 bits as a signed value (shifted into an int8's top bits and back),
-    # then * 32 plus each earlier character's 5 bits while the character before is a
-    # continuation. (The first character overall cannot be preceded by one: position -1
-    # reads the final character, which ends a number.)
-    top = np.frombuffer(joined, dtype=np.uint8).take(number_ends) - np.uint8(48)
-    value = ((top << np.uint8(3)).view(np.int8) >> np.int8(3)).astype(np.int64)
-    at = number_ends - 1
-    longer = np.flatnonzero(~last[at])               # numbers of 2+ characters
+    # last character's 5 bits as a signed value, then * 32 plus each earlier character's 5
+    # bits while the character before is a continuation. The last two characters (most
+    # numbers have one or two) are read at once from a table of every byte pair; longer
+    # numbers continue below. (The first character overall cannot be preceded by a
+    # continuation: position -1 reads the final character, which ends a number; position
+    # -2, wrapped, is read for the first number only, and then does not count.)
+    before = raw.take(number_ends - 1)
+    value = _PAIR_VALUES.take((before.astype(np.uint16) << 8) | raw.take(number_ends))
+    at = number_ends - 2
+    longer = np.flatnonzero((before >= 80) & ~last.take(at, mode="wrap"))   # 3+ characters
     at = at[longer]
-    j = 1
+    j = 2
     while len(longer):
         if j >= _MAX_DIGITS:
             raise FormatError(f"compressed RLE 'counts' holds a number of more than "
@@ -166,6 +168,19 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
                           "lengths are 0 to 2**32 - 1", source=source,
                           record=_record(records, k))
     return counts, offsets
+
+
+def _pair_values() -> np.ndarray:
+    """The value of a number ending at byte ``b`` preceded by byte ``a``, at ``a * 256 + b``:
+    ``b``'s 5 bits as a signed value (bit 4 the sign), times 32 plus ``a``'s 5 bits when
+    ``a`` is a continuation character (``>= 80``). Only '0'..'o' bytes are ever looked up."""
+    a, b = np.divmod(np.arange(1 << 16), 256)
+    low = (b - 48) & 31
+    signed = np.where(low >= 16, low - 32, low)
+    return np.where(a >= 80, signed * 32 + ((a - 80) & 31), signed).astype(np.int64)
+
+
+_PAIR_VALUES = _pair_values()
 
 
 def _parity_segments(offsets: np.ndarray):
@@ -304,15 +319,21 @@ def _too_many_for_bound(heights: np.ndarray, widths: np.ndarray) -> np.ndarray:
 
 def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndarray,
                       widths: np.ndarray, source: str | None, labels: Callable[[int], str],
-                      boxes: bool = False, unbounded: bool = False) -> Any:
+                      boxes: bool = False, unbounded: bool = False,
+                      threads: int | None = None) -> Any:
     """Check compressed strings chunk by chunk; returns each mask's pixel count.
 
     Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``, and
     the mask must have fewer than 2**32 pixels. The area is the sum of the odd (foreground)
     runs, what pycocotools' ``area`` returns. With ``boxes``, also each mask's ``toBbox``
     box (see :func:`_run_boxes`); with ``unbounded``, also whether pycocotools' IoU routine
-    may stop counting early on each mask (see :func:`mask_iou_bound`).
+    may stop counting early on each mask (see :func:`mask_iou_bound`). The chunks are cut
+    by characters alone and decoded on up to ``threads`` threads (None: every core; numpy
+    runs them without the GIL), each writing its own rows: the same result for any number,
+    and the same error (the first chunk's in order).
     """
+    from .._threads import resolve_threads, thread_map
+
     _check_sizes(heights, widths, source, labels)
     areas = np.empty(len(strings), dtype=np.int64)
     xywh = np.zeros((len(strings), 4), dtype=np.float64) if boxes else None
@@ -322,7 +343,8 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     ends = np.cumsum(lengths)
     cuts = np.searchsorted(ends, np.arange(_CHUNK, ends[-1] if len(ends) else 0, _CHUNK))
     bounds = np.unique(np.r_[0, cuts, len(strings)])
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+
+    def chunk(lo: int, hi: int) -> None:
         counts, offsets = decode_counts(strings[lo:hi], source=source,
                                         records=_Labels(labels, lo), lengths=lengths[lo:hi])
         totals, areas[lo:hi] = _run_sums(counts, offsets)
@@ -340,14 +362,17 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
             if len(zero):
                 owner = np.searchsorted(offsets, zero, side="right") - 1
                 early[lo + owner[zero != offsets[owner]]] = True   # not a first run
+
+    thread_map(lambda span: chunk(*span), zip(bounds[:-1].tolist(), bounds[1:].tolist()),
+               resolve_threads(threads))
     out = (areas,) + ((xywh,) if boxes else ()) + ((early,) if unbounded else ())
     return out if len(out) > 1 else areas
 
 
-
 def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray, *,
                      source: str | None = None, labels: Callable[[int], str] | None = None,
-                     boxes: bool = False, unbounded: bool = False) -> Any:
+                     boxes: bool = False, unbounded: bool = False,
+                     threads: int | None = None) -> Any:
     """Check compressed RLE strings against their sizes; return their pixel counts.
 
     Parameters
@@ -365,6 +390,9 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
         Also return whether pycocotools' IoU routine may stop counting early on each mask:
         an empty run after the first, or more than 2**31 pixels (see
         :func:`mask_iou_bound`).
+    threads : int, optional
+        Threads decoding chunks of strings (None: every core); the result is the same for
+        every value (docs/threads.md).
 
     Returns
     -------
@@ -391,7 +419,7 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
     labels = labels if labels is not None else (lambda i: f"mask {i}")
     return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels, boxes=boxes,
-                             unbounded=unbounded)
+                             unbounded=unbounded, threads=threads)
 
 
 def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,

@@ -467,8 +467,12 @@ def _boundary_similarity(p: COCOParams, dataset: Dataset, detections: Detections
 
 def _oks_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
                     gt_perm: np.ndarray, gt_xywh: np.ndarray):
-    """OKS per pair, with each category's sigmas (docs/protocols/coco.md §5.4)."""
-    from ..keypoints import COCO_PERSON_SIGMAS, pair_oks
+    """OKS per pair, with each category's sigmas (docs/protocols/coco.md §5.4).
+
+    Like the mask IoU, a pair that provably scores below the lowest threshold gets 0 without
+    being computed (:class:`~deteval.keypoints.OKSTables`); the others are exact.
+    """
+    from ..keypoints import COCO_PERSON_SIGMAS, OKSTables
 
     gt = dataset.gt
     if not p.use_categories:
@@ -481,6 +485,8 @@ def _oks_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     per_category = dict(p.keypoint_sigmas) if isinstance(p.keypoint_sigmas, tuple) and \
         p.keypoint_sigmas and isinstance(p.keypoint_sigmas[0], tuple) else None
     n_kp = (~np.isnan(gt_keypoints[:, :, 0])).sum(axis=1) if len(gt) else np.zeros(0, int)
+    floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
+    tables = OKSTables(detections.keypoints, gt_keypoints, gt_xywh, gt_area)
     sigmas_of: dict[int, np.ndarray] = {}
 
     def sigmas(category: int, k: int) -> np.ndarray:
@@ -512,8 +518,8 @@ def _oks_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
         for c in np.unique(category):
             sel = np.flatnonzero(category == c)
             k = int(n_kp[g_rows[sel[0]]])
-            out[sel] = pair_oks(detections.keypoints, gt_keypoints, gt_xywh, gt_area,
-                                d_rows[sel], g_rows[sel], sigmas=sigmas(int(c), k))
+            out[sel] = tables.pair_oks(d_rows[sel], g_rows[sel], sigmas=sigmas(int(c), k),
+                                       floor=floor)
         return out
 
     return similarity
