@@ -9,11 +9,13 @@ passes are laid out, and why they give pycocotools' numbers bit for bit, is in Â
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
-__all__ = ["COCOPlan", "LRPPlan", "PrecisionPlan", "f1_counts", "micro_f1", "prefix"]
+__all__ = ["COCOPlan", "LRPPlan", "PrecisionPlan", "Workspace", "count_dtype", "f1_counts",
+           "micro_f1", "prefix"]
 
 _EPS = np.spacing(1)
 
@@ -28,6 +30,28 @@ def prefix(values: np.ndarray, dtype: Any) -> np.ndarray:
     out[0] = 0
     np.cumsum(values, out=out[1:])
     return out
+
+
+class Workspace(threading.local):
+    """Scratch arrays of one thread, reused from resample to resample: a fresh array of a
+    few MB is mapped anew by the allocator each time, and its page faults can cost more
+    than the arithmetic on it. Nothing that is returned may live in one.
+
+    >>> work = Workspace()
+    >>> a = work.get("x", 3, np.int32)
+    >>> work.get("x", 2, np.int32).base is a.base
+    True
+    """
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, n: int, dtype: Any) -> np.ndarray:
+        """An uninitialised array ``name`` of ``n`` items of ``dtype``."""
+        array = self.arrays.get(name)
+        if array is None or array.dtype != dtype or len(array) < n:
+            array = self.arrays[name] = np.empty(max(n, 1), dtype)
+        return array[:n]
 
 
 def count_dtype(w: np.ndarray, per_image: int) -> type:

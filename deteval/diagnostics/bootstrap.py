@@ -31,13 +31,15 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .._arrays import frozen
+from .._threads import resolve_threads
 from ._bootstrap_plans import COCOPlan, LRPPlan, f1_counts, micro_f1
 
 __all__ = ["BootstrapResult", "bootstrap_coco", "interval_result", "resample_rows",
@@ -192,7 +194,8 @@ def _check(n_resamples: int, confidence: float) -> None:
 
 def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
                    seed: Any = None, score_threshold: float = 0.5,
-                   weights: np.ndarray | None = None) -> BootstrapResult:
+                   weights: np.ndarray | None = None,
+                   threads: int | None = None) -> BootstrapResult:
     """Image-level bootstrap intervals of a COCO evaluation's numbers.
 
     Parameters
@@ -213,6 +216,9 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
         (in the order of ``result.params.image_ids``, sorted) is drawn. A row of ones is the
         evaluation itself. Random resamples draw the images in the ground truth's order, so
         that relabelling the image ids draws the same images.
+    threads : int, optional
+        Resamples computed at a time, each on its own thread (None: every core); the
+        numbers are identical for every value (``docs/diagnostics/bootstrap.md`` §13).
 
     Returns
     -------
@@ -224,11 +230,39 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
         A result without match table, bad settings, weights of the wrong shape.
     """
     _check(n_resamples, confidence)
+    threads = resolve_threads(threads)
     weighted = WeightedCOCO(result, score_threshold=score_threshold)
     rows = weighted.resamples(n_resamples, seed, weights)
-    samples = np.array([weighted.numbers(w) for w in rows], dtype=np.float64)
+    samples = resampled(weighted.numbers, rows, threads)
     return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
                            confidence=confidence, seed=seed)
+
+
+#: Resamples handed to the threads at a time, per thread (bounds the weight rows alive).
+_BLOCK = 16
+
+
+def resampled(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
+              threads: int) -> np.ndarray:
+    """``np.array([numbers(w) for w in rows])`` (float64), the rows taken in blocks and each
+    block's rows computed on up to ``threads`` threads.
+
+    Each resample's numbers depend on its weights alone, so they are the same on any thread
+    and for any ``threads``; the rows keep their order (the seed's).
+
+    >>> resampled(lambda w: [float(w.sum())], iter([np.ones(2), np.zeros(2)]), 2).tolist()
+    [[2.0], [0.0]]
+    """
+    rows = iter(rows)
+    if threads <= 1:
+        return np.array([numbers(w) for w in rows], dtype=np.float64)
+    from concurrent.futures import ThreadPoolExecutor
+
+    out: list = []
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="deteval") as pool:
+        while block := list(itertools.islice(rows, _BLOCK * threads)):
+            out.extend(pool.map(numbers, block))
+    return np.array(out, dtype=np.float64)
 
 
 def interval_result(weighted: Any, samples: np.ndarray, *, confidence: float,
