@@ -31,18 +31,19 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .._arrays import frozen
+from .._threads import resolve_threads
+from ._bootstrap_plans import COCOPlan, LRPPlan, f1_counts, micro_f1
 
 __all__ = ["BootstrapResult", "bootstrap_coco", "interval_result", "resample_rows",
            "resample_weights", "slice_interval"]
-
-_EPS = np.spacing(1)
 
 #: Name of the F1 number added to the stats (micro F1 at IoU 0.5, area "all").
 F1_NAME = "F1"
@@ -193,7 +194,8 @@ def _check(n_resamples: int, confidence: float) -> None:
 
 def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
                    seed: Any = None, score_threshold: float = 0.5,
-                   weights: np.ndarray | None = None) -> BootstrapResult:
+                   weights: np.ndarray | None = None,
+                   threads: int | None = None) -> BootstrapResult:
     """Image-level bootstrap intervals of a COCO evaluation's numbers.
 
     Parameters
@@ -214,6 +216,9 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
         (in the order of ``result.params.image_ids``, sorted) is drawn. A row of ones is the
         evaluation itself. Random resamples draw the images in the ground truth's order, so
         that relabelling the image ids draws the same images.
+    threads : int, optional
+        Resamples computed at a time, each on its own thread (None: every core); the
+        numbers are identical for every value (``docs/diagnostics/bootstrap.md`` §13).
 
     Returns
     -------
@@ -225,11 +230,39 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
         A result without match table, bad settings, weights of the wrong shape.
     """
     _check(n_resamples, confidence)
+    threads = resolve_threads(threads)
     weighted = WeightedCOCO(result, score_threshold=score_threshold)
     rows = weighted.resamples(n_resamples, seed, weights)
-    samples = np.array([weighted.numbers(w) for w in rows], dtype=np.float64)
+    samples = resampled(weighted.numbers, rows, threads)
     return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
                            confidence=confidence, seed=seed)
+
+
+#: Resamples handed to the threads at a time, per thread (bounds the weight rows alive).
+_BLOCK = 16
+
+
+def resampled(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
+              threads: int) -> np.ndarray:
+    """``np.array([numbers(w) for w in rows])`` (float64), the rows taken in blocks and each
+    block's rows computed on up to ``threads`` threads.
+
+    Each resample's numbers depend on its weights alone, so they are the same on any thread
+    and for any ``threads``; the rows keep their order (the seed's).
+
+    >>> resampled(lambda w: [float(w.sum())], iter([np.ones(2), np.zeros(2)]), 2).tolist()
+    [[2.0], [0.0]]
+    """
+    rows = iter(rows)
+    if threads <= 1:
+        return np.array([numbers(w) for w in rows], dtype=np.float64)
+    from concurrent.futures import ThreadPoolExecutor
+
+    out: list = []
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="deteval") as pool:
+        while block := list(itertools.islice(rows, _BLOCK * threads)):
+            out.extend(pool.map(numbers, block))
+    return np.array(out, dtype=np.float64)
 
 
 def interval_result(weighted: Any, samples: np.ndarray, *, confidence: float,
@@ -363,10 +396,11 @@ class WeightedCOCO:
         self.category_names = category_labels(self.ctx)
         k_names = tuple(f"AP[{n}]" for n in self.category_names)
         self.names = tuple(result.stat_names) + (F1_NAME, OLRP_NAME) + k_names
-        self._plan = _Plan(self.ctx, self.state, self.specs)
-        self.lrp_of_result = _LRPPlan(self.ctx, self.state, result)
-        self._f1 = _f1_counts(self.ctx, self.state, result.matches, self.score_threshold,
-                              self.n_images)
+        self._plan = COCOPlan(self.ctx, self.state, self.specs)
+        self.lrp_of_result = LRPPlan(self.ctx, self._plan, result)
+        self._layouts = [self._stat_layout(*spec) for spec in self.specs]
+        self._f1 = f1_counts(self.ctx, self.state, result.matches, self.score_threshold,
+                             self.n_images)
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
 
     def resamples(self, n_resamples: int, seed: Any,
@@ -382,29 +416,50 @@ class WeightedCOCO:
         """The stats, F1 and per-class AP under image weights ``w`` (shape (I,))."""
         from ..protocols.coco import summarize_value
 
-        prec, rec = self._plan.curves(w)
+        prec, rec, events = self._plan.curves(w)
         p = self.params
         if len(set(p.max_detections)) == len(p.max_detections):
-            stats = [self._stat(prec, rec, *spec) for spec in self.specs]
+            # The arrays back in their own (area-first, contiguous) order, flat.
+            flat = {(True, md): np.ascontiguousarray(q.transpose(3, 0, 2, 1)).ravel()
+                    for md, q in prec.items()}
+            flat.update({(False, m): np.ascontiguousarray(r.transpose(2, 0, 1)).ravel()
+                         for m, r in rec.items()})
+            stats = [self._stat(flat, layout) for layout in self._layouts]
         else:   # repeated settings: pycocotools' paired indexing, on the full arrays
             precision, recall = self._plan.full(prec, rec)
             stats = [summarize_value(precision if is_ap else recall, p, iou, area, m)
                      for is_ap, iou, area, m in self.specs]
-        return stats + [_f1(self._f1, w), self.lrp_of_result.molrp(w)] + self._per_class(prec)
+        olrp = self.lrp_of_result.molrp(w, events.get(100))
+        return stats + [micro_f1(self._f1, w), olrp] + self._per_class(prec)
 
-    def _stat(self, prec: dict, rec: dict, is_ap: bool, iou: float | None, area: str,
-              m: int | None) -> float:
-        """``summarize_value`` on the arrays of one max-detections setting (the same values
-        in the same order, so the same mean)."""
+    def _stat_layout(self, is_ap: bool, iou: float | None, area: str,
+                     m: int | None) -> tuple | None:
+        """Where ``summarize_value`` reads one stat in the arrays of one max-detections
+        setting: the array's key and the flat positions it averages, in the order it takes
+        them (so the same values in the same order: the same mean); None when the setting
+        is not evaluated (-1)."""
         p = self.params
         max_det = (20 if p.iou_type == "keypoints" else 100) if m is None else \
             p.max_detections[m]
         if max_det not in p.max_detections:
-            return -1.0
-        values = prec[max_det] if is_ap else rec[p.max_detections.index(max_det)]
+            return None
+        n_t, n_r, n_k, n_a, _ = self._plan.sizes
+        if is_ap:       # (T, R, K, A) views of (A, T, K, R) arrays
+            key = (True, max_det)
+            at = np.arange(n_a * n_t * n_k * n_r).reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
+        else:           # (T, K, A) views of (A, T, K) arrays
+            key = (False, p.max_detections.index(max_det))
+            at = np.arange(n_a * n_t * n_k).reshape(n_a, n_t, n_k).transpose(1, 2, 0)
         if iou is not None:
-            values = values[np.where(iou == np.asarray(p.iou_thresholds))[0]]
-        values = values[..., [i for i, label in enumerate(p.area_labels) if label == area]]
+            at = at[np.where(iou == np.asarray(p.iou_thresholds))[0]]
+        at = at[..., [i for i, label in enumerate(p.area_labels) if label == area]]
+        return key, at.ravel()
+
+    def _stat(self, flat: dict, layout: tuple | None) -> float:
+        """One stat as ``summarize_value`` takes it (see :meth:`_stat_layout`)."""
+        if layout is None:
+            return -1.0
+        values = flat[layout[0]].take(layout[1])
         valid = values[values > -1]
         return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
@@ -436,351 +491,3 @@ def _state_of_result(result: Any, ctx: Any):
     from ..protocols._coco_stages import state_of_result
 
     return state_of_result(ctx, result)
-
-
-class _Plan:
-    """What the weighted accumulation of one COCO state needs, weights aside.
-
-    Precision is computed for the max-detections settings the AP numbers read (one
-    :class:`_PrecisionPlan` each), recall for the (area, max-detections) pairs the AR numbers
-    read; other entries of the arrays stay -1.
-    """
-
-    def __init__(self, ctx: Any, state: Any, specs: tuple) -> None:
-        from ..protocols._coco_stages import ordered_events
-
-        p = ctx.params
-        n_t, n_k, n_a = len(p.iou_thresholds), ctx.n_k, len(p.area_ranges)
-        self.sizes = (n_t, len(p.recall_thresholds), n_k, n_a, len(p.max_detections))
-        literal = 20 if p.iou_type == "keypoints" else 100
-        self.m_star = (p.max_detections.index(literal) if literal in p.max_detections
-                       else len(p.max_detections) - 1)
-        max_dets = p.max_detections
-        read_ap = {max_dets[self.m_star]}
-        read_ar = set()
-        for is_ap, _, area, m in specs:
-            value = literal if m is None else max_dets[m]
-            if is_ap:
-                read_ap.add(value)
-            else:
-                read_ar |= {(a, i) for a, label in enumerate(p.area_labels) if label == area
-                            for i, v in enumerate(max_dets) if v == value}
-        read_ap &= set(max_dets)
-        events = ordered_events(state, n_t)
-        dt_k = np.asarray(state.category, dtype=np.int64)
-        image = np.asarray(state.image, dtype=np.int64)
-        # Counts stay in int32 when no weighted sum can exceed it.
-        per_image = np.bincount(image, minlength=1).max(initial=0) if len(image) else 0
-        n_gt_image = (np.bincount(ctx.gt_img[ctx.gt_img >= 0], minlength=1).max(initial=0)
-                      if len(ctx.gt_img) else 0)
-        bound = len(ctx.image_ids) * max(int(per_image), int(n_gt_image), 1) * n_a * n_t
-        self.dtype = np.int32 if bound < 2**31 - 1 else np.int64
-        self.precision = {md: _PrecisionPlan(state, events, dt_k, image, md, self.sizes)
-                          for md in sorted(read_ap)}
-        # Recall of the other settings: the TP events that survive each, by segment.
-        ev_rows = events.order.take(events.full_pos)
-        ev_seg = events.at * n_k + dt_k.take(ev_rows)
-        ev_area = events.at // n_t
-        self.recall_events = {}
-        for m in sorted({m for _, m in read_ar}):
-            if max_dets[m] in self.precision:
-                continue
-            areas = [a for a, mm in read_ar if mm == m]
-            tp = np.flatnonzero((events.rank < max_dets[m]) & ~events.ignored
-                                & np.isin(ev_area, areas))
-            self.recall_events[m] = (ev_seg.take(tp), image.take(ev_rows.take(tp)))
-        self.read_ar = read_ar
-        # Positives: the counted objects of each (category, area), by image.
-        gt = ctx.dataset.gt
-        ranges = np.asarray(p.area_ranges)
-        ok = (ctx.gt_k >= 0)[None, :] & ~(ctx.gt_ignore[None, :]
-                                          | (gt.area[None, :] < ranges[:, :1])
-                                          | (gt.area[None, :] > ranges[:, 1:]))
-        a_idx, g_idx = np.nonzero(ok)
-        self.gt_key = ctx.gt_k.take(g_idx) * n_a + a_idx
-        self.gt_img = ctx.gt_img.take(g_idx)
-        self.thresholds_r = np.asarray(p.recall_thresholds, dtype=np.float64)
-        self.max_dets = max_dets
-
-    def positives(self, w: np.ndarray) -> np.ndarray:
-        """npig under weights: shape (K, A), int64."""
-        _, _, n_k, n_a, _ = self.sizes
-        return np.bincount(self.gt_key, weights=w.take(self.gt_img),
-                           minlength=n_k * n_a).astype(np.int64).reshape(n_k, n_a)
-
-    def curves(self, w: np.ndarray) -> tuple[dict, dict]:
-        """Precision and recall under weights ``w``, at the entries the numbers read.
-
-        Returns ``{max_det: precision (T, R, K, A)}`` and ``{m: recall (T, K, A)}``, slices
-        of :func:`~deteval.protocols._coco_stages.accumulate_stage`'s arrays (-1 where
-        undefined).
-        """
-        n_t, n_r, n_k, n_a, n_m = self.sizes
-        w = w.astype(self.dtype, copy=False)
-        npig = self.positives(w)
-        seg_npig = np.broadcast_to(npig.T[:, None, :], (n_a, n_t, n_k)).ravel()
-        valid = seg_npig > 0
-        prec, totals = {}, {}
-        for md, plan in self.precision.items():
-            q, totals[md] = plan.curve(w, npig, self.thresholds_r)
-            q[~valid] = -1.0
-            prec[md] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
-        rec = {}
-        for m in sorted({m for _, m in self.read_ar}):
-            if self.max_dets[m] in totals:
-                tp = totals[self.max_dets[m]]
-            else:
-                seg, img = self.recall_events[m]
-                tp = np.bincount(seg, weights=w.take(img), minlength=len(seg_npig))
-            final = np.full(len(seg_npig), -1.0)
-            final[valid] = tp[valid] / seg_npig[valid]
-            rec[m] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
-        return prec, rec
-
-    def full(self, prec: dict, rec: dict) -> tuple[np.ndarray, np.ndarray]:
-        """The (T, R, K, A, M) precision and (T, K, A, M) recall arrays of ``curves``."""
-        n_t, n_r, n_k, n_a, n_m = self.sizes
-        precision = -np.ones((n_t, n_r, n_k, n_a, n_m))
-        recall = -np.ones((n_t, n_k, n_a, n_m))
-        for m, md in enumerate(self.max_dets):
-            if md in prec:
-                precision[..., m] = prec[md]
-            if m in rec:
-                recall[..., m] = rec[m]
-        return precision, recall
-
-
-class _PrecisionPlan:
-    """The rows, match events and TP events of one max-detections setting, as
-    ``_coco_stages._max_det_curves`` orders them: rows ``sel`` in accumulation order, events
-    sorted by (area, threshold, position), segments (area, threshold, category)."""
-
-    def __init__(self, state: Any, events: Any, dt_k: np.ndarray, image: np.ndarray,
-                 max_det: int, sizes: tuple) -> None:
-        n_t, _, n_k, n_a, _ = sizes
-        n_seg = n_a * n_t * n_k
-        rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
-        in_sel = rank_in_order < max_det
-        sel = events.order.compress(in_sel)
-        k_sel = dt_k.take(sel)
-        row_img = image.take(sel)
-        seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
-        sel_pos_of_full = np.cumsum(in_sel) - 1
-        live = events.rank < max_det
-        e_at = events.at.compress(live)
-        e_pos = sel_pos_of_full.take(events.full_pos.compress(live))
-        e_seg = k_sel.take(e_pos) + e_at * n_k
-        seg_first_event = np.searchsorted(e_seg, np.arange(n_seg), side="left")
-        e_ign = events.ignored.compress(live)
-        self.ev_img = row_img.take(e_pos)
-        self.ev_tp = ~e_ign
-        # An event of an ignored object, or of an out-of-range detection, is not an FP;
-        # counted once either way: +1 ignored, -1 out of range (the out-of-range rows are
-        # counted with the rows not in range below).
-        self.ev_not_fp = (e_ign.astype(np.int8) - events.out.compress(live).astype(np.int8))
-        tp_events = np.flatnonzero(~e_ign)
-        self.upto = tp_events + 1
-        self.before = seg_first_event.take(e_seg.take(tp_events))
-        t_pos, t_at = e_pos.take(tp_events), e_at.take(tp_events)
-        t_k = k_sel.take(t_pos)
-        t_start = seg_start.take(t_k)
-        self.tp_seg = t_at * n_k + t_k
-        self.seg_lo = np.searchsorted(self.tp_seg, np.arange(n_seg), side="left")
-        self.seg_hi = np.searchsorted(self.tp_seg, np.arange(n_seg), side="right")
-        # Rows in each area's range, listed area after area (the area with every row in range
-        # lists them once for all such areas); for each TP event its list's range between
-        # its segment's start and its position.
-        lists: list[np.ndarray] = []
-        list_of_area, full = [], None
-        for a in range(n_a):
-            inside = ~state.out_of_range[a].take(sel)
-            if inside.all() and full is not None:
-                list_of_area.append(full)
-                continue
-            if inside.all():
-                full = len(lists)
-            list_of_area.append(len(lists))
-            lists.append(np.flatnonzero(inside))
-        starts = np.cumsum([0] + [len(x) for x in lists])
-        self.in_img = (row_img.take(np.concatenate(lists)) if lists
-                       else np.zeros(0, np.int64))
-        t_area = t_at // n_t
-        self.in_hi = np.empty(len(t_pos), np.int64)
-        self.in_lo = np.empty(len(t_pos), np.int64)
-        for a in range(n_a):
-            at = np.flatnonzero(t_area == a)
-            j = list_of_area[a]
-            self.in_hi[at] = starts[j] + np.searchsorted(lists[j], t_pos.take(at), "right")
-            self.in_lo[at] = starts[j] + np.searchsorted(lists[j], t_start.take(at), "left")
-
-    def curve(self, w: np.ndarray, npig: np.ndarray, thresholds_r: np.ndarray):
-        """Interpolated precision at each recall threshold per segment, shape (S, R), and
-        the weighted TP count per segment, shape (S,)."""
-        n_k, n_a = npig.shape
-        n_r = len(thresholds_r)
-        n_seg = len(self.seg_lo)
-        n_t = n_seg // max(n_k * n_a, 1)
-        if n_seg == 0:
-            return np.zeros((0, n_r)), np.zeros(0, np.int64)
-        ev_w = w.take(self.ev_img)
-        tp_prefix = _prefix(np.where(self.ev_tp, ev_w, 0))
-        not_fp_prefix = _prefix(ev_w * self.ev_not_fp)
-        in_prefix = _prefix(w.take(self.in_img))
-        upto, before = self.upto, self.before
-        tp = tp_prefix.take(upto)
-        tp -= tp_prefix.take(before)
-        # FP = rows in range - TP - (events of ignored objects - events out of range).
-        fp = in_prefix.take(self.in_hi)
-        fp -= in_prefix.take(self.in_lo)
-        fp -= tp
-        fp -= not_fp_prefix.take(upto)
-        fp += not_fp_prefix.take(before)
-        tp_f = tp.astype(np.float64)
-        pr = tp_f / (fp.astype(np.float64) + tp_f + _EPS)
-        # Recall thresholds reached at each TP event: those whose ``need`` (at least 1; see
-        # _coco_stages.needed_true_positives) is at most the weighted TP count so far, read
-        # from one table per segment indexed by that count. The precision at threshold r is
-        # the maximum of pr over the events that reach more than r thresholds.
-        from ..protocols._coco_stages import needed_true_positives
-
-        total = np.zeros(n_seg, np.int64)
-        has = self.seg_hi > self.seg_lo
-        total[has] = tp.take(self.seg_hi[has] - 1)
-        need = needed_true_positives(npig, thresholds_r)              # (K, A, R)
-        seg_need = np.broadcast_to(need.transpose(1, 0, 2)[:, None], (n_a, n_t, n_k, n_r))
-        seg_need = np.clip(seg_need.reshape(n_seg, n_r), 1, (total + 1)[:, None])
-        base = np.cumsum(total + 2) - (total + 2)
-        table = np.cumsum(np.bincount((seg_need + base[:, None]).ravel(),
-                                      minlength=int(base[-1] + total[-1] + 2)))
-        # (minus the n_r entries of each segment before)
-        reached = table.take(base.take(self.tp_seg) + tp) - n_r * self.tp_seg
-        # Events are in (segment, reached) order: one maximum per run of equal keys.
-        key = self.tp_seg * n_r + reached
-        blocks = np.zeros(n_seg * n_r)
-        if len(key):
-            starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-            maxima = np.maximum.reduceat(pr, starts)
-            firsts = reached.take(starts) > 0
-            blocks[key.take(starts).compress(firsts) - 1] = maxima.compress(firsts)
-        blocks = blocks.reshape(n_seg, n_r)
-        return np.maximum.accumulate(blocks[:, ::-1], axis=1)[:, ::-1], total
-
-
-def _prefix(values: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(values) + 1, values.dtype if values.dtype.kind == "i" else np.int64)
-    np.cumsum(values, out=out[1:])
-    return out
-
-
-class _LRPPlan:
-    """moLRP at area "all" and IoU 0.5 under weights, as :func:`deteval.lrp` computes it
-    (``docs/diagnostics/lrp.md``): the rows of each category in accumulation order, their
-    status and the IoU of the true positives, once; per resample the weighted cumulative
-    TP, FP and localisation error, and the minimum of LRP per category (bounding boxes only;
-    -1 without IoU 0.5, area "all" or max-detections 100)."""
-
-    def __init__(self, ctx: Any, state: Any, result: Any) -> None:
-        from ..iou import coco_pair_iou
-        from ..matching import FP, TP
-        from ..protocols._coco_stages import ordered_events
-
-        p, table = ctx.params, result.matches
-        thresholds = list(p.iou_thresholds)
-        self.ok = (p.iou_type == "bbox" and 0.5 in thresholds and 100 in p.max_detections
-                   and "all" in p.area_labels and p.use_categories)
-        if not self.ok:
-            return
-        self.tau, t, a = 0.5, thresholds.index(0.5), list(p.area_labels).index("all")
-        kept = np.flatnonzero(table.dt_kept)            # state row i is table row kept[i]
-        order = ordered_events(state, len(thresholds)).order
-        order = order.compress(np.asarray(state.rank).take(order) < 100)
-        rows = kept.take(order) if len(kept) else order
-        status = table.detection_status(a)[t].take(rows)
-        matched = table.detection_matches(a)[t].take(rows)
-        hit = np.flatnonzero(status == TP)
-        iou = np.zeros(len(rows))
-        detections, gt = result.detections, result.dataset.gt
-        iou[hit] = coco_pair_iou(detections.as_xywh()[rows[hit]],
-                                 gt.as_xywh()[matched[hit]], np.zeros(len(hit), bool))
-        # LRP only rises over a false positive or an ignored row, so its minimum is at a true
-        # positive: keep those, with the weighted false positives before each in its class.
-        image = np.asarray(state.image, dtype=np.int64).take(order)
-        k = np.asarray(state.category, dtype=np.int64).take(order)
-        bounds = np.searchsorted(k, np.arange(ctx.n_k + 1))
-        fp_pos = np.flatnonzero(status == FP)
-        self.fp_img = image.take(fp_pos)
-        self.tp_img, self.tp_iou, self.tp_k = image.take(hit), iou.take(hit), k.take(hit)
-        self.fp_hi = np.searchsorted(fp_pos, hit)
-        self.fp_lo = np.searchsorted(fp_pos, bounds.take(self.tp_k))
-        self.tp_bounds = np.searchsorted(self.tp_k, np.arange(ctx.n_k + 1))
-        self.tp_start = self.tp_bounds[:-1].repeat(np.diff(self.tp_bounds))
-        gt_ok = (ctx.gt_k >= 0) & ~table.gt_ignore[a]
-        self.gt_k, self.gt_img, self.n_k = ctx.gt_k[gt_ok], ctx.gt_img[gt_ok], ctx.n_k
-
-    def molrp(self, w: np.ndarray) -> float:
-        """moLRP under image weights ``w``; -1 when not computed."""
-        from .lrp import _mean
-
-        if not self.ok:
-            return -1.0
-        npig = np.bincount(self.gt_k, weights=w.take(self.gt_img),
-                           minlength=self.n_k).astype(np.int64)
-        fp_prefix = _prefix(w.take(self.fp_img))
-        fp_num = fp_prefix.take(self.fp_hi) - fp_prefix.take(self.fp_lo)
-        tp_w = w.take(self.tp_img)
-        tp_prefix = _prefix(tp_w)
-        tp_num = tp_prefix[1:] - tp_prefix.take(self.tp_start)
-        fn_num = npig.take(self.tp_k) - tp_num
-        # The localisation sums category by category: a running float sum restarted at each
-        # category, as deteval.diagnostics.lrp._optimal sums them (its other rows add 0).
-        loc = tp_w * self.tp_iou
-        bounds = self.tp_bounds
-        present = np.flatnonzero(np.diff(bounds))
-        for k in present.tolist():
-            np.cumsum(loc[bounds[k]:bounds[k + 1]], out=loc[bounds[k]:bounds[k + 1]])
-        total_loc = tp_num - loc
-        with np.errstate(invalid="ignore", divide="ignore"):
-            curve = (total_loc / (1 - self.tau) + fp_num + fn_num) / (tp_num + fp_num + fn_num)
-        olrp = np.where(npig > 0, 1.0, -1.0)
-        if len(present):
-            minima = np.minimum.reduceat(curve, bounds.take(present))
-            tp_total = tp_num.take(bounds.take(present + 1) - 1)
-            found = (npig.take(present) > 0) & (tp_total > 0)
-            olrp[present[found]] = minima[found]
-        return _mean(olrp)
-
-
-def _f1_counts(ctx: Any, state: Any, table: Any, threshold: float, n_images: int):
-    """Per-image TP, FP and positive counts behind micro F1 at IoU 0.5, area "all", the
-    largest max-detections setting, detections scoring at least ``threshold``; None when
-    0.5 or "all" is not evaluated."""
-    p = ctx.params
-    iou = np.flatnonzero(np.asarray(p.iou_thresholds) == 0.5)
-    area = [i for i, label in enumerate(p.area_labels) if label == "all"]
-    if not len(iou) or not area:
-        return None
-    t, a, n_t = int(iou[0]), area[0], len(p.iou_thresholds)
-    n = len(state)
-    at_here = np.asarray(state.event_at, dtype=np.int64) == a * n_t + t
-    rows = np.asarray(state.event_row, dtype=np.int64).compress(at_here)
-    status = np.zeros(n, np.int8)             # 0 FP, 1 TP, 2 ignored
-    status[rows] = np.where(np.asarray(state.event_ignored).compress(at_here), 2, 1)
-    status[(status == 0) & state.out_of_range[a]] = 2
-    counted = state.score >= threshold
-    image = np.asarray(state.image, dtype=np.int64)
-    tp = np.bincount(image[counted & (status == 1)], minlength=n_images)
-    fp = np.bincount(image[counted & (status == 0)], minlength=n_images)
-    gt = ctx.dataset.gt
-    lo, hi = p.area_ranges[a]
-    pos = (ctx.gt_k >= 0) & ~ctx.gt_ignore & (gt.area >= lo) & (gt.area <= hi)
-    npos = np.bincount(ctx.gt_img[pos], minlength=n_images)
-    return tp, fp, npos
-
-
-def _f1(counts, w: np.ndarray) -> float:
-    """Micro F1 = 2 TP / (2 TP + FP + FN) under weights; -1 when there is nothing to count."""
-    if counts is None:
-        return -1.0
-    tp, fp, npos = (int(np.dot(c, w)) for c in counts)
-    denominator = tp + fp + npos
-    return -1.0 if denominator == 0 else 2.0 * tp / denominator

@@ -32,8 +32,15 @@ from typing import Any
 
 import numpy as np
 
+from .._threads import resolve_threads
+from ..ap import _COCO101_THRESHOLDS, _VOC11_DEVKIT_THRESHOLDS, _VOC11_THRESHOLDS
 from ..data import index_in
-from .bootstrap import BootstrapResult, _check, interval_result, resample_rows
+from ._bootstrap_plans import Workspace, count_dtype
+from .bootstrap import BootstrapResult, _check, interval_result, resample_rows, resampled
+
+#: The recall thresholds of the AP rules that sample the precision envelope.
+_SAMPLED_THRESHOLDS = {"voc11": _VOC11_THRESHOLDS, "voc11-devkit": _VOC11_DEVKIT_THRESHOLDS,
+                       "coco101": _COCO101_THRESHOLDS}
 
 __all__ = ["MAP_NAME", "WeightedVOC", "bootstrap_voc", "voc_number_names"]
 
@@ -43,7 +50,8 @@ MAP_NAME = "mAP"
 
 
 def bootstrap_voc(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
-                  seed: Any = None, weights: np.ndarray | None = None) -> BootstrapResult:
+                  seed: Any = None, weights: np.ndarray | None = None,
+                  threads: int | None = None) -> BootstrapResult:
     """Image-level bootstrap intervals of a Pascal VOC evaluation's mAP and per-class AP.
 
     Parameters
@@ -51,7 +59,7 @@ def bootstrap_voc(result: Any, *, n_resamples: int = 1000, confidence: float = 0
     result : VOCResult
         Of :func:`~deteval.evaluate_voc` (it keeps the match table; the result of a
         streaming :class:`~deteval.Evaluator` does not and is refused).
-    n_resamples, confidence, seed
+    n_resamples, confidence, seed, threads
         As :func:`~deteval.diagnostics.bootstrap.bootstrap_coco` (a seed draws the same
         images for both).
     weights : array of int, shape (B, I), optional
@@ -84,9 +92,10 @@ def bootstrap_voc(result: Any, *, n_resamples: int = 1000, confidence: float = 0
     True
     """
     _check(n_resamples, confidence)
+    threads = resolve_threads(threads)
     weighted = WeightedVOC(result)
     rows = weighted.resamples(n_resamples, seed, weights)
-    samples = np.array([weighted.numbers(w) for w in rows], dtype=np.float64)
+    samples = resampled(weighted.numbers, rows, threads)
     return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
                            confidence=confidence, seed=seed)
 
@@ -161,6 +170,13 @@ class WeightedVOC:
         positive = (ctx.gt_k >= 0) & ~ctx.difficult
         self.gt_k = ctx.gt_k.compress(positive)
         self.gt_image = column.take(result.dataset.gt.image_index.compress(positive))
+        # The sampled rules (11-point, 101-point) read each row's counts once (§13).
+        self._sampled = _SAMPLED_THRESHOLDS.get(p.ap_method)
+        self.row_start = [np.repeat(cb[:-1], np.diff(cb)) for cb in self.counted_bounds]
+        self._work = Workspace()
+        # The most counted rows of one image: the counts stay in int32 when the weights
+        # cannot push them past it.
+        self._per_image = int(np.bincount(self.image).max(initial=0)) if len(self.image) else 1
         self.names = voc_number_names(result)
         self.category_names = _class_names(result)
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
@@ -178,12 +194,21 @@ class WeightedVOC:
         from ..protocols._voc_stages import curve_ap, mean_ap
 
         p, n_k = self.params, self.n_k
+        if self._sampled is not None:
+            w = w.astype(count_dtype(w, self._per_image), copy=False)
         npos = np.bincount(self.gt_k, weights=w.take(self.gt_image),
                            minlength=n_k).astype(np.int64)
-        n_dt = np.bincount(self.k_of_row, weights=w.take(self.image),
-                           minlength=n_k).astype(np.int64)
+        # The weighted detections of each class: read only by detectron2's rule for a class
+        # without objects under all-points AP (NaN when it has detections).
+        n_dt = (np.bincount(self.k_of_row, weights=w.take(self.image),
+                            minlength=n_k).astype(np.int64)
+                if p.ap_method == "all-points" and p.classes_without_gt != "exclude"
+                else np.zeros(n_k, np.int64))
         ap = np.zeros((len(p.iou_thresholds), n_k))
         for t, tp_flag in enumerate(self.tp_flag):
+            if self._sampled is not None:
+                ap[t] = self._sampled_ap(t, w, npos)
+                continue
             times = w.take(self.counted_image[t])
             # Running TP count of the expanded sequence (each row repeated in place), and
             # where each class's part of it starts and ends.
@@ -197,7 +222,55 @@ class WeightedVOC:
                 tp = tp_cum[lo + 1:hi + 1] - tp_cum[lo]
                 ap[t, c] = curve_ap(tp, np.arange(1, hi - lo + 1) - tp, int(npos[c]),
                                     int(n_dt[c]), p)
+        if self._sampled is not None and p.classes_without_gt != "exclude":
+            ap[:, npos == 0] = 0.0      # detectron2's 0 / 0 recall reaches no threshold
         return ap, mean_ap(ap, npos, p)
+
+    def _sampled_ap(self, t: int, w: np.ndarray, npos: np.ndarray) -> np.ndarray:
+        """The (K,) AP at threshold ``t`` by a sampled rule (``voc11``, ``voc11-devkit``,
+        ``coco101``), from each counted row's running counts once (not repeated): a row
+        drawn ``w`` times adds ``w`` points to the expanded curve, and the one at the end of
+        its run has the highest recall and, of its TP copies, the highest precision; an FP
+        run's points are below the point before the run. So the largest precision at
+        recall >= r, which is all these rules read, is the same (§13). NaN where the class
+        has no objects (the caller applies the protocol's rule there)."""
+        from ..protocols._coco_stages import needed_true_positives
+
+        thresholds, cb, n = self._sampled, self.counted_bounds[t], len(self.counted_image[t])
+        # Per row: the class's TP and counted rows up to it, and its precision (0 before
+        # any); in this thread's scratch arrays (fresh ones of this size cost page faults).
+        work, dtype = self._work, w.dtype
+        times = w.take(self.counted_image[t], out=work.get("times", n, dtype), mode="clip")
+        counted = work.get("counted", n + 1, dtype)
+        counted[0] = 0
+        np.cumsum(times, out=counted[1:])
+        tp = work.get("tp", n + 1, dtype)
+        tp[0] = 0
+        np.cumsum(np.multiply(times, self.tp_flag[t], out=times), out=tp[1:])
+        base = work.get("base", n, dtype)
+        row_tp = np.subtract(tp[1:], tp.take(self.row_start[t], out=base, mode="clip"),
+                             out=times)
+        row_n = counted.take(self.row_start[t], out=work.get("n", n, dtype), mode="clip")
+        np.maximum(np.subtract(counted[1:], row_n, out=row_n), 1, out=row_n)
+        precision = work.get("precision", n + 1, np.float64)
+        precision[n] = 0.0
+        np.divide(row_tp, row_n, out=precision[:n])
+        # First row of each class whose recall tp / npos reaches each threshold (the float
+        # rule of ``searchsorted(recall, t)``), then the largest precision from there on:
+        # the maximum of each stretch between two of them, and a running maximum.
+        need = needed_true_positives(npos, thresholds)                     # (K, n)
+        first = np.searchsorted(tp[1:], tp.take(cb[:-1])[:, None] + need, side="left")
+        first = np.clip(first, cb[:-1, None], cb[1:, None])
+        reached = first < cb[1:, None]
+        at = np.concatenate([first, cb[1:, None]], axis=1).ravel()
+        blocks = np.maximum.reduceat(precision, at).reshape(len(npos), -1)[:, :-1]
+        blocks *= reached
+        sampled = np.maximum.accumulate(blocks[:, ::-1], axis=1)[:, ::-1]
+        if self.params.ap_method == "coco101":
+            ap = np.array([np.mean(row) for row in sampled])
+        else:   # ap = ap + p / 11 in threshold order, as the references accumulate
+            ap = np.cumsum(sampled / 11.0, axis=1)[:, -1]
+        return np.where(npos > 0, ap, np.nan)
 
     def numbers(self, w: np.ndarray) -> list[float]:
         """``mAP``, ``mAP@t`` (several thresholds) and the per-class AP under weights ``w``

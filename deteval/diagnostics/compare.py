@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import frozen
+from .._threads import resolve_threads
 from .bootstrap import (
     BootstrapResult,
     WeightedCOCO,
@@ -35,6 +36,7 @@ from .bootstrap import (
     _json_number,
     interval_result,
     percentile_interval,
+    resampled,
 )
 
 __all__ = ["ComparisonResult", "compare_coco", "compare_voc", "holm", "paired_comparison",
@@ -247,7 +249,8 @@ def _undefined(value: float) -> float:
 
 def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
                  confidence: float = 0.95, seed: Any = 0, score_threshold: float = 0.5,
-                 models: Sequence[str] | None = None) -> ComparisonResult:
+                 models: Sequence[str] | None = None,
+                 threads: int | None = None) -> ComparisonResult:
     """Compare COCO evaluations of several detectors on the same ground truth, paired.
 
     Parameters
@@ -261,6 +264,9 @@ def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
         Of the resampling (default 0: the same command gives the same p-values).
     models : sequence of str, optional
         Labels (default ``model0``, ``model1``...).
+    threads : int, optional
+        As :func:`~deteval.diagnostics.bootstrap.bootstrap_coco` (the numbers are identical
+        for every value).
 
     Returns
     -------
@@ -273,16 +279,19 @@ def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
     """
     return paired_comparison(
         results, lambda r: WeightedCOCO(r, score_threshold=score_threshold),
-        n_resamples=n_resamples, confidence=confidence, seed=seed, models=models)
+        n_resamples=n_resamples, confidence=confidence, seed=seed, models=models,
+        threads=threads)
 
 
 def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
                       n_resamples: int = 1000, confidence: float = 0.95, seed: Any = 0,
-                      models: Sequence[str] | None = None) -> ComparisonResult:
+                      models: Sequence[str] | None = None,
+                      threads: int | None = None) -> ComparisonResult:
     """The paired comparison of :func:`compare_coco` for any protocol: ``weigh(result)``
     gives the weighted evaluation of one result (``WeightedCOCO``, ``WeightedVOC``: its
     ``names``, ``estimates``, ``resamples`` and ``numbers(w)``); the rest is shared."""
     _check(n_resamples, confidence)
+    threads = resolve_threads(threads)
     results = list(results)
     if len(results) < 2:
         raise ValueError(f"compare needs at least two results (a baseline and a model); got "
@@ -298,8 +307,8 @@ def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
                              f"or categories than {labels[0]}; compare needs the same ones")
     weighted = [weigh(r) for r in results]
     rows = weighted[0].resamples(n_resamples, seed, None)
-    samples = np.array([[model.numbers(w) for model in weighted] for w in rows],
-                       dtype=np.float64)                                 # (B, J+1, N)
+    samples = resampled(lambda w: [model.numbers(w) for model in weighted], rows, threads)
+    samples = samples.reshape(-1, len(weighted), len(weighted[0].names))      # (B, J+1, N)
     intervals = [interval_result(model, samples[:, j], confidence=confidence, seed=seed)
                  for j, model in enumerate(weighted)]                   # (NaN: in place)
     names = weighted[0].names
@@ -326,7 +335,8 @@ def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
 
 
 def compare_voc(results: Sequence[Any], *, n_resamples: int = 1000, confidence: float = 0.95,
-                seed: Any = 0, models: Sequence[str] | None = None) -> ComparisonResult:
+                seed: Any = 0, models: Sequence[str] | None = None,
+                threads: int | None = None) -> ComparisonResult:
     """Compare Pascal VOC evaluations of several detectors on the same ground truth, paired.
 
     As :func:`compare_coco`, with the numbers of
@@ -338,7 +348,7 @@ def compare_voc(results: Sequence[Any], *, n_resamples: int = 1000, confidence: 
     results : sequence of VOCResult
         :func:`~deteval.evaluate_voc` results (with their match tables) of the same ground
         truth and settings; the first is the baseline.
-    n_resamples, confidence, seed, models
+    n_resamples, confidence, seed, models, threads
         As :func:`compare_coco`.
 
     Returns
@@ -360,4 +370,4 @@ def compare_voc(results: Sequence[Any], *, n_resamples: int = 1000, confidence: 
     from .bootstrap_voc import WeightedVOC
 
     return paired_comparison(results, WeightedVOC, n_resamples=n_resamples,
-                             confidence=confidence, seed=seed, models=models)
+                             confidence=confidence, seed=seed, models=models, threads=threads)

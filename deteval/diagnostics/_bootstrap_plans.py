@@ -1,0 +1,445 @@
+"""The weighted COCO accumulation behind :mod:`deteval.diagnostics.bootstrap`: what does not
+depend on the image weights is laid out once (the "plans"); each resample then costs a few
+vectorised passes over the true-positive events, the rows in each area range and the
+events that are not false positives.
+
+The rules (and what the numbers equal) are in ``docs/diagnostics/bootstrap.md`` §3; how the
+passes are laid out, and why they give pycocotools' numbers bit for bit, is in §13.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+__all__ = ["COCOPlan", "LRPPlan", "PrecisionPlan", "Workspace", "count_dtype", "f1_counts",
+           "micro_f1", "prefix"]
+
+_EPS = np.spacing(1)
+
+
+def prefix(values: np.ndarray, dtype: Any) -> np.ndarray:
+    """``[0, cumsum(values)]`` in ``dtype`` (an integer type; its own loop, no casts).
+
+    >>> prefix(np.array([2, 0, 1], np.int32), np.int32).tolist()
+    [0, 2, 2, 3]
+    """
+    out = np.empty(len(values) + 1, dtype)
+    out[0] = 0
+    np.cumsum(values, out=out[1:])
+    return out
+
+
+class Workspace(threading.local):
+    """Scratch arrays of one thread, reused from resample to resample: a fresh array of a
+    few MB is mapped anew by the allocator each time, and its page faults can cost more
+    than the arithmetic on it. Nothing that is returned may live in one.
+
+    >>> work = Workspace()
+    >>> a = work.get("x", 3, np.int32)
+    >>> work.get("x", 2, np.int32).base is a.base
+    True
+    """
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, n: int, dtype: Any) -> np.ndarray:
+        """An uninitialised array ``name`` of ``n`` items of ``dtype``."""
+        array = self.arrays.get(name)
+        if array is None or array.dtype != dtype or len(array) < n:
+            array = self.arrays[name] = np.empty(max(n, 1), dtype)
+        return array[:n]
+
+
+def count_dtype(w: np.ndarray, per_image: int) -> type:
+    """int32 when no weighted count of ``w`` can exceed it (``per_image``: the most counted
+    items of one image, over every area range and threshold), else int64."""
+    bound = int(w.sum(dtype=np.int64)) * max(int(per_image), 1)
+    return np.int32 if bound < 2**31 - 1 else np.int64
+
+
+class COCOPlan:
+    """What the weighted accumulation of one COCO state needs, weights aside.
+
+    Precision is computed for the max-detections settings the AP numbers read (one
+    :class:`PrecisionPlan` each), recall for the (area, max-detections) pairs the AR numbers
+    read; other entries of the arrays stay -1.
+    """
+
+    def __init__(self, ctx: Any, state: Any, specs: tuple) -> None:
+        from ..protocols._coco_stages import ordered_events
+
+        p = ctx.params
+        n_t, n_k, n_a = len(p.iou_thresholds), ctx.n_k, len(p.area_ranges)
+        self.sizes = (n_t, len(p.recall_thresholds), n_k, n_a, len(p.max_detections))
+        literal = 20 if p.iou_type == "keypoints" else 100
+        self.m_star = (p.max_detections.index(literal) if literal in p.max_detections
+                       else len(p.max_detections) - 1)
+        max_dets = p.max_detections
+        read_ap = {max_dets[self.m_star]}
+        read_ar = set()
+        for is_ap, _, area, m in specs:
+            value = literal if m is None else max_dets[m]
+            if is_ap:
+                read_ap.add(value)
+            else:
+                read_ar |= {(a, i) for a, label in enumerate(p.area_labels) if label == area
+                            for i, v in enumerate(max_dets) if v == value}
+        read_ap &= set(max_dets)
+        events = ordered_events(state, n_t)
+        dt_k = np.asarray(state.category, dtype=np.int64)
+        image = np.asarray(state.image, dtype=np.int64)
+        # The most rows (or objects) one image adds to a count, over every area range and
+        # threshold: the counts stay in int32 when the weights cannot push them past it.
+        per_image = np.bincount(image, minlength=1).max(initial=0) if len(image) else 0
+        n_gt_image = (np.bincount(ctx.gt_img[ctx.gt_img >= 0], minlength=1).max(initial=0)
+                      if len(ctx.gt_img) else 0)
+        self.per_image = max(int(per_image), int(n_gt_image), 1) * n_a * n_t
+        self.precision = {md: PrecisionPlan(state, events, dt_k, image, md, self.sizes)
+                          for md in sorted(read_ap)}
+        # Recall of the other settings: the TP events that survive each, by segment (events
+        # are in segment order): the weighted count of each segment is a difference of a
+        # prefix sum at the segment bounds.
+        ev_rows = events.order.take(events.full_pos)
+        ev_seg = events.at * n_k + dt_k.take(ev_rows)
+        ev_area = events.at // n_t
+        n_seg = n_a * n_t * n_k
+        self.recall_events = {}
+        for m in sorted({m for _, m in read_ar}):
+            if max_dets[m] in self.precision:
+                continue
+            areas = [a for a, mm in read_ar if mm == m]
+            tp = np.flatnonzero((events.rank < max_dets[m]) & ~events.ignored
+                                & np.isin(ev_area, areas))
+            bounds = np.searchsorted(ev_seg.take(tp), np.arange(n_seg + 1))
+            self.recall_events[m] = (image.take(ev_rows.take(tp)), bounds)
+        self.read_ar = read_ar
+        # Positives: the counted objects of each (category, area), by image.
+        gt = ctx.dataset.gt
+        ranges = np.asarray(p.area_ranges)
+        ok = (ctx.gt_k >= 0)[None, :] & ~(ctx.gt_ignore[None, :]
+                                          | (gt.area[None, :] < ranges[:, :1])
+                                          | (gt.area[None, :] > ranges[:, 1:]))
+        a_idx, g_idx = np.nonzero(ok)
+        self.gt_key = ctx.gt_k.take(g_idx) * n_a + a_idx
+        self.gt_img = ctx.gt_img.take(g_idx)
+        self.thresholds_r = np.asarray(p.recall_thresholds, dtype=np.float64)
+        self.max_dets = max_dets
+
+    def positives(self, w: np.ndarray) -> np.ndarray:
+        """npig under weights: shape (K, A), int64."""
+        _, _, n_k, n_a, _ = self.sizes
+        return np.bincount(self.gt_key, weights=w.take(self.gt_img),
+                           minlength=n_k * n_a).astype(np.int64).reshape(n_k, n_a)
+
+    def curves(self, w: np.ndarray) -> tuple[dict, dict, dict]:
+        """Precision and recall under weights ``w``, at the entries the numbers read.
+
+        Returns ``{max_det: precision (T, R, K, A)}`` and ``{m: recall (T, K, A)}``, slices
+        of :func:`~deteval.protocols._coco_stages.accumulate_stage`'s arrays (-1 where
+        undefined), and ``{max_det: TP events}`` (the third value of
+        :meth:`PrecisionPlan.curve`).
+        """
+        n_t, n_r, n_k, n_a, n_m = self.sizes
+        w = w.astype(count_dtype(w, self.per_image), copy=False)
+        npig = self.positives(w)
+        seg_npig = np.broadcast_to(npig.T[:, None, :], (n_a, n_t, n_k)).ravel()
+        valid = seg_npig > 0
+        prec, totals, events = {}, {}, {}
+        for md, plan in self.precision.items():
+            q, totals[md], events[md] = plan.curve(w, npig, self.thresholds_r)
+            q[~valid] = -1.0
+            prec[md] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
+        rec = {}
+        for m in sorted({m for _, m in self.read_ar}):
+            if self.max_dets[m] in totals:
+                tp = totals[self.max_dets[m]]
+            else:
+                img, bounds = self.recall_events[m]
+                tp = np.diff(prefix(w.take(img), w.dtype).take(bounds))
+            final = np.full(len(seg_npig), -1.0)
+            final[valid] = tp[valid] / seg_npig[valid]
+            rec[m] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
+        return prec, rec, events
+
+    def full(self, prec: dict, rec: dict) -> tuple[np.ndarray, np.ndarray]:
+        """The (T, R, K, A, M) precision and (T, K, A, M) recall arrays of ``curves``."""
+        n_t, n_r, n_k, n_a, n_m = self.sizes
+        precision = -np.ones((n_t, n_r, n_k, n_a, n_m))
+        recall = -np.ones((n_t, n_k, n_a, n_m))
+        for m, md in enumerate(self.max_dets):
+            if md in prec:
+                precision[..., m] = prec[md]
+            if m in rec:
+                recall[..., m] = rec[m]
+        return precision, recall
+
+
+class PrecisionPlan:
+    """The true-positive (TP) events of one max-detections setting, as
+    ``_coco_stages._max_det_curves`` orders them: rows ``sel`` in accumulation order
+    (category, descending score, image, rank), events sorted by segment (area, threshold,
+    category) and position; with, for each TP event, where the rows in its area range and the
+    events that are not false positives up to it end (``docs/diagnostics/bootstrap.md`` §13).
+    """
+
+    def __init__(self, state: Any, events: Any, dt_k: np.ndarray, image: np.ndarray,
+                 max_det: int, sizes: tuple) -> None:
+        n_t, _, n_k, n_a, _ = sizes
+        self.n_seg = n_seg = n_a * n_t * n_k
+        rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
+        in_sel = rank_in_order < max_det
+        sel = events.order.compress(in_sel)
+        k_sel = dt_k.take(sel)
+        row_img = image.take(sel)
+        seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
+        sel_pos_of_full = np.cumsum(in_sel) - 1
+        live = events.rank < max_det
+        e_at = events.at.compress(live)
+        e_pos = sel_pos_of_full.take(events.full_pos.compress(live))
+        e_seg = k_sel.take(e_pos) + e_at * n_k
+        e_ign = events.ignored.compress(live)
+        e_out = events.out.compress(live)
+        # TP events, in (segment, position) order.
+        tp_events = np.flatnonzero(~e_ign)
+        self.tp_seg = e_seg.take(tp_events)
+        tp_pos = e_pos.take(tp_events)
+        self.tp_row = sel.take(tp_pos)
+        self.tp_img = row_img.take(tp_pos)
+        self.bounds = np.searchsorted(self.tp_seg, np.arange(n_seg + 1))
+        self.counts = np.diff(self.bounds)
+        # Events that are not FPs though their row is counted in range (+1: an ignored
+        # object's match), or that are counted though their row is out of range (-1: a TP of
+        # an out-of-range detection); an ignored object's match out of range is neither.
+        plus, minus = e_ign & ~e_out, ~e_ign & e_out
+        nf = np.flatnonzero(plus | minus)
+        self.nf_img = row_img.take(e_pos.take(nf))
+        self.nf_sign = None if not minus.any() else np.where(plus.take(nf), 1, -1).astype(
+            np.int8)
+        # Each TP event's count of such events up to it (itself included), and each
+        # segment's first one: the events are sorted by (segment, position).
+        n_rows = len(sel) + 1
+        nf_key = e_seg.take(nf) * n_rows + e_pos.take(nf)
+        self.nf_hi = np.searchsorted(nf_key, self.tp_seg * n_rows + tp_pos, side="right")
+        self.nf_lo = np.searchsorted(nf_key, np.arange(n_seg) * n_rows, side="left")
+        # Rows in each area's range, listed area after area (the area with every row in range
+        # lists them once for all such areas): for each TP event the end of its list's range
+        # up to its position, for each segment the start of its category in that list.
+        lists: list[np.ndarray] = []
+        list_of_area, full = [], None
+        for a in range(n_a):
+            inside = ~state.out_of_range[a].take(sel)
+            if inside.all() and full is not None:
+                list_of_area.append(full)
+                continue
+            if inside.all():
+                full = len(lists)
+            list_of_area.append(len(lists))
+            lists.append(np.flatnonzero(inside))
+        starts = np.cumsum([0] + [len(x) for x in lists])
+        self.in_img = (row_img.take(np.concatenate(lists)) if lists
+                       else np.zeros(0, np.int64))
+        t_area = self.tp_seg // (n_t * n_k)
+        self.in_hi = np.empty(len(tp_pos), np.int64)
+        s_area, s_k = np.divmod(np.arange(n_seg), n_t * n_k)
+        s_k %= max(n_k, 1)
+        self.in_lo = np.empty(n_seg, np.int64)
+        for a in range(n_a):
+            at, j = np.flatnonzero(t_area == a), list_of_area[a]
+            self.in_hi[at] = starts[j] + np.searchsorted(lists[j], tp_pos.take(at), "right")
+            seg_a = np.flatnonzero(s_area == a)
+            self.in_lo[seg_a] = starts[j] + np.searchsorted(
+                lists[j], seg_start.take(s_k.take(seg_a)), "left")
+        self._keys: dict = {}
+
+    def curve(self, w: np.ndarray, npig: np.ndarray, thresholds_r: np.ndarray):
+        """Interpolated precision at each recall threshold per segment, shape (S, R); the
+        weighted TP count per segment, shape (S,); and per TP event its weight, the TP count
+        of its segment up to it and the TP + FP count up to it (each shape (n_tp,))."""
+        n_k, n_a = npig.shape
+        n_r = len(thresholds_r)
+        n_seg = self.n_seg
+        if len(self.tp_img) == 0:       # no TP event: precision 0 wherever defined
+            none = np.zeros(0, np.int64)
+            return np.zeros((n_seg, n_r)), np.zeros(n_seg, np.int64), (none, none, none)
+        dtype, counts = w.dtype, self.counts
+        tp_w = w.take(self.tp_img)
+        units = prefix(tp_w, np.int64)              # TP units before each event
+        seg_units = units.take(self.bounds)
+        total = np.diff(seg_units)
+        # TP so far (the segment's, the event included), and TP + FP so far: the rows in
+        # range up to the event, less those that are not FPs (docs §13).
+        tp = units[1:] - np.repeat(seg_units[:-1], counts)
+        inside = prefix(w.take(self.in_img), dtype)
+        nf_w = w.take(self.nf_img)
+        if self.nf_sign is not None:
+            nf_w *= self.nf_sign
+        not_fp = prefix(nf_w, dtype)
+        counted = inside.take(self.in_hi)
+        counted -= not_fp.take(self.nf_hi)
+        counted -= np.repeat(inside.take(self.in_lo) - not_fp.take(self.nf_lo), counts)
+        # pycocotools' float arithmetic: tp / (fp + tp + eps), the sum exact in float64.
+        pr = np.divide(tp, np.add(counted, _EPS), dtype=np.float64)
+        envelope = self._envelope(pr, dtype)
+        # The first event of each segment whose TP count reaches a threshold's need (at
+        # least 1; needed_true_positives is COCO's float rule): the event holding that TP
+        # unit. The precision there is the envelope's; 0 where the count never gets there.
+        from ..protocols._coco_stages import needed_true_positives
+
+        need = np.maximum(needed_true_positives(npig, thresholds_r), 1)      # (K, A, R)
+        need = need.transpose(1, 0, 2)[:, None]                            # (A, 1, K, R)
+        n_t = n_seg // max(n_k * n_a, 1)
+        at = (seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1) + need
+        holder = np.cumsum(np.bincount(units[1:], minlength=int(units[-1]) + 1))
+        event = holder.take(at, mode="clip")
+        q = _decode(envelope.take(event, mode="clip"), self._keys[dtype][1])
+        q *= need <= total.reshape(n_a, n_t, n_k, 1)
+        return q.reshape(n_seg, n_r), total, (tp_w, tp, counted)
+
+    def _envelope(self, pr: np.ndarray, dtype: Any) -> np.ndarray:
+        """Each TP event's largest precision from it to the end of its segment, encoded
+        (:func:`_encode_layout`): a reversed running maximum, restarted at each segment."""
+        if dtype not in self._keys:
+            self._keys[dtype] = _encode_layout(self.tp_seg, self.bounds, dtype)
+        offsets, base, chunks = self._keys[dtype]
+        keys = pr.view(np.int64) + offsets
+        for lo, hi in chunks:
+            np.maximum.accumulate(keys[lo:hi][::-1], out=keys[lo:hi][::-1])
+        return keys
+
+
+def _encode_layout(tp_seg: np.ndarray, bounds: np.ndarray, dtype: Any):
+    """How precisions become integer keys whose running maximum restarts at each segment.
+
+    A precision is ``tp / (d + eps)`` with ``1 <= tp <= d`` below the count type's limit, so
+    it is 0 or lies in ``[2**-e, 1]`` (``e`` = 32 for int32 counts, 64 for int64): its float64
+    bit pattern, an increasing function of the value, less that of ``2**-(e + 1)``, needs
+    ``p`` bits. The segments go in chunks of ``2**(63 - p)``; the ``j``-th last segment of a
+    chunk adds ``j << p``, so that every key of a segment exceeds every key of the segments
+    after it in the chunk, and a reversed running maximum over the chunk restarts at each
+    segment. A precision of 0 (before the first TP unit) gets a smaller key; no query reads
+    it. Returns the per-event offsets, the subtracted base and the chunks' event ranges.
+    """
+    e = 32 if dtype == np.int32 else 64
+    base = int(np.array(2.0 ** -(e + 1)).view(np.int64))
+    width = int(np.array(1.0).view(np.int64)) - base + 1
+    payload = int(width - 1).bit_length()
+    per_chunk = 1 << (63 - payload)
+    offsets = ((per_chunk - 1 - tp_seg % per_chunk) << payload) - base
+    n_chunks = (len(bounds) - 2) // per_chunk + 1
+    edges = bounds.take(np.minimum(np.arange(n_chunks + 1) * per_chunk, len(bounds) - 1))
+    chunks = [(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
+    return offsets.astype(np.int64), (base, payload), chunks
+
+
+def _decode(keys: np.ndarray, code: tuple) -> np.ndarray:
+    """The precisions of keys made by :func:`_encode_layout` (float64)."""
+    base, payload = code
+    keys &= (1 << payload) - 1
+    keys += base
+    return keys.view(np.float64)
+
+
+class LRPPlan:
+    """moLRP at area "all" and IoU 0.5 under weights, as :func:`deteval.lrp` computes it
+    (``docs/diagnostics/lrp.md``): per category, its true positives in accumulation order
+    (the TP events of the max-detections-100 :class:`PrecisionPlan` at area "all", IoU 0.5)
+    and their IoU, once; per resample the weighted TP and FP counts up to each (the
+    precision plan's), the localisation error, and the minimum of LRP per category
+    (bounding boxes only; -1 without IoU 0.5, area "all" or max-detections 100)."""
+
+    def __init__(self, ctx: Any, plan: COCOPlan, result: Any) -> None:
+        from ..iou import coco_pair_iou
+
+        p, table = ctx.params, result.matches
+        thresholds = list(p.iou_thresholds)
+        self.ok = (p.iou_type == "bbox" and 0.5 in thresholds and 100 in p.max_detections
+                   and "all" in p.area_labels and p.use_categories)
+        if not self.ok:
+            return
+        self.tau, t, a = 0.5, thresholds.index(0.5), list(p.area_labels).index("all")
+        events = plan.precision[100]
+        first = (a * len(thresholds) + t) * ctx.n_k
+        self.lo, self.hi = int(events.bounds[first]), int(events.bounds[first + ctx.n_k])
+        self.tp_bounds = events.bounds[first:first + ctx.n_k + 1] - self.lo
+        self.tp_k = events.tp_seg[self.lo:self.hi] - first
+        # LRP only rises over a false positive or an ignored row, so its minimum is at a true
+        # positive: those events, and the IoU of each with its object.
+        kept = np.flatnonzero(table.dt_kept)            # state row i is table row kept[i]
+        rows = events.tp_row[self.lo:self.hi]
+        rows = kept.take(rows) if len(kept) else rows
+        matched = table.detection_matches(a)[t].take(rows)
+        self.tp_iou = coco_pair_iou(result.detections.as_xywh()[rows],
+                                    result.dataset.gt.as_xywh()[matched],
+                                    np.zeros(len(rows), bool))
+        gt_ok = (ctx.gt_k >= 0) & ~table.gt_ignore[a]
+        self.gt_k, self.gt_img, self.n_k = ctx.gt_k[gt_ok], ctx.gt_img[gt_ok], ctx.n_k
+
+    def molrp(self, w: np.ndarray, events: tuple) -> float:
+        """moLRP under image weights ``w``, from the max-detections-100 precision plan's
+        ``events`` under them (:meth:`PrecisionPlan.curve`); -1 when not computed."""
+        from .lrp import _mean
+
+        if not self.ok:
+            return -1.0
+        npig = np.bincount(self.gt_k, weights=w.take(self.gt_img),
+                           minlength=self.n_k).astype(np.int64)
+        tp_w, tp_num, counted = (x[self.lo:self.hi] for x in events)
+        fp_num = counted - tp_num
+        fn_num = npig.take(self.tp_k) - tp_num
+        # The localisation sums category by category: a running float sum restarted at each
+        # category, as deteval.diagnostics.lrp._optimal sums them (its other rows add 0).
+        loc = tp_w * self.tp_iou
+        bounds = self.tp_bounds
+        present = np.flatnonzero(np.diff(bounds))
+        for k in present.tolist():
+            np.cumsum(loc[bounds[k]:bounds[k + 1]], out=loc[bounds[k]:bounds[k + 1]])
+        total_loc = tp_num - loc
+        with np.errstate(invalid="ignore", divide="ignore"):
+            curve = (total_loc / (1 - self.tau) + fp_num + fn_num) / (tp_num + fp_num + fn_num)
+        olrp = np.where(npig > 0, 1.0, -1.0)
+        if len(present):
+            minima = np.minimum.reduceat(curve, bounds.take(present))
+            tp_total = tp_num.take(bounds.take(present + 1) - 1)
+            found = (npig.take(present) > 0) & (tp_total > 0)
+            olrp[present[found]] = minima[found]
+        return _mean(olrp)
+
+
+def f1_counts(ctx: Any, state: Any, table: Any, threshold: float, n_images: int):
+    """Per-image TP, FP and positive counts behind micro F1 at IoU 0.5, area "all", the
+    largest max-detections setting, detections scoring at least ``threshold``; None when
+    0.5 or "all" is not evaluated."""
+    p = ctx.params
+    iou = np.flatnonzero(np.asarray(p.iou_thresholds) == 0.5)
+    area = [i for i, label in enumerate(p.area_labels) if label == "all"]
+    if not len(iou) or not area:
+        return None
+    t, a, n_t = int(iou[0]), area[0], len(p.iou_thresholds)
+    n = len(state)
+    at_here = np.asarray(state.event_at, dtype=np.int64) == a * n_t + t
+    rows = np.asarray(state.event_row, dtype=np.int64).compress(at_here)
+    status = np.zeros(n, np.int8)             # 0 FP, 1 TP, 2 ignored
+    status[rows] = np.where(np.asarray(state.event_ignored).compress(at_here), 2, 1)
+    status[(status == 0) & state.out_of_range[a]] = 2
+    counted = state.score >= threshold
+    image = np.asarray(state.image, dtype=np.int64)
+    tp = np.bincount(image[counted & (status == 1)], minlength=n_images)
+    fp = np.bincount(image[counted & (status == 0)], minlength=n_images)
+    gt = ctx.dataset.gt
+    lo, hi = p.area_ranges[a]
+    pos = (ctx.gt_k >= 0) & ~ctx.gt_ignore & (gt.area >= lo) & (gt.area <= hi)
+    npos = np.bincount(ctx.gt_img[pos], minlength=n_images)
+    return tp, fp, npos
+
+
+def micro_f1(counts, w: np.ndarray) -> float:
+    """Micro F1 = 2 TP / (2 TP + FP + FN) under weights; -1 when there is nothing to count."""
+    if counts is None:
+        return -1.0
+    tp, fp, npos = (int(np.dot(c, w)) for c in counts)
+    denominator = tp + fp + npos
+    return -1.0 if denominator == 0 else 2.0 * tp / denominator
