@@ -28,11 +28,45 @@ def _reference(font) -> tuple[int, int, int, int]:
     return font.getbbox("Ag0|(")
 
 
+#: Distinct label texts whose rendering is kept (labels repeat: "FN person", "ign car").
+_RENDERED_CACHE = 4096
+
+
+@lru_cache(maxsize=_RENDERED_CACHE)
+def _rendered(font, text: str) -> tuple[Any, int, int, int]:
+    """``(mask, left, top, right)``: the text rendered as Pillow's ``ImageDraw.text`` renders
+    it (anchor "la", mode L, no fractional start), and its box relative to the anchor, which
+    is ``font.getbbox(text)``'s (both come from the same FreeType layout). One FreeType pass
+    both measures and draws a label, and a repeated text is rendered once; the mask is only
+    ever read. Fonts without ``getmask2`` (Pillow's bitmap font) give no mask."""
+    if not text:
+        return None, 0, 0, 0
+    if not hasattr(font, "getmask2"):
+        left, top, right, _ = font.getbbox(text)
+        return None, left, top, right
+    mask, (left, top) = font.getmask2(text, "L")
+    return mask, left, top, left + mask.size[0]
+
+
 def _measure(font, text: str, pad: int) -> tuple[int, int, tuple[int, int, int, int]]:
-    left, _, right, _ = font.getbbox(text) if text else (0, 0, 0, 0)
+    _, left, _, right = _rendered(font, text)
     ref = _reference(font)
     return int(math.ceil(right - left)) + 2 * pad, int(math.ceil(ref[3] - ref[1])) + 2 * pad, \
         (left, ref[1], right, ref[3])
+
+
+def _draw_text(draw, label: _Label, fill: tuple[int, ...]) -> None:
+    """``draw.text(label.origin, label.text, font=label.font, fill=fill)``, pixel for pixel,
+    from the mask :func:`_rendered` keeps (the steps of Pillow's ``ImageDraw.text`` for one
+    line at integer coordinates)."""
+    mask, left, top, _ = _rendered(label.font, label.text)
+    x, y = label.origin
+    if mask is None or x != int(x) or y != int(y):
+        draw.text(label.origin, label.text, font=label.font, fill=fill)
+        return
+    ink, fill_ink = draw._getink(fill)
+    draw.draw.draw_bitmap((int(x) + left, int(y) + top), mask,
+                          fill_ink if ink is None else ink)
 
 
 def _place_label(text: str, box: np.ndarray, size: tuple[int, int], font_size: int,
@@ -82,11 +116,15 @@ def _candidates(box: np.ndarray, lw: int, lh: int, w: int, h: int) -> np.ndarray
     right = _clip(math.ceil(box[2]) - lw, 0, w - lw)
     top = _clip(box[1], -_FAR, _FAR)
     bottom = _clip(math.ceil(box[3]) - 1, -_FAR, _FAR)
-    rows = np.array([top - lh, top, bottom + 1, bottom - lh + 1, top - 2 * lh, bottom + 1 + lh,
-                     top + lh, bottom + 1 - 2 * lh, top - 3 * lh, bottom + 1 + 2 * lh])
-    y0 = np.clip(rows, 0, h - lh).repeat(2)
-    x0 = np.tile([left, right], len(rows))
-    return np.stack([x0, y0, x0 + lw - 1, y0 + lh - 1], axis=1)
+    rows = (top - lh, top, bottom + 1, bottom - lh + 1, top - 2 * lh, bottom + 1 + lh,
+            top + lh, bottom + 1 - 2 * lh, top - 3 * lh, bottom + 1 + 2 * lh)
+    # Twenty small rectangles: plain integers, one array at the end (numpy calls per
+    # label cost more than the arithmetic).
+    rects = []
+    for row in rows:
+        y0 = min(max(row, 0), h - lh)
+        rects += [(left, y0, left + lw - 1, y0 + lh - 1), (right, y0, right + lw - 1, y0 + lh - 1)]
+    return np.array(rects, dtype=np.int64)
 
 
 def _least_covered(rects: np.ndarray, taken: np.ndarray) -> tuple[int, int]:
