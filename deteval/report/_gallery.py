@@ -61,7 +61,7 @@ def draw_image(dataset: Any, detections: Any, outcomes: Any, image_index: int,
         picture = picture if picture.mode == "RGB" else picture.convert("RGB")
         mismatch = size_mismatch(dataset, image_index, picture.size)
         drawn = render_matches(picture, dataset, detections, image_index, copy=False,
-                              outcomes=outcomes)
+                               outcomes=outcomes)
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
         return None, None, f"cannot be read ({error})"
     return drawn, mismatch, None

@@ -241,21 +241,21 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
         inputs, ``image_index`` outside the images table.
     """
     return render_matches(_as_image(image), gt, dt, image_index, copy=True, outcomes=outcomes,
-                         iou_threshold=iou_threshold, score_threshold=score_threshold,
-                         iou_type=iou_type, show=show, labels=labels, line_width=line_width,
-                         font_size=font_size, mask_fill=mask_fill, skeleton=skeleton,
-                         keypoint_sigmas=keypoint_sigmas,
-                         keypoint_threshold=keypoint_threshold)
+                          iou_threshold=iou_threshold, score_threshold=score_threshold,
+                          iou_type=iou_type, show=show, labels=labels, line_width=line_width,
+                          font_size=font_size, mask_fill=mask_fill, skeleton=skeleton,
+                          keypoint_sigmas=keypoint_sigmas,
+                          keypoint_threshold=keypoint_threshold)
 
 
 def render_matches(image: Image.Image, gt: Dataset, dt: Detections, image_index: int, *,
-                  copy: bool, outcomes: Outcomes | None = None, iou_threshold: float = 0.5,
-                  score_threshold: float = 0.0, iou_type: str = "bbox",
-                  show: Iterable[str] = DEFAULT_SHOW, labels: bool = True,
-                  line_width: int | None = None, font_size: int | None = None,
-                  mask_fill: float = MASK_FILL, skeleton: Any = None,
-                  keypoint_sigmas: Any = None,
-                  keypoint_threshold: float = KEYPOINT_THRESHOLD) -> Image.Image:
+                   copy: bool, outcomes: Outcomes | None = None, iou_threshold: float = 0.5,
+                   score_threshold: float = 0.0, iou_type: str = "bbox",
+                   show: Iterable[str] = DEFAULT_SHOW, labels: bool = True,
+                   line_width: int | None = None, font_size: int | None = None,
+                   mask_fill: float = MASK_FILL, skeleton: Any = None,
+                   keypoint_sigmas: Any = None,
+                   keypoint_threshold: float = KEYPOINT_THRESHOLD) -> Image.Image:
     """:func:`draw_matches` on a PIL image; ``copy=False`` draws an RGB image in place
     (:func:`~._write.write_drawings` owns the pictures it loads: no copy needed)."""
     if not isinstance(gt, Dataset):

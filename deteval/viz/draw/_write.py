@@ -83,8 +83,8 @@ def _read_and_draw(run: _Run, image_index: int):
     source_format = picture.format
     # The picture was loaded here and is drawn on in place (RGB): no copy.
     drawn = render_matches(picture, run.dataset, run.detections, image_index, copy=False,
-                          outcomes=run.outcomes, show=run.show, labels=run.labels,
-                          **run.options)
+                           outcomes=run.outcomes, show=run.show, labels=run.labels,
+                           **run.options)
     return path, drawn, source_format, problems
 
 
