@@ -79,14 +79,13 @@ def _place_label(text: str, box: np.ndarray, size: tuple[int, int], font_size: i
     Returns None when not even a truncated label fits (an image a few pixels high).
     """
     w, h = size
-    sizes = [font_size]
-    while sizes[-1] > _MIN_FONT:   # about 6% smaller each step (1 px for small fonts)
-        sizes.append(max(_MIN_FONT, sizes[-1] - max(1, sizes[-1] // 16)))
-    for s in sizes:
+    s = font_size
+    while True:   # about 6% smaller each step (1 px for small fonts), down to _MIN_FONT
         font, pad = _font(s), max(1, s // 8)
         lw, lh, bbox = _measure(font, text, pad)
-        if lw <= w and lh <= h:
+        if (lw <= w and lh <= h) or s <= _MIN_FONT:
             break
+        s = max(_MIN_FONT, s - max(1, s // 16))
     if lh > h:
         return None
     if lw > w:   # still too wide at the smallest size: cut the text
@@ -98,45 +97,57 @@ def _place_label(text: str, box: np.ndarray, size: tuple[int, int], font_size: i
         text = cut + ".."
         lw, lh, bbox = _measure(font, text, pad)
     rects = _candidates(box, lw, lh, w, h)
-    taken = np.asarray(list(taken) if not isinstance(taken, np.ndarray) else taken,
-                       dtype=np.int64).reshape(-1, 4)
-    best, covered = _least_covered(rects, taken)
-    if covered and free_only:
-        return None
-    rect = tuple(int(v) for v in rects[best])
+    taken = taken.tolist() if isinstance(taken, np.ndarray) else list(taken)
+    best = _first_free(rects, taken)
+    if best is None:
+        if free_only:
+            return None
+        best = _least_covered(np.array(rects, dtype=np.int64),
+                              np.array(taken, dtype=np.int64).reshape(-1, 4))
+    rect = rects[best]
     return _Label(text, font, rect, (rect[0] + pad - bbox[0], rect[1] + pad - bbox[1]))
 
 
-def _candidates(box: np.ndarray, lw: int, lh: int, w: int, h: int) -> np.ndarray:
-    """Inclusive rectangles (n, 4) a label may take, moved into the image, best first:
-    above the box, inside its top, below it, inside its bottom (each at its left edge, then
-    at its right edge), then stacked: a row further above and below, a row further inside,
-    two rows further out."""
-    left = _clip(box[0], 0, w - lw)
-    right = _clip(math.ceil(box[2]) - lw, 0, w - lw)
-    top = _clip(box[1], -_FAR, _FAR)
-    bottom = _clip(math.ceil(box[3]) - 1, -_FAR, _FAR)
-    rows = (top - lh, top, bottom + 1, bottom - lh + 1, top - 2 * lh, bottom + 1 + lh,
-            top + lh, bottom + 1 - 2 * lh, top - 3 * lh, bottom + 1 + 2 * lh)
-    # Twenty small rectangles: plain integers, one array at the end (numpy calls per
-    # label cost more than the arithmetic).
+def _candidates(box: np.ndarray, lw: int, lh: int, w: int,
+                h: int) -> list[tuple[int, int, int, int]]:
+    """Inclusive rectangles a label may take, moved into the image, best first: above the
+    box, inside its top, below it, inside its bottom (each at its left edge, then at its
+    right edge), then stacked: a row further above and below, a row further inside, two
+    rows further out."""
+    x1, y1, x2, y2 = (float(v) for v in box[:4])
+    left = _clip(x1, 0, w - lw)
+    right = _clip(math.ceil(x2) - lw, 0, w - lw)
+    top = _clip(y1, -_FAR, _FAR)
+    bottom = _clip(math.ceil(y2) - 1, -_FAR, _FAR)
     rects = []
-    for row in rows:
+    for row in (top - lh, top, bottom + 1, bottom - lh + 1, top - 2 * lh, bottom + 1 + lh,
+                top + lh, bottom + 1 - 2 * lh, top - 3 * lh, bottom + 1 + 2 * lh):
         y0 = min(max(row, 0), h - lh)
         rects += [(left, y0, left + lw - 1, y0 + lh - 1), (right, y0, right + lw - 1, y0 + lh - 1)]
-    return np.array(rects, dtype=np.int64)
+    return rects
 
 
-def _least_covered(rects: np.ndarray, taken: np.ndarray) -> tuple[int, int]:
-    """The first of ``rects`` overlapping none of ``taken``, else the least covered (the
-    sum of the areas it shares with them; the first on ties), and that area. Vectorised
-    over both."""
+def _first_free(rects: list[tuple[int, int, int, int]],
+                taken: list[tuple[int, int, int, int]]) -> int | None:
+    """The first of ``rects`` that overlaps none of ``taken`` (inclusive rectangles), or
+    None. Plain integers: a label has 20 candidates and an image a few labels, and the
+    first candidate is usually free."""
+    for n, (a0, b0, a1, b1) in enumerate(rects):
+        for c0, d0, c1, d1 in taken:
+            if a0 <= c1 and c0 <= a1 and b0 <= d1 and d0 <= b1:
+                break
+        else:
+            return n
+    return None
+
+
+def _least_covered(rects: np.ndarray, taken: np.ndarray) -> int:
+    """The one of ``rects`` (n, 4) the rectangles ``taken`` (m, 4) cover least (the sum of
+    the areas it shares with them; the first on ties). Vectorised over both."""
     if not len(taken):
-        return 0, 0
+        return 0
     ix = (np.minimum(rects[:, None, 2], taken[None, :, 2])
           - np.maximum(rects[:, None, 0], taken[None, :, 0]) + 1).clip(0)
     iy = (np.minimum(rects[:, None, 3], taken[None, :, 3])
           - np.maximum(rects[:, None, 1], taken[None, :, 1]) + 1).clip(0)
-    covered = (ix * iy).sum(axis=1)
-    best = int(np.argmin(covered))
-    return best, int(covered[best])
+    return int(np.argmin((ix * iy).sum(axis=1)))

@@ -162,7 +162,7 @@ def _draw_shape(overlay: Image.Image, draw: ImageDraw.ImageDraw, item: _Item, wi
         if corners is not None:
             _draw_path(draw, np.vstack([corners, corners[:1]]), rgba, width, pattern)
             return
-    _draw_box(draw, item.columns.boxes[item.row], rgba, width, pattern, overlay)
+    _draw_box(draw, item.columns.boxes[item.row], rgba, width, pattern, overlay.size)
 
 
 def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
@@ -303,12 +303,12 @@ def _draw_labels(draw: ImageDraw.ImageDraw, items: list[_Item], size: tuple[int,
         return -_LAYER[item.key], -(float(scores[item.row]) if scores is not None else 0.0)
 
     placed = []
-    taken = np.empty((len(items), 4), dtype=np.int64)
+    taken: list[tuple[int, int, int, int]] = []
     for item in sorted(items, key=rank):
         label = _place_label(item.text, item.columns.boxes[item.row], size, font_size,
-                             taken=taken[:len(placed)], free_only=True)
+                             taken=taken, free_only=True)
         if label is not None:
-            taken[len(placed)] = label.rect
+            taken.append(label.rect)
             placed.append((item, label))
     for item, label in reversed(placed):
         rgb = STYLES[item.key].rgb

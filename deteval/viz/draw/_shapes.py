@@ -27,10 +27,9 @@ def _clip(value: float, low: float, high: float) -> int:
 
 
 def _draw_box(draw: ImageDraw.ImageDraw, box: np.ndarray, rgba: tuple, width: int,
-              pattern: tuple[int, int] | None, image: Image.Image) -> None:
-    """The box's outline on the pixels just inside it (pixel columns x1 .. ceil(x2) - 1),
-    drawn on ``image`` (that of ``draw``)."""
-    w, h = image.size
+              pattern: tuple[int, int] | None, size: tuple[int, int]) -> None:
+    """The box's outline on the pixels just inside it (pixel columns x1 .. ceil(x2) - 1)."""
+    w, h = size
     margin = 2 * width + 2
     x0 = _clip(box[0], -margin, w + margin)
     y0 = _clip(box[1], -margin, h + margin)
@@ -39,31 +38,18 @@ def _draw_box(draw: ImageDraw.ImageDraw, box: np.ndarray, rgba: tuple, width: in
     if pattern is None:
         draw.rectangle([x0, y0, x1, y1], outline=rgba, width=width)
         return
+    on, off = pattern
     t = width - 1
-    # Each edge as a strip of pixels, dashed from its corner so that corners are drawn: the
-    # colour pasted through a stencil of the dashes (one paste per edge, not one rectangle
-    # per dash; the same pixels, in the same opaque colour).
-    colour = rgba if image.mode == "RGBA" else rgba[:3]
+    # Each edge as a strip of pixels, dashed from its corner so that corners are drawn.
     for horizontal, fixed in ((True, y0), (True, max(y1 - t, y0)), (False, x0),
                               (False, max(x1 - t, x0))):
-        if horizontal:
-            rows = min(fixed + t, y1) - fixed + 1
-            image.paste(colour, (x0, fixed, x1 + 1, fixed + rows),
-                        _dashes(x1 - x0 + 1, rows, pattern, horizontal=True))
-        else:
-            columns = min(fixed + t, x1) - fixed + 1
-            image.paste(colour, (fixed, y0, fixed + columns, y1 + 1),
-                        _dashes(y1 - y0 + 1, columns, pattern, horizontal=False))
-
-
-def _dashes(length: int, thickness: int, pattern: tuple[int, int], *,
-            horizontal: bool) -> Image.Image:
-    """An L stencil (255 on the dashes) of an edge ``length`` pixels long and ``thickness``
-    across, its dashes ``pattern`` = (on, off) starting at its first pixel."""
-    on, off = pattern
-    dashes = np.where(np.arange(length) % (on + off) < on, 255, 0).astype(np.uint8)
-    stencil = np.broadcast_to(dashes, (thickness, length))
-    return Image.fromarray(np.ascontiguousarray(stencil if horizontal else stencil.T))
+        lo, hi = (x0, x1) if horizontal else (y0, y1)
+        for start in range(lo, hi + 1, on + off):
+            end = min(start + on - 1, hi)
+            if horizontal:
+                draw.rectangle([start, fixed, end, min(fixed + t, y1)], fill=rgba)
+            else:
+                draw.rectangle([fixed, start, min(fixed + t, x1), end], fill=rgba)
 
 
 def _draw_path(draw: ImageDraw.ImageDraw, points: np.ndarray, rgba: tuple, width: int,
