@@ -74,6 +74,23 @@ def test_an_empty_label_measures_zero_and_draws_nothing():
     assert picture.getcolors() == [(400, (9, 9, 9))]
 
 
+def test_kept_label_masks_stay_within_their_byte_budget(monkeypatch):
+    from deteval.viz.draw import _labels
+
+    monkeypatch.setattr(_labels, "_RENDERED_BYTES", 20_000)
+    monkeypatch.setattr(_labels, "_rendered_cache", type(_labels._rendered_cache)())
+    monkeypatch.setattr(_labels, "_rendered_total", 0)
+    font = _font(14)
+    for n in range(300):
+        text = f"person {n / 300:.2f} IoU 0.5"
+        mask, left, top, right = _rendered(font, text)
+        assert (left, top, right) == tuple(font.getbbox(text)[i] for i in (0, 1, 2))
+        kept = [m.size[0] * m.size[1] for m, *_ in _labels._rendered_cache.values()]
+        assert sum(kept) == _labels._rendered_total <= 20_000
+    assert 0 < len(_labels._rendered_cache) < 300
+    assert _rendered(font, "person 0.99 IoU 0.5") is _rendered(font, "person 0.99 IoU 0.5")
+
+
 # --------------------------------------------------------------------------------------
 # Label placement: the same spots as the all-numpy rule
 # --------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -28,24 +30,44 @@ def _reference(font) -> tuple[int, int, int, int]:
     return font.getbbox("Ag0|(")
 
 
-#: Distinct label texts whose rendering is kept (labels repeat: "FN person", "ign car").
-_RENDERED_CACHE = 4096
+#: Bytes of rendered label masks kept (labels repeat: "FN person", "ign car"); the oldest
+#: are dropped first. 8 MiB holds several thousand labels of a 12-pixel font.
+_RENDERED_BYTES = 8 << 20
+_rendered_cache: OrderedDict[tuple[Any, str], tuple[Any, int, int, int]] = OrderedDict()
+_rendered_lock = threading.Lock()
+_rendered_total = 0
 
 
-@lru_cache(maxsize=_RENDERED_CACHE)
 def _rendered(font, text: str) -> tuple[Any, int, int, int]:
     """``(mask, left, top, right)``: the text rendered as Pillow's ``ImageDraw.text`` renders
     it (anchor "la", mode L, no fractional start), and its box relative to the anchor, which
     is ``font.getbbox(text)``'s (both come from the same FreeType layout). One FreeType pass
-    both measures and draws a label, and a repeated text is rendered once; the mask is only
-    ever read. Fonts without ``getmask2`` (Pillow's bitmap font) give no mask."""
+    both measures and draws a label, and a repeated text is rendered once (kept within
+    ``_RENDERED_BYTES``); the mask is only ever read. Fonts without ``getmask2`` (Pillow's
+    bitmap font) give no mask."""
+    global _rendered_total
+    key = (font, text)
+    with _rendered_lock:
+        found = _rendered_cache.get(key)
+    if found is not None:
+        return found
     if not text:
-        return None, 0, 0, 0
-    if not hasattr(font, "getmask2"):
+        found = None, 0, 0, 0
+    elif not hasattr(font, "getmask2"):
         left, top, right, _ = font.getbbox(text)
-        return None, left, top, right
-    mask, (left, top) = font.getmask2(text, "L")
-    return mask, left, top, left + mask.size[0]
+        found = None, left, top, right
+    else:
+        mask, (left, top) = font.getmask2(text, "L")
+        found = mask, left, top, left + mask.size[0]
+    size = 0 if found[0] is None else found[0].size[0] * found[0].size[1]
+    with _rendered_lock:
+        if key not in _rendered_cache and size <= _RENDERED_BYTES:
+            _rendered_cache[key] = found
+            _rendered_total += size
+            while _rendered_total > _RENDERED_BYTES:
+                _, (mask, *_) = _rendered_cache.popitem(last=False)
+                _rendered_total -= 0 if mask is None else mask.size[0] * mask.size[1]
+    return found
 
 
 def _measure(font, text: str, pad: int) -> tuple[int, int, tuple[int, int, int, int]]:
