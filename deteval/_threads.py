@@ -9,10 +9,12 @@ its own part of the result: the numbers are identical for every ``threads`` valu
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import Any, TypeVar
 
-__all__ = ["available_cores", "resolve_threads", "thread_map"]
+__all__ = ["available_cores", "resolve_threads", "thread_imap", "thread_map"]
 
 T = TypeVar("T")
 
@@ -64,3 +66,36 @@ def thread_map(fn: Callable[..., T], items: Iterable[Any], threads: int) -> list
         finally:
             for future in futures:
                 future.cancel()
+
+
+def thread_imap(fn: Callable[..., T], items: Iterable[Any], threads: int, *,
+                ahead: int | None = None) -> Iterator[T]:
+    """``fn(item)`` for each item, lazily and in order, computed on up to ``threads`` threads
+    at most ``ahead`` items (default ``2 * threads``) ahead of the consumer.
+
+    For work whose end the consumer decides (draw images until enough were drawn): the
+    calls made beyond what is consumed are at most ``ahead``. Closing the iterator (a
+    ``with contextlib.closing(...)`` block, or dropping it) cancels the calls not started
+    and waits for the running ones. An exception raised by a call is raised when its
+    result is reached. One thread: plain calls, one at a time, as they are consumed.
+
+    >>> list(thread_imap(abs, [-1, 2, -3], 2))
+    [1, 2, 3]
+    """
+    if threads <= 1:
+        for item in items:
+            yield fn(item)
+        return
+    ahead = 2 * threads if ahead is None else max(int(ahead), 1)
+    from concurrent.futures import ThreadPoolExecutor
+
+    remaining = iter(items)
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="deteval")
+    try:
+        pending = deque(pool.submit(fn, item) for item in islice(remaining, ahead))
+        while pending:
+            future = pending.popleft()
+            pending.extend(pool.submit(fn, item) for item in islice(remaining, 1))
+            yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -95,6 +95,9 @@ def add_parser(commands) -> None:
     draw.add_argument("--contact-sheet", type=int, default=24, metavar="N",
                       help="thumbnails of the N worst images in contact_sheet.jpg (0: none; "
                       "default 24)")
+    draw.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+                      help="threads that read, draw and write the images (default: every "
+                      "core of the machine); the files are identical for every N")
     draw.add_argument("--quiet", action="store_true",
                       help="no progress bar (it is shown only on a terminal anyway)")
     _add_input_options(draw, GT_FORMATS, DETECTION_FORMATS)   # its --images: required here
@@ -232,7 +235,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                  outcomes=outcomes, only_errors=args.only_errors,
                                  limit=args.limit, by_errors=True, format=args.format,
                                  contact_sheet=args.contact_sheet, draw_options=draw_options,
-                                 progress=bar,
+                                 progress=bar, threads=args.threads,
                                  on_problem=lambda path, message: problems.append((path, message)))
     _summarise_problems(problems, args.images, err)
     if len(chosen) and not written:

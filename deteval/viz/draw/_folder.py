@@ -108,6 +108,15 @@ def write_manifest(out_dir: Path, written: list[Path], *, manifest: str = MANIFE
     os.replace(tmp, out_dir / manifest)
 
 
+def thumbnail(drawn: Image.Image, *, in_place: bool = False) -> Image.Image:
+    """A contact-sheet cell of ``drawn``: RGB, its longer side at most 320 pixels.
+    ``in_place`` shrinks ``drawn`` itself when it is RGB (a drawing already written)."""
+    thumb = drawn if drawn.mode == "RGB" else drawn.convert("RGB")
+    thumb = thumb.copy() if thumb is drawn and not in_place else thumb
+    thumb.thumbnail((_CELL, _CELL), Image.Resampling.BILINEAR, reducing_gap=2.0)
+    return thumb
+
+
 class ContactSheet:
     """Thumbnails of the first ``limit`` drawings, captioned, laid out in one JPEG grid."""
 
@@ -115,13 +124,18 @@ class ContactSheet:
         self.limit = int(limit)
         self.cells: list[tuple[Image.Image, str]] = []
 
+    def wants(self, n_written: int) -> bool:
+        """Does the drawing after ``n_written`` others get a thumbnail?"""
+        return n_written < self.limit
+
     def add(self, drawn: Image.Image, caption: str) -> None:
-        if len(self.cells) >= self.limit:
-            return
-        thumb = drawn if drawn.mode == "RGB" else drawn.convert("RGB")
-        thumb = thumb.copy() if thumb is drawn else thumb
-        thumb.thumbnail((_CELL, _CELL), Image.Resampling.BILINEAR, reducing_gap=2.0)
-        self.cells.append((thumb, caption))
+        if len(self.cells) < self.limit:
+            self.add_thumbnail(thumbnail(drawn), caption)
+
+    def add_thumbnail(self, thumb: Image.Image, caption: str) -> None:
+        """Add a cell made by :func:`thumbnail` (on another thread, say)."""
+        if len(self.cells) < self.limit:
+            self.cells.append((thumb, caption))
 
     def save(self, path: Path) -> bool:
         """Write the sheet; False (nothing written) without a drawing."""

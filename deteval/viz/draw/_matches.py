@@ -12,7 +12,7 @@ from ..._validation import positive_integer
 from ...data import Dataset, Detections
 from ...outcomes import DT_OUTCOMES, GT_OUTCOMES, Outcomes, match_outcomes
 from ._compose import _as_image, _compose
-from ._labels import _place_label
+from ._labels import _draw_text, _place_label
 from ._shapes import (
     COCO_PERSON_SKELETON,
     _draw_box,
@@ -240,7 +240,24 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
         Inputs of the wrong type, unknown ``show`` names, bad sizes, outcomes of other
         inputs, ``image_index`` outside the images table.
     """
-    image = _as_image(image)
+    return render_matches(_as_image(image), gt, dt, image_index, copy=True, outcomes=outcomes,
+                          iou_threshold=iou_threshold, score_threshold=score_threshold,
+                          iou_type=iou_type, show=show, labels=labels, line_width=line_width,
+                          font_size=font_size, mask_fill=mask_fill, skeleton=skeleton,
+                          keypoint_sigmas=keypoint_sigmas,
+                          keypoint_threshold=keypoint_threshold)
+
+
+def render_matches(image: Image.Image, gt: Dataset, dt: Detections, image_index: int, *,
+                   copy: bool, outcomes: Outcomes | None = None, iou_threshold: float = 0.5,
+                   score_threshold: float = 0.0, iou_type: str = "bbox",
+                   show: Iterable[str] = DEFAULT_SHOW, labels: bool = True,
+                   line_width: int | None = None, font_size: int | None = None,
+                   mask_fill: float = MASK_FILL, skeleton: Any = None,
+                   keypoint_sigmas: Any = None,
+                   keypoint_threshold: float = KEYPOINT_THRESHOLD) -> Image.Image:
+    """:func:`draw_matches` on a PIL image; ``copy=False`` draws an RGB image in place
+    (:func:`~._write.write_drawings` owns the pictures it loads: no copy needed)."""
     if not isinstance(gt, Dataset):
         raise TypeError(f"gt must be a deteval Dataset; got {type(gt).__name__}")
     if not isinstance(dt, Detections):
@@ -263,10 +280,11 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
     size = (int(np.clip(round(min(w, h) / 32), 8, _MAX_FONT)) if font_size is None
             else positive_integer("font_size", font_size, or_none=True))
 
-    # RGB pictures are drawn on directly (a copy); the others on an overlay composed in
-    # their mode. Strokes are opaque: the same pixels either way.
+    # RGB pictures are drawn on directly (a copy unless ``copy`` is False); the others on an
+    # overlay composed in their mode. Strokes are opaque: the same pixels either way.
     direct = image.mode == "RGB"
-    overlay = image.copy() if direct else Image.new("RGBA", image.size, (0, 0, 0, 0))
+    overlay = (image.copy() if copy else image) if direct else \
+        Image.new("RGBA", image.size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(overlay)
     fill = int(round(255 * float(mask_fill)))
     for item in items:
@@ -285,14 +303,14 @@ def _draw_labels(draw: ImageDraw.ImageDraw, items: list[_Item], size: tuple[int,
         return -_LAYER[item.key], -(float(scores[item.row]) if scores is not None else 0.0)
 
     placed = []
-    taken = np.empty((len(items), 4), dtype=np.int64)
+    taken: list[tuple[int, int, int, int]] = []
     for item in sorted(items, key=rank):
         label = _place_label(item.text, item.columns.boxes[item.row], size, font_size,
-                             taken=taken[:len(placed)], free_only=True)
+                             taken=taken, free_only=True)
         if label is not None:
-            taken[len(placed)] = label.rect
+            taken.append(label.rect)
             placed.append((item, label))
     for item, label in reversed(placed):
         rgb = STYLES[item.key].rgb
         draw.rectangle(label.rect, fill=(*rgb, 255))
-        draw.text(label.origin, label.text, font=label.font, fill=_text_colour(rgb))
+        _draw_text(draw, label, _text_colour(rgb))

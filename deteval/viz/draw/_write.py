@@ -6,19 +6,20 @@ import os
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 from PIL import Image
 
+from ..._threads import resolve_threads
 from ..._validation import positive_integer
 from ...data import Dataset, Detections
 from ...errors import FormatWarning
 from ...outcomes import Outcomes, match_outcomes
 from . import _folder
-from ._matches import _check_outcomes, draw_matches
+from ._matches import _check_outcomes, render_matches
 from ._styles import DEFAULT_SHOW, _shown_keys, draw_legend
 
 
@@ -52,10 +53,6 @@ def _warn(path: Path | None, message: str) -> None:
     warnings.warn(message, FormatWarning, stacklevel=5)
 
 
-#: Images read ahead (in a background thread) of the one being drawn.
-_AHEAD = 3
-
-
 class _Run(NamedTuple):
     """The settings of one :func:`write_drawings` call that :func:`_draw_chosen` reads."""
 
@@ -75,12 +72,31 @@ class _Run(NamedTuple):
     progress: Callable[[int, int, str], Any] | None
 
 
-def _read_quietly(dataset: Dataset, image_index: int, images_dir: Path):
-    """:func:`_read_image` in a background thread: its problems kept, reported later."""
+def _read_and_draw(run: _Run, image_index: int):
+    """One image read and drawn (on a worker thread): ``(path, drawing or None, problems)``;
+    the problems are kept, to be reported in drawing order by the caller's thread."""
     problems: list[tuple[Path | None, str]] = []
-    path, picture = _read_image(dataset, image_index, images_dir,
+    path, picture = _read_image(run.dataset, image_index, run.images_dir,
                                 lambda where, message: problems.append((where, message)))
-    return path, picture, problems
+    if picture is None:
+        return path, None, None, problems
+    source_format = picture.format
+    # The picture was loaded here and is drawn on in place (RGB): no copy.
+    drawn = render_matches(picture, run.dataset, run.detections, image_index, copy=False,
+                           outcomes=run.outcomes, show=run.show, labels=run.labels,
+                           **run.options)
+    return path, drawn, source_format, problems
+
+
+#: The keywords of draw_matches that ``draw_options`` may set.
+_OPTIONS = ("line_width", "font_size", "mask_fill", "skeleton", "keypoint_sigmas",
+            "keypoint_threshold")
+
+
+def _save(drawn: Image.Image, target: Path, encoding: str, quality: int, thumbnail: bool):
+    """Write one drawing (on a worker thread); its contact-sheet thumbnail if asked for."""
+    _folder.save(drawn, target, encoding, quality)
+    return _folder.thumbnail(drawn, in_place=True) if thumbnail else None
 
 
 def _replay(report: Callable[[Path | None, str], Any], problems: list) -> None:
@@ -88,47 +104,76 @@ def _replay(report: Callable[[Path | None, str], Any], problems: list) -> None:
         report(path, message)
 
 
-def _draw_chosen(chosen: np.ndarray, run: _Run, reader: ThreadPoolExecutor,
-                 writer: ThreadPoolExecutor, used: set[Path], written: list[Path],
-                 sheet: _folder.ContactSheet) -> None:
-    """Draw the chosen images in order. Pillow decodes the next images (``reader``) and
-    encodes the finished drawings (``writer``, in order) while this thread draws: the
-    pixels and files are those of one image after the other; problems are reported, and
-    progress called, in drawing order from this thread."""
+def _draw_chosen(chosen: np.ndarray, run: _Run, pool: _Pool, used: set[Path],
+                 written: list[Path], sheet: _folder.ContactSheet) -> None:
+    """Draw the chosen images: read and drawn, then encoded, on the ``pool``'s threads, a
+    few images ahead; the names, the reports and the progress come in drawing order from
+    this thread. Each drawing depends on its image alone: the files are the same for every
+    number of threads."""
     rows = chosen.tolist()
     images = run.dataset.images
-    ahead = deque(reader.submit(_read_quietly, run.dataset, i, run.images_dir)
-                  for i in rows[:_AHEAD])
-    saves: deque = deque()   # drawings being encoded: at most _AHEAD held in memory
+    ahead = deque(pool.submit(_read_and_draw, run, i) for i in rows[:pool.ahead])
+    saves: deque = deque()   # (encoding, caption or None): drawings held until written
     for done, i in enumerate(rows, start=1):
-        path, picture, problems = ahead.popleft().result()
-        if done + _AHEAD <= len(rows):
-            ahead.append(reader.submit(_read_quietly, run.dataset, rows[done + _AHEAD - 1],
-                                       run.images_dir))
+        path, drawn, source_format, problems = ahead.popleft().result()
+        if done + pool.ahead <= len(rows):
+            ahead.append(pool.submit(_read_and_draw, run, rows[done + pool.ahead - 1]))
         _replay(run.report, problems)
-        if picture is not None:
+        if drawn is not None:
             name, image_id = images.file_names[i], int(images.ids[i])
-            encoding = _folder.output_format(run.format, picture.format)
+            encoding = _folder.output_format(run.format, source_format)
             target = _folder.output_path(run.out_dir, name, image_id, used, encoding=encoding,
                                          rank=done if run.rank else None, digits=run.digits)
-            if _same_file(target, path):
+            if _replaces(target, path):
                 raise ValueError(f"the drawing of {path} would replace the image itself; "
                                  "choose an output folder outside the images folder")
-            drawn = draw_matches(picture, run.dataset, run.detections, i,
-                                 outcomes=run.outcomes, show=run.show, labels=run.labels,
-                                 **run.options)
             target.parent.mkdir(parents=True, exist_ok=True)
-            saves.append(writer.submit(_folder.save, drawn, target, encoding, run.quality))
-            while len(saves) > _AHEAD:
-                saves.popleft().result()   # a file that could not be written raises here
+            caption = (f"{done}. {Path(name).name} "
+                       f"({int(run.outcomes.errors_per_image[i])} errors)"
+                       if sheet.wants(len(written)) else None)
+            saves.append((pool.submit(_save, drawn, target, encoding, run.quality,
+                                      caption is not None), caption))
+            del drawn
+            while len(saves) > pool.ahead:
+                _saved(saves.popleft(), sheet)   # a file that could not be written raises
             used.add(target)
             written.append(target)
-            sheet.add(drawn, f"{done}. {Path(name).name} "
-                      f"({int(run.outcomes.errors_per_image[i])} errors)")
         if run.progress is not None:
             run.progress(done, len(rows), images.file_names[i] or f"image id {images.ids[i]}")
-    for save in saves:
-        save.result()
+    while saves:
+        _saved(saves.popleft(), sheet)
+
+
+def _saved(save: tuple[Any, str | None], sheet: _folder.ContactSheet) -> None:
+    future, caption = save
+    thumb = future.result()
+    if caption is not None:
+        sheet.add_thumbnail(thumb, caption)
+
+
+class _Pool:
+    """``submit`` on ``threads`` worker threads, or at once in this thread for one thread
+    (the same calls in the same order: one thread is the plain loop); ``ahead`` images are
+    read and drawn ahead of the one being written."""
+
+    def __init__(self, threads: int) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="deteval") \
+            if threads > 1 else None
+        self.ahead = 2 * threads if threads > 1 else 1
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self.executor is not None:
+            return self.executor.submit(fn, *args)
+        done: Future = Future()
+        try:
+            done.set_result(fn(*args))
+        except BaseException as error:   # raised by result(), in order, as with threads
+            done.set_exception(error)
+        return done
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
 
 
 def image_file(images_dir: Path, file_name: str) -> Path:
@@ -184,6 +229,15 @@ def size_mismatch(dataset: Dataset, image_index: int, size: tuple[int, int]) -> 
             f"{expected[1]:g}")
 
 
+def _replaces(target: Path, source: Path | None) -> bool:
+    """Would writing ``target`` replace the image file ``source``? Only if ``target`` exists
+    (one ``stat`` per drawing: no path resolution)."""
+    try:
+        return source is not None and target.exists() and target.samefile(source)
+    except OSError:
+        return False
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve() or (b.exists() and a.samefile(b))
@@ -201,7 +255,8 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
                    labels: bool = True, format: str = "auto", quality: int = 90,
                    rank: bool = True, key: bool = True, contact_sheet: int = 24,
                    draw_options: Mapping[str, Any] | None = None,
-                   progress: Callable[[int, int, str], Any] | None = None) -> list[Path]:
+                   progress: Callable[[int, int, str], Any] | None = None,
+                   threads: int | None = None) -> list[Path]:
     """Draw the matches on the dataset's images and write them to a folder.
 
     Parameters
@@ -251,6 +306,11 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
     progress : callable, optional
         Called as ``progress(done, total, file_name)`` after each chosen image (drawn or
         skipped), e.g. a progress bar.
+    threads : int, optional
+        Threads that read, draw and encode the images, a few images ahead (Pillow decodes
+        and encodes without holding the GIL); default: every core this process may use.
+        The files are the same for every value; problems and ``progress`` are reported in
+        drawing order from the calling thread.
 
     Returns
     -------
@@ -293,8 +353,13 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
                                   keypoint_sigmas=sigmas)
     else:
         _check_outcomes(outcomes, dataset, detections)
+    threads = resolve_threads(threads)
     chosen = select_images(outcomes, only_errors=only_errors, limit=limit, by_errors=by_errors)
     options = dict(draw_options or {})
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise TypeError(f"draw_options: unknown keyword(s) {', '.join(map(repr, unknown))}; "
+                        f"expected some of {', '.join(_OPTIONS)}")
     report = _warn if on_problem is None else on_problem
     extras = [out_dir / _folder.KEY_FILE, out_dir / _folder.SHEET_FILE]
     written: list[Path] = []
@@ -306,12 +371,14 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         _folder.remove_previous(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with ThreadPoolExecutor(max_workers=1) as reader, \
-                ThreadPoolExecutor(max_workers=1) as writer:
+        pool = _Pool(min(threads, max(len(chosen), 1)))
+        try:
             _draw_chosen(chosen, _Run(dataset, detections, outcomes, images_dir, out_dir,
                                       format, int(quality), rank, digits, show, labels,
                                       options, report, progress),
-                         reader, writer, used, written, sheet)
+                         pool, used, written, sheet)
+        finally:
+            pool.close()
         if key:
             draw_legend(show).save(extras[0], format="PNG")
             also.append(extras[0])
