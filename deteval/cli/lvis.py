@@ -8,6 +8,7 @@ from ._common import _write_and_report
 from ._options import _positive_int
 from ._outputs import check_outputs
 from ._shared_options import add_json_output, add_matches_output, add_per_class
+from ._table import add_table_options, check_table, write_table_output
 
 
 def add_parser(commands) -> None:
@@ -32,6 +33,7 @@ def add_parser(commands) -> None:
     add_json_output(lvis, help="write stats, summary and per-class table as JSON")
     add_per_class(lvis)
     add_matches_output(lvis)
+    add_table_options(lvis)
     lvis.set_defaults(parser=lvis)
 
 
@@ -53,11 +55,14 @@ class _Printed:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.lvis import evaluate_lvis
 
-    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
+                               ("--table", args.table)])
+    check_table(args)
     options = {}
     if args.dilation_ratio is not None:
         options["dilation_ratio"] = args.dilation_ratio
     result = evaluate_lvis(args.gt, args.dt, iou_type=args.iou_type,
                            max_detections=args.per_image, **options)
+    write_table_output(args, result)
     _write_and_report(args, result, out, err, printed=_Printed(result))
     return 0

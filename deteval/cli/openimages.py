@@ -7,6 +7,7 @@ from typing import TextIO
 from ._common import _write_json
 from ._outputs import check_outputs, write_output
 from ._shared_options import add_json_output, add_matches_output, add_per_class
+from ._table import add_table_options, check_table, write_table_output
 
 
 def add_parser(commands) -> None:
@@ -34,6 +35,7 @@ def add_parser(commands) -> None:
     add_json_output(oid, help="write mAP and per-class AP as JSON")
     add_per_class(oid)
     add_matches_output(oid, help="write the match table as CSV")
+    add_table_options(oid)
     oid.set_defaults(parser=oid)
 
 
@@ -41,7 +43,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..errors import FormatError
     from ..protocols.openimages import evaluate_openimages
 
-    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
+                               ("--table", args.table)])
+    check_table(args)
     classes = None
     if args.classes:
         from ..io._json import read_bytes
@@ -62,6 +66,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
         _write_json(args.json, result.to_dict())
     if args.matches:
         write_output(args.matches, result.matches.to_csv)
+    write_table_output(args, result)
     for note in result.notes:
         print(f"deteval: note: {note}", file=err)
     print(result.summary().splitlines()[0], file=out)
