@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _write_and_report
+from ._intervals import add_interval_options, intervals_of, print_intervals
 from ._options import _number_list
 from ._outputs import check_outputs
 from ._shared_options import add_json_output, add_matches_output, add_per_class
@@ -32,6 +33,7 @@ def add_parser(commands) -> None:
     add_per_class(crowdpose)
     add_matches_output(crowdpose)
     add_table_options(crowdpose)
+    add_interval_options(crowdpose)
     crowdpose.set_defaults(parser=crowdpose)
 
 
@@ -46,5 +48,10 @@ def run(args, out: TextIO, err: TextIO) -> int:
         options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
     result = evaluate_crowdpose(args.gt, args.dt, **options)
     write_table_output(args, result)
-    _write_and_report(args, result, out, err)
+    from ..diagnostics.bootstrap_crowdpose import bootstrap_crowdpose
+
+    intervals = intervals_of(args, result, bootstrap_crowdpose)
+    extra = {} if intervals is None else {"intervals": intervals.to_dict()}
+    _write_and_report(args, result, out, err, extra=extra)
+    print_intervals(intervals, out)
     return 0

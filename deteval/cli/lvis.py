@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _write_and_report
+from ._intervals import add_interval_options, intervals_of, print_intervals
 from ._options import _positive_int
 from ._outputs import check_outputs
 from ._shared_options import add_json_output, add_matches_output, add_per_class
@@ -34,6 +35,7 @@ def add_parser(commands) -> None:
     add_per_class(lvis)
     add_matches_output(lvis)
     add_table_options(lvis)
+    add_interval_options(lvis)
     lvis.set_defaults(parser=lvis)
 
 
@@ -64,5 +66,10 @@ def run(args, out: TextIO, err: TextIO) -> int:
     result = evaluate_lvis(args.gt, args.dt, iou_type=args.iou_type,
                            max_detections=args.per_image, **options)
     write_table_output(args, result)
-    _write_and_report(args, result, out, err, printed=_Printed(result))
+    from ..diagnostics.bootstrap_lvis import bootstrap_lvis
+
+    intervals = intervals_of(args, result, bootstrap_lvis)
+    extra = {} if intervals is None else {"intervals": intervals.to_dict()}
+    _write_and_report(args, result, out, err, printed=_Printed(result), extra=extra)
+    print_intervals(intervals, out)
     return 0

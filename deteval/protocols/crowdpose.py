@@ -407,8 +407,7 @@ def evaluate_crowdpose(gt: Any, dt: Any, *, params: CrowdPoseParams | None = Non
     ctx = prepare(scaled, cp)
     matched = match_stage(ctx, detections)
     precision, recall, scores = accumulate_stage(ctx, matched.state)
-    stats = [summarize_value(precision if is_ap else recall, ctx.params, iou, "all", None)
-             for is_ap, iou in _STAT_SPECS]
+    stats = headline_stats(precision, recall, ctx.params)
     first, second = p.crowd_index_limits
     split_rows = {"easy": crowd < first, "medium": (crowd >= first) & (crowd < second),
                   "hard": crowd >= second}
@@ -436,6 +435,13 @@ def evaluate_crowdpose(gt: Any, dt: Any, *, params: CrowdPoseParams | None = Non
         notes=tuple(notes),
         timings={"load": loaded - started, "evaluate": finished - loaded,
                  "total": finished - started})
+
+
+def headline_stats(precision: np.ndarray, recall: np.ndarray, p: COCOParams) -> list[float]:
+    """AP, AP50, AP75, AR, AR50, AR75 (area "all", maxDets 20) of ``precision`` and
+    ``recall`` (``p``: the prepared COCO settings), xtcocotools' summary."""
+    return [summarize_value(precision if is_ap else recall, p, iou, "all", None)
+            for is_ap, iou in _STAT_SPECS]
 
 
 def scaled_dataset(dataset: Dataset, p: CrowdPoseParams) -> Dataset:
