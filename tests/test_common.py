@@ -316,6 +316,12 @@ DIAGNOSTICS = [
         deteval.evaluate_crowdpose(gt, dt)), _tidy_numbers),
     openimages_entry("tidy_columns[openimages]", lambda *a, **kw: deteval.tidy_columns(
         deteval.evaluate_openimages(*a, **kw)), _tidy_numbers),
+    lvis_entry("slices[lvis]", lambda gt, dt: deteval.slices(
+        deteval.evaluate_lvis(gt, dt), by=["size"]),
+        lambda r: [(s.key, s.value, s.n_gt, s.n_detections, s.stats) for s in r]),
+    crowdpose_entry("slices[crowdpose]", lambda gt, dt: deteval.slices(
+        deteval.evaluate_crowdpose(gt, dt), by=["size"]),
+        lambda r: [(s.key, s.value, s.n_gt, s.n_detections, s.stats) for s in r]),
 ]
 
 

@@ -5,9 +5,14 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _write_and_report
-from ._intervals import add_interval_options, intervals_of, print_intervals
 from ._options import _positive_int
 from ._outputs import check_outputs
+from ._protocol_diagnostics import (
+    add_interval_options,
+    add_protocol_slice_options,
+    diagnostics_of,
+    print_diagnostics,
+)
 from ._shared_options import add_json_output, add_matches_output, add_per_class
 from ._table import add_table_options, check_table, write_table_output
 
@@ -36,6 +41,7 @@ def add_parser(commands) -> None:
     add_matches_output(lvis)
     add_table_options(lvis)
     add_interval_options(lvis)
+    add_protocol_slice_options(lvis, records=True)
     lvis.set_defaults(parser=lvis)
 
 
@@ -68,8 +74,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     write_table_output(args, result)
     from ..diagnostics.bootstrap_lvis import bootstrap_lvis
 
-    intervals = intervals_of(args, result, bootstrap_lvis)
-    extra = {} if intervals is None else {"intervals": intervals.to_dict()}
+    intervals, sliced, extra = diagnostics_of(args, result, bootstrap_lvis, records=True)
     _write_and_report(args, result, out, err, printed=_Printed(result), extra=extra)
-    print_intervals(intervals, out)
+    print_diagnostics(intervals, sliced, out, err)
     return 0

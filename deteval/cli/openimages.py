@@ -5,8 +5,13 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _write_json
-from ._intervals import add_interval_options, intervals_of, print_intervals
 from ._outputs import check_outputs, write_output
+from ._protocol_diagnostics import (
+    add_interval_options,
+    add_protocol_slice_options,
+    diagnostics_of,
+    print_diagnostics,
+)
 from ._shared_options import add_json_output, add_matches_output, add_per_class
 from ._table import add_table_options, check_table, write_table_output
 
@@ -38,6 +43,7 @@ def add_parser(commands) -> None:
     add_matches_output(oid, help="write the match table as CSV")
     add_table_options(oid)
     add_interval_options(oid)
+    add_protocol_slice_options(oid, records=False)
     oid.set_defaults(parser=oid)
 
 
@@ -65,10 +71,10 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                  expand_detections=args.expand_detections)
     from ..diagnostics.bootstrap_openimages import bootstrap_openimages
 
-    intervals = intervals_of(args, result, bootstrap_openimages)
+    intervals, sliced, extra = diagnostics_of(args, result, bootstrap_openimages,
+                                              records=False)
     # Files first: what the user asked for is written whatever happens to stdout.
     if args.json:
-        extra = {} if intervals is None else {"intervals": intervals.to_dict()}
         _write_json(args.json, dict(result.to_dict(), **extra))
     if args.matches:
         write_output(args.matches, result.matches.to_csv)
@@ -84,5 +90,5 @@ def run(args, out: TextIO, err: TextIO) -> int:
             ap = "nan" if row["ap"] is None else f"{row['ap']:.4f}"
             print(f"{row['class']:<{width}}  {ap:>8}  {row['num_gt']:>7g}  {row['num_tp']:>6}  "
                   f"{row['num_fp']:>6}", file=out)
-    print_intervals(intervals, out)
+    print_diagnostics(intervals, sliced, out, err)
     return 0

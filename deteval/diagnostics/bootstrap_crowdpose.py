@@ -88,7 +88,7 @@ class WeightedCrowdPose:
         self.curves = WeightedCurves(state, result.matches, ctx.gt_k, ctx.gt_img, ctx.params,
                                      ctx.n_k, max(self.coco_params.max_detections))
         self.n_images = len(ctx.image_ids)
-        position = ctx.image_pos_of_row
+        position = self.image_pos_of_row = ctx.image_pos_of_row
         self._drawn = position.compress(position >= 0)
         # Each split's images, as columns (the evaluated images by sorted id).
         crowd = np.zeros(self.n_images)

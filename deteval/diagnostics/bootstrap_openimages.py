@@ -115,6 +115,7 @@ class WeightedOpenImages:
                             np.ones(len(hit))][order]
         self.bounds = np.searchsorted(self.cls, np.arange(n_class + 1))
         self.gt_cls, self.gt_img, self.n_class = gt_cls, gt_img, n_class
+        self.dt_img = dt_img
         # Random resamples draw the images in the order they first appear in the boxes
         # (then those with labels only, sorted): renaming the images draws the same ones.
         first = np.unique(gt_img, return_index=True)[1] if len(gt_img) else np.zeros(0, int)

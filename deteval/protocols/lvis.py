@@ -410,6 +410,14 @@ def summary_stats(p: LVISParams, precision: np.ndarray, recall: np.ndarray,
         for is_ap, iou, area, group in _STAT_SPECS])
 
 
+def summarize_lvis(values: np.ndarray, p: LVISParams, iou: float | None, area: str,
+                   categories: list[int] | None = None) -> float:
+    """lvis-api's ``_summarize``: the mean of the values > -1 of ``precision`` (4-D) or
+    ``recall`` (3-D) at an IoU threshold (None: all), an area label and some categories
+    (None: all); -1 when there is none."""
+    return mean_valid(_select(values, p, iou, area, categories))
+
+
 def per_class_ap(p: LVISParams, precision: np.ndarray) -> list[float]:
     """The ``AP`` of :meth:`LVISResult.per_class`, per K column of ``precision``."""
     return [mean_valid(_select(precision, p, None, "all", [k]))
