@@ -55,6 +55,9 @@ _LAZY = {
     "slices": "diagnostics.slices",
     "BootstrapResult": "diagnostics.bootstrap", "bootstrap_coco": "diagnostics.bootstrap",
     "bootstrap_voc": "diagnostics.bootstrap_voc",
+    "bootstrap_lvis": "diagnostics.bootstrap_lvis",
+    "bootstrap_crowdpose": "diagnostics.bootstrap_crowdpose",
+    "bootstrap_openimages": "diagnostics.bootstrap_openimages",
     "ComparisonResult": "diagnostics.compare", "compare_coco": "diagnostics.compare",
     "compare_voc": "diagnostics.compare",
     "MatchTable": "matching", "match_detections": "matching",
@@ -131,6 +134,9 @@ __all__ = [
     "calibration",
     "bootstrap_coco",
     "bootstrap_voc",
+    "bootstrap_lvis",
+    "bootstrap_crowdpose",
+    "bootstrap_openimages",
     "check_inputs",
     "classification",
     "compare_coco",
@@ -182,6 +188,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     )
     from .data import Categories, Dataset, Detections, GroundTruth, Images
     from .diagnostics.bootstrap import BootstrapResult, bootstrap_coco
+    from .diagnostics.bootstrap_crowdpose import bootstrap_crowdpose
+    from .diagnostics.bootstrap_lvis import bootstrap_lvis
+    from .diagnostics.bootstrap_openimages import bootstrap_openimages
     from .diagnostics.bootstrap_voc import bootstrap_voc
     from .diagnostics.calibration import CalibrationResult, calibration, plot_reliability
     from .diagnostics.compare import ComparisonResult, compare_coco, compare_voc

@@ -4,8 +4,9 @@
 :class:`Coded` arrays for text), from the protocol's match table (:mod:`deteval.matching`)
 and the per-detection outcomes (:mod:`deteval.outcomes`). Everything else writes that one
 table: :func:`to_frame` (pandas), :func:`to_arrow` (pyarrow), :func:`write_table` (CSV,
-Parquet). ``COCOResult.to_frame()`` and ``VOCResult.to_frame()`` (and ``to_arrow``) call
-these. The columns, their types and meaning are in docs/tidy-export.md.
+Parquet). The ``to_frame()`` and ``to_arrow()`` of the COCO, VOC, LVIS, Open Images and
+CrowdPose results call these (the last three through :mod:`deteval._tidy_protocols`). The
+columns, their types and meaning are in docs/tidy-export.md.
 
 Rows come in two blocks: every detection (in the order of ``result.detections``), then
 every object (in the order of ``result.dataset.gt``). With ``iou_threshold="all"`` the
@@ -104,7 +105,9 @@ def _stack(parts: list) -> Any:
 def thresholds_of(result, iou_threshold: float | str | None) -> list[int]:
     """Indices of the evaluated thresholds a table of ``iou_threshold`` covers (see
     :func:`tidy_columns`); ValueError for a threshold that was not evaluated."""
-    thresholds = list(result.params.iou_thresholds)
+    params = getattr(result, "params", None)     # Open Images has none: its table's one
+    thresholds = list(result.matches.iou_thresholds if params is None
+                      else params.iou_thresholds)
     if iou_threshold is None:
         return [0]
     if isinstance(iou_threshold, str):
@@ -126,9 +129,10 @@ def tidy_columns(result, *, iou_threshold: float | str | None = None,
 
     Parameters
     ----------
-    result : COCOResult or VOCResult
+    result : COCOResult, VOCResult, LVISResult, OpenImagesResult or CrowdPoseResult
         With its match table (not a result of :meth:`deteval.Evaluator.compute`, which
-        keeps none).
+        keeps none). LVIS, Open Images and CrowdPose rows add their own columns
+        (docs/tidy-export.md §4).
     iou_threshold : float, "all" or None
         One of the evaluated thresholds (within 1e-9; default: the first, 0.5 for COCO
         and VOC), or ``"all"`` for the long form (the rows once per threshold).
@@ -147,7 +151,7 @@ def tidy_columns(result, *, iou_threshold: float | str | None = None,
     Raises
     ------
     TypeError
-        A result of another protocol (LVIS, Open Images).
+        Not a result of one of these protocols.
     ValueError
         A result without a match table or detections; an ``iou_threshold`` that was not
         evaluated.
@@ -157,7 +161,14 @@ def tidy_columns(result, *, iou_threshold: float | str | None = None,
 
     coco = isinstance(result, COCOResult)
     if not coco and not isinstance(result, VOCResult):
-        raise TypeError(f"expected a COCOResult or VOCResult; got {type(result).__name__}")
+        from ._tidy_protocols import protocol_columns
+
+        columns = protocol_columns(result, iou_threshold, outcomes)
+        if columns is None:
+            raise TypeError(f"expected an evaluation's result (a COCOResult or VOCResult, an "
+                            f"LVISResult, OpenImagesResult or CrowdPoseResult); got "
+                            f"{type(result).__name__}")
+        return columns
     if result.matches is None or result.detections is None:
         raise ValueError("this result keeps no match table (Evaluator.compute() does not): "
                          "evaluate with evaluate_coco or evaluate_voc to export its rows")

@@ -81,9 +81,12 @@ def write_pair(folder: Path, gt: dict, results: list[dict]) -> tuple[str, str]:
     return str(gt_path), str(dt_path)
 
 
-def run_xtcocotools(gt_path: str, dt_path: str, sigmas=CROWDPOSE_SIGMAS):
+def run_xtcocotools(gt_path: str, dt_path: str, sigmas=CROWDPOSE_SIGMAS, *,
+                    evaluator_too: bool = False):
     """xtcocotools' ``COCOeval(..., 'keypoints_crowd', sigmas, use_area=False)``: mmpose's
-    CrowdPose call. Returns (stats, precision of the whole evaluation)."""
+    CrowdPose call. Returns (stats, precision of the whole evaluation), and with
+    ``evaluator_too`` the evaluator's ``evalImgs`` of the whole evaluation (summarize
+    replaces them with a split's) and its results (``cocoDt``)."""
     from xtcocotools.coco import COCO
     from xtcocotools.cocoeval import COCOeval
 
@@ -97,7 +100,11 @@ def run_xtcocotools(gt_path: str, dt_path: str, sigmas=CROWDPOSE_SIGMAS):
         evaluator.evaluate()
         evaluator.accumulate()
         precision = evaluator.eval["precision"].copy()
+        eval_imgs = list(evaluator.evalImgs)
         evaluator.summarize()
+    if evaluator_too:
+        return (np.asarray(evaluator.stats, dtype=np.float64), precision, eval_imgs,
+                coco_dt)
     return np.asarray(evaluator.stats, dtype=np.float64), precision
 
 

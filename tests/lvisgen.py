@@ -28,6 +28,7 @@ import io
 import logging
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from cocogen import _random_box, _score, make_dataset
@@ -110,6 +111,7 @@ class LVISAPIResult:
     recall: np.ndarray
     summary: list[str]
     cat_ids: list
+    evaluator: Any = None      # the LVISEval itself (its eval_imgs, lvis_dt)
 
 
 def run_lvis_api(gt: dict, results: list[dict], *, iou_type: str = "bbox",
@@ -137,4 +139,4 @@ def run_lvis_api(gt: dict, results: list[dict], *, iou_type: str = "bbox",
     return LVISAPIResult(results=dict(evaluator.results),
                          precision=evaluator.eval["precision"], recall=evaluator.eval["recall"],
                          summary=printed.getvalue().splitlines(),
-                         cat_ids=list(evaluator.params.cat_ids))
+                         cat_ids=list(evaluator.params.cat_ids), evaluator=evaluator)

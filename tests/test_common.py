@@ -169,8 +169,13 @@ def top_k_entry() -> Entry:
                  lambda r: (r.accuracy, r.per_k, r.n_matched), shuffle, empty, nan)
 
 
-def crowdpose_entry() -> Entry:
-    """evaluate_crowdpose takes CrowdPose dicts (images with crowdIndex, 14 keypoints)."""
+def crowdpose_entry(name: str = "evaluate_crowdpose",
+                    function: Callable[..., Any] = deteval.evaluate_crowdpose,
+                    numbers: Callable[[Any], Any] = lambda r: (r.stats.tolist(),
+                                                               r.precision.tobytes())
+                    ) -> Entry:
+    """A function of CrowdPose dicts (images with crowdIndex, 14 keypoints):
+    evaluate_crowdpose, or one that reads its result."""
     from crowdposegen import make_crowdpose_dataset
 
     def inputs() -> tuple[dict, list]:
@@ -182,14 +187,64 @@ def crowdpose_entry() -> Entry:
     def shuffle(case: Case, rng: np.random.Generator) -> Case:
         return Case(relabelled(*case.args, rng)[:2])
 
+    return _pair_entry(name, function, inputs, numbers, shuffle)
+
+
+def _pair_entry(name: str, function: Callable[..., Any], inputs: Callable[[], tuple],
+                numbers: Callable[[Any], Any],
+                shuffle: Callable[[Case, np.random.Generator], Case]) -> Entry:
+    """An entry of ``function(gt, results)`` on ``inputs()``: empty is no results, NaN a
+    result's score."""
+
     def nan(tmp: Path) -> tuple[Case, str]:
         gt, results = inputs()
         results[3]["score"] = float("nan")
         return Case((gt, results)), "score"
 
-    return Entry("evaluate_crowdpose", deteval.evaluate_crowdpose, lambda tmp: Case(inputs()),
-                 lambda r: (r.stats.tolist(), r.precision.tobytes()), shuffle,
+    return Entry(name, function, lambda tmp: Case(inputs()), numbers, shuffle,
                  lambda tmp: Case((inputs()[0], [])), nan)
+
+
+def lvis_entry(name: str, function: Callable[..., Any], numbers: Callable[[Any], Any]
+               ) -> Entry:
+    """A function of LVIS dicts (images with neg / not-exhaustive lists, frequencies):
+    evaluate_lvis, or one that reads its result. Relabelling maps the lists' ids too."""
+    from lvisgen import make_lvis_dataset
+
+    def inputs() -> tuple[dict, list]:
+        gt, results = make_lvis_dataset(6, p_crowded_image=0.0, n_images=5)
+        known = {c["id"] for c in gt["categories"]}
+        results = [r for r in results if r["category_id"] in known]
+        for i, result in enumerate(results):
+            result["score"] = round(result["score"], 2) + i * 1e-7
+        return gt, results
+
+    def shuffle(case: Case, rng: np.random.Generator) -> Case:
+        old = [c["id"] for c in case.args[0]["categories"]]
+        gt, results, _ = relabelled(*case.args, rng)
+        new = dict(zip(old, (c["id"] for c in gt["categories"])))
+        for image in gt["images"]:
+            for key in ("neg_category_ids", "not_exhaustive_category_ids"):
+                image[key] = [new[c] for c in image[key]]
+        return Case((gt, results))
+
+    return _pair_entry(name, function, inputs, numbers, shuffle)
+
+
+def _tidy_numbers(r: dict) -> tuple:
+    """Order-free numbers of a tidy table: status and outcome counts, sorted IoUs."""
+    return (np.bincount(r["status"].codes, minlength=5).tolist(),
+            np.bincount(r["outcome"].codes + 1, minlength=10).tolist(),
+            np.sort(r["iou"]).tobytes())
+
+
+def openimages_entry(name: str, function: Callable[..., Any], numbers: Callable[[Any], Any]
+                     ) -> Entry:
+    """A function of the Open Images challenge files (``oidgen.write_problem``)."""
+    return Entry(name, function, lambda tmp: Case(*oidgen.write_problem(tmp)), numbers,
+                 lambda case, rng: Case(*oidgen.write_problem(case.args[0].parent, rng=rng)),
+                 lambda tmp: Case(*oidgen.write_problem(tmp, empty=True)),
+                 lambda tmp: (Case(*oidgen.write_problem(tmp, nan=True)), "Score"))
 
 
 def _curve_numbers(points: Any) -> dict:
@@ -207,6 +262,8 @@ PROTOCOLS = [
           lambda tmp: Case(*oidgen.write_problem(tmp, empty=True)),
           lambda tmp: (Case(*oidgen.write_problem(tmp, nan=True)), "Score")),
     crowdpose_entry(),
+    lvis_entry("evaluate_lvis", deteval.evaluate_lvis,
+               lambda r: (r.stats.tolist(), r.precision.tobytes())),
 ]
 
 DIAGNOSTICS = [
@@ -243,6 +300,28 @@ DIAGNOSTICS = [
         [deteval.evaluate_voc(gt, dt),
          deteval.evaluate_voc(gt, [d for d in dt if d["score"] >= 0.5])], **kw),
         lambda r: (r.difference, r.low, r.high, r.p_adjusted), n_resamples=20, seed=0),
+    # LVIS, CrowdPose and Open Images: intervals and the tidy export of their results
+    lvis_entry("bootstrap_lvis", lambda gt, dt: deteval.bootstrap_lvis(
+        deteval.evaluate_lvis(gt, dt), n_resamples=20, seed=0),
+        lambda r: (r.estimates, r.samples)),
+    crowdpose_entry("bootstrap_crowdpose", lambda gt, dt: deteval.bootstrap_crowdpose(
+        deteval.evaluate_crowdpose(gt, dt), n_resamples=20, seed=0),
+        lambda r: (r.estimates, r.samples)),
+    openimages_entry("bootstrap_openimages", lambda *a, **kw: deteval.bootstrap_openimages(
+        deteval.evaluate_openimages(*a, **kw), n_resamples=20, seed=0),
+        lambda r: (r.estimates, r.samples)),
+    lvis_entry("tidy_columns[lvis]", lambda gt, dt: deteval.tidy_columns(
+        deteval.evaluate_lvis(gt, dt)), _tidy_numbers),
+    crowdpose_entry("tidy_columns[crowdpose]", lambda gt, dt: deteval.tidy_columns(
+        deteval.evaluate_crowdpose(gt, dt)), _tidy_numbers),
+    openimages_entry("tidy_columns[openimages]", lambda *a, **kw: deteval.tidy_columns(
+        deteval.evaluate_openimages(*a, **kw)), _tidy_numbers),
+    lvis_entry("slices[lvis]", lambda gt, dt: deteval.slices(
+        deteval.evaluate_lvis(gt, dt), by=["size"]),
+        lambda r: [(s.key, s.value, s.n_gt, s.n_detections, s.stats) for s in r]),
+    crowdpose_entry("slices[crowdpose]", lambda gt, dt: deteval.slices(
+        deteval.evaluate_crowdpose(gt, dt), by=["size"]),
+        lambda r: [(s.key, s.value, s.n_gt, s.n_detections, s.stats) for s in r]),
 ]
 
 

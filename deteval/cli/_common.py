@@ -77,15 +77,18 @@ def _voc_json(result, preset: str) -> dict:
     return payload
 
 
-def _write_and_report(args, result, out: TextIO, err: TextIO, *, printed=None) -> None:
+def _write_and_report(args, result, out: TextIO, err: TextIO, *, printed=None,
+                      extra: dict | None = None) -> None:
     """The end of a protocol command: ``--json`` and ``--matches`` files first (what the user
     asked for is written whatever happens to stdout), then the summary (of ``printed`` when
-    given, a view of ``result`` that formats it differently)."""
+    given, a view of ``result`` that formats it differently). ``extra`` entries are added
+    to the JSON (``intervals``, ``slices``)."""
     from ._outputs import write_output
 
     if args.json:
         payload = result.to_dict()
         payload["timings"] = result.timings
+        payload.update(extra or {})
         _write_json(args.json, payload)
     if args.matches:
         write_output(args.matches, result.matches.to_csv)

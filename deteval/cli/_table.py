@@ -1,5 +1,5 @@
 """``--table OUT.{csv,parquet}``: the tidy export (deteval/tidy.py, docs/tidy-export.md) of
-``deteval coco``, ``deteval voc`` and ``deteval eval``."""
+``deteval coco``, ``voc``, ``eval``, ``lvis``, ``openimages`` and ``crowdpose``."""
 
 from __future__ import annotations
 

@@ -7,7 +7,14 @@ from typing import TextIO
 from ._common import _write_and_report
 from ._options import _number_list
 from ._outputs import check_outputs
+from ._protocol_diagnostics import (
+    add_interval_options,
+    add_protocol_slice_options,
+    diagnostics_of,
+    print_diagnostics,
+)
 from ._shared_options import add_json_output, add_matches_output, add_per_class
+from ._table import add_table_options, check_table, write_table_output
 
 
 def add_parser(commands) -> None:
@@ -30,16 +37,26 @@ def add_parser(commands) -> None:
     add_json_output(crowdpose, help="write stats, summary and per-class table as JSON")
     add_per_class(crowdpose)
     add_matches_output(crowdpose)
+    add_table_options(crowdpose)
+    add_interval_options(crowdpose)
+    add_protocol_slice_options(crowdpose, records=True)
     crowdpose.set_defaults(parser=crowdpose)
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.crowdpose import evaluate_crowdpose
 
-    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
+                               ("--table", args.table)])
+    check_table(args)
     options = {"use_area": args.use_area}
     if args.kpt_sigmas is not None:
         options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
     result = evaluate_crowdpose(args.gt, args.dt, **options)
-    _write_and_report(args, result, out, err)
+    write_table_output(args, result)
+    from ..diagnostics.bootstrap_crowdpose import bootstrap_crowdpose
+
+    intervals, sliced, extra = diagnostics_of(args, result, bootstrap_crowdpose, records=True)
+    _write_and_report(args, result, out, err, extra=extra)
+    print_diagnostics(intervals, sliced, out, err)
     return 0

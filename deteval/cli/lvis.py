@@ -7,7 +7,14 @@ from typing import TextIO
 from ._common import _write_and_report
 from ._options import _positive_int
 from ._outputs import check_outputs
+from ._protocol_diagnostics import (
+    add_interval_options,
+    add_protocol_slice_options,
+    diagnostics_of,
+    print_diagnostics,
+)
 from ._shared_options import add_json_output, add_matches_output, add_per_class
+from ._table import add_table_options, check_table, write_table_output
 
 
 def add_parser(commands) -> None:
@@ -32,6 +39,9 @@ def add_parser(commands) -> None:
     add_json_output(lvis, help="write stats, summary and per-class table as JSON")
     add_per_class(lvis)
     add_matches_output(lvis)
+    add_table_options(lvis)
+    add_interval_options(lvis)
+    add_protocol_slice_options(lvis, records=True)
     lvis.set_defaults(parser=lvis)
 
 
@@ -53,11 +63,18 @@ class _Printed:
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.lvis import evaluate_lvis
 
-    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
+                               ("--table", args.table)])
+    check_table(args)
     options = {}
     if args.dilation_ratio is not None:
         options["dilation_ratio"] = args.dilation_ratio
     result = evaluate_lvis(args.gt, args.dt, iou_type=args.iou_type,
                            max_detections=args.per_image, **options)
-    _write_and_report(args, result, out, err, printed=_Printed(result))
+    write_table_output(args, result)
+    from ..diagnostics.bootstrap_lvis import bootstrap_lvis
+
+    intervals, sliced, extra = diagnostics_of(args, result, bootstrap_lvis, records=True)
+    _write_and_report(args, result, out, err, printed=_Printed(result), extra=extra)
+    print_diagnostics(intervals, sliced, out, err)
     return 0

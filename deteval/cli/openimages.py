@@ -6,7 +6,14 @@ from typing import TextIO
 
 from ._common import _write_json
 from ._outputs import check_outputs, write_output
+from ._protocol_diagnostics import (
+    add_interval_options,
+    add_protocol_slice_options,
+    diagnostics_of,
+    print_diagnostics,
+)
 from ._shared_options import add_json_output, add_matches_output, add_per_class
+from ._table import add_table_options, check_table, write_table_output
 
 
 def add_parser(commands) -> None:
@@ -34,6 +41,9 @@ def add_parser(commands) -> None:
     add_json_output(oid, help="write mAP and per-class AP as JSON")
     add_per_class(oid)
     add_matches_output(oid, help="write the match table as CSV")
+    add_table_options(oid)
+    add_interval_options(oid)
+    add_protocol_slice_options(oid, records=False)
     oid.set_defaults(parser=oid)
 
 
@@ -41,7 +51,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..errors import FormatError
     from ..protocols.openimages import evaluate_openimages
 
-    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
+                               ("--table", args.table)])
+    check_table(args)
     classes = None
     if args.classes:
         from ..io._json import read_bytes
@@ -57,11 +69,16 @@ def run(args, out: TextIO, err: TextIO) -> int:
     result = evaluate_openimages(args.gt, args.dt, image_labels=args.labels,
                                  hierarchy=args.hierarchy, classes=classes,
                                  expand_detections=args.expand_detections)
+    from ..diagnostics.bootstrap_openimages import bootstrap_openimages
+
+    intervals, sliced, extra = diagnostics_of(args, result, bootstrap_openimages,
+                                              records=False)
     # Files first: what the user asked for is written whatever happens to stdout.
     if args.json:
-        _write_json(args.json, result.to_dict())
+        _write_json(args.json, dict(result.to_dict(), **extra))
     if args.matches:
         write_output(args.matches, result.matches.to_csv)
+    write_table_output(args, result)
     for note in result.notes:
         print(f"deteval: note: {note}", file=err)
     print(result.summary().splitlines()[0], file=out)
@@ -73,4 +90,5 @@ def run(args, out: TextIO, err: TextIO) -> int:
             ap = "nan" if row["ap"] is None else f"{row['ap']:.4f}"
             print(f"{row['class']:<{width}}  {ap:>8}  {row['num_gt']:>7g}  {row['num_tp']:>6}  "
                   f"{row['num_fp']:>6}", file=out)
+    print_diagnostics(intervals, sliced, out, err)
     return 0

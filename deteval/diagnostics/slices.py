@@ -572,7 +572,10 @@ def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images:
     ----------
     gt : Dataset, str, PathLike, dict or COCOResult
         Ground truth (then ``dt`` and ``options`` go to :func:`~deteval.evaluate_coco`), or
-        a result of :func:`~deteval.evaluate_coco`, whose match table is reused.
+        a result of :func:`~deteval.evaluate_coco`, whose match table is reused. An
+        ``LVISResult``, ``CrowdPoseResult`` or ``OpenImagesResult`` is sliced by its own
+        protocol (:func:`~deteval.diagnostics.slices_protocols.protocol_slices`: image keys
+        and ``size``).
     dt : Detections, str, PathLike, list, dict or ndarray, optional
     by : str or sequence of str, optional
         What to slice by, in this order: an object property (``"size"``, ``"aspect"``,
@@ -613,6 +616,13 @@ def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images:
     """
     from ..protocols.coco import COCOResult, evaluate_coco
 
+    if type(gt).__name__ in ("LVISResult", "CrowdPoseResult", "OpenImagesResult"):
+        from .slices_protocols import protocol_slices  # their rules: slices.md §7
+
+        if dt is not None or options:
+            raise TypeError("slices(result) takes no detections or options: the result's "
+                            "are used")
+        return protocol_slices(gt, by=by, tags=tags, images=images, interval=interval)
     if isinstance(gt, COCOResult):
         if dt is not None or options:
             raise TypeError("slices(result) takes no detections or options: the result's "

@@ -67,7 +67,7 @@ def _pairs(dt_key: np.ndarray, gt_key: np.ndarray, gt_rows: np.ndarray):
     return pair_dt, sorted_rows[pair_pos], pair_pos
 
 
-def _overlaps(dt_box: np.ndarray, gt_box: np.ndarray):
+def overlaps(dt_box: np.ndarray, gt_box: np.ndarray):
     """Intersection, IoU and IoA (over the detection) of row-wise pairs, TF's operations.
 
     Boxes are (ymin, xmin, ymax, xmax).
@@ -130,7 +130,7 @@ def match_openimages(dt_key, dt_score, dt_box, gt_key, gt_box, gt_group, *, thre
     # phase 1: plain boxes by IoU (§6)
     plain = np.flatnonzero(~gt_group)
     pair_dt, pair_gt, pair_pos = _pairs(dt_key[rows], gt_key, plain)
-    iou, _ = _overlaps(dt_box[rows][pair_dt], gt_box[pair_gt])
+    iou, _ = overlaps(dt_box[rows][pair_dt], gt_box[pair_gt])
     best = _first_best(pair_dt, iou, pair_pos, len(rows))
     has = best >= 0
     best_gt = np.where(has, pair_gt[np.maximum(best, 0)] if len(pair_gt) else -1, -1)
@@ -146,7 +146,7 @@ def match_openimages(dt_key, dt_score, dt_box, gt_key, gt_box, gt_group, *, thre
     rest = np.flatnonzero(~tp_local)
     groups = np.flatnonzero(gt_group)
     g_dt, g_gt, g_pos = _pairs(dt_key[rows[rest]], gt_key, groups)
-    _, ioa = _overlaps(dt_box[rows[rest]][g_dt], gt_box[g_gt])
+    _, ioa = overlaps(dt_box[rows[rest]][g_dt], gt_box[g_gt])
     g_best = _first_best(g_dt, ioa, g_pos, len(rest))
     g_has = g_best >= 0
     absorbed = np.zeros(len(rest), dtype=bool)

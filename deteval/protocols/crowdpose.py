@@ -244,6 +244,19 @@ class CrowdPoseResult:
                     params={k: list(v) if isinstance(v, tuple) else v
                             for k, v in settings.items()})
 
+    def to_frame(self, *, iou_threshold: float | str | None = None, outcomes: bool = True):
+        """One row per detection and per object, as a pandas DataFrame (needs
+        ``deteval[frame]``); see :func:`deteval.tidy.tidy_columns` and docs/tidy-export.md."""
+        from ..tidy import to_frame
+
+        return to_frame(self, iou_threshold=iou_threshold, outcomes=outcomes)
+
+    def to_arrow(self, *, iou_threshold: float | str | None = None, outcomes: bool = True):
+        """The rows of :meth:`to_frame` as a pyarrow Table (needs ``deteval[frame]``)."""
+        from ..tidy import to_arrow
+
+        return to_arrow(self, iou_threshold=iou_threshold, outcomes=outcomes)
+
 
 def read_crowd_index(source: str | os.PathLike | dict) -> dict[int, float]:
     """The ``crowdIndex`` of every image of a CrowdPose ground-truth file (or its dict).
@@ -387,19 +400,14 @@ def evaluate_crowdpose(gt: Any, dt: Any, *, params: CrowdPoseParams | None = Non
     n_dropped = int(len(detections) - np.count_nonzero(scored))
     if n_dropped:
         detections = detections[scored]
-    gt_table = dataset.gt
-    if not p.use_area:
-        xywh = gt_table.as_xywh()
-        gt_table = gt_table.replace(area=xywh[:, 3] * xywh[:, 2] * 0.53)
-    scaled = dataclasses.replace(dataset, gt=gt_table)
+    scaled = scaled_dataset(dataset, p)
     loaded = time.perf_counter()
 
     cp = p.coco_params()
     ctx = prepare(scaled, cp)
     matched = match_stage(ctx, detections)
     precision, recall, scores = accumulate_stage(ctx, matched.state)
-    stats = [summarize_value(precision if is_ap else recall, ctx.params, iou, "all", None)
-             for is_ap, iou in _STAT_SPECS]
+    stats = headline_stats(precision, recall, ctx.params)
     first, second = p.crowd_index_limits
     split_rows = {"easy": crowd < first, "medium": (crowd >= first) & (crowd < second),
                   "hard": crowd >= second}
@@ -427,6 +435,23 @@ def evaluate_crowdpose(gt: Any, dt: Any, *, params: CrowdPoseParams | None = Non
         notes=tuple(notes),
         timings={"load": loaded - started, "evaluate": finished - loaded,
                  "total": finished - started})
+
+
+def headline_stats(precision: np.ndarray, recall: np.ndarray, p: COCOParams) -> list[float]:
+    """AP, AP50, AP75, AR, AR50, AR75 (area "all", maxDets 20) of ``precision`` and
+    ``recall`` (``p``: the prepared COCO settings), xtcocotools' summary."""
+    return [summarize_value(precision if is_ap else recall, p, iou, "all", None)
+            for is_ap, iou in _STAT_SPECS]
+
+
+def scaled_dataset(dataset: Dataset, p: CrowdPoseParams) -> Dataset:
+    """``dataset`` with the object areas the protocol reads: ``h * w * 0.53`` of each box
+    unless ``p.use_area``."""
+    if p.use_area:
+        return dataset
+    xywh = dataset.gt.as_xywh()
+    return dataclasses.replace(dataset, gt=dataset.gt.replace(area=xywh[:, 3] * xywh[:, 2]
+                                                              * 0.53))
 
 
 def _split_precision(dataset: Dataset, cp: COCOParams, state, ctx, image_ids: np.ndarray

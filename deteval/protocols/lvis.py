@@ -179,6 +179,10 @@ class LVISResult:
     detections : Detections
     notes : tuple of str
     timings : dict
+    lvis_gt : LVISGroundTruth or None
+        The federated keys the evaluation read (``neg_category_ids``,
+        ``not_exhaustive_category_ids``, ``frequency``), for the tidy export and the
+        diagnostics.
     """
 
     params: LVISParams
@@ -195,6 +199,7 @@ class LVISResult:
     detections: Detections
     notes: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
+    lvis_gt: LVISGroundTruth | None = None
 
     def __post_init__(self) -> None:
         for name in ("stats", "precision", "recall", "category_ids", "n_gt", "n_detections"):
@@ -257,6 +262,19 @@ class LVISResult:
         """JSON-ready summary: stats (in order and named), summary lines, per-class table."""
         return summary_dict(self)
 
+    def to_frame(self, *, iou_threshold: float | str | None = None, outcomes: bool = True):
+        """One row per detection and per object, as a pandas DataFrame (needs
+        ``deteval[frame]``); see :func:`deteval.tidy.tidy_columns` and docs/tidy-export.md."""
+        from ..tidy import to_frame
+
+        return to_frame(self, iou_threshold=iou_threshold, outcomes=outcomes)
+
+    def to_arrow(self, *, iou_threshold: float | str | None = None, outcomes: bool = True):
+        """The rows of :meth:`to_frame` as a pyarrow Table (needs ``deteval[frame]``)."""
+        from ..tidy import to_arrow
+
+        return to_arrow(self, iou_threshold=iou_threshold, outcomes=outcomes)
+
 
 def _select(values: np.ndarray, p: LVISParams, iou: float | None, area: str,
             categories: list[int] | None) -> np.ndarray:
@@ -273,7 +291,7 @@ def _select(values: np.ndarray, p: LVISParams, iou: float | None, area: str,
         values[:, categories, area_index]
 
 
-def _top_per_image(image_index: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
+def top_per_image(image_index: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
     """Whether each result is among the ``limit`` highest-scoring of its image.
 
     lvis-api sorts an image's results by score with Python's stable sort only when it has
@@ -367,11 +385,7 @@ def evaluate_lvis(gt: Any, dt: Any, *, iou_type: str | None = None,
     accumulated = time.perf_counter()
 
     frequency = tuple(lvis.frequency[row] for row in sel.category_rows.tolist())
-    groups = [[k for k in range(n_k) if frequency[k] == f] for f in FREQUENCIES]
-    stats = np.array([
-        mean_valid(_select(precision if is_ap else recall, p, iou, area,
-                            None if group is None else groups[group]))
-        for is_ap, iou, area, group in _STAT_SPECS])
+    stats = summary_stats(p, precision, recall, frequency)
     names = tuple(dataset.categories.names[row] for row in sel.category_rows.tolist())
     finished = time.perf_counter()
     return LVISResult(
@@ -382,7 +396,32 @@ def evaluate_lvis(gt: Any, dt: Any, *, iou_type: str | None = None,
         matches=table, dataset=dataset, detections=detections, notes=sel.notes,
         timings={"load": loaded - started, "match": matched - loaded,
                  "accumulate": accumulated - matched, "summarize": finished - accumulated,
-                 "total": finished - started})
+                 "total": finished - started}, lvis_gt=lvis)
+
+
+def summary_stats(p: LVISParams, precision: np.ndarray, recall: np.ndarray,
+                  frequency: tuple[str, ...]) -> np.ndarray:
+    """The 13 ``stats`` of ``precision`` (T, R, K, A) and ``recall`` (T, K, A), lvis-api's
+    ``summarize`` (``frequency``: ``"r"``, ``"c"`` or ``"f"`` per K column)."""
+    groups = [[k for k in range(len(frequency)) if frequency[k] == f] for f in FREQUENCIES]
+    return np.array([
+        mean_valid(_select(precision if is_ap else recall, p, iou, area,
+                            None if group is None else groups[group]))
+        for is_ap, iou, area, group in _STAT_SPECS])
+
+
+def summarize_lvis(values: np.ndarray, p: LVISParams, iou: float | None, area: str,
+                   categories: list[int] | None = None) -> float:
+    """lvis-api's ``_summarize``: the mean of the values > -1 of ``precision`` (4-D) or
+    ``recall`` (3-D) at an IoU threshold (None: all), an area label and some categories
+    (None: all); -1 when there is none."""
+    return mean_valid(_select(values, p, iou, area, categories))
+
+
+def per_class_ap(p: LVISParams, precision: np.ndarray) -> list[float]:
+    """The ``AP`` of :meth:`LVISResult.per_class`, per K column of ``precision``."""
+    return [mean_valid(_select(precision, p, None, "all", [k]))
+            for k in range(precision.shape[2])]
 
 
 def _match(p: LVISParams, lvis: LVISGroundTruth, detections: Detections):
@@ -405,7 +444,7 @@ def _match(p: LVISParams, lvis: LVISGroundTruth, detections: Detections):
     present = np.unique(gt_key[gt_ok])
 
     n_dt = len(detections)
-    in_cut = _top_per_image(detections.image_index, detections.scores, p.max_detections)
+    in_cut = top_per_image(detections.image_index, detections.scores, p.max_detections)
     known = detections.category_index >= 0
     dt_area_ok = (detections.area > 0) & (detections.area < np.inf)
     dt_key = detections.image_index * n_rows_k + np.maximum(detections.category_index, 0)

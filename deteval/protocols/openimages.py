@@ -97,6 +97,12 @@ class OpenImagesResult:
         One threshold (0.5), one area range. Group-of boxes are crowd regions marked
         ignored there; detections inside them are matched to them.
     notes : tuple of str
+    image_ids : ndarray of str (object), shape (I,)
+        The images evaluated (with a box or an image-level label), sorted: the unit of
+        the bootstrap and of image slices.
+    gt_source_row, dt_source_row : ndarray of int64
+        Row of each row of ``gt`` (``detections``) in the input before the hierarchy
+        expansion (``arange`` without expansion).
     """
 
     classes: tuple[str, ...]
@@ -110,6 +116,9 @@ class OpenImagesResult:
     dt_status: np.ndarray
     matches: MatchTable
     notes: tuple[str, ...] = ()
+    image_ids: np.ndarray | None = None
+    gt_source_row: np.ndarray | None = None
+    dt_source_row: np.ndarray | None = None
 
     def summary(self) -> str:
         """Text summary: mAP and the number of classes evaluated."""
@@ -136,6 +145,19 @@ class OpenImagesResult:
         return {"protocol": "openimages-challenge", "mean_ap": metrics[
             "OpenImagesDetectionChallenge_Precision/mAP@0.5IOU"], "metrics": metrics,
             "per_class": self.per_class(), "notes": list(self.notes)}
+
+    def to_frame(self, *, iou_threshold: float | str | None = None, outcomes: bool = True):
+        """One row per detection and per box, as a pandas DataFrame (needs
+        ``deteval[frame]``); see :func:`deteval.tidy.tidy_columns` and docs/tidy-export.md."""
+        from ..tidy import to_frame
+
+        return to_frame(self, iou_threshold=iou_threshold, outcomes=outcomes)
+
+    def to_arrow(self, *, iou_threshold: float | str | None = None, outcomes: bool = True):
+        """The rows of :meth:`to_frame` as a pyarrow Table (needs ``deteval[frame]``)."""
+        from ..tidy import to_arrow
+
+        return to_arrow(self, iou_threshold=iou_threshold, outcomes=outcomes)
 
 
 # -------------------------------------------------------------------------- hierarchy
@@ -203,11 +225,18 @@ def expand_hierarchy(boxes: OIDBoxes, labels: OIDImageLabels, hierarchy: dict | 
     >>> b2.label.tolist(), lab2.label.tolist()
     (['dog', 'animal'], ['animal', 'dog'])
     """
+    out_boxes, out_labels, _ = _expand_with_rows(boxes, labels, hierarchy)
+    return out_boxes, out_labels
+
+
+def _expand_with_rows(boxes: OIDBoxes, labels: OIDImageLabels, hierarchy):
+    """:func:`expand_hierarchy`, and the input row of each expanded box."""
     tree = read_oid_hierarchy(hierarchy)
     up, down, _ = _plain_hierarchy(tree, True)
-    rows, new = _expand(boxes.label, up, what="box", source=boxes.source)
-    out_boxes = OIDBoxes(frozen(boxes.image_id[rows]), frozen(new), frozen(boxes.xyxy[rows]),
-                         frozen(boxes.group_of[rows]), boxes.source)
+    box_rows, new = _expand(boxes.label, up, what="box", source=boxes.source)
+    out_boxes = OIDBoxes(frozen(boxes.image_id[box_rows]), frozen(new),
+                         frozen(boxes.xyxy[box_rows]), frozen(boxes.group_of[box_rows]),
+                         boxes.source)
     positive = labels.confidence == 1
     # one expansion per confidence value, merged back in file order
     r1, n1 = _expand(labels.label[positive], up, what="image-level", source=labels.source)
@@ -218,14 +247,14 @@ def expand_hierarchy(boxes: OIDBoxes, labels: OIDImageLabels, hierarchy: dict | 
     rows = rows[order]
     out_labels = OIDImageLabels(frozen(labels.image_id[rows]), frozen(names.astype(object)),
                                 frozen(labels.confidence[rows]), labels.source)
-    return out_boxes, out_labels
+    return out_boxes, out_labels, box_rows
 
 
-def _expand_detections(dt: OIDDetections, hierarchy) -> OIDDetections:
+def _expand_detections(dt: OIDDetections, hierarchy) -> tuple[OIDDetections, np.ndarray]:
     up, _, _ = _plain_hierarchy(read_oid_hierarchy(hierarchy), True)
     rows, new = _expand(dt.label, up, what="detection", source=dt.source)
     return OIDDetections(frozen(dt.image_id[rows]), frozen(new), frozen(dt.score[rows]),
-                         frozen(dt.xyxy[rows]), dt.source)
+                         frozen(dt.xyxy[rows]), dt.source), rows
 
 
 # -------------------------------------------------------------------------- inputs
@@ -240,7 +269,7 @@ def _load(value, reader, kind, what):
     raise TypeError(f"{what} must be a path or {kind.__name__}; got {type(value).__name__}")
 
 
-def _class_index(labels: np.ndarray, classes: tuple[str, ...], what: str, source):
+def class_index(labels: np.ndarray, classes: tuple[str, ...], what: str, source):
     lookup = {name: i for i, name in enumerate(classes)}
     names, inverse = np.unique(labels.astype(str), return_inverse=True)
     missing = [n for n in names.tolist() if n not in lookup]
@@ -300,10 +329,11 @@ def evaluate_openimages(gt_boxes: OIDBoxes | str | os.PathLike,
     if expand_detections and hierarchy is None:
         raise ValueError("expand_detections=True needs a hierarchy")
     notes = []
+    gt_rows, dt_rows = np.arange(len(gt.label)), np.arange(len(dt.label))
     if hierarchy is not None:
-        gt, labels = expand_hierarchy(gt, labels, hierarchy)
+        gt, labels, gt_rows = _expand_with_rows(gt, labels, hierarchy)
         if expand_detections:
-            dt = _expand_detections(dt, hierarchy)
+            dt, dt_rows = _expand_detections(dt, hierarchy)
     if classes is None:
         classes = tuple(np.unique(np.r_[gt.label, labels.label, dt.label].astype(str)).tolist())
     else:
@@ -311,9 +341,9 @@ def evaluate_openimages(gt_boxes: OIDBoxes | str | os.PathLike,
         if len(set(classes)) != len(classes):
             raise ValueError("classes must be distinct label names")
     n_class = len(classes)
-    gt_cls = _class_index(gt.label, classes, "box", gt.source)
-    lab_cls = _class_index(labels.label, classes, "image-level", labels.source)
-    dt_cls = _class_index(dt.label, classes, "detection", dt.source)
+    gt_cls = class_index(gt.label, classes, "box", gt.source)
+    lab_cls = class_index(labels.label, classes, "image-level", labels.source)
+    dt_cls = class_index(dt.label, classes, "detection", dt.source)
 
     images = np.unique(np.r_[gt.image_id, labels.image_id].astype(str))
     gt_img = _image_codes(gt.image_id, images)
@@ -355,7 +385,9 @@ def evaluate_openimages(gt_boxes: OIDBoxes | str | os.PathLike,
     status[~match.dt_kept] = NOT_EVALUATED
     table = _match_table(match, dt.score, gt.group_of)
     return OpenImagesResult(classes, frozen(ap), mean_ap, frozen(num_gt), frozen(num_tp),
-                            frozen(num_fp), gt, dt, frozen(status), table, tuple(notes))
+                            frozen(num_fp), gt, dt, frozen(status), table, tuple(notes),
+                            image_ids=frozen(images), gt_source_row=frozen(gt_rows.astype(
+                                np.int64)), dt_source_row=frozen(dt_rows.astype(np.int64)))
 
 
 def _accumulate(match, dt_key, dt_score, gt_key, gt_group, n_class, num_gt):

@@ -1,0 +1,138 @@
+"""Image-level bootstrap intervals of the LVIS numbers, from the evaluation's match table.
+
+The resamples are those of :mod:`deteval.diagnostics.bootstrap` (integer image weights, one
+per image of the ground truth); the numbers of a resample come from the one evaluation that
+was already run, without matching again. LVIS's rules are all per image (the 300-per-image
+cut, the verified categories, the not-exhaustive lists), so an image drawn ``w`` times
+brings its evaluated detections and objects ``w`` times; accumulation is COCO's with one
+max-detections setting (:mod:`deteval.diagnostics._weighted_curves`), and the 13 numbers and
+the per-category AP are lvis-api's summary of those arrays
+(:func:`deteval.protocols.lvis.summary_stats`). This is ``evaluate_lvis`` on the data set
+holding each image ``w`` times, copies listed one after the other (``docs/diagnostics/
+bootstrap.md`` §13; the one difference, tied scores of one image and category, as §3).
+
+>>> import deteval
+>>> gt = {"images": [{"id": i, "neg_category_ids": [], "not_exhaustive_category_ids": []}
+...                  for i in (1, 2, 3)],
+...       "categories": [{"id": 1, "name": "a", "frequency": "f"}],
+...       "annotations": [{"id": i, "image_id": i, "category_id": 1, "bbox": [0, 0, 20, 20],
+...                        "area": 400} for i in (1, 2, 3)]}
+>>> dt = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 20, 20], "score": 0.9},
+...       {"image_id": 2, "category_id": 1, "bbox": [25, 25, 20, 20], "score": 0.8},
+...       {"image_id": 3, "category_id": 1, "bbox": [1, 1, 20, 20], "score": 0.7}]
+>>> result = deteval.evaluate_lvis(gt, dt)
+>>> ci = bootstrap_lvis(result, n_resamples=200, seed=0)
+>>> ci.estimate("AP50") == result.stat("AP50")
+True
+>>> low, high = ci.interval("AP50")
+>>> bool(low <= result.stat("AP50") <= high)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._weighted_curves import WeightedCurves, check_settings, run_bootstrap
+from .bootstrap import BootstrapResult, resample_rows
+
+__all__ = ["WeightedLVIS", "bootstrap_lvis"]
+
+
+def bootstrap_lvis(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
+                   seed: Any = None, weights: np.ndarray | None = None) -> BootstrapResult:
+    """Image-level bootstrap intervals of an LVIS evaluation's numbers.
+
+    Parameters
+    ----------
+    result : LVISResult
+        Of :func:`~deteval.evaluate_lvis` (it keeps the match table).
+    n_resamples, confidence, seed
+        As :func:`~deteval.diagnostics.bootstrap.bootstrap_coco` (a seed draws the same
+        images for both when the images are the same).
+    weights : array of int, shape (B, I), optional
+        Explicit resamples: how many times each image (sorted by id, as lvis-api's
+        ``img_ids``) is drawn. A row of ones is the evaluation itself.
+
+    Returns
+    -------
+    BootstrapResult
+        Numbers: the 13 ``stats`` by their names (``AP``, ``AP50``, ... ``APr``, ``APc``,
+        ``APf``, ``AR@300`` ...) and ``AP[name]`` per category (``LVISResult.per_class``'s
+        AP; a name several categories share gets ``#id``). Undefined (-1) in the evaluation
+        (``APr`` without rare categories, say): -1 in ``estimates``; NaN in ``samples``
+        where a resample leaves it undefined.
+
+    Raises
+    ------
+    ValueError
+        Bad settings, weights of the wrong shape, recall thresholds not increasing.
+    """
+    check_settings(n_resamples, confidence)
+    return run_bootstrap(WeightedLVIS(result), n_resamples=n_resamples,
+                         confidence=confidence, seed=seed, weights=weights,
+                         category_ids=result.category_ids)
+
+
+def _distinct_names(names: tuple, ids: np.ndarray) -> tuple[str, ...]:
+    names = list(names)
+    return tuple(n if names.count(n) == 1 else f"{n}#{c}" for n, c in zip(names, ids.tolist()))
+
+
+class WeightedLVIS:
+    """An LVIS evaluation's numbers under image weights (see the module docstring)."""
+
+    def __init__(self, result: Any) -> None:
+        from ..protocols._coco_stages import state_of
+
+        p = result.params
+        self.result, self.params = result, p
+        dataset, dt, table = result.dataset, result.detections, result.matches
+        gt = dataset.gt
+        # lvis-api's positions: images and categories by sorted id.
+        image_pos = _positions(dataset.images.ids)
+        category_pos = _positions(dataset.categories.ids)
+        self.n_images, n_k = len(image_pos), len(category_pos)
+        self.image_pos = image_pos
+        kept = table.dt_kept
+        cat = np.r_[category_pos, -1][dt.category_index]
+        dt_k = np.where(kept, cat, -1)
+        dt_img = np.where(kept, image_pos[dt.image_index], -1)
+        gt_ok = (gt.area > 0) & (gt.area < np.inf)
+        gt_k = np.where(gt_ok, category_pos[gt.category_index], -1)
+        gt_img = image_pos[gt.image_index]
+        state = state_of(table, dt_k, dt_img, dt.scores)
+        self.curves = WeightedCurves(state, table, gt_k, gt_img, p, n_k, max(len(dt), 1))
+        self.category_names = _distinct_names(result.category_names, result.category_ids)
+        self.names = tuple(result.stat_names) + tuple(f"AP[{n}]" for n in self.category_names)
+        self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
+
+    def resamples(self, n_resamples: int, seed: Any,
+                  weights: np.ndarray | None):
+        """The weight rows: ``weights`` checked, or random ones drawn over the images in
+        the ground truth's order (relabelling the ids draws the same images)."""
+        return resample_rows(self.image_pos, self.n_images, n_resamples, seed, weights)
+
+    def arrays(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``precision`` (T, R, K, A) and ``recall`` (T, K, A) under weights ``w``: those of
+        ``evaluate_lvis`` on the weighted data set."""
+        precision, recall = self.curves.curves(w)
+        return precision[..., 0], recall[..., 0]
+
+    def numbers(self, w: np.ndarray) -> list[float]:
+        """The 13 stats and the per-category AP under weights ``w`` (-1 where undefined)."""
+        from ..protocols.lvis import per_class_ap, summary_stats
+
+        precision, recall = self.arrays(w)
+        stats = summary_stats(self.params, precision, recall, self.result.frequency)
+        return stats.tolist() + per_class_ap(self.params, precision)
+
+
+def _positions(ids: np.ndarray) -> np.ndarray:
+    """Position of each row's id among the sorted ids."""
+    order = np.argsort(ids, kind="stable")
+    pos = np.empty(len(order), dtype=np.int64)
+    pos[order] = np.arange(len(order))
+    return pos

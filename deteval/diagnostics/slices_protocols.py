@@ -1,0 +1,286 @@
+"""Slices of LVIS, CrowdPose and Open Images results: each protocol's numbers per image slice.
+
+An image slice's numbers are those of the protocol run on the slice's images alone (a ground
+truth holding only them, and their detections), exactly: every rule of the three protocols is
+per image (LVIS's cut and federated lists, CrowdPose's 20 per image, Open Images' verified
+classes and group-of boxes), so the slice is the evaluation's own match state with weight 1
+on its images and 0 elsewhere, accumulated again (:mod:`deteval.diagnostics.bootstrap_lvis`,
+:mod:`.bootstrap_crowdpose`, :mod:`.bootstrap_openimages`; no matching again). Tags and keys
+are read as for :func:`deteval.slices` (``docs/diagnostics/slices.md`` §2).
+
+Object slices: ``size`` is each protocol's own area ranges (LVIS: small, medium, large;
+CrowdPose: medium, large), read from the evaluation; the other properties (aspect, crowding,
+truncation) would need the protocol matched again with the property in place of the area and
+are refused, as is every object property for Open Images (no area ranges). Rules:
+``docs/diagnostics/slices.md`` §7.
+
+>>> import deteval
+>>> gt = {"images": [{"id": i, "neg_category_ids": [], "not_exhaustive_category_ids": [],
+...                   "site": "a" if i < 3 else "b"} for i in (1, 2, 3)],
+...       "categories": [{"id": 1, "name": "a", "frequency": "f"}],
+...       "annotations": [{"id": i, "image_id": i, "category_id": 1, "bbox": [0, 0, 20, 20],
+...                        "area": 400} for i in (1, 2, 3)]}
+>>> dt = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 20, 20], "score": 0.9},
+...       {"image_id": 3, "category_id": 1, "bbox": [25, 25, 20, 20], "score": 0.8}]
+>>> sliced = protocol_slices(deteval.evaluate_lvis(gt, dt), by=["site"], images=gt)
+>>> sliced.get("site", "a").stats["AP"], sliced.get("site", "b").stats["AP"]
+(0.5, 0.0)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from .slices import OBJECT_SLICES, Slice, SlicesResult, _image_groups
+
+__all__ = ["protocol_slice_interval", "protocol_slices"]
+
+_SIZE_STATS = (("AP", None), ("AP50", 0.5), ("AP75", 0.75))
+
+
+def protocol_slices(result: Any, *, by: Any = None, tags: Any = None, images: Any = None,
+                    interval: Any = None) -> SlicesResult:
+    """An LVIS, CrowdPose or Open Images result's numbers per slice.
+
+    Parameters
+    ----------
+    result : LVISResult, CrowdPoseResult or OpenImagesResult
+    by : str or sequence of str, optional
+        Image keys (of ``tags`` or of ``images``' records), and ``"size"`` (LVIS and
+        CrowdPose: the protocol's own area ranges). Default: every key of ``tags``.
+    tags, images
+        As :func:`deteval.slices` (Open Images has no image records: tags only, matched by
+        ``ImageID``).
+    interval : callable, optional
+        ``interval(result, image_ids) -> (low, high)``, called for every image slice
+        (:func:`protocol_slice_interval` makes a bootstrap one, as
+        :func:`~deteval.diagnostics.bootstrap.slice_interval` does for COCO).
+
+    Returns
+    -------
+    SlicesResult
+        Image slices: the protocol's numbers by name (LVIS: its 13 stats, with ``AR`` the
+        ``AR@300`` one; CrowdPose: its 9; Open Images: ``AP``, the mAP@0.5 of the slice);
+        equal to the protocol run on the slice's images.
+
+    Raises
+    ------
+    ValueError
+        An object property other than ``size`` (any, for Open Images); a key no tag or
+        record has.
+    """
+    kind, weighted, dataset = _weighted(result)
+    keys = [by] if isinstance(by, str) else (None if by is None else [str(k) for k in by])
+    for key in keys or []:
+        if key in OBJECT_SLICES and (key != "size" or kind == "openimages"):
+            why = ("Open Images has no area ranges" if kind == "openimages" else
+                   f"{kind} would have to be matched again with the {key} in place of the "
+                   "area")
+            raise ValueError(f"slices by {key!r} are not available for {kind} results: {why}; "
+                             "image keys and " + ("nothing else" if kind == "openimages" else
+                                                  "'size'") + " are")
+    notes: list[str] = []
+    image_keys = None if keys is None else [
+        k[len("image:"):] if k.startswith("image:") else k for k in keys if k != "size"]
+    sources = [(s, False) for s in (tags if isinstance(tags, list) and tags and not all(
+        isinstance(r, dict) for r in tags) else ([] if tags is None else [tags]))]
+    if images is not None and image_keys:
+        sources.insert(0, (images, True))
+    groups = _image_groups(sources, image_keys, dataset, notes)
+    for key in image_keys or []:
+        if key not in groups:
+            read = [os.fspath(f) for f in [images, *(tags if isinstance(tags, list) else
+                                                    [tags])] if isinstance(f, (str,
+                                                                               os.PathLike))]
+            raise ValueError(f"no image record or tag has the key {key!r}"
+                             + (f" (read: {', '.join(read)})" if read else ""))
+    found: list[Slice] = []
+    for key in (keys if keys is not None else list(groups)):
+        if key == "size":
+            found.extend(_size_slices(kind, result, weighted))
+            continue
+        name = key[len("image:"):] if key.startswith("image:") else key
+        for label, rows in groups[name].items():
+            found.append(_image_slice(kind, result, weighted, name, label, rows, interval))
+    overall = (dict(result.stats_named) if kind != "openimages"
+               else {"AP": float(result.mean_ap)})
+    return SlicesResult(slices=tuple(found), overall=_with_ar(overall), notes=tuple(notes),
+                        settings={"protocol": kind})
+
+
+def _weighted(result: Any) -> tuple[str, Any, Any]:
+    """The protocol's name, its weighted evaluation, and a Dataset whose image rows are its
+    weight columns' images (for the tag lookup)."""
+    from ..protocols.crowdpose import CrowdPoseResult
+    from ..protocols.lvis import LVISResult
+    from ..protocols.openimages import OpenImagesResult
+
+    if isinstance(result, LVISResult):
+        from .bootstrap_lvis import WeightedLVIS
+
+        return "lvis", WeightedLVIS(result), result.dataset
+    if isinstance(result, CrowdPoseResult):
+        from .bootstrap_crowdpose import WeightedCrowdPose
+
+        return "crowdpose", WeightedCrowdPose(result), result.dataset
+    if isinstance(result, OpenImagesResult):
+        from ..data import Categories, Dataset, GroundTruth, Images
+        from .bootstrap_openimages import WeightedOpenImages
+
+        weighted = WeightedOpenImages(result)
+        ids = np.asarray(result.image_ids).astype(str)
+        empty = np.zeros(0, np.int64)
+        dataset = Dataset(Images(ids=np.arange(1, len(ids) + 1), file_names=tuple(ids)),
+                          Categories(ids=empty),
+                          GroundTruth(image_index=empty, category_index=empty,
+                                      boxes=np.zeros((0, 4))))
+        return "openimages", weighted, dataset
+    raise TypeError(f"expected an LVISResult, CrowdPoseResult or OpenImagesResult; got "
+                    f"{type(result).__name__}")
+
+
+def _columns(kind: str, result: Any, weighted: Any, rows: np.ndarray) -> np.ndarray:
+    """The weight columns of image rows (of the lookup dataset)."""
+    if kind == "lvis":
+        return weighted.image_pos[rows]
+    if kind == "crowdpose":
+        position = weighted.image_pos_of_row[rows]
+        return position[position >= 0]
+    return rows                          # Open Images: the rows are the sorted image ids
+
+
+def _with_ar(stats: dict) -> dict:
+    """LVIS's recall is ``AR@300`` (at its max_detections): also listed as ``AR``, which the
+    slice table reads."""
+    ar = [k for k in stats if k.startswith("AR@")]
+    return dict(stats, AR=stats[ar[0]]) if ar and "AR" not in stats else stats
+
+
+def _image_slice(kind: str, result: Any, weighted: Any, key: str, label: str,
+                 rows: np.ndarray, interval: Any) -> Slice:
+    columns = _columns(kind, result, weighted, rows)
+    w = np.zeros(weighted.n_images, dtype=np.int64)
+    w[columns] = 1
+    numbers = weighted.numbers(w)
+    if kind == "openimages":
+        stats = {"AP": -1.0 if np.isnan(numbers[0]) else float(numbers[0])}
+    else:
+        stats = _with_ar({n: float(v) for n, v in zip(weighted.names, numbers)
+                          if not n.startswith("AP[")})
+    n_gt, n_dt = _counts(kind, result, weighted, w)
+    ids = _column_ids(kind, result)[columns]
+    found = None if interval is None else tuple(float(v) for v in interval(result, ids))
+    return Slice(key=key, value=label, kind="image", n_images=len(columns), n_gt=n_gt,
+                 n_detections=n_dt, stats=stats, interval=found)
+
+
+def _column_ids(kind: str, result: Any) -> np.ndarray:
+    """The image id of each weight column (sorted ids; Open Images' are strings)."""
+    if kind == "openimages":
+        return np.asarray(result.image_ids)
+    return np.sort(np.asarray(result.dataset.images.ids))
+
+
+def protocol_slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95,
+                            seed: Any = 0):
+    """An ``interval`` function for :func:`protocol_slices`: the bootstrap percentile
+    interval of an image slice's AP (Open Images: mAP), each resample drawing the slice's
+    images with replacement and giving every other image weight 0 (the slice evaluated
+    alone, bootstrapped: ``docs/diagnostics/bootstrap.md`` §13).
+
+    Returns
+    -------
+    callable
+        ``interval(result, image_ids) -> (low, high)``.
+    """
+    from ._weighted_curves import check_settings
+
+    check_settings(n_resamples, confidence)
+    cache: dict = {}
+
+    def interval(result: Any, image_ids: Any) -> tuple[float, float]:
+        if id(result) not in cache:
+            cache.clear()
+            cache[id(result)] = (result, *_weighted(result)[:2])
+        _, kind, weighted = cache[id(result)]
+        column_ids = _column_ids(kind, result)
+        ids = np.asarray(image_ids).astype(column_ids.dtype)
+        columns = np.flatnonzero(np.isin(column_ids, ids))
+        return _interval(weighted, columns, n_resamples=n_resamples, confidence=confidence,
+                         seed=seed)
+
+    return interval
+
+
+def _counts(kind: str, result: Any, weighted: Any, w: np.ndarray) -> tuple[int, int]:
+    """Objects counted as positives (area "all") and detections evaluated in the images of
+    weight 1."""
+    if kind == "openimages":
+        dt_img = weighted.dt_img
+        kept = np.asarray(result.dt_status) >= 0
+        return (int(w.take(weighted.gt_img).sum()),
+                int(w.take(dt_img[kept]).sum()) if kept.any() else 0)
+    curves = weighted.curves
+    n_gt = int(np.bincount(curves.gt_key, weights=w.take(curves.gt_img),
+                           minlength=1)[0::curves.n_a].sum()) if len(curves.gt_key) else 0
+    return n_gt, int(w.take(curves.img_sel).sum())
+
+
+def _interval(weighted: Any, columns: np.ndarray, *, n_resamples: int = 1000,
+              confidence: float = 0.95, seed: Any = 0) -> tuple[float, float]:
+    """Percentile interval of the slice's AP: each resample draws the slice's images with
+    replacement, every other image weight 0."""
+    from ._weighted_curves import bootstrap_result
+
+    weights = np.zeros((n_resamples, weighted.n_images), dtype=np.int64)
+    if len(columns):
+        rng = np.random.default_rng(seed)
+        draws = columns[rng.integers(0, len(columns), (n_resamples, len(columns)))]
+        flat = (np.arange(n_resamples)[:, None] * weighted.n_images + draws).ravel()
+        weights = np.bincount(flat, minlength=weights.size).reshape(weights.shape)
+    index = list(weighted.names).index("mAP" if "mAP" in weighted.names else "AP")
+    samples = np.array([weighted.numbers(w)[index] for w in weights])
+    boot = bootstrap_result(("AP",), np.zeros(1), samples, confidence=confidence, seed=seed,
+                            category_ids=np.zeros(0), category_names=())
+    return float(boot.low[0]), float(boot.high[0])
+
+
+def _size_slices(kind: str, result: Any, weighted: Any) -> list[Slice]:
+    """The protocol's own area ranges (but "all") as object slices: its AP, AP50, AP75 and
+    AR at each range, read from the evaluation."""
+    p = result.params
+    if kind == "lvis":
+        from ..protocols.lvis import summarize_lvis
+
+        def value(values, iou, label):
+            return summarize_lvis(values, p, iou, label)
+        precision, recall = result.precision, result.recall
+        labels, ranges = p.area_labels, p.area_ranges
+    else:
+        from ..protocols.coco import summarize_value
+
+        cp = weighted.prepared
+
+        def value(values, iou, label):
+            return summarize_value(values, cp, iou, label, None)
+        precision, recall = result.precision, result.recall
+        labels, ranges = cp.area_labels, cp.area_ranges
+    table, gt = result.matches, result.dataset.gt
+    out = []
+    for a, (label, (lo, hi)) in enumerate(zip(labels, ranges)):
+        if label == "all":
+            continue
+        inside = ~table.gt_ignore[a] & table.gt_evaluated
+        stats = {name: value(precision, iou, label) for name, iou in _SIZE_STATS}
+        stats["AR"] = value(recall, None, label)
+        out.append(Slice(key="size", value=str(label), kind="object",
+                         n_images=len(np.unique(gt.image_index[inside])),
+                         n_gt=int(np.count_nonzero(inside)),
+                         n_detections=int(np.count_nonzero(table.dt_kept
+                                                           & ~table.dt_out_of_range[a])),
+                         stats=stats, bounds=(float(lo), float(hi))))
+    return out
+
