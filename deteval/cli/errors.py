@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _write_json
+from ._options import _float_text, _int_text
 from ._outputs import check_outputs
 from ._shared_options import add_json_output, add_per_class
 
@@ -19,11 +20,11 @@ def add_parser(commands) -> None:
         "also optimal LRP (equal to the LRP-Error fork of pycocotools).")
     errors.add_argument("gt", metavar="GT.json", help="COCO instances file (ground truth)")
     errors.add_argument("dt", metavar="DT.json", help="COCO results file (bounding boxes)")
-    errors.add_argument("--pos-threshold", type=float, default=0.5, metavar="IOU",
+    errors.add_argument("--pos-threshold", type=_float_text, default=0.5, metavar="IOU",
                         help="foreground IoU threshold (default 0.5)")
-    errors.add_argument("--background-threshold", type=float, default=0.1, metavar="IOU",
+    errors.add_argument("--background-threshold", type=_float_text, default=0.1, metavar="IOU",
                         help="background IoU threshold (default 0.1)")
-    errors.add_argument("--max-detections", dest="tide_max_dets", type=int, default=100,
+    errors.add_argument("--max-detections", dest="tide_max_dets", type=_int_text, default=100,
                         metavar="N", help="detections kept per image (default 100)")
     errors.add_argument("--rules", choices=("deteval", "tidecv"), default="deteval",
                         help="tidecv: reproduce tidecv's ordering of tied scores in the "

@@ -42,6 +42,11 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..protocols.openimages import evaluate_openimages
 
     check_outputs(args, files=[("--json", args.json), ("--matches", args.matches)])
+    if args.expand_detections and not args.hierarchy:
+        from ._common import _UsageError
+
+        raise _UsageError("--expand-detections needs --hierarchy H.json (the classes a "
+                          "detection is expanded to)")
     classes = None
     if args.classes:
         from ..io._json import read_bytes
