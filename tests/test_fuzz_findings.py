@@ -115,3 +115,20 @@ def test_expand_detections_without_a_hierarchy_is_a_usage_error_naming_the_flags
                            extra={"boxes.csv": boxes, "dets.csv": dets}, expect=(2,),
                            names=["--expand-detections"]))
     assert "--hierarchy" in outcome["stderr"]
+
+
+@pytest.mark.parametrize(("flag", "argv"), [
+    ("--max-detections", ["calibration", "gt.json", "dt.json"]),
+    ("--bins", ["calibration", "gt.json", "dt.json"]),
+    ("--ci", ["coco", "gt.json", "dt.json"]),
+])
+def test_a_count_beyond_int64_is_a_usage_error_naming_its_flag(flag, argv):
+    # was: calibration --max-detections 1e23 named --max-dets (another command's flag),
+    # --bins 1e23 said "Maximum allowed size exceeded" (numpy's words), --ci 1e23 ran for ever
+    _clean(_case(argv + [flag, "99999999999999999999999"], expect=(2,), names=[flag]))
+
+
+@pytest.mark.parametrize("rule", ["AP:١", "AP:0_1", "AP:０.１"])
+def test_a_regression_tolerance_reads_ascii_decimals_only(rule):
+    _clean(_case(["compare", "gt.json", "dt.json", "dt2.json", "--bootstrap", "2",
+                  "--fail-if-regression", rule], expect=(2,), names=["--fail-if-regression"]))

@@ -127,6 +127,9 @@ def _positive_int(text: str) -> int:
     value = int(text) if re.fullmatch(r"\+?[0-9]+", text) else 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    if value >= 2**63:   # a count no array can hold (numpy's sizes are int64)
+        raise argparse.ArgumentTypeError(f"expected a positive integer below 2**63; got "
+                                         f"{text!r}")
     return value
 
 
