@@ -132,3 +132,11 @@ def test_a_count_beyond_int64_is_a_usage_error_naming_its_flag(flag, argv):
 def test_a_regression_tolerance_reads_ascii_decimals_only(rule):
     _clean(_case(["compare", "gt.json", "dt.json", "dt2.json", "--bootstrap", "2",
                   "--fail-if-regression", rule], expect=(2,), names=["--fail-if-regression"]))
+
+
+def test_two_equal_run_names_are_a_usage_error_naming_the_flag():
+    # was: exit 1 after the evaluation, "names must be two different names" (the Python
+    # argument's words)
+    _clean(_case(["report", "gt.json", "dt.json", "dt2.json", "--out", "out", "--quiet",
+                  "--gallery", "0", "--run-names", "A", "A"], expect=(2,),
+                 names=["--run-names"]))

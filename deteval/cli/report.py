@@ -124,6 +124,11 @@ def run(args, out: TextIO, err: TextIO) -> int:
     check_outputs(args, **outputs)
     if args.dt_b is not None:
         check_outputs(argparse.Namespace(**{**vars(args), "dt": args.dt_b}), **outputs)
+        if args.run_names and args.run_names[0] == args.run_names[1]:   # before any work
+            from ._common import _UsageError
+
+            raise _UsageError(f"--run-names needs two different names; got "
+                              f"{' '.join(args.run_names)!r}")
     elif args.run_names:
         raise DetevalError("--run-names names the two runs of a comparison (GT DT_A DT_B)")
     # --images is the gallery's folder; it goes to the ground-truth reader only when that

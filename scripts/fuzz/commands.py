@@ -301,7 +301,7 @@ def _coco_options_case(rng: random.Random) -> Case:
         opts.add("--table-iou", "all")       # without --table: a usage error
         opts.bad_flag = "--table-iou"
     if rng.random() < 0.4:
-        opts.add("--threads", rng.choice(("1", "2", "3", "64", "99999999999999999999")),
+        opts.add("--threads", rng.choice(("1", "2", "3", "64", "9223372036854775807")),
                  BAD_COUNTS)
     if rng.random() < 0.2:
         opts.add("--per-class", None)
@@ -336,7 +336,7 @@ def _voc_options_case(rng: random.Random) -> Case:
         opts.add("--table", table, late=("out.txt", "missing/out.csv", "/proc/out.csv"))
         outputs.append(table)
     if rng.random() < 0.5:
-        opts.add("--threads", rng.choice(("1", "2", "3", "64", "99999999999999999999")),
+        opts.add("--threads", rng.choice(("1", "2", "3", "64", "9223372036854775807")),
                  BAD_COUNTS)
     opts.add("--json", "metrics.json")
     return _finish("voc-options", shape, files, ["voc", "gt.json", "dt.json"], opts,
