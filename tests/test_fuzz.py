@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from fuzz.generators import COMMAND_KINDS, KINDS, Case, make_case  # noqa: E402
 from fuzz.runner import CHECKS, run, run_case, summary_line  # noqa: E402
 
-SUBSET = 100
-COMMANDS_SUBSET = 50
+SUBSET = 80
+COMMANDS_SUBSET = 40
 
 
 def test_a_seeded_subset_of_mutants_gets_clean_answers_and_pycocotools_numbers():

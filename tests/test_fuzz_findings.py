@@ -140,3 +140,12 @@ def test_two_equal_run_names_are_a_usage_error_naming_the_flag():
     _clean(_case(["report", "gt.json", "dt.json", "dt2.json", "--out", "out", "--quiet",
                   "--gallery", "0", "--run-names", "A", "A"], expect=(2,),
                  names=["--run-names"]))
+
+
+@pytest.mark.parametrize(("flag", "value"), [
+    ("--pos-threshold", "1.5"), ("--pos-threshold", "nan"), ("--background-threshold", "0.6"),
+    ("--background-threshold", "-1"), ("--max-detections", "0"),
+])
+def test_errors_refuses_its_thresholds_by_their_flags(flag, value):
+    # was: exit 1 naming the Python keywords (pos_threshold, background_threshold, max_dets)
+    _clean(_case(["errors", "gt.json", "dt.json", flag, value], expect=(2,), names=[flag]))

@@ -269,7 +269,7 @@ def _coco_options_case(rng: random.Random) -> Case:
         if rng.random() < 0.3:
             name, raw, tag_groups = _tags_file(rng, gt, shape)
             files[name] = raw
-            opts.add("--slice-file", name, late=("missing.csv", "gt.json", "dt.json", "adir"))
+            opts.add("--slice-file", name, late=("missing.csv", "dt.json", "adir"))
             if "adir" in opts.argv:
                 special.append(("dir", "adir"))
             if shape != "input":
@@ -437,9 +437,9 @@ def _errors_check_case(rng: random.Random) -> Case:
     command = rng.choice(("errors", "errors", "check"))
     if command == "errors":
         if rng.random() < 0.4:
-            opts.add("--pos-threshold", rng.choice(("0.5", "0.7")), BAD_UNIT)
+            opts.add("--pos-threshold", rng.choice(("0.5", "0.7")), BAD_UNIT[1:])
         if rng.random() < 0.4:
-            opts.add("--background-threshold", rng.choice(("0.1", "0.3")), BAD_UNIT)
+            opts.add("--background-threshold", rng.choice(("0", "0.1", "0.3")), BAD_UNIT[1:])
         if rng.random() < 0.3:
             opts.add("--max-detections", _count(rng, 1, 100), BAD_COUNTS)
         if rng.random() < 0.4:
