@@ -149,3 +149,20 @@ def test_two_equal_run_names_are_a_usage_error_naming_the_flag():
 def test_errors_refuses_its_thresholds_by_their_flags(flag, value):
     # was: exit 1 naming the Python keywords (pos_threshold, background_threshold, max_dets)
     _clean(_case(["errors", "gt.json", "dt.json", flag, value], expect=(2,), names=[flag]))
+
+
+LVIS = {**GT, "images": [{**image, "neg_category_ids": [], "not_exhaustive_category_ids": []}
+                         for image in GT["images"]],
+        "categories": [{**c, "frequency": "f"} for c in GT["categories"]]}
+
+
+@pytest.mark.parametrize("argv", [
+    ["lvis", "lvis.json", "dt.json", "--json", "metrics.json", "--matches", "/proc/m.csv"],
+    ["calibration", "gt.json", "dt.json", "--json", "metrics.json", "--plot", "/proc/p.png"],
+    ["coco", "gt.json", "dt.json", "--table", "out.csv", "--matches", "/proc/m.csv"],
+])
+def test_a_run_whose_second_output_cannot_be_written_leaves_no_first_one(argv):
+    # was: the first output written, then the second refused by the OS (exit 1): the files
+    # a command writes are now renamed into place together when it succeeds
+    _clean(_case(argv, extra={"lvis.json": json.dumps(LVIS).encode()}, expect=(1,),
+                 names=["/proc/"]))

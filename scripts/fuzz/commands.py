@@ -188,7 +188,7 @@ def _compare_case(rng: random.Random) -> Case:
     if bad_output is not None:
         case.special = special
     if argv[-1] == dt_names[0] and len(argv) == 3:
-        case.expect, case.names = (2,), ["baseline"]
+        case.expect, case.names = (2,), ["baseline", *case.names]
     return case
 
 

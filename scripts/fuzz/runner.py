@@ -241,6 +241,12 @@ def _tree(folder: Path) -> dict[str, str]:
     return out
 
 
+def _names_one(message: str, names: list[str]) -> bool:
+    """Whether ``message`` names one of ``names``, as typed or escaped as ``repr`` shows it
+    (a NUL is ``\\x00`` in a message)."""
+    return any(name in message or repr(name)[1:-1] in message for name in names if name)
+
+
 def _gated(stderr: str) -> bool:
     """A broken --fail-if-regression rule: status 1 with regressions and no error."""
     return ("deteval: regression:" in stderr
@@ -295,14 +301,12 @@ def _status_failures(case: Case, record: dict, status: int, timeout: int,
     if rc == 1 and not _gated(stderr):
         if not errors:
             failed["crash"] = "status 1 without 'deteval: error:'"
-        elif not _names_an_input(errors[0], case) and not any(
-                name in errors[0] for name in case.names):
+        elif not _names_an_input(errors[0], case) and not _names_one(errors[0], case.names):
             failed["unnamed"] = errors[0]
     if rc in (0, 1, 2) and case.expect is not None and rc not in case.expect:
         last = (errors or stderr.strip().splitlines() or [""])[-1]
         failed["exit"] = f"status {rc}, expected {case.expect}: {last[:300]}"
-    elif rc in (1, 2) and case.names and errors and not any(
-            name in errors[0] for name in case.names):
+    elif rc in (1, 2) and case.names and errors and not _names_one(errors[0], case.names):
         failed["exit"] = f"the message names none of {case.names}: {errors[0][:300]}"
     return failed
 
