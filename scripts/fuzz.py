@@ -24,7 +24,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
-from fuzz.generators import make_case  # noqa: E402
+from fuzz.generators import KINDS, make_case  # noqa: E402
 from fuzz.runner import CHECKS, run, run_case, summary_line  # noqa: E402
 
 
@@ -37,20 +37,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=20, help="seconds per input")
     parser.add_argument("--out", default="fuzz-out", help="folder for failing inputs")
     parser.add_argument("--replay", metavar="SEED:INDEX", help="run one case and show it")
+    parser.add_argument("--kinds", help="only these kinds of case, comma-separated (default: "
+                        "all): " + ", ".join(k for k, _ in KINDS))
     args = parser.parse_args(argv)
+    kinds = tuple(args.kinds.split(",")) if args.kinds else None
+    if kinds and not set(kinds) <= {k for k, _ in KINDS}:
+        parser.error(f"--kinds: unknown kind(s) {sorted(set(kinds) - {k for k, _ in KINDS})}")
     if args.replay:
         from fuzz.runner import _baseline, _preload
 
         seed, index = (int(v) for v in args.replay.split(":"))
-        case = make_case(seed, index)
+        case = make_case(seed, index, kinds)
         _preload()
         base_rss, base_vm = _baseline()
         outcome = run_case(case, timeout=args.timeout, base_rss=base_rss, base_vm=base_vm)
         print(json.dumps({"case": case.to_json(), "outcome": outcome}, indent=1))
         return 1 if outcome["failed"] else 0
     total = run(args.n, seed=args.seed, jobs=args.jobs, out=args.out, timeout=args.timeout,
-                start=args.start, progress_to=sys.stdout)
+                start=args.start, progress_to=sys.stdout, kinds=kinds)
     print(summary_line(total))
+    for kind, counts in sorted(total.get("kinds", {}).items()):
+        print(f"  {kind:<16} {counts['inputs']:>7} inputs {counts['failed']:>5} failed")
     for failure in total["failures"][:50]:
         print(f"  {args.seed}:{failure['index']} {failure['kind']}: {failure['failed']}")
     Path(args.out).mkdir(parents=True, exist_ok=True)

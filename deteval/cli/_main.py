@@ -51,9 +51,13 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
                              f"got {' '.join(map(str, args.max_dets))!r}")
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    from ._outputs import staged_outputs
+
     caught: list = []
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        # staged_outputs: the files a command writes are renamed into place when it ends,
+        # all of them, or removed when it fails (a failed run writes nothing)
+        with warnings.catch_warnings(record=True) as caught, staged_outputs():
             # deteval's own warnings (e.g. a box beyond its image) are messages for the user.
             warnings.simplefilter("always", FormatWarning)
             warnings.simplefilter("always", UndefinedMetricWarning)

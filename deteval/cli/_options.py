@@ -81,10 +81,38 @@ def _iou_list(text: str) -> list[float]:
     return values
 
 
+def _float_text(text: str) -> float:
+    """``float(text)`` for an ASCII decimal number only: Python's ``float`` also reads other
+    scripts' digits (``"٠.٥"``), underscores and surrounding spaces
+    (docs/input-acceptance.md)."""
+    from ..io._common import to_float
+
+    try:
+        return to_float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a decimal number; got {text!r}") from None
+
+
+def _int_text(text: str) -> int:
+    """``int(text)`` for ASCII decimal digits only (with an optional sign)."""
+    if not re.fullmatch(r"[-+]?[0-9]+", text):
+        raise argparse.ArgumentTypeError(f"expected an integer; got {text!r}")
+    return int(text)
+
+
+def _seed(text: str) -> int:
+    """A seed of the resampling: an integer >= 0 (numpy's generators refuse negatives)."""
+    if not re.fullmatch(r"\+?[0-9]+", text):
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0; got {text!r}")
+    return int(text)
+
+
 def _unit_float(what: str, *, open_low: bool = False, high: float | None = 1.0):
     def parse(text: str) -> float:
+        from ..io._common import is_number_text
+
         try:
-            value = float(text)
+            value = float(text) if is_number_text(text) else math.nan
         except ValueError:
             value = math.nan
         low_ok = value > 0 if open_low else value >= 0
@@ -96,12 +124,12 @@ def _unit_float(what: str, *, open_low: bool = False, high: float | None = 1.0):
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
+    value = int(text) if re.fullmatch(r"\+?[0-9]+", text) else 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    if value >= 2**63:   # a count no array can hold (numpy's sizes are int64)
+        raise argparse.ArgumentTypeError(f"expected a positive integer below 2**63; got "
+                                         f"{text!r}")
     return value
 
 
@@ -114,7 +142,7 @@ def _add_coco_options(parser: argparse.ArgumentParser) -> None:
                         "of the masks, Cheng et al. 2021), keypoints (OKS), polygon "
                         "('polygon' or polygon 'segmentation' fields), rotated ('rbox' = "
                         "[cx, cy, w, h, angle_degrees]) (default: bbox)")
-    parser.add_argument("--dilation-ratio", type=float, default=None, metavar="R",
+    parser.add_argument("--dilation-ratio", type=_float_text, default=None, metavar="R",
                         help="boundary: boundary width as a fraction of the image diagonal "
                         "(default: 0.02)")
     parser.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",

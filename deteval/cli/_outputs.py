@@ -7,7 +7,9 @@ written whole or not at all.
   metrics. An output folder (``--out``, a VOC or YOLO ``convert`` destination) must not be
   an input or hold one: the command writes files there under names it chooses.
 * A file is written to a temporary file in its folder and renamed over the destination, so a
-  failure (a full disk, an interruption) never leaves half a file. A destination that is
+  failure (a full disk, an interruption) never leaves half a file. While a command runs
+  (:func:`staged_outputs`, entered by ``main``) the renames wait for its end: a command that
+  fails leaves none of its files, not even those written before the failure. A destination that is
   not a regular file (``/dev/stdout``, a pipe from ``>(...)``) is written in place, opened
   without blocking: a pipe nobody reads is an error, not a hang.
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from ..errors import DetevalError
 
-__all__ = ["check_outputs", "write_output"]
+__all__ = ["check_outputs", "staged_outputs", "write_output"]
 
 # The attributes of the parsed arguments that name inputs, and how messages call them.
 _INPUTS = (("gt", "the ground truth", ""), ("dt", "the detections", ""),
@@ -107,6 +109,42 @@ def _is_input(path: str, flag: str, label: str, verb: str) -> DetevalError:
                         "overwrite it; write the output elsewhere")
 
 
+#: ``(temporary, destination)`` of the files written by the running command (None: no
+#: command is running; files are renamed at once).
+_STAGED: list[tuple[str, str]] | None = None
+
+
+@contextlib.contextmanager
+def staged_outputs():
+    """Within the block, :func:`write_output` writes each file to its temporary file and the
+    block's end renames them all; an exception removes them all, so a command that fails
+    writes nothing. A closed standard output (``BrokenPipeError``) is no failure: the files
+    the user asked for are kept."""
+    global _STAGED
+    outer, _STAGED = _STAGED, []
+    staged, keep = _STAGED, False
+    try:
+        yield
+        keep = True
+    except BrokenPipeError:
+        keep = True
+        raise
+    finally:
+        _STAGED = outer
+        for n, (temporary, target) in enumerate(staged):
+            try:
+                if keep:
+                    os.replace(temporary, target)
+                else:
+                    os.unlink(temporary)
+            except OSError as error:
+                for rest, _ in staged[n + 1:]:
+                    with contextlib.suppress(OSError):
+                        os.unlink(rest)
+                if keep:
+                    raise DetevalError(f"cannot write {target}: {error.strerror}") from None
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -148,7 +186,10 @@ def write_output(path: str | os.PathLike, content: bytes | Callable[[str], objec
             else:
                 os.close(fd)
                 content(temporary)
-            os.replace(temporary, target)
+            if _STAGED is not None:   # renamed when the command ends (staged_outputs)
+                _STAGED.append((temporary, target))
+            else:
+                os.replace(temporary, target)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)

@@ -93,23 +93,31 @@ def run(args, out: TextIO, err: TextIO) -> int:
                           cli_hint=error.cli_hint) from None
     hazards = [] if args.no_check else checks_of(result.dataset, result.detections, err,
                                                   dt_format="coco")
+    # Everything that can refuse the run (a slice key, --table-iou, the intervals) before any
+    # file is written: a run that fails writes nothing.
+    sliced = slices_of(args, result)
+    intervals = _intervals(args, result)
+    write_table_output(args, result)
     if args.matches:   # files first: written whatever happens to stdout
         write_output(args.matches, result.matches.to_csv)
-    write_table_output(args, result)
-    _output(args, result, hazards, out, err, slices_of(args, result))
+    _output(args, result, hazards, out, err, sliced, intervals)
     return 0
 
 
+def _intervals(args, result):
+    """``--ci B``: the bootstrap intervals of the result, or None."""
+    if getattr(args, "ci", None) is None:
+        return None
+    from ..diagnostics.bootstrap import bootstrap_coco
+
+    return bootstrap_coco(result, n_resamples=args.ci, confidence=args.confidence,
+                          seed=args.seed, score_threshold=args.score_threshold)
+
+
 def _output(args, result, hazards: list[dict], out: TextIO, err: TextIO,
-            sliced=None) -> None:
+            sliced=None, intervals=None) -> None:
     """The --json file (first: written whatever happens to stdout), then the summary (and
     per-class table, slices, and intervals with --ci) on ``out`` and the notes on ``err``."""
-    intervals = None
-    if getattr(args, "ci", None) is not None:
-        from ..diagnostics.bootstrap import bootstrap_coco
-
-        intervals = bootstrap_coco(result, n_resamples=args.ci, confidence=args.confidence,
-                                   seed=args.seed, score_threshold=args.score_threshold)
     if args.json:
         extra = {} if intervals is None else {"intervals": intervals.to_dict()}
         if sliced is not None:

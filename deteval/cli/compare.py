@@ -8,16 +8,15 @@ from pathlib import Path
 from typing import TextIO
 
 from ._common import _UsageError, _write_json
-from ._options import _positive_int
+from ._options import _positive_int, _seed
 from ._outputs import check_outputs
 from ._shared_options import add_json_output, add_per_class, add_protocol, add_score_threshold
 
 
 def _confidence(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
+    from ..io._common import is_number_text
+
+    value = float(text) if is_number_text(text) else -1.0
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"a level in (0, 1) is expected (e.g. 0.95); "
                                          f"got {text!r}")
@@ -36,7 +35,7 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: st
                         "1000) to the printed table and to --json")
     parser.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
                         help="level of the intervals (default 0.95)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=_seed, default=0,
                         help="seed of the resampling (default 0)")
     if score_threshold:
         add_score_threshold(parser, default=0.5,

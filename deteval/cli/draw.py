@@ -11,7 +11,9 @@ from ._common import _UsageError
 from ._options import (
     _GT_OPTIONS,
     _add_input_options,
+    _float_text,
     _guess_format,
+    _int_text,
     _number_list,
     _positive_int,
     _read_inputs,
@@ -92,7 +94,7 @@ def add_parser(commands) -> None:
     draw.add_argument("--format", choices=("auto", "png", "jpeg"), default="auto",
                       help="file format of the drawings: auto = JPEG (quality 90) for JPEG "
                       "images, PNG for others (default: auto)")
-    draw.add_argument("--contact-sheet", type=int, default=24, metavar="N",
+    draw.add_argument("--contact-sheet", type=_int_text, default=24, metavar="N",
                       help="thumbnails of the N worst images in contact_sheet.jpg (0: none; "
                       "default 24)")
     draw.add_argument("--threads", type=_positive_int, default=None, metavar="N",
@@ -110,7 +112,7 @@ def add_geometry_options(parser, *, what: str) -> None:
     parser.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",
                         help="keypoints: OKS sigmas, one per keypoint, for the matching and "
                         "the joints' tolerance (default: COCO person)")
-    parser.add_argument("--dilation-ratio", type=float, default=None, metavar="R",
+    parser.add_argument("--dilation-ratio", type=_float_text, default=None, metavar="R",
                         help="boundary: boundary width as a fraction of the image diagonal "
                         "(default: 0.02)")
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import TextIO
 
 from ._common import _write_json
+from ._options import _positive_int, _unit_float
 from ._outputs import check_outputs
 from ._shared_options import add_json_output, add_per_class
 
@@ -19,11 +21,13 @@ def add_parser(commands) -> None:
         "also optimal LRP (equal to the LRP-Error fork of pycocotools).")
     errors.add_argument("gt", metavar="GT.json", help="COCO instances file (ground truth)")
     errors.add_argument("dt", metavar="DT.json", help="COCO results file (bounding boxes)")
-    errors.add_argument("--pos-threshold", type=float, default=0.5, metavar="IOU",
-                        help="foreground IoU threshold (default 0.5)")
-    errors.add_argument("--background-threshold", type=float, default=0.1, metavar="IOU",
-                        help="background IoU threshold (default 0.1)")
-    errors.add_argument("--max-detections", dest="tide_max_dets", type=int, default=100,
+    errors.add_argument("--pos-threshold", type=_unit_float("IoU threshold", open_low=True),
+                        default=0.5, metavar="IOU",
+                        help="foreground IoU threshold, in (0, 1] (default 0.5)")
+    errors.add_argument("--background-threshold", type=_background, default=0.1, metavar="IOU",
+                        help="background IoU threshold, in [0, 0.5] (default 0.1)")
+    errors.add_argument("--max-detections", dest="tide_max_dets", type=_positive_int,
+                        default=100,
                         metavar="N", help="detections kept per image (default 100)")
     errors.add_argument("--rules", choices=("deteval", "tidecv"), default="deteval",
                         help="tidecv: reproduce tidecv's ordering of tied scores in the "
@@ -32,6 +36,15 @@ def add_parser(commands) -> None:
     errors.add_argument("--lrp", action="store_true",
                         help="also compute optimal LRP, its components and moLRP")
     add_json_output(errors, help="write the numbers as JSON")
+
+
+def _background(text: str) -> float:
+    """``--background-threshold``: in [0, 0.5] (tidecv's rule: below the foreground's)."""
+    value = _unit_float("background IoU threshold")(text)
+    if value > 0.5:
+        raise argparse.ArgumentTypeError(f"expected a background IoU threshold in [0, 0.5]; "
+                                         f"got {text!r}")
+    return value
 
 
 def _table(result) -> str:

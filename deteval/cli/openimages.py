@@ -54,6 +54,11 @@ def run(args, out: TextIO, err: TextIO) -> int:
     check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
                                ("--table", args.table)])
     check_table(args)
+    if args.expand_detections and not args.hierarchy:
+        from ._common import _UsageError
+
+        raise _UsageError("--expand-detections needs --hierarchy H.json (the classes a "
+                          "detection is expanded to)")
     classes = None
     if args.classes:
         from ..io._json import read_bytes

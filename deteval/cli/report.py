@@ -16,7 +16,7 @@ def add_parser(commands) -> None:
     from .._format_names import DETECTION_FORMATS, GT_FORMATS
 
     def gallery_size(text: str) -> int:
-        if not text.strip().isdigit():
+        if not text.isascii() or not text.strip().isdigit():
             raise argparse.ArgumentTypeError(f"expected a number of images >= 0; got {text!r}")
         return int(text)
 
@@ -70,6 +70,7 @@ def add_parser(commands) -> None:
 
 def _add_diagnostic_options(report) -> None:
     """``--ci``, ``--confidence``, ``--seed`` and the slice options (coco protocol)."""
+    from ._options import _seed
     from ._slices import add_slice_options
     from .compare import _confidence, _positive_int
 
@@ -82,7 +83,7 @@ def _add_diagnostic_options(report) -> None:
                        "paired intervals and p-values of the differences")
     group.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
                        help="level of the intervals (default 0.95)")
-    group.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    group.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
     add_slice_options(group)
 
 
@@ -123,6 +124,11 @@ def run(args, out: TextIO, err: TextIO) -> int:
     check_outputs(args, **outputs)
     if args.dt_b is not None:
         check_outputs(argparse.Namespace(**{**vars(args), "dt": args.dt_b}), **outputs)
+        if args.run_names and args.run_names[0] == args.run_names[1]:   # before any work
+            from ._common import _UsageError
+
+            raise _UsageError(f"--run-names needs two different names; got "
+                              f"{' '.join(args.run_names)!r}")
     elif args.run_names:
         raise DetevalError("--run-names names the two runs of a comparison (GT DT_A DT_B)")
     # --images is the gallery's folder; it goes to the ground-truth reader only when that

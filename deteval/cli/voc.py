@@ -52,13 +52,13 @@ def run(args, out: TextIO, err: TextIO) -> int:
     result = evaluate_voc(inputs.dataset, inputs.detections, params=_voc_preset(preset),
                           threads=args.threads, **options)
     hazards = run_checks(args, inputs, err)
-    write_table_output(args, result)
     intervals = None
     if args.ci is not None:
         from ..diagnostics.bootstrap_voc import bootstrap_voc
 
         intervals = bootstrap_voc(result, n_resamples=args.ci, confidence=args.confidence,
                                   seed=args.seed)
+    write_table_output(args, result)   # after what can fail: a failed run writes nothing
     if args.json:   # files first: written whatever happens to stdout
         extra = {} if intervals is None else {"intervals": intervals.to_dict()}
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards, **extra})

@@ -87,9 +87,11 @@ def parse_regression_rule(text: str) -> tuple[str, float]:
     >>> parse_regression_rule("AP50:0.02")
     ('AP50', 0.02)
     """
+    from ..io._common import to_float
+
     name, sep, tolerance = str(text).rpartition(":")
     try:
-        value = float(tolerance)
+        value = to_float(tolerance)   # ASCII decimals only (float reads "١" and "0_1")
     except ValueError:
         value = float("nan")
     if not sep or not name or not value >= 0:

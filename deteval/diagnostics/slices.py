@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 import math
 import os
@@ -422,8 +423,11 @@ def _records(source: Any) -> tuple[list[dict], str]:
     if isinstance(source, (str, os.PathLike)):
         where = os.fspath(source)
         if where.lower().endswith(".csv"):
-            with open(where, newline="", encoding="utf-8-sig") as handle:
-                rows = list(csv.DictReader(handle))
+            from ..io._common import read_text
+
+            # read_text: regular files only, UTF-8 (errors name the file and line)
+            text = read_text(where, what="tags", allow_empty=True)
+            rows = list(csv.DictReader(io.StringIO(text, newline="")))
             if rows and not any(k in rows[0] for k in _REFERENCE_KEYS):
                 raise FormatError("a tags CSV needs an image_id or file_name column; its "
                                   f"header is {', '.join(rows[0])}", source=where,

@@ -34,12 +34,17 @@ class Case:
     files: dict[str, bytes]
     argv: list[str]
     special: list[tuple[str, ...]] = field(default_factory=list)
-    oracle: dict[str, str] | None = None       # {"gt", "dt", "iou_type"} for pycocotools
+    oracle: dict[str, Any] | None = None       # {"gt", "dt", "iou_type"} for pycocotools
     api: dict[str, Any] | None = None          # reader calls on parsed objects
+    outputs: list[str] = field(default_factory=list)   # written (all of them) on exit 0
+    expect: tuple[int, ...] | None = None      # the exit statuses allowed (None: 0, 1, 2)
+    names: list[str] = field(default_factory=list)     # what an error must name (one of)
+    shape: str = ""                            # good / input / option (commands.py)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "argv": self.argv, "special": self.special,
-                "oracle": self.oracle,
+                "oracle": self.oracle, "outputs": self.outputs, "expect": self.expect,
+                "names": self.names, "shape": self.shape,
                 "files": {k: v.decode("latin-1") for k, v in self.files.items()}}
 
 
@@ -401,16 +406,28 @@ def _classify_case(rng: random.Random) -> Case:
                                     "metrics.json"])
 
 
+#: The kinds of case made by commands.py (the commands added after the first fuzz run),
+#: and their weights.
+COMMAND_KINDS = (("compare", 10), ("coco-options", 14), ("voc-options", 5), ("crowdpose", 6),
+                 ("calibration", 6), ("errors-check", 4), ("lvis", 3), ("report", 4),
+                 ("draw", 5), ("openimages-command", 3))
+
+#: Every kind of case and its weight.
 KINDS = (("coco-bbox", 22), ("coco-segm", 22), ("coco-keypoints", 14), ("voc", 8),
          ("yolo", 8), ("csv", 6), ("openimages", 4), ("dota", 6), ("special", 6),
-         ("classify", 4))
+         ("classify", 4)) + COMMAND_KINDS
 
 
-def make_case(seed: int, index: int) -> Case:
-    """Case ``index`` of the run seeded ``seed`` (deterministic)."""
+def make_case(seed: int, index: int, kinds: tuple[str, ...] | None = None) -> Case:
+    """Case ``index`` of the run seeded ``seed`` (deterministic), of one of ``kinds``
+    (default: every kind, by :data:`KINDS`' weights)."""
+    from .commands import make_command_case
+
     rng = random.Random(f"{seed}:{index}")
-    kinds, weights = zip(*KINDS)
-    kind = rng.choices(kinds, weights)[0]
+    names, weights = zip(*[(k, w) for k, w in KINDS if kinds is None or k in kinds])
+    kind = rng.choices(names, weights)[0]
+    if kind in dict(COMMAND_KINDS):
+        return make_command_case(kind, rng)
     if kind.startswith("coco-"):
         return _coco_case(rng, kind[5:])
     return {"voc": _voc_case, "yolo": _yolo_case, "csv": _csv_case,

@@ -22,7 +22,16 @@ unnamed
 modified
     An input file changed (or an input replaced by an output).
 divergence
-    deteval's 12 stats differ from pycocotools' where pycocotools accepts the same input.
+    deteval's numbers differ from pycocotools' where pycocotools accepts the same input
+    (the oracles of :mod:`.oracles`: stats, compare's estimates, image slices).
+exit
+    An exit status the case does not allow (``Case.expect``: a well-formed case must answer
+    0, or 1 for a broken regression gate; a bad option value must answer 2), or a usage or
+    error message that names none of ``Case.names`` (the option, the output path).
+outputs
+    A file written by a run that failed (exit status other than 0, except the files of a
+    broken regression gate, written by design), a temporary file left behind, or an
+    output of ``Case.outputs`` missing after exit 0.
 """
 
 from __future__ import annotations
@@ -31,7 +40,6 @@ import contextlib
 import copy
 import hashlib
 import importlib
-import io
 import json
 import math
 import os
@@ -39,6 +47,7 @@ import pkgutil
 import resource
 import shutil
 import signal
+import stat
 import tempfile
 import time
 import traceback
@@ -46,10 +55,12 @@ from pathlib import Path
 from typing import Any
 
 from .generators import Case, make_case
+from .oracles import comparisons, read_metrics
 
 __all__ = ["CHECKS", "run", "run_case", "summary_line"]
 
-CHECKS = ("crash", "hang", "memory", "unnamed", "modified", "divergence")
+CHECKS = ("crash", "hang", "memory", "unnamed", "modified", "divergence", "exit",
+          "outputs")
 MIB = 1 << 20
 
 
@@ -63,11 +74,16 @@ def _vm_size() -> int:
 
 def _preload() -> None:
     """Import in the parent what every child needs: a fork then costs milliseconds."""
+    import matplotlib
     import numpy  # noqa: F401
     import pycocotools.coco  # noqa: F401
     import pycocotools.cocoeval  # noqa: F401
     import shapely  # noqa: F401
     from PIL import Image  # noqa: F401
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
 
     import deteval
 
@@ -102,29 +118,6 @@ def _digest(folder: Path, case: Case) -> dict[str, str]:
         except OSError:
             out[name] = "unreadable"
     return out
-
-
-def _pycocotools_stats(gt: str, dt: str, iou_type: str) -> Any:
-    """pycocotools' 12 stats, or the name of the exception it raised."""
-    import warnings
-
-    import numpy as np
-    from pycocotools.coco import COCO
-    from pycocotools.cocoeval import COCOeval
-
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with np.errstate(all="ignore"):
-                coco = COCO(gt)
-                res = coco.loadRes(dt)
-                evaluation = COCOeval(coco, res, iou_type)
-                evaluation.evaluate()
-                evaluation.accumulate()
-                evaluation.summarize()
-        return [float(v) for v in evaluation.stats]
-    except Exception as error:   # the oracle's refusal: no comparison
-        return f"refused: {type(error).__name__}"
 
 
 def _api_calls(case: Case) -> str:
@@ -188,15 +181,13 @@ def _child(case: Case, folder: Path, record_path: Path, timeout: int, memory: in
             signal.alarm(timeout)
             record["api"] = _api_calls(case)
             save()
-        if (case.oracle is not None and record["rc"] == 0 and "--max-dets" not in case.argv
-                and Path("metrics.json").is_file()):
-            record["deteval"] = json.loads(Path("metrics.json").read_bytes())["stats"]
+        metrics = read_metrics() if case.oracle is not None and record["rc"] in (0, 1) \
+            else None
+        if metrics is not None and "--max-dets" not in case.argv:
             record["phase"] = "oracle"
             save()
             signal.alarm(timeout)
-            oracle = case.oracle
-            record["pycocotools"] = _pycocotools_stats(oracle["gt"], oracle["dt"],
-                                                       oracle["iou_type"])
+            record["compared"] = comparisons(case.oracle, metrics)
             record["phase"] = "done"
     except BaseException:  # noqa: BLE001
         record["api_traceback"] = traceback.format_exc()
@@ -223,6 +214,103 @@ def _names_an_input(message: str, case: Case) -> bool:
     return any(name and name in message for name in names)
 
 
+#: Files of the harness itself in a case's folder (not outputs of the command).
+_HARNESS_FILES = {".record.json", "stdout.txt", "stderr.txt"}
+#: The manifests of the folders report and draw own (docs/report.md): written on purpose.
+_MANIFESTS = (".deteval-report.json", ".deteval-draw.json")
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` (links not followed, FIFOs not opened): its kind and,
+    for regular files, a digest."""
+    out = {}
+    for root, dirs, files in os.walk(folder):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, folder)
+            if rel in _HARNESS_FILES:
+                continue
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode):
+                with open(path, "rb") as handle:
+                    out[rel] = hashlib.sha256(handle.read()).hexdigest()
+            else:
+                out[rel] = f"mode {info.st_mode:o}"
+        for name in dirs:
+            out.setdefault(os.path.relpath(os.path.join(root, name), folder) + "/", "dir")
+    return out
+
+
+def _names_one(message: str, names: list[str]) -> bool:
+    """Whether ``message`` names one of ``names``, as typed or escaped as ``repr`` shows it
+    (a NUL is ``\\x00`` in a message)."""
+    return any(name in message or repr(name)[1:-1] in message for name in names if name)
+
+
+def _gated(stderr: str) -> bool:
+    """A broken --fail-if-regression rule: status 1 with regressions and no error."""
+    return ("deteval: regression:" in stderr
+            and not any(line.startswith("deteval: error:") for line in stderr.splitlines()))
+
+
+def _output_failures(case: Case, rc: Any, before: dict, after: dict, stderr: str) -> str | None:
+    """What is wrong with the files a run left (the ``outputs`` check), or None."""
+    new = sorted(k for k in after if before.get(k) != after[k])
+    temporary = [k for k in new if Path(k).name.startswith(".")
+                 and Path(k).name not in _MANIFESTS]
+    if temporary:
+        return f"temporary file(s) left: {temporary[:3]}"
+    if rc not in (0, None) and not (rc == 1 and _gated(stderr)):
+        written = [k for k in new if not k.endswith("/") or not _empty(after, k)]
+        if written:
+            return f"status {rc} but files written: {written[:4]}"
+    if rc == 0:
+        missing = [o for o in case.outputs if not o.startswith("/") and o not in after]
+        if missing:
+            return f"status 0 but output(s) missing: {missing}"
+    return None
+
+
+def _empty(tree: dict, folder: str) -> bool:
+    return not any(k != folder and k.startswith(folder) for k in tree)
+
+
+def _status_failures(case: Case, record: dict, status: int, timeout: int,
+                     stderr: str) -> dict[str, str]:
+    """The crash, hang, unnamed and exit checks."""
+    failed: dict[str, str] = {}
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if record.get("phase") in ("oracle", "deteval"):
+            record["oracle_signal"] = sig
+        elif sig == signal.SIGALRM:
+            failed["hang"] = f"no answer within {timeout} s"
+        else:
+            failed["crash"] = f"killed by signal {signal.Signals(sig).name}"
+    else:
+        code = os.WEXITSTATUS(status)
+        if "traceback" in record:
+            failed["crash"] = record["traceback"].strip().splitlines()[-1]
+        elif code != 0 or record.get("rc") not in (0, 1, 2):
+            failed["crash"] = f"exit status {code}, rc {record.get('rc')}"
+    if "Traceback (most recent call last)" in stderr:
+        failed.setdefault("crash", "a traceback on stderr")
+    rc = record.get("rc")
+    errors = [line for line in stderr.splitlines()
+              if line.startswith("deteval: error:") or (rc == 2 and ": error: " in line)]
+    if rc == 1 and not _gated(stderr):
+        if not errors:
+            failed["crash"] = "status 1 without 'deteval: error:'"
+        elif not _names_an_input(errors[0], case) and not _names_one(errors[0], case.names):
+            failed["unnamed"] = errors[0]
+    if rc in (0, 1, 2) and case.expect is not None and rc not in case.expect:
+        last = (errors or stderr.strip().splitlines() or [""])[-1]
+        failed["exit"] = f"status {rc}, expected {case.expect}: {last[:300]}"
+    elif rc in (1, 2) and case.names and errors and not _names_one(errors[0], case.names):
+        failed["exit"] = f"the message names none of {case.names}: {errors[0][:300]}"
+    return failed
+
+
 def run_case(case: Case, *, timeout: int = 20, base_rss: int = 0,
              base_vm: int = 0) -> dict[str, Any]:
     """Run one case in a forked child; returns its outcome and the checks it failed."""
@@ -233,7 +321,7 @@ def run_case(case: Case, *, timeout: int = 20, base_rss: int = 0,
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(raw)
         _make_specials(folder, case)
-        before = _digest(folder, case)
+        before, tree = _digest(folder, case), _tree(folder)
         size = sum(map(len, case.files.values()))
         memory = base_vm + 1536 * MIB + 256 * size
         record_path = folder / ".record.json"
@@ -249,31 +337,7 @@ def run_case(case: Case, *, timeout: int = 20, base_rss: int = 0,
         record = json.loads(record_path.read_text()) if record_path.is_file() else {}
         stderr = (folder / "stderr.txt").read_text("utf-8", "replace") if (
             folder / "stderr.txt").is_file() else ""
-        failed: dict[str, str] = {}
-        phase = record.get("phase")
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            blame = "oracle" if phase in ("oracle", "deteval") else None
-            if blame:
-                record["oracle_signal"] = sig
-            elif sig == signal.SIGALRM:
-                failed["hang"] = f"no answer within {timeout} s"
-            else:
-                failed["crash"] = f"killed by signal {signal.Signals(sig).name}"
-        else:
-            code = os.WEXITSTATUS(status)
-            if "traceback" in record:
-                failed["crash"] = record["traceback"].strip().splitlines()[-1]
-            elif code != 0 or record.get("rc") not in (0, 1, 2):
-                failed["crash"] = f"exit status {code}, rc {record.get('rc')}"
-        if "Traceback (most recent call last)" in stderr:
-            failed.setdefault("crash", "a traceback on stderr")
-        if record.get("rc") == 1:
-            lines = [line for line in stderr.splitlines() if line.startswith("deteval: error:")]
-            if not lines:
-                failed["crash"] = "status 1 without 'deteval: error:'"
-            elif not _names_an_input(lines[0], case):
-                failed["unnamed"] = lines[0]
+        failed = _status_failures(case, record, status, timeout, stderr)
         if record.get("api") == "modified" or "api_traceback" in record:
             failed.setdefault("crash" if "api_traceback" in record else "modified",
                               record.get("api_traceback", "reader modified its input")
@@ -283,12 +347,20 @@ def run_case(case: Case, *, timeout: int = 20, base_rss: int = 0,
             failed["memory"] = f"peak {rss // MIB} MiB for {size} bytes of input"
         if _digest(folder, case) != before:
             failed["modified"] = "an input file changed"
-        theirs, ours = record.get("pycocotools"), record.get("deteval")
-        compared = isinstance(theirs, list) and isinstance(ours, list)
-        if compared and not _same(ours, theirs):
-            failed["divergence"] = f"deteval {ours} != pycocotools {theirs}"
-        return {"rc": record.get("rc"), "failed": failed, "compared": compared,
-                "oracle_refused": isinstance(theirs, str), "seconds": elapsed,
+        if not os.WIFSIGNALED(status):
+            problem = _output_failures(case, record.get("rc"), tree, _tree(folder), stderr)
+            if problem:
+                failed["outputs"] = problem
+        pairs = [(label, ours, theirs) for label, ours, theirs in record.get("compared", [])
+                 if isinstance(theirs, list)]
+        wrong = [f"{label}: deteval {ours} != pycocotools {theirs}"
+                 for label, ours, theirs in pairs if not _same(ours, theirs)]
+        if wrong:
+            failed["divergence"] = "; ".join(wrong)[:2000]
+        return {"rc": record.get("rc"), "failed": failed, "compared": bool(pairs),
+                "oracle_refused": any(isinstance(t, str) for _, _, t in
+                                      record.get("compared", [])),
+                "gated": record.get("rc") == 1 and _gated(stderr), "seconds": elapsed,
                 "oracle_signal": record.get("oracle_signal"), "stderr": stderr[-2000:]}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -317,20 +389,27 @@ def _baseline() -> tuple[int, int]:
 
 
 def run_range(seed: int, start: int, stop: int, out: str | None = None,
-              timeout: int = 20) -> dict[str, Any]:
-    """Cases ``start..stop-1`` of ``seed``: counts per check, and the failures' indices."""
+              timeout: int = 20, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Cases ``start..stop-1`` of ``seed`` (of ``kinds``, default all): counts per outcome
+    and check, per kind, and the failures' indices."""
     _preload()
     base_rss, base_vm = _baseline()
     totals: dict[str, Any] = {"inputs": 0, "ok": 0, "refused": 0, "usage": 0, "compared": 0,
-                              "oracle_refused": 0, "oracle_signals": 0,
-                              **{check: 0 for check in CHECKS}, "failures": []}
+                              "oracle_refused": 0, "oracle_signals": 0, "gated": 0,
+                              **{check: 0 for check in CHECKS}, "kinds": {},
+                              "failures": []}
     for index in range(start, stop):
-        case = make_case(seed, index)
+        case = make_case(seed, index, kinds)
         outcome = run_case(case, timeout=timeout, base_rss=base_rss, base_vm=base_vm)
         totals["inputs"] += 1
         rc = outcome["rc"]
         totals[{0: "ok", 1: "refused", 2: "usage"}.get(rc, "ok")] += rc in (0, 1, 2)
         totals["compared"] += outcome["compared"]
+        totals["gated"] += outcome["gated"]
+        totals["refused"] -= outcome["gated"]
+        counts = totals["kinds"].setdefault(case.kind, {"inputs": 0, "failed": 0})
+        counts["inputs"] += 1
+        counts["failed"] += bool(outcome["failed"])
         totals["oracle_refused"] += outcome["oracle_refused"]
         totals["oracle_signals"] += outcome["oracle_signal"] is not None
         for check in outcome["failed"]:
@@ -349,18 +428,25 @@ def _merge(parts: list[dict]) -> dict:
         for key, value in part.items():
             if key == "failures":
                 total["failures"] += value
+            elif key == "kinds":
+                for kind, counts in value.items():
+                    mine = total.setdefault("kinds", {}).setdefault(kind, {})
+                    for name, n in counts.items():
+                        mine[name] = mine.get(name, 0) + n
             else:
                 total[key] = total.get(key, 0) + value
     return total
 
 
 def run(n: int, *, seed: int = 0, jobs: int = 1, out: str | None = None, timeout: int = 20,
-        chunk: int = 200, start: int = 0, progress_to: Any = None) -> dict[str, Any]:
-    """Run cases ``start..start+n-1`` of ``seed`` in ``jobs`` worker processes; with
-    ``progress_to`` (a stream), print the running totals after each chunk of cases."""
+        chunk: int = 200, start: int = 0, progress_to: Any = None,
+        kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Run cases ``start..start+n-1`` of ``seed`` (of ``kinds``, default every kind) in
+    ``jobs`` worker processes; with ``progress_to`` (a stream), print the running totals
+    after each chunk of cases."""
     started = time.perf_counter()
     bounds = list(range(start, start + n, chunk)) + [start + n]
-    ranges = [(seed, lo, hi, out, timeout) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    ranges = [(seed, lo, hi, out, timeout, kinds) for lo, hi in zip(bounds[:-1], bounds[1:])]
     parts: list[dict] = []
 
     def progress(part: dict) -> None:
@@ -390,9 +476,11 @@ def _run_range_args(args: tuple) -> dict:
 
 def summary_line(total: dict) -> str:
     return (f"inputs {total.get('inputs', 0)}: ok {total.get('ok', 0)}, refused "
-            f"{total.get('refused', 0)}, usage {total.get('usage', 0)}; compared with "
+            f"{total.get('refused', 0)}, usage {total.get('usage', 0)}, regression gate "
+            f"{total.get('gated', 0)}; compared with "
             f"pycocotools {total.get('compared', 0)} (pycocotools refused "
             f"{total.get('oracle_refused', 0)}); crashes {total.get('crash', 0)}, hangs "
             f"{total.get('hang', 0)}, memory {total.get('memory', 0)}, unnamed "
             f"{total.get('unnamed', 0)}, modified {total.get('modified', 0)}, divergences "
-            f"{total.get('divergence', 0)}; {total.get('seconds', 0)} s")
+            f"{total.get('divergence', 0)}, exit statuses {total.get('exit', 0)}, outputs "
+            f"{total.get('outputs', 0)}; {total.get('seconds', 0)} s")

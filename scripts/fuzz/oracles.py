@@ -1,0 +1,78 @@
+"""The oracles: pycocotools on the same COCO files, for what deteval wrote to
+``metrics.json``.
+
+* ``stats``: the 12 stats (10 for keypoints) of ``deteval coco`` (with any of ``--ci``,
+  ``--slice``, ``--table``, ``--threads``: they must not change them);
+* ``compare``: each model's estimates of the first 12 numbers in ``deteval compare --json``
+  (the point estimates of a paired bootstrap are the plain COCO stats of each file);
+* ``slices``: each image slice's stats (``--slice KEY``, ``--slice-file``), equal to
+  pycocotools with ``params.imgIds`` the slice's images (docs/diagnostics/slices.md §2).
+
+Each gives ``(label, deteval's numbers, pycocotools' numbers or the name of its refusal)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["comparisons", "pycocotools_stats"]
+
+
+def pycocotools_stats(gt: str, dt: str, iou_type: str, image_ids: list | None = None) -> Any:
+    """pycocotools' stats, or the name of the exception it raised."""
+    import warnings
+
+    import numpy as np
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with np.errstate(all="ignore"):
+                coco = COCO(gt)
+                res = coco.loadRes(dt)
+                evaluation = COCOeval(coco, res, iou_type)
+                if image_ids is not None:
+                    evaluation.params.imgIds = sorted(image_ids)
+                evaluation.evaluate()
+                evaluation.accumulate()
+                evaluation.summarize()
+        return [float(v) for v in evaluation.stats]
+    except Exception as error:   # the oracle's refusal: no comparison
+        return f"refused: {type(error).__name__}"
+
+
+def comparisons(oracle: dict, metrics: dict) -> list[tuple[str, list, Any]]:
+    """What to compare for one case: ``(label, ours, theirs)`` (``theirs`` a string when
+    pycocotools refused the input)."""
+    gt, iou_type = oracle["gt"], oracle["iou_type"]
+    out: list[tuple[str, list, Any]] = []
+    if oracle.get("read") == "compare":
+        labels = metrics["models"]
+        for label, dt in zip(labels, oracle["dts"]):
+            ours = [row["estimate"] for row in metrics["intervals"][label][:12]]
+            out.append((f"compare {label}", ours, pycocotools_stats(gt, dt, iou_type)))
+        return out
+    whole = pycocotools_stats(gt, oracle["dt"], iou_type)
+    out.append(("stats", metrics["stats"], whole))
+    if isinstance(whole, str):
+        return out
+    groups = oracle.get("slices") or {}
+    for piece in (metrics.get("slices") or {}).get("slices", []):
+        images = groups.get(piece["key"], {}).get(piece["value"])
+        if piece["kind"] != "image" or images is None:
+            continue
+        theirs = pycocotools_stats(gt, oracle["dt"], iou_type, image_ids=images)
+        out.append((f"slice {piece['key']}={piece['value']}", list(piece["stats"].values()),
+                    theirs))
+    return out
+
+
+def read_metrics(path: str = "metrics.json") -> dict | None:
+    file = Path(path)
+    return json.loads(file.read_bytes()) if file.is_file() else None
