@@ -77,9 +77,10 @@ _CHUNK_PAIRS = 8192  # pairs per pass: every temporary of a chunk stays in cache
 class OKSTables:
     """Keypoint tables prepared once for the OKS of many (detection, object) pairs.
 
-    Each row's coordinates are split into contiguous ``(rows, K)`` planes, and each object's
-    kept keypoints (the visible ones; all K when none is) are listed first, once per layout
-    K rather than once per pair. :meth:`pair_oks` then computes each pair's terms only for
+    The objects' coordinates are split into contiguous ``(rows, K)`` planes, each object's
+    kept keypoints (the visible ones; all K when none is) listed first, once per layout K
+    rather than once per pair; the detections' are read from their table in place (no copy
+    of it). :meth:`pair_oks` then computes each pair's terms only for
     its object's kept keypoints, with pycocotools' operations in its order, and sums them as
     numpy sums ``computeOks``' vector (see the module docstring): the values are equal bit
     for bit to :func:`pair_oks`.
@@ -153,14 +154,18 @@ class OKSTables:
 
 
 class _Layout:
-    """The planes of one keypoint count K: coordinates ``(rows, K)``, each object's kept
-    keypoints first (``order``) and their count, the boxes of hidden objects, and the
-    extents the bound reads."""
+    """The planes of one keypoint count K: the objects' coordinates ``(rows, K)``, each
+    object's kept keypoints first (``order``) and their count, the boxes of hidden objects,
+    and the extents the bound reads. The detections' table is read in place."""
 
     def __init__(self, dt: np.ndarray, gt: np.ndarray, xywh: np.ndarray, k: int):
         self.k = k
-        self.dx = np.ascontiguousarray(dt[:, :k, 0])
-        self.dy = np.ascontiguousarray(dt[:, :k, 1])
+        # The detections' coordinates are read from their own table by flat index (no
+        # copy of it): x of keypoint j of row r at r * stride + 3 * j, y right after.
+        self.dt = dt
+        self.dt_flat = np.ascontiguousarray(dt).reshape(-1)
+        self.stride = 3 * dt.shape[1] if dt.ndim == 3 else 0
+        self.columns = 3 * np.arange(k)
         self.gx = np.ascontiguousarray(gt[:, :k, 0])
         self.gy = np.ascontiguousarray(gt[:, :k, 1])
         visible = gt[:, :k, 2] > 0
@@ -188,7 +193,7 @@ class _Layout:
         """``(rows, 4)`` extents x0, x1, y0, y1 of the detections' keypoints and of the
         objects' visible ones (pycocotools' enlarged box when none is), made on first use."""
         if self._extents is None:
-            self._extents = (_extent(self.dx, self.dy),
+            self._extents = (_extent(self.dt[:, :self.k, 0], self.dt[:, :self.k, 1]),
                              np.where(self.hidden[:, None], self.box,
                                       _extent(self.gx, self.gy, self.visible)))
         return self._extents
@@ -233,24 +238,30 @@ class _Layout:
         for m, rows in groups:
             d_rows, g_rows = pair_dt[rows], pair_gt[rows]
             if m == k:
-                dx = np.subtract(self.dx.take(d_rows, axis=0), self.gx.take(g_rows, axis=0))
-                dy = np.subtract(self.dy.take(d_rows, axis=0), self.gy.take(g_rows, axis=0))
+                xd, yd = self._dt_points(d_rows, self.columns)
+                dx = np.subtract(xd, self.gx.take(g_rows, axis=0), out=xd)
+                dy = np.subtract(yd, self.gy.take(g_rows, axis=0), out=yd)
                 var = variances
             else:
                 order = self.order.take(g_rows, axis=0)[:, :m]
-                flat = (d_rows * k)[:, None] + order
-                dx = np.subtract(self.dx.take(flat), self.packed_x.take(g_rows, axis=0)[:, :m])
-                dy = np.subtract(self.dy.take(flat), self.packed_y.take(g_rows, axis=0)[:, :m])
+                xd, yd = self._dt_points(d_rows, 3 * order)
+                dx = np.subtract(xd, self.packed_x.take(g_rows, axis=0)[:, :m], out=xd)
+                dy = np.subtract(yd, self.packed_y.take(g_rows, axis=0)[:, :m], out=yd)
                 var = variances.take(order)
             out[rows] = _mean_similarity(dx, dy, var, scale.take(g_rows))
         return out
+
+    def _dt_points(self, rows: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, ...]:
+        """C-contiguous ``(len(rows), m)`` x and y of the detections' keypoints at
+        ``columns`` (3 * keypoint: the same for every row, shape (m,), or per row)."""
+        at = (rows * self.stride)[:, None] + columns
+        return self.dt_flat.take(at), self.dt_flat.take(at + 1)
 
     def _hidden(self, pair_dt, pair_gt, scale, variances) -> np.ndarray:
         """OKS against objects without visible keypoints: every K term, with the distance
         outside pycocotools' enlarged box."""
         box = self.box.take(pair_gt, axis=0)
-        xd = self.dx.take(pair_dt, axis=0)
-        yd = self.dy.take(pair_dt, axis=0)
+        xd, yd = self._dt_points(pair_dt, self.columns)
         dx = np.maximum(0.0, box[:, 0:1] - xd) + np.maximum(0.0, xd - box[:, 1:2])
         dy = np.maximum(0.0, box[:, 2:3] - yd) + np.maximum(0.0, yd - box[:, 3:4])
         return _mean_similarity(dx, dy, variances, scale.take(pair_gt))
