@@ -95,9 +95,13 @@ class WeightedCurves:
         return np.bincount(self.gt_key, weights=w.take(self.gt_img), minlength=n)[:n] \
             .astype(np.int64).reshape(self.n_k, self.n_a)
 
-    def curves(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def curves(self, w: np.ndarray, *, layout: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """``(precision, recall)`` under image weights ``w`` (shape (I,), int): arrays of
-        shape (T, R, K, A, 1) and (T, K, A, 1), -1 where a category has no positive."""
+        shape (T, R, K, A, 1) and (T, K, A, 1), -1 where a category has no positive.
+
+        ``layout=False`` returns views in another memory order (the same values): enough
+        for means over selections (a boolean selection is in logical order), not for a mean
+        over a multi-dimensional block, whose summation order follows the memory."""
         from ..protocols._coco_stages import needed_true_positives
 
         n_t, n_a, n_k, n_r = self.n_t, self.n_a, self.n_k, len(self.thresholds_r)
@@ -115,12 +119,15 @@ class WeightedCurves:
             np.cumsum(row_w * self.in_range[a], out=in_prefix[1:])
             for t in range(n_t):
                 q[a, t], final[a, t] = self._segment_curves(
-                    self.events[a * n_t + t], row_w, in_prefix, need[:, a], n_det)
+                    self.events[a * n_t + t], row_w, in_prefix, need[:, a])
         valid = (npig > 0).T[:, None, :]                                  # (A, 1, K)
         with np.errstate(invalid="ignore", divide="ignore"):
             recall = np.where(valid, np.where(n_det > 0, final, 0.0) / npig.T[:, None, :],
                               -1.0)
         q[~np.broadcast_to(valid, (n_a, n_t, n_k))] = -1.0
+        if not layout:
+            return (q.transpose(1, 3, 2, 0)[..., None],
+                    recall.transpose(1, 2, 0)[..., None])
         # The layout of accumulate_stage's arrays (same values, same order: same means).
         precision = np.empty((n_t, n_r, n_k, n_a, 1))
         precision[..., 0] = q.transpose(1, 3, 2, 0)
@@ -129,7 +136,7 @@ class WeightedCurves:
         return precision, out_recall
 
     def _segment_curves(self, events: tuple, row_w: np.ndarray, in_prefix: np.ndarray,
-                        need: np.ndarray, n_det: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                        need: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Precision at the recall thresholds (K, R) and the weighted TP count (K,) of one
         (area, threshold)."""
         pos, is_tp, inside = events
@@ -151,20 +158,24 @@ class WeightedCurves:
         tp_f = tp.astype(np.float64)
         pr = tp_f / (fp.astype(np.float64) + tp_f + _EPS)
         total = tp_prefix.take(first[1:]) - tp_prefix.take(first[:-1])
-        # The TP event reaching each recall threshold: the first whose count is >= need.
+        # The TP event reaching each recall threshold: the first whose count is >= need
+        # (categories without a TP event keep precision 0).
         tp_first = np.searchsorted(t_k, np.arange(n_k + 1))
+        active = np.flatnonzero(tp_first[1:] > tp_first[:-1])
         big = int(total.max(initial=0)) + 2
         key = t_k * big + tp
-        target = np.arange(n_k)[:, None] * big + np.minimum(need, big - 1)
-        j = np.minimum(np.searchsorted(key, target), tp_first[1:, None])       # (K, R)
+        target = active[:, None] * big + np.minimum(need[active], big - 1)
+        ends = tp_first[active + 1, None]
+        j = np.minimum(np.searchsorted(key, target), ends)                # (K', R)
         # Max of pr over [j_r, j_{r+1}) (an empty block: 0), then the running max from the
         # end: the max over [j_r, segment end).
-        idx = np.concatenate([j, tp_first[1:, None]], axis=1)
-        blocks = np.maximum.reduceat(np.r_[pr, 0.0], idx.ravel()).reshape(n_k, n_r + 1)[:, :-1]
+        idx = np.concatenate([j, ends], axis=1)
+        blocks = np.maximum.reduceat(np.r_[pr, 0.0], idx.ravel()).reshape(-1, n_r + 1)[:, :-1]
         blocks[idx[:, :-1] >= idx[:, 1:]] = 0.0
-        q = np.maximum.accumulate(blocks[:, ::-1], axis=1)[:, ::-1]
-        reached = np.where(need == 0, (n_det > 0)[:, None], need <= total[:, None])
-        q[~np.logical_and.accumulate(reached, axis=1)] = 0.0
+        q = np.zeros((n_k, n_r))
+        q[active] = np.maximum.accumulate(blocks[:, ::-1], axis=1)[:, ::-1]
+        # (A threshold no event reaches has an empty block: 0, as pycocotools leaves it; the
+        # thresholds are increasing, so no later one is reached either.)
         return q, total
 
 

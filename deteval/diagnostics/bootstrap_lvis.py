@@ -118,7 +118,7 @@ class WeightedLVIS:
     def arrays(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``precision`` (T, R, K, A) and ``recall`` (T, K, A) under weights ``w``: those of
         ``evaluate_lvis`` on the weighted data set."""
-        precision, recall = self.curves.curves(w)
+        precision, recall = self.curves.curves(w, layout=False)
         return precision[..., 0], recall[..., 0]
 
     def numbers(self, w: np.ndarray) -> list[float]:
@@ -127,7 +127,16 @@ class WeightedLVIS:
 
         precision, recall = self.arrays(w)
         stats = summary_stats(self.params, precision, recall, self.result.frequency)
-        return stats.tolist() + per_class_ap(self.params, precision)
+        labels = list(self.params.area_labels)
+        if labels.count("all") != 1:
+            return stats.tolist() + per_class_ap(self.params, precision)
+        # per_class_ap at once: a category's (T, R) block is all defined or all -1, and the
+        # mean of a contiguous row is the mean of the same values as a 1-D array.
+        block = precision[:, :, :, labels.index("all")]
+        rows = np.ascontiguousarray(np.moveaxis(block, 2, 0)).reshape(block.shape[2], -1)
+        if rows.shape[1] == 0:
+            return stats.tolist() + [-1.0] * len(rows)
+        return stats.tolist() + np.where(rows[:, 0] > -1, rows.mean(axis=1), -1.0).tolist()
 
 
 def _positions(ids: np.ndarray) -> np.ndarray:

@@ -63,7 +63,8 @@ def protocol_slices(result: Any, *, by: Any = None, tags: Any = None, images: An
     -------
     SlicesResult
         Image slices: the protocol's numbers by name (LVIS: its 13 stats, with ``AR`` the
-        ``AR@300`` one; CrowdPose: its 9; Open Images: ``AP``, the mAP@0.5 of the slice);
+        ``AR@300`` one; CrowdPose: its 9; Open Images: ``AP`` and ``AP50``, both the mAP@0.5 of the
+        slice);
         equal to the protocol run on the slice's images.
 
     Raises
@@ -106,7 +107,7 @@ def protocol_slices(result: Any, *, by: Any = None, tags: Any = None, images: An
         for label, rows in groups[name].items():
             found.append(_image_slice(kind, result, weighted, name, label, rows, interval))
     overall = (dict(result.stats_named) if kind != "openimages"
-               else {"AP": float(result.mean_ap)})
+               else {"AP": float(result.mean_ap), "AP50": float(result.mean_ap)})
     return SlicesResult(slices=tuple(found), overall=_with_ar(overall), notes=tuple(notes),
                         settings={"protocol": kind})
 
@@ -166,7 +167,8 @@ def _image_slice(kind: str, result: Any, weighted: Any, key: str, label: str,
     w[columns] = 1
     numbers = weighted.numbers(w)
     if kind == "openimages":
-        stats = {"AP": -1.0 if np.isnan(numbers[0]) else float(numbers[0])}
+        value = -1.0 if np.isnan(numbers[0]) else float(numbers[0])
+        stats = {"AP": value, "AP50": value}      # one threshold, 0.5
     else:
         stats = _with_ar({n: float(v) for n, v in zip(weighted.names, numbers)
                           if not n.startswith("AP[")})
