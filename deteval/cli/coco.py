@@ -109,7 +109,8 @@ def _output(args, result, hazards: list[dict], out: TextIO, err: TextIO,
         from ..diagnostics.bootstrap import bootstrap_coco
 
         intervals = bootstrap_coco(result, n_resamples=args.ci, confidence=args.confidence,
-                                   seed=args.seed, score_threshold=args.score_threshold)
+                                   seed=args.seed, score_threshold=args.score_threshold,
+                                   threads=getattr(args, "threads", None))
     if args.json:
         extra = {} if intervals is None else {"intervals": intervals.to_dict()}
         if sliced is not None:

@@ -58,7 +58,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
         from ..diagnostics.bootstrap_voc import bootstrap_voc
 
         intervals = bootstrap_voc(result, n_resamples=args.ci, confidence=args.confidence,
-                                  seed=args.seed)
+                                  seed=args.seed, threads=args.threads)
     if args.json:   # files first: written whatever happens to stdout
         extra = {} if intervals is None else {"intervals": intervals.to_dict()}
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards, **extra})

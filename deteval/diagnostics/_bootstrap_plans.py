@@ -210,8 +210,7 @@ class PrecisionPlan:
         self.tp_row = sel.take(tp_pos)
         self.tp_img = row_img.take(tp_pos)
         self.bounds = np.searchsorted(self.tp_seg, np.arange(n_seg + 1))
-        # Each TP event's segment start, in the prefix sums over TP events.
-        self.seg_first = np.repeat(self.bounds[:-1], np.diff(self.bounds))
+        self.counts = np.diff(self.bounds)
         # Events that are not FPs though their row is counted in range (+1: an ignored
         # object's match), or that are counted though their row is out of range (-1: a TP of
         # an out-of-range detection); an ignored object's match out of range is neither.
@@ -271,7 +270,7 @@ class PrecisionPlan:
             none = np.zeros(0, np.int64)
             return np.zeros((n_seg, n_r)), np.zeros(n_seg, np.int64), (none, none, none)
         work, dtype = self._work, w.dtype
-        tp_w = w.take(self.tp_img, out=work.get("tp_w", n, dtype), mode="clip")
+        tp_w = w.take(self.tp_img, out=work.get("tp_w", n, dtype), mode="wrap")
         units = work.get("units", n + 1, np.int64)              # TP units before each event
         units[0] = 0
         np.cumsum(tp_w, out=units[1:])
@@ -279,21 +278,21 @@ class PrecisionPlan:
         total = np.diff(seg_units)
         # TP so far (the segment's, the event included), and TP + FP so far: the rows in
         # range up to the event, less those that are not FPs (docs §13).
-        tp = units.take(self.seg_first, out=work.get("tp", n, np.int64), mode="clip")
-        np.subtract(units[1:], tp, out=tp)
+        tp = np.subtract(units[1:], np.repeat(seg_units[:-1], self.counts),
+                         out=work.get("tp", n, np.int64))
         inside = work.get("inside", len(self.in_img) + 1, dtype)
         inside[0] = 0
         np.cumsum(w.take(self.in_img, out=work.get("in_w", len(self.in_img), dtype),
-                         mode="clip"), out=inside[1:])
+                         mode="wrap"), out=inside[1:])
         nf_w = w.take(self.nf_img)
         if self.nf_sign is not None:
             nf_w *= self.nf_sign
         not_fp = prefix(nf_w, dtype)
-        counted = inside.take(self.in_hi, out=work.get("counted", n, dtype), mode="clip")
+        counted = inside.take(self.in_hi, out=work.get("counted", n, dtype), mode="wrap")
         scratch = work.get("scratch", n, dtype)
-        np.subtract(counted, not_fp.take(self.nf_hi, out=scratch, mode="clip"), out=counted)
+        np.subtract(counted, not_fp.take(self.nf_hi, out=scratch, mode="wrap"), out=counted)
         at_start = inside.take(self.in_lo) - not_fp.take(self.nf_lo)
-        np.subtract(counted, at_start.take(self.tp_seg, out=scratch, mode="clip"), out=counted)
+        np.subtract(counted, np.repeat(at_start, self.counts), out=counted)
         # pycocotools' float arithmetic: tp / (fp + tp + eps), the sum exact in float64.
         pr = np.add(counted, _EPS, out=work.get("pr", n, np.float64))
         np.divide(tp, pr, out=pr)
@@ -309,7 +308,7 @@ class PrecisionPlan:
         at = work.get("at", n_seg * n_r, np.int64).reshape(n_a, n_t, n_k, n_r)
         np.add(seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1, need, out=at)
         event = _holders(units[1:], at.ravel(), work.get("event", n_seg * n_r, np.int64))
-        q = envelope.take(event, out=at.ravel(), mode="clip")
+        q = envelope.take(event, out=at.ravel(), mode="wrap")
         q = _decode(q, self._keys[dtype][1]).reshape(n_a, n_t, n_k, n_r)
         q *= need <= total.reshape(n_a, n_t, n_k, 1)
         return q.reshape(n_seg, n_r), total, (tp_w, tp, counted)
@@ -338,7 +337,7 @@ def _holders(ends: np.ndarray, units: np.ndarray, out: np.ndarray) -> np.ndarray
     if len(ends) and ends[-1] <= 4 * len(ends) + 1024:
         holder = np.bincount(ends, minlength=int(ends[-1]) + 1)
         np.cumsum(holder, out=holder)
-        return holder.take(units, out=out, mode="clip")
+        return holder.take(units, out=out, mode="wrap")
     out[:] = np.searchsorted(ends, units, side="right")
     return out
 
