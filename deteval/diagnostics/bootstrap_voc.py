@@ -7,11 +7,12 @@ detections and non-difficult objects ``w`` times: per class, the detections stay
 evaluation's ranking order (class, descending score, input row), each counted detection (TP
 or FP; those on difficult objects count as neither) is repeated ``w`` times in place, the
 running TP and FP counts of that sequence and ``npos`` = the weighted non-difficult objects
-give the curve, and AP and mAP follow the protocol's own rule
-(:func:`~deteval.protocols._voc_stages.curve_ap`, :func:`~deteval.protocols._voc_stages.mean_ap`:
-11-point, all-points, detectron2's variants). This is ``evaluate_voc`` on the data set that
-holds each image ``w`` times, each detection's copies listed one after the other
-(``docs/diagnostics/bootstrap.md`` §12, with the one difference of tied scores).
+give the curve, and AP and mAP follow the protocol's own rule (``deteval.ap``'s 11-point,
+all-points and 101-point rules, :func:`~deteval.protocols._voc_stages.mean_ap`; detectron2's
+variants). This is ``evaluate_voc`` on the data set that holds each image ``w`` times, each
+detection's copies listed one after the other (``docs/diagnostics/bootstrap.md`` §12, with
+the one difference of tied scores). The repeated sequence is not built: each rule's number
+is read from each row's counts once, or, for all-points AP, from the TP copies alone (§13).
 
 >>> import deteval
 >>> from deteval.demo import make_demo
@@ -132,8 +133,8 @@ class WeightedVOC:
 
     The ranking order, the class segments, the TP/FP flags of the counted detections at each
     threshold and the image column of every detection and non-difficult object are taken
-    once from the result; :meth:`numbers` then repeats, counts and calls the protocol's AP
-    rule per (threshold, class).
+    once from the result; :meth:`numbers` then counts each row once per threshold and reads
+    the rule's AP per class from those counts (``docs/diagnostics/bootstrap.md`` §13).
     """
 
     score_threshold = None
