@@ -34,14 +34,10 @@ from typing import Any
 import numpy as np
 
 from .._threads import resolve_threads
-from ..ap import _COCO101_THRESHOLDS, _VOC11_DEVKIT_THRESHOLDS, _VOC11_THRESHOLDS
+from ..ap import SAMPLED_RECALL_THRESHOLDS
 from ..data import index_in
 from ._bootstrap_plans import Workspace, count_dtype
 from .bootstrap import BootstrapResult, _check, interval_result, resample_rows, resampled
-
-#: The recall thresholds of the AP rules that sample the precision envelope.
-_SAMPLED_THRESHOLDS = {"voc11": _VOC11_THRESHOLDS, "voc11-devkit": _VOC11_DEVKIT_THRESHOLDS,
-                       "coco101": _COCO101_THRESHOLDS}
 
 __all__ = ["MAP_NAME", "WeightedVOC", "bootstrap_voc", "voc_number_names"]
 
@@ -172,7 +168,7 @@ class WeightedVOC:
         self.gt_k = ctx.gt_k.compress(positive)
         self.gt_image = column.take(result.dataset.gt.image_index.compress(positive))
         # The sampled rules (11-point, 101-point) read each row's counts once (§13).
-        self._sampled = _SAMPLED_THRESHOLDS.get(p.ap_method)
+        self._sampled = SAMPLED_RECALL_THRESHOLDS.get(p.ap_method)
         # All-points AP reads the TP rows: their positions among the counted rows, images
         # and class bounds.
         self.tp_rows = [np.flatnonzero(flag) for flag in self.tp_flag]
