@@ -64,6 +64,12 @@ _VOC11_DEVKIT_THRESHOLDS = np.r_[np.arange(6) * 0.1, 1.0 - np.arange(4, -1, -1) 
 # np.linspace(0, 1, 101): pycocotools' recThrs, 1 ulp above k/100 for some k.
 _COCO101_THRESHOLDS = np.linspace(0.0, 1.0, 101)
 
+#: The recall thresholds of the rules that sample the precision envelope, by method name
+#: (read by :mod:`deteval.diagnostics.bootstrap_voc`).
+SAMPLED_RECALL_THRESHOLDS = {"voc11": _VOC11_THRESHOLDS,
+                             "voc11-devkit": _VOC11_DEVKIT_THRESHOLDS,
+                             "coco101": _COCO101_THRESHOLDS}
+
 
 def _curve(name: str, values: Any, *, allow_nan: bool) -> np.ndarray:
     array = np.asarray(values)

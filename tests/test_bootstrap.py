@@ -16,8 +16,10 @@ from deteval.diagnostics.bootstrap import (
     OLRP_NAME,
     WeightedCOCO,
     bootstrap_coco,
+    percentile_interval,
     resample_weights,
 )
+from deteval.diagnostics.compare import compare_coco
 
 #: (seed, make_dataset options, evaluate_coco options): quirky sets, pooled categories,
 #: other max-detections, thresholds and area ranges.
@@ -190,3 +192,83 @@ def test_bad_arguments_are_refused():
     unsorted = deteval.evaluate_coco(gt, dt, recall_thresholds=(0.5, 0.1))
     with pytest.raises(ValueError, match="increasing"):
         bootstrap_coco(unsorted)
+
+
+def _distinct_within_groups(dt: list) -> list:
+    """Scores distinct within each (image, category) and tied across them (k / 10 for the
+    k-th detection of a group): the weighted accumulation then equals the duplicated data
+    set exactly (docs/diagnostics/bootstrap.md §3), ties across images included."""
+    seen: dict = {}
+    out = []
+    for d in dt:
+        k = seen[d["image_id"], d["category_id"]] = seen.get((d["image_id"], d["category_id"]),
+                                                             0) + 1
+        out.append(dict(d, score=1.0 - k / 1000))
+    return out
+
+
+def test_seeded_intervals_equal_evaluating_each_resampled_data_set():
+    """bootstrap_coco with a seed against evaluate_coco run on each resample's data set (each
+    image held as many times as it is drawn): every number of every resample, and so the
+    intervals, equal; oLRP up to rounding (§3)."""
+    gt, dt = make_dataset(21, n_images=6, n_categories=3, p_many=0.05)
+    dt = _distinct_within_groups(dt)
+    result = deteval.evaluate_coco(gt, dt)
+    ci = bootstrap_coco(result, n_resamples=6, seed=5, score_threshold=0.9)
+    image_ids = list(result.params.image_ids)
+    rows = list(WeightedCOCO(result).resamples(6, 5, None))
+    literal = []
+    for weights in rows:
+        expected = deteval.evaluate_coco(*_duplicated(gt, dt, image_ids, weights))
+        gt2, dt2 = _duplicated(gt, dt, image_ids, weights)
+        literal.append([*expected.stats, _micro_f1(expected, 0.9), deteval.lrp(gt2, dt2).stats[0],
+                        *[r["AP"] for r in expected.per_class()]])
+    literal = np.array(literal)
+    n_stats = len(result.stats)
+    olrp = n_stats + 1
+    np.testing.assert_allclose(ci.samples[:, olrp], literal[:, olrp], rtol=1e-12)
+    literal[:, olrp] = ci.samples[:, olrp]
+    literal[literal < 0] = np.nan
+    assert np.array_equal(ci.samples, literal, equal_nan=True)
+    low, high, n_defined = percentile_interval(literal, 0.95)
+    keep = np.arange(len(ci.names)) != olrp
+    assert np.array_equal(ci.low[keep], low[keep], equal_nan=True)
+    assert np.array_equal(ci.high[keep], high[keep], equal_nan=True)
+    assert np.array_equal(ci.n_defined, n_defined)
+
+
+def test_every_threads_value_gives_the_same_samples():
+    """Resamples run on 1, 2 or 3 threads (more rows than one block of each, so that blocks
+    are crossed): the same samples, in the seed's order; compare_coco too."""
+    gt, dt = make_dataset(22, n_images=8, n_categories=2)
+    result = deteval.evaluate_coco(gt, dt)
+    other = deteval.evaluate_coco(gt, [d for d in dt if d["score"] > 0.3])
+    n = 3 * 16 + 5
+    one = bootstrap_coco(result, n_resamples=n, seed=9, threads=1)
+    pair = compare_coco([result, other], n_resamples=n, seed=9, threads=1)
+    for threads in (2, 3):
+        assert np.array_equal(bootstrap_coco(result, n_resamples=n, seed=9,
+                                             threads=threads).samples,
+                              one.samples, equal_nan=True)
+        again = compare_coco([result, other], n_resamples=n, seed=9, threads=threads)
+        assert np.array_equal(again.intervals[1].samples, pair.intervals[1].samples,
+                              equal_nan=True)
+        assert np.array_equal(again.p_value, pair.p_value, equal_nan=True)
+    assert np.array_equal(pair.intervals[0].samples, one.samples, equal_nan=True)
+    with pytest.raises(ValueError, match="threads"):
+        bootstrap_coco(result, n_resamples=2, threads=0)
+
+
+def test_weights_past_int32_counts_are_counted_in_int64():
+    """Explicit weights whose counts overflow int32 (2**28 copies of each image): the counts
+    go to int64, and every ratio of counts is that of weight 1 (AP50, recall, F1 exactly: a
+    precision tp / (d + eps) moves by eps only where d = 1)."""
+    gt, dt = make_dataset(23, n_images=5, n_categories=3)
+    result = deteval.evaluate_coco(gt, dt)
+    weighted = WeightedCOCO(result)
+    n = len(result.params.image_ids)
+    big = np.asarray(weighted.numbers(np.full(n, 2**28, np.int64)))
+    ones = weighted.estimates
+    np.testing.assert_allclose(big, ones, rtol=1e-12, atol=1e-14)
+    recall = [i for i, name in enumerate(weighted.names) if name.startswith("AR")]
+    assert np.array_equal(big[recall], ones[recall])

@@ -229,3 +229,22 @@ def test_compare_voc_pairs_the_resamples_of_bootstrap_voc():
     assert same.difference_of(1, "mAP") == 0.0 and same.p_value_of(1, "mAP") == 1.0
     with pytest.raises(ValueError, match="same ones"):
         compare_voc([a, deteval.evaluate_voc(gt, dt, params=deteval.VOC2007)], n_resamples=5)
+
+
+@pytest.mark.parametrize("preset", ["VOC2007", "VOC2012"])
+def test_every_threads_value_gives_the_same_samples(preset):
+    """bootstrap_voc and compare_voc on 1, 2 or 3 threads, across blocks of rows: the same
+    samples in the seed's order (the sampled 11-point rule and the all-points expansion)."""
+    gt, dt = _scene(37, n_images=8, n_categories=2)
+    a = deteval.evaluate_voc(gt, dt, params=getattr(deteval, preset))
+    b = deteval.evaluate_voc(gt, [d for d in dt if d["score"] >= 0.4],
+                             params=getattr(deteval, preset))
+    n = 3 * 16 + 5
+    one = bootstrap_voc(a, n_resamples=n, seed=4, threads=1)
+    pair = compare_voc([a, b], n_resamples=n, seed=4, threads=1)
+    for threads in (2, 3):
+        assert np.array_equal(bootstrap_voc(a, n_resamples=n, seed=4, threads=threads).samples,
+                              one.samples, equal_nan=True)
+        again = compare_voc([a, b], n_resamples=n, seed=4, threads=threads)
+        assert np.array_equal(again.intervals[1].samples, pair.intervals[1].samples,
+                              equal_nan=True)

@@ -111,7 +111,8 @@ def _intervals(args, result):
     from ..diagnostics.bootstrap import bootstrap_coco
 
     return bootstrap_coco(result, n_resamples=args.ci, confidence=args.confidence,
-                          seed=args.seed, score_threshold=args.score_threshold)
+                          seed=args.seed, score_threshold=args.score_threshold,
+                          threads=getattr(args, "threads", None))
 
 
 def _output(args, result, hazards: list[dict], out: TextIO, err: TextIO,

@@ -57,7 +57,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
         from ..diagnostics.bootstrap_voc import bootstrap_voc
 
         intervals = bootstrap_voc(result, n_resamples=args.ci, confidence=args.confidence,
-                                  seed=args.seed)
+                                  seed=args.seed, threads=args.threads)
     write_table_output(args, result)   # after what can fail: a failed run writes nothing
     if args.json:   # files first: written whatever happens to stdout
         extra = {} if intervals is None else {"intervals": intervals.to_dict()}

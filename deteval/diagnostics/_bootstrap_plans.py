@@ -254,35 +254,48 @@ class PrecisionPlan:
             self.in_lo[seg_a] = starts[j] + np.searchsorted(
                 lists[j], seg_start.take(s_k.take(seg_a)), "left")
         self._keys: dict = {}
+        self._work = Workspace()
 
     def curve(self, w: np.ndarray, npig: np.ndarray, thresholds_r: np.ndarray):
         """Interpolated precision at each recall threshold per segment, shape (S, R); the
         weighted TP count per segment, shape (S,); and per TP event its weight, the TP count
-        of its segment up to it and the TP + FP count up to it (each shape (n_tp,))."""
+        of its segment up to it and the TP + FP count up to it (each shape (n_tp,)).
+
+        The precision and the event arrays are this thread's scratch arrays: valid until its
+        next call.
+        """
         n_k, n_a = npig.shape
-        n_r = len(thresholds_r)
-        n_seg = self.n_seg
-        if len(self.tp_img) == 0:       # no TP event: precision 0 wherever defined
+        n_r, n_seg, n = len(thresholds_r), self.n_seg, len(self.tp_img)
+        if n == 0:       # no TP event: precision 0 wherever defined
             none = np.zeros(0, np.int64)
             return np.zeros((n_seg, n_r)), np.zeros(n_seg, np.int64), (none, none, none)
-        dtype, counts = w.dtype, self.counts
-        tp_w = w.take(self.tp_img)
-        units = prefix(tp_w, np.int64)              # TP units before each event
+        work, dtype = self._work, w.dtype
+        tp_w = w.take(self.tp_img, out=work.get("tp_w", n, dtype), mode="wrap")
+        units = work.get("units", n + 1, np.int64)              # TP units before each event
+        units[0] = 0
+        np.cumsum(tp_w, out=units[1:])
         seg_units = units.take(self.bounds)
         total = np.diff(seg_units)
         # TP so far (the segment's, the event included), and TP + FP so far: the rows in
         # range up to the event, less those that are not FPs (docs §13).
-        tp = units[1:] - np.repeat(seg_units[:-1], counts)
-        inside = prefix(w.take(self.in_img), dtype)
+        tp = np.subtract(units[1:], np.repeat(seg_units[:-1], self.counts),
+                         out=work.get("tp", n, np.int64))
+        inside = work.get("inside", len(self.in_img) + 1, dtype)
+        inside[0] = 0
+        np.cumsum(w.take(self.in_img, out=work.get("in_w", len(self.in_img), dtype),
+                         mode="wrap"), out=inside[1:])
         nf_w = w.take(self.nf_img)
         if self.nf_sign is not None:
             nf_w *= self.nf_sign
         not_fp = prefix(nf_w, dtype)
-        counted = inside.take(self.in_hi)
-        counted -= not_fp.take(self.nf_hi)
-        counted -= np.repeat(inside.take(self.in_lo) - not_fp.take(self.nf_lo), counts)
+        counted = inside.take(self.in_hi, out=work.get("counted", n, dtype), mode="wrap")
+        scratch = work.get("scratch", n, dtype)
+        np.subtract(counted, not_fp.take(self.nf_hi, out=scratch, mode="wrap"), out=counted)
+        at_start = inside.take(self.in_lo) - not_fp.take(self.nf_lo)
+        np.subtract(counted, np.repeat(at_start, self.counts), out=counted)
         # pycocotools' float arithmetic: tp / (fp + tp + eps), the sum exact in float64.
-        pr = np.divide(tp, np.add(counted, _EPS), dtype=np.float64)
+        pr = np.add(counted, _EPS, out=work.get("pr", n, np.float64))
+        np.divide(tp, pr, out=pr)
         envelope = self._envelope(pr, dtype)
         # The first event of each segment whose TP count reaches a threshold's need (at
         # least 1; needed_true_positives is COCO's float rule): the event holding that TP
@@ -292,10 +305,11 @@ class PrecisionPlan:
         need = np.maximum(needed_true_positives(npig, thresholds_r), 1)      # (K, A, R)
         need = need.transpose(1, 0, 2)[:, None]                            # (A, 1, K, R)
         n_t = n_seg // max(n_k * n_a, 1)
-        at = (seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1) + need
-        holder = np.cumsum(np.bincount(units[1:], minlength=int(units[-1]) + 1))
-        event = holder.take(at, mode="clip")
-        q = _decode(envelope.take(event, mode="clip"), self._keys[dtype][1])
+        at = work.get("at", n_seg * n_r, np.int64).reshape(n_a, n_t, n_k, n_r)
+        np.add(seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1, need, out=at)
+        event = _holders(units[1:], at.ravel(), work.get("event", n_seg * n_r, np.int64))
+        q = envelope.take(event, out=at.ravel(), mode="wrap")
+        q = _decode(q, self._keys[dtype][1]).reshape(n_a, n_t, n_k, n_r)
         q *= need <= total.reshape(n_a, n_t, n_k, 1)
         return q.reshape(n_seg, n_r), total, (tp_w, tp, counted)
 
@@ -304,11 +318,28 @@ class PrecisionPlan:
         (:func:`_encode_layout`): a reversed running maximum, restarted at each segment."""
         if dtype not in self._keys:
             self._keys[dtype] = _encode_layout(self.tp_seg, self.bounds, dtype)
-        offsets, base, chunks = self._keys[dtype]
-        keys = pr.view(np.int64) + offsets
+        offsets, _, chunks = self._keys[dtype]
+        keys = np.add(pr.view(np.int64), offsets, out=self._work.get("keys", len(pr), np.int64))
         for lo, hi in chunks:
             np.maximum.accumulate(keys[lo:hi][::-1], out=keys[lo:hi][::-1])
         return keys
+
+
+def _holders(ends: np.ndarray, units: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The event holding each of ``units`` (0-based, in the weighted sequence), from the
+    events' inclusive prefix sums ``ends``: the number of events ending at or before it
+    (into ``out``). A count over every unit when there are not many more units than events
+    (resamples); a binary search otherwise (large explicit weights).
+
+    >>> _holders(np.array([2, 2, 3]), np.array([0, 1, 2]), np.empty(3, np.int64)).tolist()
+    [0, 0, 2]
+    """
+    if len(ends) and ends[-1] <= 4 * len(ends) + 1024:
+        holder = np.bincount(ends, minlength=int(ends[-1]) + 1)
+        np.cumsum(holder, out=holder)
+        return holder.take(units, out=out, mode="wrap")
+    out[:] = np.searchsorted(ends, units, side="right")
+    return out
 
 
 def _encode_layout(tp_seg: np.ndarray, bounds: np.ndarray, dtype: Any):

@@ -398,7 +398,6 @@ class WeightedCOCO:
         self.names = tuple(result.stat_names) + (F1_NAME, OLRP_NAME) + k_names
         self._plan = COCOPlan(self.ctx, self.state, self.specs)
         self.lrp_of_result = LRPPlan(self.ctx, self._plan, result)
-        self._layouts = [self._stat_layout(*spec) for spec in self.specs]
         self._f1 = f1_counts(self.ctx, self.state, result.matches, self.score_threshold,
                              self.n_images)
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
@@ -419,12 +418,7 @@ class WeightedCOCO:
         prec, rec, events = self._plan.curves(w)
         p = self.params
         if len(set(p.max_detections)) == len(p.max_detections):
-            # The arrays back in their own (area-first, contiguous) order, flat.
-            flat = {(True, md): np.ascontiguousarray(q.transpose(3, 0, 2, 1)).ravel()
-                    for md, q in prec.items()}
-            flat.update({(False, m): np.ascontiguousarray(r.transpose(2, 0, 1)).ravel()
-                         for m, r in rec.items()})
-            stats = [self._stat(flat, layout) for layout in self._layouts]
+            stats = [self._stat(prec, rec, *spec) for spec in self.specs]
         else:   # repeated settings: pycocotools' paired indexing, on the full arrays
             precision, recall = self._plan.full(prec, rec)
             stats = [summarize_value(precision if is_ap else recall, p, iou, area, m)
@@ -432,34 +426,19 @@ class WeightedCOCO:
         olrp = self.lrp_of_result.molrp(w, events.get(100))
         return stats + [micro_f1(self._f1, w), olrp] + self._per_class(prec)
 
-    def _stat_layout(self, is_ap: bool, iou: float | None, area: str,
-                     m: int | None) -> tuple | None:
-        """Where ``summarize_value`` reads one stat in the arrays of one max-detections
-        setting: the array's key and the flat positions it averages, in the order it takes
-        them (so the same values in the same order: the same mean); None when the setting
-        is not evaluated (-1)."""
+    def _stat(self, prec: dict, rec: dict, is_ap: bool, iou: float | None, area: str,
+              m: int | None) -> float:
+        """``summarize_value`` on the arrays of one max-detections setting (the same values
+        in the same order, so the same mean)."""
         p = self.params
         max_det = (20 if p.iou_type == "keypoints" else 100) if m is None else \
             p.max_detections[m]
         if max_det not in p.max_detections:
-            return None
-        n_t, n_r, n_k, n_a, _ = self._plan.sizes
-        if is_ap:       # (T, R, K, A) views of (A, T, K, R) arrays
-            key = (True, max_det)
-            at = np.arange(n_a * n_t * n_k * n_r).reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
-        else:           # (T, K, A) views of (A, T, K) arrays
-            key = (False, p.max_detections.index(max_det))
-            at = np.arange(n_a * n_t * n_k).reshape(n_a, n_t, n_k).transpose(1, 2, 0)
-        if iou is not None:
-            at = at[np.where(iou == np.asarray(p.iou_thresholds))[0]]
-        at = at[..., [i for i, label in enumerate(p.area_labels) if label == area]]
-        return key, at.ravel()
-
-    def _stat(self, flat: dict, layout: tuple | None) -> float:
-        """One stat as ``summarize_value`` takes it (see :meth:`_stat_layout`)."""
-        if layout is None:
             return -1.0
-        values = flat[layout[0]].take(layout[1])
+        values = prec[max_det] if is_ap else rec[p.max_detections.index(max_det)]
+        if iou is not None:
+            values = values[np.where(iou == np.asarray(p.iou_thresholds))[0]]
+        values = values[..., [i for i, label in enumerate(p.area_labels) if label == area]]
         valid = values[values > -1]
         return -1.0 if len(valid) == 0 else float(np.mean(valid))
 

@@ -7,11 +7,12 @@ detections and non-difficult objects ``w`` times: per class, the detections stay
 evaluation's ranking order (class, descending score, input row), each counted detection (TP
 or FP; those on difficult objects count as neither) is repeated ``w`` times in place, the
 running TP and FP counts of that sequence and ``npos`` = the weighted non-difficult objects
-give the curve, and AP and mAP follow the protocol's own rule
-(:func:`~deteval.protocols._voc_stages.curve_ap`, :func:`~deteval.protocols._voc_stages.mean_ap`:
-11-point, all-points, detectron2's variants). This is ``evaluate_voc`` on the data set that
-holds each image ``w`` times, each detection's copies listed one after the other
-(``docs/diagnostics/bootstrap.md`` §12, with the one difference of tied scores).
+give the curve, and AP and mAP follow the protocol's own rule (``deteval.ap``'s 11-point,
+all-points and 101-point rules, :func:`~deteval.protocols._voc_stages.mean_ap`; detectron2's
+variants). This is ``evaluate_voc`` on the data set that holds each image ``w`` times, each
+detection's copies listed one after the other (``docs/diagnostics/bootstrap.md`` §12, with
+the one difference of tied scores). The repeated sequence is not built: each rule's number
+is read from each row's counts once, or, for all-points AP, from the TP copies alone (§13).
 
 >>> import deteval
 >>> from deteval.demo import make_demo
@@ -33,14 +34,10 @@ from typing import Any
 import numpy as np
 
 from .._threads import resolve_threads
-from ..ap import _COCO101_THRESHOLDS, _VOC11_DEVKIT_THRESHOLDS, _VOC11_THRESHOLDS
+from ..ap import SAMPLED_RECALL_THRESHOLDS
 from ..data import index_in
 from ._bootstrap_plans import Workspace, count_dtype
 from .bootstrap import BootstrapResult, _check, interval_result, resample_rows, resampled
-
-#: The recall thresholds of the AP rules that sample the precision envelope.
-_SAMPLED_THRESHOLDS = {"voc11": _VOC11_THRESHOLDS, "voc11-devkit": _VOC11_DEVKIT_THRESHOLDS,
-                       "coco101": _COCO101_THRESHOLDS}
 
 __all__ = ["MAP_NAME", "WeightedVOC", "bootstrap_voc", "voc_number_names"]
 
@@ -132,8 +129,8 @@ class WeightedVOC:
 
     The ranking order, the class segments, the TP/FP flags of the counted detections at each
     threshold and the image column of every detection and non-difficult object are taken
-    once from the result; :meth:`numbers` then repeats, counts and calls the protocol's AP
-    rule per (threshold, class).
+    once from the result; :meth:`numbers` then counts each row once per threshold and reads
+    the rule's AP per class from those counts (``docs/diagnostics/bootstrap.md`` §13).
     """
 
     score_threshold = None
@@ -171,8 +168,14 @@ class WeightedVOC:
         self.gt_k = ctx.gt_k.compress(positive)
         self.gt_image = column.take(result.dataset.gt.image_index.compress(positive))
         # The sampled rules (11-point, 101-point) read each row's counts once (§13).
-        self._sampled = _SAMPLED_THRESHOLDS.get(p.ap_method)
-        self.row_start = [np.repeat(cb[:-1], np.diff(cb)) for cb in self.counted_bounds]
+        self._sampled = SAMPLED_RECALL_THRESHOLDS.get(p.ap_method)
+        # All-points AP reads the TP rows: their positions among the counted rows, images
+        # and class bounds.
+        self.tp_rows = [np.flatnonzero(flag) for flag in self.tp_flag]
+        self.tp_image = [image.take(rows) for image, rows in zip(self.counted_image,
+                                                                 self.tp_rows)]
+        self.tp_bounds = [np.searchsorted(rows, cb) for rows, cb in zip(self.tp_rows,
+                                                                       self.counted_bounds)]
         self._work = Workspace()
         # The most counted rows of one image: the counts stay in int32 when the weights
         # cannot push them past it.
@@ -191,40 +194,47 @@ class WeightedVOC:
         """The (T, K) AP and the (T,) mAP under image weights ``w`` (shape (I,)): equal to
         ``evaluate_voc``'s ``ap`` and ``map`` of the data set holding image ``i`` ``w[i]``
         times (see the module docstring)."""
-        from ..protocols._voc_stages import curve_ap, mean_ap
+        from ..protocols._voc_stages import mean_ap
 
         p, n_k = self.params, self.n_k
-        if self._sampled is not None:
-            w = w.astype(count_dtype(w, self._per_image), copy=False)
+        w = w.astype(count_dtype(w, self._per_image), copy=False)
         npos = np.bincount(self.gt_k, weights=w.take(self.gt_image),
                            minlength=n_k).astype(np.int64)
-        # The weighted detections of each class: read only by detectron2's rule for a class
-        # without objects under all-points AP (NaN when it has detections).
-        n_dt = (np.bincount(self.k_of_row, weights=w.take(self.image),
-                            minlength=n_k).astype(np.int64)
-                if p.ap_method == "all-points" and p.classes_without_gt != "exclude"
-                else np.zeros(n_k, np.int64))
-        ap = np.zeros((len(p.iou_thresholds), n_k))
-        for t, tp_flag in enumerate(self.tp_flag):
-            if self._sampled is not None:
-                ap[t] = self._sampled_ap(t, w, npos)
-                continue
-            times = w.take(self.counted_image[t])
-            # Running TP count of the expanded sequence (each row repeated in place), and
-            # where each class's part of it starts and ends.
-            tp_cum = np.zeros(int(times.sum()) + 1, np.int64)
-            np.cumsum(np.repeat(tp_flag, times), out=tp_cum[1:])
-            ends = np.zeros(len(times) + 1, np.int64)
-            np.cumsum(times, out=ends[1:])
-            bounds = ends.take(self.counted_bounds[t])
-            for c in range(n_k):
-                lo, hi = int(bounds[c]), int(bounds[c + 1])
-                tp = tp_cum[lo + 1:hi + 1] - tp_cum[lo]
-                ap[t, c] = curve_ap(tp, np.arange(1, hi - lo + 1) - tp, int(npos[c]),
-                                    int(n_dt[c]), p)
-        if self._sampled is not None and p.classes_without_gt != "exclude":
-            ap[:, npos == 0] = 0.0      # detectron2's 0 / 0 recall reaches no threshold
+        ap = np.array([self._sampled_ap(t, w, npos) if self._sampled is not None
+                       else self._all_points_ap(t, w, npos)
+                       for t in range(len(p.iou_thresholds))]).reshape(-1, n_k)
+        if p.classes_without_gt != "exclude":
+            # detectron2 divides 0 by 0 for a class without objects: no 11-point threshold
+            # is reached (AP 0); all-points AP is NaN as soon as the class has a detection.
+            without = npos == 0
+            if p.ap_method == "all-points" and without.any():
+                n_dt = np.bincount(self.k_of_row, weights=w.take(self.image), minlength=n_k)
+                without &= n_dt == 0
+            ap[:, without] = 0.0
         return ap, mean_ap(ap, npos, p)
+
+    def _row_precision(self, t: int, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each counted row's precision at threshold ``t`` (its class's TP over counted rows
+        up to it; 0 before any) and a 0 after the last row, and the TP prefix sums; in this
+        thread's scratch arrays (fresh ones of this size cost page faults)."""
+        cb, n = self.counted_bounds[t], len(self.counted_image[t])
+        work, dtype = self._work, w.dtype
+        times = w.take(self.counted_image[t], out=work.get("times", n, dtype), mode="wrap")
+        counted = work.get("counted", n + 1, dtype)
+        counted[0] = 0
+        np.cumsum(times, out=counted[1:])
+        tp = work.get("tp", n + 1, dtype)
+        tp[0] = 0
+        np.cumsum(np.multiply(times, self.tp_flag[t], out=times), out=tp[1:])
+        sizes = np.diff(cb)
+        row_tp = np.subtract(tp[1:], np.repeat(tp.take(cb[:-1]), sizes), out=times)
+        row_n = np.subtract(counted[1:], np.repeat(counted.take(cb[:-1]), sizes),
+                            out=work.get("n", n, dtype))
+        np.maximum(row_n, 1, out=row_n)
+        precision = work.get("precision", n + 1, np.float64)
+        precision[n] = 0.0
+        np.divide(row_tp, row_n, out=precision[:n])
+        return precision, tp
 
     def _sampled_ap(self, t: int, w: np.ndarray, npos: np.ndarray) -> np.ndarray:
         """The (K,) AP at threshold ``t`` by a sampled rule (``voc11``, ``voc11-devkit``,
@@ -236,25 +246,8 @@ class WeightedVOC:
         has no objects (the caller applies the protocol's rule there)."""
         from ..protocols._coco_stages import needed_true_positives
 
-        thresholds, cb, n = self._sampled, self.counted_bounds[t], len(self.counted_image[t])
-        # Per row: the class's TP and counted rows up to it, and its precision (0 before
-        # any); in this thread's scratch arrays (fresh ones of this size cost page faults).
-        work, dtype = self._work, w.dtype
-        times = w.take(self.counted_image[t], out=work.get("times", n, dtype), mode="clip")
-        counted = work.get("counted", n + 1, dtype)
-        counted[0] = 0
-        np.cumsum(times, out=counted[1:])
-        tp = work.get("tp", n + 1, dtype)
-        tp[0] = 0
-        np.cumsum(np.multiply(times, self.tp_flag[t], out=times), out=tp[1:])
-        base = work.get("base", n, dtype)
-        row_tp = np.subtract(tp[1:], tp.take(self.row_start[t], out=base, mode="clip"),
-                             out=times)
-        row_n = counted.take(self.row_start[t], out=work.get("n", n, dtype), mode="clip")
-        np.maximum(np.subtract(counted[1:], row_n, out=row_n), 1, out=row_n)
-        precision = work.get("precision", n + 1, np.float64)
-        precision[n] = 0.0
-        np.divide(row_tp, row_n, out=precision[:n])
+        thresholds, cb = self._sampled, self.counted_bounds[t]
+        precision, tp = self._row_precision(t, w)
         # First row of each class whose recall tp / npos reaches each threshold (the float
         # rule of ``searchsorted(recall, t)``), then the largest precision from there on:
         # the maximum of each stretch between two of them, and a running maximum.
@@ -271,6 +264,36 @@ class WeightedVOC:
         else:   # ap = ap + p / 11 in threshold order, as the references accumulate
             ap = np.cumsum(sampled / 11.0, axis=1)[:, -1]
         return np.where(npos > 0, ap, np.nan)
+
+    def _all_points_ap(self, t: int, w: np.ndarray, npos: np.ndarray) -> np.ndarray:
+        """The (K,) all-points AP at threshold ``t``: ``np.sum`` of ``(recall step) x
+        envelope`` over the expanded curve's recall changes, which are its TP units alone
+        (§13). Inside a TP row's run of copies the precision rises, so the envelope at each
+        of its units is the envelope at the row (a reversed running maximum over the rows,
+        as for the sampled rules); the recall steps ``i / npos - (i - 1) / npos`` and the
+        final sentinel step are those of the expanded curve, so the terms, their number and
+        their order, and with them the sum, are the same. NaN where the class has no
+        objects (the caller applies the protocol's rule)."""
+        cb, rows = self.counted_bounds[t], self.tp_rows[t]
+        precision, _ = self._row_precision(t, w)
+        envelope = self._work.get("envelope", len(precision) - 1, np.float64)
+        for lo, hi in zip(cb[:-1].tolist(), cb[1:].tolist()):
+            np.maximum.accumulate(precision[lo:hi][::-1], out=envelope[lo:hi][::-1])
+        times = w.take(self.tp_image[t])
+        units = np.repeat(envelope.take(rows), times)       # each TP unit's envelope
+        ends = np.zeros(len(times) + 1, np.int64)
+        np.cumsum(times, out=ends[1:])
+        ub = ends.take(self.tp_bounds[t])                  # units of each class
+        ap = np.full(len(npos), np.nan)
+        for k in np.flatnonzero(npos > 0).tolist():
+            n_pos, n_units = int(npos[k]), int(ub[k + 1] - ub[k])
+            i = np.arange(1, n_units + 1)
+            terms = (i / n_pos - (i - 1) / n_pos) * units[ub[k]:ub[k + 1]]
+            last = n_units / n_pos if n_units else 0.0
+            if last != 1.0:       # the step to the sentinel recall 1, times precision 0
+                terms = np.append(terms, (1.0 - last) * 0.0)
+            ap[k] = float(np.sum(terms))
+        return ap
 
     def numbers(self, w: np.ndarray) -> list[float]:
         """``mAP``, ``mAP@t`` (several thresholds) and the per-class AP under weights ``w``

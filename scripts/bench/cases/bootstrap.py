@@ -7,8 +7,9 @@ The set is made here with the bbox generator and written to two JSON files in a 
 folder. Reported: ``evaluate_coco`` from the files (best of ``--repeat``; and its time without
 reading), then ``bootstrap_coco`` on that result (once), its time per resample and its ratio to
 the evaluation, in wall and in CPU time (the CPU ratio is the one a busy machine does not
-blur); and the check that one resample equal to the evaluation (every weight 1)
-reproduces its 12 stats and per-class AP bit for bit (a MISMATCH line otherwise)."""
+blur; both run on every core, ``threads=None``); and the check that one resample equal to the
+evaluation (every weight 1) reproduces its 12 stats and per-class AP bit for bit (a MISMATCH
+line otherwise)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def run(args, case: Case, headed: bool) -> None:
     import orjson
 
     import deteval
+    from deteval._threads import resolve_threads
     from deteval.diagnostics.bootstrap import bootstrap_coco
     from deteval.diagnostics.bootstrap_voc import bootstrap_voc
 
@@ -64,7 +66,8 @@ def run(args, case: Case, headed: bool) -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     ci = boot(result, n_resamples=n_resamples, seed=args.seed)
     took, took_cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"{boot.__name__:<14}: {took:8.2f} s  ({n_resamples} resamples, "
+    print(f"{boot.__name__:<14}: {took:8.2f} s  ({n_resamples} resamples on "
+          f"{resolve_threads(None)} threads, "
           f"{1000 * took / n_resamples:.1f} ms each; {took / best:.1f}x the evaluation, "
           f"{took / unread:.1f}x without reading; CPU {took_cpu:.2f} s, "
           f"{took_cpu / best_cpu:.1f}x the evaluation's)")
