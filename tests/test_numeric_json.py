@@ -272,6 +272,8 @@ _REFUSED = {
     "leading zero": '{"image_id": 01, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5}',
     "plus sign": '{"image_id": 1, "category_id": 2, "bbox": [+1, 2, 3, 4], "score": 0.5}',
     "upper-case key": '{"imagE_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5}',
+    "moved number": '{"image_id"1:, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5}',
+    "moved numbers": '{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4]0, "score": }',
     "non-ASCII": '{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5, "é": 1}',
 }
 _TEXTS = {name: "[" + _GOOD + ", " + record + "]" for name, record in _REFUSED.items()}

@@ -103,12 +103,12 @@ def numeric_results_columns(raw: bytes, *, threads: int | None = 1,
     order = _key_order(raw, start, end)
     if order is None:
         return None
-    template, e_runs, slots = _template(order)
+    template = _Template(order)
     size = PIECE_BYTES if piece_bytes is None else max(int(piece_bytes), 1)
     pieces = _pieces(raw, start, end, size)
     data = np.frombuffer(raw, dtype=np.uint8)
-    parsed = thread_map(lambda piece: _parse_piece(data[piece[0]:piece[1]], template, e_runs,
-                                                   slots), pieces, threads)
+    parsed = thread_map(lambda piece: _parse_piece(data[piece[0]:piece[1]], template), pieces,
+                        threads)
     if any(p is None for p in parsed):
         return None
     ids = np.concatenate([p[0] for p in parsed]) if len(parsed) > 1 else parsed[0][0]
@@ -145,24 +145,32 @@ def _key_order(raw: bytes, start: int, end: int) -> tuple[str, ...] | None:
     return tuple(sorted(_KEYS, key=at.__getitem__))
 
 
-def _template(order: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The skeleton of one record for a key order, and the roles of its number runs.
+class _Template:
+    """What every record of a key order looks like, without whitespace.
 
-    The skeleton is the record's text without whitespace, each run of number characters
-    (``0-9 . + - e E``) replaced by one 0 byte. The keys' own ``e`` letters are such runs:
-    ``e_runs`` lists their positions among a record's runs, ``slots`` the positions of the
-    seven values in the order image id, category id, x, y, w, h, score.
+    A record's text is glue (``{"imag``, ``_id":``, ``,"cat``, ...) and runs of number
+    characters (``0-9 . + - e E /``). The keys' own ``e`` letters are such runs: ``e_runs``
+    lists their positions among a record's runs, ``slots`` the positions of the seven values
+    in the order image id, category id, x, y, w, h, score. ``glue`` is a record's glue with
+    the comma that follows it, ``gaps`` the glue bytes before each run (the first counting
+    the end of the previous record and its comma), ``head`` and ``tail`` the glue before a
+    piece's first run and after its last.
     """
-    fields, runs = [], []
-    for key in order:
-        runs += ["e"] * key.count("e")
-        value = "[#,#,#,#]" if key == "bbox" else "#"
-        runs += list(_SLOT[key])
-        fields.append('"' + key.replace("e", "#") + '":' + value)
-    text = ("{" + ",".join(fields) + "}").replace("#", "\0")
-    e_runs = np.array([i for i, r in enumerate(runs) if r == "e"], dtype=np.intp)
-    slots = np.array([runs.index(s) for s in range(7)], dtype=np.intp)
-    return np.frombuffer(text.encode(), dtype=np.uint8), e_runs, slots
+
+    def __init__(self, order: tuple[str, ...]):
+        fields, runs = [], []
+        for key in order:
+            runs += ["e"] * key.count("e")
+            value = "[#,#,#,#]" if key == "bbox" else "#"
+            runs += list(_SLOT[key])
+            fields.append('"' + key.replace("e", "#") + '":' + value)
+        segments = ("{" + ",".join(fields) + "}").split("#")
+        self.e_runs = np.array([i for i, r in enumerate(runs) if r == "e"], dtype=np.intp)
+        self.slots = np.array([runs.index(s) for s in range(7)], dtype=np.intp)
+        self.runs = len(runs)
+        self.glue = np.frombuffer(("".join(segments) + ",").encode(), dtype=np.uint8)
+        self.head, self.tail = len(segments[0]), len(segments[-1])
+        self.gaps = np.array([self.tail + 1 + self.head] + [len(g) for g in segments[1:-1]])
 
 
 def _pieces(raw: bytes, start: int, end: int, size: int) -> list[tuple[int, int]]:
@@ -180,8 +188,7 @@ def _pieces(raw: bytes, start: int, end: int, size: int) -> list[tuple[int, int]
     return pieces
 
 
-def _parse_piece(text: np.ndarray, template: np.ndarray, e_runs: np.ndarray,
-                 slots: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _parse_piece(text: np.ndarray, template: _Template) -> tuple[np.ndarray, np.ndarray] | None:
     """``(ids (k, 2) int64, values (k, 5) float64)`` of a piece of records separated by
     commas, or None when it is not exactly that."""
     low = text <= 32
@@ -192,29 +199,36 @@ def _parse_piece(text: np.ndarray, template: np.ndarray, e_runs: np.ndarray,
     folded = text | 0x20                        # E -> e; digits . + - unchanged
     number = ((folded - 0x2B) < 15) & (folded != 0x2C)  # + - . / 0-9 (',' is not)
     number |= folded == 0x65                    # e E
-    starts = number.copy()
-    starts[1:] &= ~number[:-1]
-    ends = number.copy()
-    ends[:-1] &= ~number[1:]
-    skeleton = (text * ~number)[~number | starts]
-    width = len(template) + 1                   # a record and its comma
-    k = (len(skeleton) + 1) // width
-    if k == 0 or k * width - 1 != len(skeleton):
+    if len(text) < 2 or number[0] or number[-1]:
         return None
-    if not (np.array_equal(skeleton[(k - 1) * width:], template)
-            and (skeleton[:(k - 1) * width].reshape(k - 1, width)[:, :-1] == template).all()
-            and (skeleton[width - 1:(k - 1) * width:width] == 0x2C).all()):
+    # Runs start and end where the class changes: alternately a first byte and one past a
+    # last byte, since the piece begins and ends with glue.
+    edges = np.flatnonzero(number[1:] != number[:-1]) + 1
+    first, last = edges[0::2], edges[1::2]
+    runs = template.runs
+    k = len(first) // runs
+    if k == 0 or k * runs != len(first) or len(last) != len(first):
         return None
-    first = np.flatnonzero(starts)
-    last = np.flatnonzero(ends) + 1
-    runs = len(e_runs) + len(slots)
-    if len(first) != k * runs or len(last) != k * runs:
+    # The skeleton: each glue between runs as long as the template's, and all the glue,
+    # in order, the template's repeated (with commas between records).
+    gaps = np.empty(len(first), dtype=np.int64)
+    gaps[0] = template.gaps[0]
+    np.subtract(first[1:], last[:-1], out=gaps[1:])
+    glue = text[~number]
+    width = len(template.glue)
+    if not (first[0] == template.head and len(text) - last[-1] == template.tail
+            and (gaps.reshape(k, runs) == template.gaps).all()
+            and len(glue) == k * width - 1
+            and np.array_equal(glue[(k - 1) * width:], template.glue[:-1])
+            and (glue[:(k - 1) * width].reshape(k - 1, width) == template.glue).all()):
         return None
     first, last = first.reshape(k, runs), last.reshape(k, runs)
-    if len(e_runs):
-        key_runs = first[:, e_runs]
-        if not ((last[:, e_runs] - key_runs == 1).all() and (text[key_runs] == 0x65).all()):
+    if len(template.e_runs):
+        key_runs = first[:, template.e_runs]
+        if not ((last[:, template.e_runs] - key_runs == 1).all()
+                and (text[key_runs] == 0x65).all()):
             return None
+    slots = template.slots
     parsed = parse_numbers(text, first[:, slots].ravel(), last[:, slots].ravel())
     if parsed is None:
         return None
