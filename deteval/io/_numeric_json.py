@@ -171,6 +171,17 @@ class _Template:
         self.glue = np.frombuffer(("".join(segments) + ",").encode(), dtype=np.uint8)
         self.head, self.tail = len(segments[0]), len(segments[-1])
         self.gaps = np.array([self.tail + 1 + self.head] + [len(g) for g in segments[1:-1]])
+        self.tail_text = segments[-1].encode()
+        self.before_head = np.frombuffer(self.tail_text + b",", dtype=np.uint8)
+        # The glue before each run as (run, offset, word, mask) checks of 8 bytes at a time.
+        before = [segments[-1] + "," + segments[0], *segments[1:-1]]
+        self.checks = []
+        for run, glue in enumerate(before):
+            data = glue.encode()
+            for at in range(0, len(data), 8):
+                chunk = data[at:at + 8]
+                self.checks.append((run, at, int.from_bytes(chunk.ljust(8, b"\0"), "little"),
+                                    (1 << (8 * len(chunk))) - 1))
 
 
 def _pieces(raw: bytes, start: int, end: int, size: int) -> list[tuple[int, int]]:
@@ -209,19 +220,24 @@ def _parse_piece(text: np.ndarray, template: _Template) -> tuple[np.ndarray, np.
     k = len(first) // runs
     if k == 0 or k * runs != len(first) or len(last) != len(first):
         return None
-    # The skeleton: each glue between runs as long as the template's, and all the glue,
-    # in order, the template's repeated (with commas between records).
+    # The skeleton: each glue between runs as long as the template's and equal to it.
     gaps = np.empty(len(first), dtype=np.int64)
     gaps[0] = template.gaps[0]
     np.subtract(first[1:], last[:-1], out=gaps[1:])
-    glue = text[~number]
-    width = len(template.glue)
     if not (first[0] == template.head and len(text) - last[-1] == template.tail
             and (gaps.reshape(k, runs) == template.gaps).all()
-            and len(glue) == k * width - 1
-            and np.array_equal(glue[(k - 1) * width:], template.glue[:-1])
-            and (glue[:(k - 1) * width].reshape(k - 1, width) == template.glue).all()):
+            and text[last[-1]:].tobytes() == template.tail_text):
         return None
+    padded = np.zeros(len(text) + 2 * _MAX_WIDTH, dtype=np.uint8)
+    padded[_MAX_WIDTH:_MAX_WIDTH + len(text)] = text
+    # The end of a record and a comma before the first (its glue then reads like the others').
+    padded[_MAX_WIDTH - template.tail - 1:_MAX_WIDTH] = template.before_head
+    # Every offset of the text read as a little-endian 8-byte word: an unaligned view.
+    words_at = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    glue_at = (first - gaps).reshape(k, runs) + _MAX_WIDTH
+    for run, offset, word, mask in template.checks:
+        if not ((words_at[glue_at[:, run] + offset] & np.uint64(mask)) == np.uint64(word)).all():
+            return None
     first, last = first.reshape(k, runs), last.reshape(k, runs)
     if len(template.e_runs):
         key_runs = first[:, template.e_runs]
@@ -229,7 +245,8 @@ def _parse_piece(text: np.ndarray, template: _Template) -> tuple[np.ndarray, np.
                 and (text[key_runs] == 0x65).all()):
             return None
     slots = template.slots
-    parsed = parse_numbers(text, first[:, slots].ravel(), last[:, slots].ravel())
+    parsed = _parse_numbers(text, words_at, first[:, slots].ravel(), last[:, slots].ravel(),
+                            True)
     if parsed is None:
         return None
     values, integral, integers = (column.reshape(k, 7) for column in parsed)
@@ -288,28 +305,32 @@ def parse_numbers(text: np.ndarray, first: np.ndarray, last: np.ndarray, *,
     >>> values.tolist(), integral.tolist(), integers.tolist()[:2]
     ([-0.5, 12.0, 0.001, 0.0, -0.0, 9007199254740992.0], [False, True, False, True, False, True], [0, 12])
     """  # noqa: E501
-    if not _signs_placed(text, first):
-        return None
-    pad = _MAX_WIDTH
-    padded = np.zeros(len(text) + 2 * pad, dtype=np.uint8)
-    padded[pad:pad + len(text)] = text
+    padded = np.zeros(len(text) + 2 * _MAX_WIDTH, dtype=np.uint8)
+    padded[_MAX_WIDTH:_MAX_WIDTH + len(text)] = text
     # Every offset of the text read as a little-endian 8-byte word: an unaligned view.
     words_at = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
-    # Numbers are converted in groups of the same width in 8-byte words (most are short; a
-    # few long ones must not make every row four words wide).
+    return _parse_numbers(text, words_at, first, last, exponents)
+
+
+def _parse_numbers(text, words_at, first, last, exponents):
+    """:func:`parse_numbers` given the text's words (``words_at[i + 32]``: the 8 bytes from
+    offset ``i``)."""
+    if not _signs_placed(text, first):
+        return None
+    # Numbers are converted in groups by their width in 8-byte words: all of them at the
+    # width most fit in (those wider deferred), then the wider ones, few, at theirs.
     words = np.minimum((last - first + 7) >> 3, _MAX_WIDTH // 8)
-    low, high = int(words.min(initial=1)), int(words.max(initial=1))
-    if low == high:
-        return _parse_width(text, words_at, first, last, high, exponents)
-    values = np.empty(len(first), dtype=np.float64)
-    integral = np.empty(len(first), dtype=bool)
-    integers = np.empty(len(first), dtype=np.int64)
-    for n_words in range(low, high + 1):
-        rows = np.flatnonzero(words == n_words)
-        if len(rows) == 0:
+    counts = np.cumsum(np.bincount(words, minlength=_MAX_WIDTH // 8 + 1))
+    main = max(1, int(np.searchsorted(counts, 0.9 * len(first))))
+    parsed = _parse_width(text, words_at, first, last, main, exponents)
+    if parsed is None:
+        return None
+    values, integral, integers = parsed
+    for n_words in range(main + 1, _MAX_WIDTH // 8 + 1):
+        if counts[n_words] == counts[n_words - 1]:
             continue
-        parsed = _parse_width(text, words_at, first[rows], last[rows], n_words,
-                              exponents)
+        rows = np.flatnonzero(words == n_words)
+        parsed = _parse_width(text, words_at, first[rows], last[rows], n_words, exponents)
         if parsed is None:
             return None
         values[rows], integral[rows], integers[rows] = parsed
@@ -328,13 +349,15 @@ def _signs_placed(text: np.ndarray, first: np.ndarray) -> bool:
 
 
 def _parse_width(text, words_at, first, last, n_words, exponents):
-    """:func:`parse_numbers` of numbers at most ``8 * n_words`` characters long (longer ones
-    are checked by a regular expression and converted by ``float``). Positions within a
-    number are int8 (they are below 33), which keeps most of the work on small arrays."""
+    """:func:`parse_numbers` of numbers at most ``8 * n_words`` characters long. Longer ones
+    are left to the caller (their values are not set), except at the widest, 32: those are
+    checked by a regular expression and converted by ``float``. Positions within a number
+    are int8 (they are below 33), which keeps most of the work on small arrays."""
     m = len(first)
     width = 8 * n_words
     length = np.minimum(last - first, width).astype(np.int8)
     long_rows = (last - first) > width
+    deferred = long_rows if width < _MAX_WIDTH else np.zeros(m, dtype=bool)
     base = first + _MAX_WIDTH
     left = np.empty((m, n_words), dtype=np.uint64)
     for k in range(n_words):                    # the number, zeros after it
@@ -374,6 +397,7 @@ def _parse_width(text, words_at, first, last, n_words, exponents):
         exact &= ~long_rows
     power = -frac.astype(np.int64) if exponent is None else exponent - frac
     fallback = ~exact | (np.abs(power) > 27)
+    fallback &= ~deferred
     values = _scaled(mantissa, power, fallback)
     integral = ~has_dot & ~has_exp & exact & (mantissa < _POW10_U64[18])
     np.negative(values, out=values, where=lead & ~(integral & (mantissa == 0)))
