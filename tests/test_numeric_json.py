@@ -341,3 +341,19 @@ def test_negative_zero_as_msgspec_reads_it():
     raw = b'[{"image_id": -0, "category_id": 0, "bbox": [-0, -0.0, 0, 0e0], "score": -0e0}]'
     _same_columns(numeric_results_columns(raw), _typed_results_columns(raw))
     assert struct.pack("<d", numeric_results_columns(raw)[3][0, 1]) == struct.pack("<d", -0.0)
+
+
+def test_coco_fake_results_read_as_before(coco100_dir, monkeypatch):
+    """The COCO API's own fake bbox results (a real file) read by this reader: the same
+    detections as the msgspec path, whose evaluation the parity tests hold."""
+    path = coco100_dir / "instances_val2014_fakebbox100_results.json"
+    assert numeric_results_columns(path.read_bytes()) is not None
+    dataset = read_coco_gt(coco100_dir / "instances_val2014_100.json")
+    with monkeypatch.context() as patch:
+        patch.setattr(results_module, "_NUMERIC_MIN_BYTES", 0)
+        got = read_coco_results(path, dataset, threads=2)
+        patch.setattr(results_module, "numeric_results_columns", lambda *a, **k: None)
+        expected = read_coco_results(path, dataset)
+    for field in ("image_index", "category_index", "boxes", "scores", "area", "xywh",
+                  "category_ids"):
+        assert np.array_equal(getattr(got, field), getattr(expected, field))
