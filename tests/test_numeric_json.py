@@ -200,7 +200,8 @@ def _text(records: list[dict], order=KEYS, **dumps) -> bytes:
 
 
 _LAYOUTS = [dict(), dict(separators=(",", ":")), dict(indent=2), dict(indent="\t"),
-            dict(separators=(" , ", " : ")), dict(indent=1, separators=(",\r\n", ":  "))]
+            dict(separators=(" , ", " : ")), dict(indent=1, separators=(",\r\n", ":  ")),
+            dict(indent=16)]
 
 
 def _same_columns(got, expected):

@@ -103,12 +103,13 @@ def numeric_results_columns(raw: bytes, *, threads: int | None = 1,
     order = _key_order(raw, start, end)
     if order is None:
         return None
-    template = _Template(order)
+    compact = _Template(order)
+    written = _written_template(raw, start, compact, order)
     size = PIECE_BYTES if piece_bytes is None else max(int(piece_bytes), 1)
     pieces = _pieces(raw, start, end, size)
     data = np.frombuffer(raw, dtype=np.uint8)
-    parsed = thread_map(lambda piece: _parse_piece(data[piece[0]:piece[1]], template), pieces,
-                        threads)
+    parsed = thread_map(lambda piece: _parse_piece(data[piece[0]:piece[1]], compact, written),
+                        pieces, threads)
     if any(p is None for p in parsed):
         return None
     ids = np.concatenate([p[0] for p in parsed]) if len(parsed) > 1 else parsed[0][0]
@@ -146,42 +147,69 @@ def _key_order(raw: bytes, start: int, end: int) -> tuple[str, ...] | None:
 
 
 class _Template:
-    """What every record of a key order looks like, without whitespace.
+    """What every record of a key order looks like.
 
     A record's text is glue (``{"imag``, ``_id":``, ``,"cat``, ...) and runs of number
     characters (``0-9 . + - e E /``). The keys' own ``e`` letters are such runs: ``e_runs``
     lists their positions among a record's runs, ``slots`` the positions of the seven values
-    in the order image id, category id, x, y, w, h, score. ``glue`` is a record's glue with
-    the comma that follows it, ``gaps`` the glue bytes before each run (the first counting
-    the end of the previous record and its comma), ``head`` and ``tail`` the glue before a
-    piece's first run and after its last.
+    in the order image id, category id, x, y, w, h, score. ``segments`` are the glue without
+    whitespace, or as a file writes it (:func:`_written_template`), and ``separator`` what
+    comes between a record's ``}`` and the next ``{``. ``gaps`` are the glue bytes before
+    each run (the first counting the end of the previous record and the separator),
+    ``head`` and ``tail`` the glue before a piece's first run and after its last, ``checks``
+    the glue before each run as ``(run, offset, word, mask)`` comparisons of 8 bytes.
     """
 
-    def __init__(self, order: tuple[str, ...]):
+    def __init__(self, order: tuple[str, ...], segments: list[bytes] | None = None,
+                 separator: bytes = b","):
         fields, runs = [], []
         for key in order:
             runs += ["e"] * key.count("e")
             value = "[#,#,#,#]" if key == "bbox" else "#"
             runs += list(_SLOT[key])
             fields.append('"' + key.replace("e", "#") + '":' + value)
-        segments = ("{" + ",".join(fields) + "}").split("#")
+        self.compact = [g.encode() for g in ("{" + ",".join(fields) + "}").split("#")]
+        segments = self.compact if segments is None else segments
         self.e_runs = np.array([i for i, r in enumerate(runs) if r == "e"], dtype=np.intp)
         self.slots = np.array([runs.index(s) for s in range(7)], dtype=np.intp)
         self.runs = len(runs)
-        self.glue = np.frombuffer(("".join(segments) + ",").encode(), dtype=np.uint8)
         self.head, self.tail = len(segments[0]), len(segments[-1])
-        self.gaps = np.array([self.tail + 1 + self.head] + [len(g) for g in segments[1:-1]])
-        self.tail_text = segments[-1].encode()
-        self.before_head = np.frombuffer(self.tail_text + b",", dtype=np.uint8)
-        # The glue before each run as (run, offset, word, mask) checks of 8 bytes at a time.
-        before = [segments[-1] + "," + segments[0], *segments[1:-1]]
+        before = [segments[-1] + separator + segments[0], *segments[1:-1]]
+        self.gaps = np.array([len(g) for g in before])
+        self.tail_text = segments[-1]
+        self.before_head = np.frombuffer(segments[-1] + separator, dtype=np.uint8)
         self.checks = []
         for run, glue in enumerate(before):
-            data = glue.encode()
-            for at in range(0, len(data), 8):
-                chunk = data[at:at + 8]
+            for at in range(0, len(glue), 8):
+                chunk = glue[at:at + 8]
                 self.checks.append((run, at, int.from_bytes(chunk.ljust(8, b"\0"), "little"),
                                     (1 << (8 * len(chunk))) - 1))
+
+
+_FIRST_TWO = re.compile(rb"[ \t\n\r]*(\{[^{}]*\})([ \t\n\r]*,[ \t\n\r]*)\{")
+_RUN = re.compile(rb"[0-9.eE+/-]+")
+_WS_RUN = re.compile(rb"[ \t\n\r]+")
+#: Whitespace between two bytes neither of which is structural: removing it would join them.
+_JOINING = re.compile(rb"[^ \t\n\r,:\[\]{}][ \t\n\r]+[^ \t\n\r,:\[\]{}]")
+
+
+def _written_template(raw: bytes, start: int, compact: _Template,
+                      order: tuple[str, ...]) -> _Template | None:
+    """The template with the glue as the file's first record writes it (whitespace
+    included) when that is the compact template's glue plus whitespace between tokens:
+    files written by one call of a JSON writer (``json.dumps``, with or without ``indent``)
+    are then checked without removing their whitespace. None otherwise (a one-record file,
+    or glue that is not that), and each piece is checked without whitespace."""
+    first = _FIRST_TWO.match(raw, start)
+    if first is None:
+        return None
+    record, separator = first.group(1), first.group(2)
+    segments = _RUN.split(record)
+    if (len(segments) != compact.runs + 1 or len(segments[-1] + separator) > _MAX_WIDTH
+            or _JOINING.search(_RUN.sub(b"0", record))
+            or [_WS_RUN.sub(b"", g) for g in segments] != compact.compact):
+        return None
+    return _Template(order, segments, separator)
 
 
 def _pieces(raw: bytes, start: int, end: int, size: int) -> list[tuple[int, int]]:
@@ -199,14 +227,27 @@ def _pieces(raw: bytes, start: int, end: int, size: int) -> list[tuple[int, int]
     return pieces
 
 
-def _parse_piece(text: np.ndarray, template: _Template) -> tuple[np.ndarray, np.ndarray] | None:
+def _parse_piece(text: np.ndarray, compact: _Template,
+                 written: _Template | None) -> tuple[np.ndarray, np.ndarray] | None:
     """``(ids (k, 2) int64, values (k, 5) float64)`` of a piece of records separated by
-    commas, or None when it is not exactly that."""
+    commas, or None when it is not exactly that: checked against the file's own layout
+    first (``written``), else without its whitespace against the compact template."""
     low = text <= 32
-    if low.any():
-        text = _without_whitespace(text, low)
-        if text is None:
-            return None
+    if not low.any():
+        return _parse_records(text, compact)
+    begin = int(np.argmin(low))                 # leading and trailing whitespace
+    stop = len(text) - int(np.argmin(low[::-1]))
+    if written is not None and begin < stop:
+        parsed = _parse_records(text[begin:stop], written)
+        if parsed is not None:
+            return parsed
+    text = _without_whitespace(text, low)
+    return None if text is None else _parse_records(text, compact)
+
+
+def _parse_records(text: np.ndarray, template: _Template):
+    """:func:`_parse_piece` of a text without leading or trailing whitespace, against one
+    template."""
     folded = text | 0x20                        # E -> e; digits . + - unchanged
     number = ((folded - 0x2B) < 15) & (folded != 0x2C)  # + - . / 0-9 (',' is not)
     number |= folded == 0x65                    # e E
@@ -231,7 +272,7 @@ def _parse_piece(text: np.ndarray, template: _Template) -> tuple[np.ndarray, np.
     padded = np.zeros(len(text) + 2 * _MAX_WIDTH, dtype=np.uint8)
     padded[_MAX_WIDTH:_MAX_WIDTH + len(text)] = text
     # The end of a record and a comma before the first (its glue then reads like the others').
-    padded[_MAX_WIDTH - template.tail - 1:_MAX_WIDTH] = template.before_head
+    padded[_MAX_WIDTH - len(template.before_head):_MAX_WIDTH] = template.before_head
     # Every offset of the text read as a little-endian 8-byte word: an unaligned view.
     words_at = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
     glue_at = (first - gaps).reshape(k, runs) + _MAX_WIDTH
