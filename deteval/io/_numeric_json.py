@@ -250,7 +250,8 @@ def _parse_records(text: np.ndarray, template: _Template):
     template."""
     folded = text | 0x20                        # E -> e; digits . + - unchanged
     number = ((folded - 0x2B) < 15) & (folded != 0x2C)  # + - . / 0-9 (',' is not)
-    number |= folded == 0x65                    # e E
+    letter_e = folded == 0x65                   # e E
+    number |= letter_e
     if len(text) < 2 or number[0] or number[-1]:
         return None
     # Runs start and end where the class changes: alternately a first byte and one past a
@@ -286,8 +287,10 @@ def _parse_records(text: np.ndarray, template: _Template):
                 and (text[key_runs] == 0x65).all()):
             return None
     slots = template.slots
+    # Only the keys' e letters: no number has an exponent (their work is skipped).
+    exponents = np.count_nonzero(letter_e) != k * len(template.e_runs)
     parsed = _parse_numbers(text, words_at, first[:, slots].ravel(), last[:, slots].ravel(),
-                            True)
+                            exponents)
     if parsed is None:
         return None
     values, integral, integers = (column.reshape(k, 7) for column in parsed)
@@ -438,8 +441,8 @@ def _parse_width(text, words_at, first, last, n_words, exponents):
         exact &= ~long_rows
     power = -frac.astype(np.int64) if exponent is None else exponent - frac
     fallback = ~exact | (np.abs(power) > 27)
-    fallback &= ~deferred
-    values = _scaled(mantissa, power, fallback)
+    values = _scaled(mantissa, power, fallback)     # (not the rows of fallback)
+    fallback &= ~deferred                       # those the caller converts
     integral = ~has_dot & ~has_exp & exact & (mantissa < _POW10_U64[18])
     np.negative(values, out=values, where=lead & ~(integral & (mantissa == 0)))
     for i in np.flatnonzero(fallback).tolist():
