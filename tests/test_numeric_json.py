@@ -359,3 +359,13 @@ def test_coco_fake_results_read_as_before(coco100_dir, monkeypatch):
     for field in ("image_index", "category_index", "boxes", "scores", "area", "xywh",
                   "category_ids"):
         assert np.array_equal(getattr(got, field), getattr(expected, field))
+
+
+def test_seventeen_digit_files_left_to_msgspec():
+    """The call site's choice: short decimals go to this reader, 17-digit reprs (where it
+    costs more CPU than msgspec) do not; either way the detections are the same."""
+    short = _text(_records(2, 300))
+    long = _text(_records(2, 300, long_numbers=True))
+    assert results_module._short_numbers(short)
+    assert not results_module._short_numbers(long)
+    assert not results_module._short_numbers(b"[]")
