@@ -103,12 +103,13 @@ def numeric_results_columns(raw: bytes, *, threads: int | None = 1,
     order = _key_order(raw, start, end)
     if order is None:
         return None
-    template, e_runs, slots = _template(order)
+    compact = _Template(order)
+    written = _written_template(raw, start, compact, order)
     size = PIECE_BYTES if piece_bytes is None else max(int(piece_bytes), 1)
     pieces = _pieces(raw, start, end, size)
     data = np.frombuffer(raw, dtype=np.uint8)
-    parsed = thread_map(lambda piece: _parse_piece(data[piece[0]:piece[1]], template, e_runs,
-                                                   slots), pieces, threads)
+    parsed = thread_map(lambda piece: _parse_piece(data[piece[0]:piece[1]], compact, written),
+                        pieces, threads)
     if any(p is None for p in parsed):
         return None
     ids = np.concatenate([p[0] for p in parsed]) if len(parsed) > 1 else parsed[0][0]
@@ -145,24 +146,70 @@ def _key_order(raw: bytes, start: int, end: int) -> tuple[str, ...] | None:
     return tuple(sorted(_KEYS, key=at.__getitem__))
 
 
-def _template(order: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The skeleton of one record for a key order, and the roles of its number runs.
+class _Template:
+    """What every record of a key order looks like.
 
-    The skeleton is the record's text without whitespace, each run of number characters
-    (``0-9 . + - e E``) replaced by one 0 byte. The keys' own ``e`` letters are such runs:
-    ``e_runs`` lists their positions among a record's runs, ``slots`` the positions of the
-    seven values in the order image id, category id, x, y, w, h, score.
+    A record's text is glue (``{"imag``, ``_id":``, ``,"cat``, ...) and runs of number
+    characters (``0-9 . + - e E /``). The keys' own ``e`` letters are such runs: ``e_runs``
+    lists their positions among a record's runs, ``slots`` the positions of the seven values
+    in the order image id, category id, x, y, w, h, score. ``segments`` are the glue without
+    whitespace, or as a file writes it (:func:`_written_template`), and ``separator`` what
+    comes between a record's ``}`` and the next ``{``. ``gaps`` are the glue bytes before
+    each run (the first counting the end of the previous record and the separator),
+    ``head`` and ``tail`` the glue before a piece's first run and after its last, ``checks``
+    the glue before each run as ``(run, offset, word, mask)`` comparisons of 8 bytes.
     """
-    fields, runs = [], []
-    for key in order:
-        runs += ["e"] * key.count("e")
-        value = "[#,#,#,#]" if key == "bbox" else "#"
-        runs += list(_SLOT[key])
-        fields.append('"' + key.replace("e", "#") + '":' + value)
-    text = ("{" + ",".join(fields) + "}").replace("#", "\0")
-    e_runs = np.array([i for i, r in enumerate(runs) if r == "e"], dtype=np.intp)
-    slots = np.array([runs.index(s) for s in range(7)], dtype=np.intp)
-    return np.frombuffer(text.encode(), dtype=np.uint8), e_runs, slots
+
+    def __init__(self, order: tuple[str, ...], segments: list[bytes] | None = None,
+                 separator: bytes = b","):
+        fields, runs = [], []
+        for key in order:
+            runs += ["e"] * key.count("e")
+            value = "[#,#,#,#]" if key == "bbox" else "#"
+            runs += list(_SLOT[key])
+            fields.append('"' + key.replace("e", "#") + '":' + value)
+        self.compact = [g.encode() for g in ("{" + ",".join(fields) + "}").split("#")]
+        segments = self.compact if segments is None else segments
+        self.e_runs = np.array([i for i, r in enumerate(runs) if r == "e"], dtype=np.intp)
+        self.slots = np.array([runs.index(s) for s in range(7)], dtype=np.intp)
+        self.runs = len(runs)
+        self.head, self.tail = len(segments[0]), len(segments[-1])
+        before = [segments[-1] + separator + segments[0], *segments[1:-1]]
+        self.gaps = np.array([len(g) for g in before])
+        self.tail_text = segments[-1]
+        self.before_head = np.frombuffer(segments[-1] + separator, dtype=np.uint8)
+        self.checks = []
+        for run, glue in enumerate(before):
+            for at in range(0, len(glue), 8):
+                chunk = glue[at:at + 8]
+                self.checks.append((run, at, int.from_bytes(chunk.ljust(8, b"\0"), "little"),
+                                    (1 << (8 * len(chunk))) - 1))
+
+
+_FIRST_TWO = re.compile(rb"[ \t\n\r]*(\{[^{}]*\})([ \t\n\r]*,[ \t\n\r]*)\{")
+_RUN = re.compile(rb"[0-9.eE+/-]+")
+_WS_RUN = re.compile(rb"[ \t\n\r]+")
+#: Whitespace between two bytes neither of which is structural: removing it would join them.
+_JOINING = re.compile(rb"[^ \t\n\r,:\[\]{}][ \t\n\r]+[^ \t\n\r,:\[\]{}]")
+
+
+def _written_template(raw: bytes, start: int, compact: _Template,
+                      order: tuple[str, ...]) -> _Template | None:
+    """The template with the glue as the file's first record writes it (whitespace
+    included) when that is the compact template's glue plus whitespace between tokens:
+    files written by one call of a JSON writer (``json.dumps``, with or without ``indent``)
+    are then checked without removing their whitespace. None otherwise (a one-record file,
+    or glue that is not that), and each piece is checked without whitespace."""
+    first = _FIRST_TWO.match(raw, start)
+    if first is None:
+        return None
+    record, separator = first.group(1), first.group(2)
+    segments = _RUN.split(record)
+    if (len(segments) != compact.runs + 1 or len(segments[-1] + separator) > _MAX_WIDTH
+            or _JOINING.search(_RUN.sub(b"0", record))
+            or [_WS_RUN.sub(b"", g) for g in segments] != compact.compact):
+        return None
+    return _Template(order, segments, separator)
 
 
 def _pieces(raw: bytes, start: int, end: int, size: int) -> list[tuple[int, int]]:
@@ -180,42 +227,70 @@ def _pieces(raw: bytes, start: int, end: int, size: int) -> list[tuple[int, int]
     return pieces
 
 
-def _parse_piece(text: np.ndarray, template: np.ndarray, e_runs: np.ndarray,
-                 slots: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _parse_piece(text: np.ndarray, compact: _Template,
+                 written: _Template | None) -> tuple[np.ndarray, np.ndarray] | None:
     """``(ids (k, 2) int64, values (k, 5) float64)`` of a piece of records separated by
-    commas, or None when it is not exactly that."""
+    commas, or None when it is not exactly that: checked against the file's own layout
+    first (``written``), else without its whitespace against the compact template."""
     low = text <= 32
-    if low.any():
-        text = _without_whitespace(text, low)
-        if text is None:
-            return None
+    if not low.any():
+        return _parse_records(text, compact)
+    begin = int(np.argmin(low))                 # leading and trailing whitespace
+    stop = len(text) - int(np.argmin(low[::-1]))
+    if written is not None and begin < stop:
+        parsed = _parse_records(text[begin:stop], written)
+        if parsed is not None:
+            return parsed
+    text = _without_whitespace(text, low)
+    return None if text is None else _parse_records(text, compact)
+
+
+def _parse_records(text: np.ndarray, template: _Template):
+    """:func:`_parse_piece` of a text without leading or trailing whitespace, against one
+    template."""
     folded = text | 0x20                        # E -> e; digits . + - unchanged
     number = ((folded - 0x2B) < 15) & (folded != 0x2C)  # + - . / 0-9 (',' is not)
-    number |= folded == 0x65                    # e E
-    starts = number.copy()
-    starts[1:] &= ~number[:-1]
-    ends = number.copy()
-    ends[:-1] &= ~number[1:]
-    skeleton = (text * ~number)[~number | starts]
-    width = len(template) + 1                   # a record and its comma
-    k = (len(skeleton) + 1) // width
-    if k == 0 or k * width - 1 != len(skeleton):
+    letter_e = folded == 0x65                   # e E
+    number |= letter_e
+    if len(text) < 2 or number[0] or number[-1]:
         return None
-    if not (np.array_equal(skeleton[(k - 1) * width:], template)
-            and (skeleton[:(k - 1) * width].reshape(k - 1, width)[:, :-1] == template).all()
-            and (skeleton[width - 1:(k - 1) * width:width] == 0x2C).all()):
+    # Runs start and end where the class changes: alternately a first byte and one past a
+    # last byte, since the piece begins and ends with glue.
+    edges = np.flatnonzero(number[1:] != number[:-1]) + 1
+    first, last = edges[0::2], edges[1::2]
+    runs = template.runs
+    k = len(first) // runs
+    if k == 0 or k * runs != len(first) or len(last) != len(first):
         return None
-    first = np.flatnonzero(starts)
-    last = np.flatnonzero(ends) + 1
-    runs = len(e_runs) + len(slots)
-    if len(first) != k * runs or len(last) != k * runs:
+    # The skeleton: each glue between runs as long as the template's and equal to it.
+    gaps = np.empty(len(first), dtype=np.int64)
+    gaps[0] = template.gaps[0]
+    np.subtract(first[1:], last[:-1], out=gaps[1:])
+    if not (first[0] == template.head and len(text) - last[-1] == template.tail
+            and (gaps.reshape(k, runs) == template.gaps).all()
+            and text[last[-1]:].tobytes() == template.tail_text):
         return None
-    first, last = first.reshape(k, runs), last.reshape(k, runs)
-    if len(e_runs):
-        key_runs = first[:, e_runs]
-        if not ((last[:, e_runs] - key_runs == 1).all() and (text[key_runs] == 0x65).all()):
+    padded = np.zeros(len(text) + 2 * _MAX_WIDTH, dtype=np.uint8)
+    padded[_MAX_WIDTH:_MAX_WIDTH + len(text)] = text
+    # The end of a record and a comma before the first (its glue then reads like the others').
+    padded[_MAX_WIDTH - len(template.before_head):_MAX_WIDTH] = template.before_head
+    # Every offset of the text read as a little-endian 8-byte word: an unaligned view.
+    words_at = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    glue_at = (first - gaps).reshape(k, runs) + _MAX_WIDTH
+    for run, offset, word, mask in template.checks:
+        if not ((words_at[glue_at[:, run] + offset] & np.uint64(mask)) == np.uint64(word)).all():
             return None
-    parsed = parse_numbers(text, first[:, slots].ravel(), last[:, slots].ravel())
+    first, last = first.reshape(k, runs), last.reshape(k, runs)
+    if len(template.e_runs):
+        key_runs = first[:, template.e_runs]
+        if not ((last[:, template.e_runs] - key_runs == 1).all()
+                and (text[key_runs] == 0x65).all()):
+            return None
+    slots = template.slots
+    # Only the keys' e letters: no number has an exponent (their work is skipped).
+    exponents = np.count_nonzero(letter_e) != k * len(template.e_runs)
+    parsed = _parse_numbers(text, words_at, first[:, slots].ravel(), last[:, slots].ravel(),
+                            exponents)
     if parsed is None:
         return None
     values, integral, integers = (column.reshape(k, 7) for column in parsed)
@@ -274,28 +349,32 @@ def parse_numbers(text: np.ndarray, first: np.ndarray, last: np.ndarray, *,
     >>> values.tolist(), integral.tolist(), integers.tolist()[:2]
     ([-0.5, 12.0, 0.001, 0.0, -0.0, 9007199254740992.0], [False, True, False, True, False, True], [0, 12])
     """  # noqa: E501
-    if not _signs_placed(text, first):
-        return None
-    pad = _MAX_WIDTH
-    padded = np.zeros(len(text) + 2 * pad, dtype=np.uint8)
-    padded[pad:pad + len(text)] = text
+    padded = np.zeros(len(text) + 2 * _MAX_WIDTH, dtype=np.uint8)
+    padded[_MAX_WIDTH:_MAX_WIDTH + len(text)] = text
     # Every offset of the text read as a little-endian 8-byte word: an unaligned view.
     words_at = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
-    # Numbers are converted in groups of the same width in 8-byte words (most are short; a
-    # few long ones must not make every row four words wide).
+    return _parse_numbers(text, words_at, first, last, exponents)
+
+
+def _parse_numbers(text, words_at, first, last, exponents):
+    """:func:`parse_numbers` given the text's words (``words_at[i + 32]``: the 8 bytes from
+    offset ``i``)."""
+    if not _signs_placed(text, first):
+        return None
+    # Numbers are converted in groups by their width in 8-byte words: all of them at the
+    # width most fit in (those wider deferred), then the wider ones, few, at theirs.
     words = np.minimum((last - first + 7) >> 3, _MAX_WIDTH // 8)
-    low, high = int(words.min(initial=1)), int(words.max(initial=1))
-    if low == high:
-        return _parse_width(text, words_at, first, last, high, exponents)
-    values = np.empty(len(first), dtype=np.float64)
-    integral = np.empty(len(first), dtype=bool)
-    integers = np.empty(len(first), dtype=np.int64)
-    for n_words in range(low, high + 1):
-        rows = np.flatnonzero(words == n_words)
-        if len(rows) == 0:
+    counts = np.cumsum(np.bincount(words, minlength=_MAX_WIDTH // 8 + 1))
+    main = max(1, int(np.searchsorted(counts, 0.9 * len(first))))
+    parsed = _parse_width(text, words_at, first, last, main, exponents)
+    if parsed is None:
+        return None
+    values, integral, integers = parsed
+    for n_words in range(main + 1, _MAX_WIDTH // 8 + 1):
+        if counts[n_words] == counts[n_words - 1]:
             continue
-        parsed = _parse_width(text, words_at, first[rows], last[rows], n_words,
-                              exponents)
+        rows = np.flatnonzero(words == n_words)
+        parsed = _parse_width(text, words_at, first[rows], last[rows], n_words, exponents)
         if parsed is None:
             return None
         values[rows], integral[rows], integers[rows] = parsed
@@ -314,13 +393,15 @@ def _signs_placed(text: np.ndarray, first: np.ndarray) -> bool:
 
 
 def _parse_width(text, words_at, first, last, n_words, exponents):
-    """:func:`parse_numbers` of numbers at most ``8 * n_words`` characters long (longer ones
-    are checked by a regular expression and converted by ``float``). Positions within a
-    number are int8 (they are below 33), which keeps most of the work on small arrays."""
+    """:func:`parse_numbers` of numbers at most ``8 * n_words`` characters long. Longer ones
+    are left to the caller (their values are not set), except at the widest, 32: those are
+    checked by a regular expression and converted by ``float``. Positions within a number
+    are int8 (they are below 33), which keeps most of the work on small arrays."""
     m = len(first)
     width = 8 * n_words
     length = np.minimum(last - first, width).astype(np.int8)
     long_rows = (last - first) > width
+    deferred = long_rows if width < _MAX_WIDTH else np.zeros(m, dtype=bool)
     base = first + _MAX_WIDTH
     left = np.empty((m, n_words), dtype=np.uint64)
     for k in range(n_words):                    # the number, zeros after it
@@ -360,7 +441,8 @@ def _parse_width(text, words_at, first, last, n_words, exponents):
         exact &= ~long_rows
     power = -frac.astype(np.int64) if exponent is None else exponent - frac
     fallback = ~exact | (np.abs(power) > 27)
-    values = _scaled(mantissa, power, fallback)
+    values = _scaled(mantissa, power, fallback)     # (not the rows of fallback)
+    fallback &= ~deferred                       # those the caller converts
     integral = ~has_dot & ~has_exp & exact & (mantissa < _POW10_U64[18])
     np.negative(values, out=values, where=lead & ~(integral & (mantissa == 0)))
     for i in np.flatnonzero(fallback).tolist():

@@ -123,6 +123,16 @@ def _results_columns(source: Any, name: str, document: JSONDocument | None):
 _NUMERIC_MIN_BYTES = 1 << 16
 
 
+def _short_numbers(raw: bytes) -> bool:
+    """Whether the file's first 64 KiB hold at most 60 digits a record: short decimals
+    (``192.6``), which the numpy reader converts faster than msgspec. 17-digit reprs (float32
+    values written by ``json.dumps``, ~90 digits a record) cost it more CPU than msgspec
+    (docs/fast-reader.md §6), so they are left to msgspec."""
+    sample = np.frombuffer(raw, dtype=np.uint8, count=min(len(raw), 1 << 16))
+    records = np.count_nonzero(sample == 0x7B)
+    return 0 < records and np.count_nonzero((sample - 48) < 10) <= 60 * records
+
+
 def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
                       invalid: str = "raise", threads: int | None = None) -> Detections:
     """Read COCO detection results for ``dataset``, as pycocotools' ``loadRes`` does.
@@ -194,7 +204,7 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
             # String ids of the ground truth: the general path numbers the results' alike.
             columns = None
             if not dataset.string_ids:
-                if len(raw) >= _NUMERIC_MIN_BYTES:
+                if len(raw) >= _NUMERIC_MIN_BYTES and _short_numbers(raw):
                     columns = numeric_results_columns(raw, threads=threads)
                 if columns is None:
                     columns = _typed_results_columns(raw)
