@@ -311,9 +311,20 @@ def _status_failures(case: Case, record: dict, status: int, timeout: int,
     return failed
 
 
-def run_case(case: Case, *, timeout: int = 20, base_rss: int = 0,
-             base_vm: int = 0) -> dict[str, Any]:
-    """Run one case in a forked child; returns its outcome and the checks it failed."""
+def run_case(case: Case, *, timeout: int = 20, base_rss: int | None = None,
+             base_vm: int | None = None) -> dict[str, Any]:
+    """Run one case in a forked child; returns its outcome and the checks it failed.
+
+    The memory bounds are over ``base_rss`` (the peak of a child that does nothing) and
+    ``base_vm`` (this process's address space), measured here when not given: a child
+    inherits its parent's memory, which in a test run holds everything the earlier tests
+    imported (the bounds were once absolute, and cases failed or hung for want of address
+    space only when run late in the whole suite).
+    """
+    if base_rss is None or base_vm is None:
+        measured_rss, measured_vm = _baseline()
+        base_rss = measured_rss if base_rss is None else base_rss
+        base_vm = measured_vm if base_vm is None else base_vm
     folder = Path(tempfile.mkdtemp(prefix="deteval-fuzz-"))
     try:
         for name, raw in case.files.items():
