@@ -27,6 +27,21 @@ def available_cores() -> int:
         return max(os.cpu_count() or 1, 1)
 
 
+def pool_size(threads: int, work: int | None = None) -> int:
+    """The threads actually started for ``threads`` asked and ``work`` items (None: not
+    known): at most the items and at most 4 per core. More threads than cores cannot make
+    numpy work faster; a huge count (``--threads 9223372036854775807``) would otherwise
+    start a thread per item, or overflow a count of items to keep ahead.
+
+    >>> pool_size(3, 2)
+    2
+    >>> pool_size(2**63 - 1) == 4 * available_cores()
+    True
+    """
+    size = min(threads, 4 * available_cores())
+    return size if work is None else min(size, work)
+
+
 def resolve_threads(threads: Any) -> int:
     """``threads`` checked: None gives :func:`available_cores`; otherwise an int >= 1.
 
@@ -54,7 +69,7 @@ def thread_map(fn: Callable[..., T], items: Iterable[Any], threads: int) -> list
     [1, 2, 3]
     """
     items = list(items)
-    workers = min(threads, len(items))
+    workers = pool_size(threads, len(items))
     if workers <= 1:
         return [fn(item) for item in items]
     from concurrent.futures import ThreadPoolExecutor  # (imports logging: not at start-up)
@@ -82,6 +97,7 @@ def thread_imap(fn: Callable[..., T], items: Iterable[Any], threads: int, *,
     >>> list(thread_imap(abs, [-1, 2, -3], 2))
     [1, 2, 3]
     """
+    threads = pool_size(threads)
     if threads <= 1:
         for item in items:
             yield fn(item)

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import frozen
-from .._threads import resolve_threads
+from .._threads import pool_size, resolve_threads
 from ._bootstrap_plans import COCOPlan, LRPPlan, f1_counts, micro_f1
 
 __all__ = ["BootstrapResult", "bootstrap_coco", "interval_result", "resample_rows",
@@ -254,6 +254,7 @@ def resampled(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
     [[2.0], [0.0]]
     """
     rows = iter(rows)
+    threads = pool_size(threads)
     if threads <= 1:
         return np.array([numbers(w) for w in rows], dtype=np.float64)
     from concurrent.futures import ThreadPoolExecutor

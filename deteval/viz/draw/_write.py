@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from PIL import Image
 
-from ..._threads import resolve_threads
+from ..._threads import pool_size, resolve_threads
 from ..._validation import positive_integer
 from ...data import Dataset, Detections
 from ...errors import FormatWarning
@@ -157,6 +157,7 @@ class _Pool:
     read and drawn ahead of the one being written."""
 
     def __init__(self, threads: int) -> None:
+        threads = pool_size(threads)
         self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="deteval") \
             if threads > 1 else None
         self.ahead = 2 * threads if threads > 1 else 1
