@@ -73,8 +73,9 @@ class _Run(NamedTuple):
 
 
 def _read_and_draw(run: _Run, image_index: int):
-    """One image read and drawn (on a worker thread): ``(path, drawing or None, problems)``;
-    the problems are kept, to be reported in drawing order by the caller's thread."""
+    """One image read and drawn (on a worker thread): ``(path, drawing or None, the source
+    file's format, problems)``; the problems are kept, to be reported in drawing order by
+    the caller's thread."""
     problems: list[tuple[Path | None, str]] = []
     path, picture = _read_image(run.dataset, image_index, run.images_dir,
                                 lambda where, message: problems.append((where, message)))
@@ -113,7 +114,7 @@ def _draw_chosen(chosen: np.ndarray, run: _Run, pool: _Pool, used: set[Path],
     rows = chosen.tolist()
     images = run.dataset.images
     ahead = deque(pool.submit(_read_and_draw, run, i) for i in rows[:pool.ahead])
-    saves: deque = deque()   # (encoding, caption or None): drawings held until written
+    saves: deque = deque()   # (future, caption or None): drawings held until written
     for done, i in enumerate(rows, start=1):
         path, drawn, source_format, problems = ahead.popleft().result()
         if done + pool.ahead <= len(rows):
