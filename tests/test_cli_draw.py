@@ -84,6 +84,31 @@ def test_only_errors_and_limit_take_the_worst_images(files):
     assert "not found" not in err
 
 
+def test_without_limit_the_worst_images_up_to_the_default_are_drawn(files, monkeypatch):
+    import deteval.cli.draw as draw_command
+
+    monkeypatch.setattr(draw_command, "DEFAULT_LIMIT", 1)
+    status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
+                           "--out", files["out"], "--score", "0", "--contact-sheet", "0")
+    assert status == 0, err
+    assert sorted(p.name for p in files["out"].glob("*.png")) == ["001_c.png", "key.png"]
+    assert "wrote 1 of 1 image(s)" in out
+    assert "drawing the 1 images with the most errors of 3; --limit N or --all for more" in err
+    # --all: every image (b is missing: skipped), and no note
+    status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
+                           "--out", files["out"], "--score", "0", "--contact-sheet", "0",
+                           "--all")
+    assert status == 0, err
+    assert "wrote 2 of 3 image(s)" in out and "--all for more" not in err
+    # an explicit --limit is the user's choice: no note
+    status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
+                           "--out", files["out"], "--score", "0", "--limit", "1")
+    assert status == 0 and "--all for more" not in err
+    code, _, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
+                       "--out", files["out"], "--limit", "1", "--all")
+    assert code == 2 and "not allowed with argument" in err
+
+
 def test_thresholds_are_passed_on(files):
     status, out, err = run("draw", files["gt"], files["dt"], "--images", files["images"],
                            "--out", files["out"], "--score-threshold", "0.5",

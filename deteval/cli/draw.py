@@ -56,6 +56,10 @@ _KEY = (("tp", "bluish green", "solid", "", "true positive"),
         ("below_threshold", "black", "dotted", "low", "below the score threshold"))
 
 
+#: Images drawn without --limit or --all (most errors first): enough to browse, and the run's
+#: cost stays bounded on a large data set (about 10 ms an image).
+DEFAULT_LIMIT = 200
+
 def _epilog() -> str:
     lines = ["key of the drawings (also written as key.png):",
              f"  {'tag':<6} {'colour':<15} {'line':<7} meaning"]
@@ -82,8 +86,12 @@ def add_parser(commands) -> None:
                       help="folder to write the drawings into (created if needed)")
     draw.add_argument("--only-errors", action="store_true",
                       help="draw only images with a false positive or a missed object")
-    draw.add_argument("--limit", type=_positive_int, metavar="N",
-                      help="draw at most N images, most errors first")
+    limit = draw.add_mutually_exclusive_group()
+    limit.add_argument("--limit", type=_positive_int, metavar="N",
+                       help=f"draw at most N images, most errors first (default "
+                       f"{DEFAULT_LIMIT}: the work is bounded by N, not by the data set)")
+    limit.add_argument("--all", action="store_true",
+                       help="draw every image (most errors first)")
     add_geometry_options(draw, what="what to match by and draw besides the boxes: segm "
                          "(mask IoU; masks drawn), boundary (boundary IoU; masks drawn), "
                          "keypoints (OKS), polygon, rotated ('rbox'); read from COCO files "
@@ -229,13 +237,19 @@ def run(args, out: TextIO, err: TextIO) -> int:
         score, source = f1_optimal_score(points)
     outcomes = match_outcomes(dataset, detections, iou_threshold=args.iou_threshold,
                               score_threshold=score, **match_options)
-    chosen = select_images(outcomes, only_errors=args.only_errors, limit=args.limit,
+    limit = None if args.all else (DEFAULT_LIMIT if args.limit is None else args.limit)
+    chosen = select_images(outcomes, only_errors=args.only_errors, limit=limit,
                            by_errors=True)
+    if args.limit is None and not args.all:
+        candidates = len(select_images(outcomes, only_errors=args.only_errors, by_errors=True))
+        if candidates > len(chosen):
+            print(f"deteval: note: drawing the {len(chosen)} images with the most errors of "
+                  f"{candidates}; --limit N or --all for more", file=err)
     problems: list[tuple[object, str]] = []
     with ProgressBar(stream=err, quiet=args.quiet) as bar:
         written = write_drawings(dataset, detections, args.images, args.out,
                                  outcomes=outcomes, only_errors=args.only_errors,
-                                 limit=args.limit, by_errors=True, format=args.format,
+                                 limit=limit, by_errors=True, format=args.format,
                                  contact_sheet=args.contact_sheet, draw_options=draw_options,
                                  progress=bar, threads=args.threads,
                                  on_problem=lambda path, message: problems.append((path, message)))
