@@ -299,7 +299,9 @@ def bootstrap_result(names: tuple, estimates: np.ndarray, samples: np.ndarray, *
     """The :class:`BootstrapResult` of resampled numbers ``samples`` (B, N): undefined ones
     (-1 or NaN) are NaN in ``samples`` (in place when it is a float64 array) and -1 in
     ``estimates``; ``score_threshold`` is F1's (None without F1)."""
-    samples = np.asarray(samples, dtype=np.float64).reshape(-1, len(names))
+    samples = np.asarray(samples, dtype=np.float64)
+    if samples.ndim != 2:           # a (B, N) array stays the same object (compare reads it)
+        samples = samples.reshape(-1, len(names))
     samples[samples < 0] = np.nan
     estimates = np.where(np.isnan(estimates), -1.0, estimates)
     low, high, n_defined = percentile_interval(samples, confidence)
