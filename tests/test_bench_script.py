@@ -21,7 +21,7 @@ def test_registries():
     assert list(CASES) == ["bbox", "segm", "keypoints", "rotated", "compat", "streaming",
                            "dask", "lvis", "openimages", "boundary", "crowdpose",
                            "calibration", "slices", "bootstrap", "bootstrap-voc",
-                           "export"]
+                           "bootstrap-lvis", "export"]
     assert CASES["boundary"].data_of == "segm" and CASES["boundary"].peers == ()
     assert set(CASES["boundary"].tools) == {"deteval", "faster-coco-eval", "vernier"}
     assert CASES["compat"].tools and CASES["compat"].data_of == "bbox"
@@ -128,6 +128,8 @@ def test_tiny_runs_of_the_folded_cases(tmp_path):
     assert "identity resample: the 12 stats and per-class AP equal to the last bit" in out
     out = _bench(tmp_path, "--case", "bootstrap-voc", "--images", "10", "--quick")
     assert "identity resample: the mAP and per-class AP equal to the last bit" in out
+    out = _bench(tmp_path, "--case", "bootstrap-lvis", "--images", "10", "--quick")
+    assert "identity resample: the 13 stats and per-class AP equal to the last bit" in out
     pytest.importorskip("distributed", reason="distributed is not installed")
     out = _bench(tmp_path, "--case", "dask", "--images", "40", "--dets-per-image", "10")
     assert "results identical (stats, precision, recall, scores): True" in out

@@ -167,6 +167,28 @@ def test_errors():
                             confidence=1.0)
 
 
+
+def test_settings_checked_alike():
+    """One check of the settings for every protocol: a bool is no number of resamples (COCO
+    took True as 1 before), and LVIS refuses recall thresholds out of order as COCO does."""
+    from deteval.diagnostics.bootstrap import bootstrap_coco
+
+    gt, results = make_lvis_dataset(0)
+    lvis = deteval.evaluate_lvis(gt, results)
+    coco_gt = {k: v for k, v in gt.items() if k != "images"}
+    coco_gt["images"] = [{"id": image["id"]} for image in gt["images"]]
+    coco = deteval.evaluate_coco(coco_gt, results)
+    crowdpose = deteval.evaluate_crowdpose(*make_crowdpose_dataset(0))
+    for run, result in ((bootstrap_lvis, lvis), (bootstrap_crowdpose, crowdpose),
+                        (bootstrap_coco, coco)):
+        with pytest.raises(ValueError, match="n_resamples"):
+            run(result, n_resamples=True)
+    reversed_r = tuple(np.linspace(1.0, 0.0, 11).tolist())
+    with pytest.raises(ValueError, match="increasing"):
+        bootstrap_lvis(deteval.evaluate_lvis(gt, results, recall_thresholds=reversed_r),
+                       n_resamples=2)
+
+
 def test_same_seed_same_samples():
     gt, results = make_lvis_dataset(1)
     result = deteval.evaluate_lvis(gt, results)

@@ -1,4 +1,5 @@
-"""The weighted COCO accumulation behind :mod:`deteval.diagnostics.bootstrap`: what does not
+"""The weighted COCO accumulation behind :mod:`deteval.diagnostics.bootstrap` (and LVIS's and
+CrowdPose's, which accumulate as COCO does with one max-detections setting): what does not
 depend on the image weights is laid out once (the "plans"); each resample then costs a few
 vectorised passes over the true-positive events, the rows in each area range and the
 events that are not false positives.
@@ -10,12 +11,13 @@ passes are laid out, and why they give pycocotools' numbers bit for bit, is in Â
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-__all__ = ["COCOPlan", "LRPPlan", "PrecisionPlan", "Workspace", "count_dtype", "f1_counts",
-           "micro_f1", "prefix"]
+__all__ = ["COCOPlan", "LRPPlan", "PrecisionPlan", "Workspace", "check_recall_thresholds",
+           "count_dtype", "f1_counts", "micro_f1", "prefix"]
 
 _EPS = np.spacing(1)
 
@@ -61,25 +63,30 @@ def count_dtype(w: np.ndarray, per_image: int) -> type:
     return np.int32 if bound < 2**31 - 1 else np.int64
 
 
+def check_recall_thresholds(params: Any) -> None:
+    """ValueError unless ``params.recall_thresholds`` increase (the envelope and the recall
+    points read them in that order)."""
+    if np.any(np.diff(np.asarray(params.recall_thresholds, dtype=np.float64)) < 0):
+        raise ValueError("bootstrap needs recall_thresholds in increasing order; got "
+                         f"{tuple(params.recall_thresholds)}")
+
+
 class COCOPlan:
     """What the weighted accumulation of one COCO state needs, weights aside.
 
     Precision is computed for the max-detections settings the AP numbers read (one
     :class:`PrecisionPlan` each), recall for the (area, max-detections) pairs the AR numbers
-    read; other entries of the arrays stay -1.
+    read; other entries of the arrays stay -1. The protocols that accumulate as COCO with
+    one max-detections setting (LVIS, CrowdPose) build theirs with :meth:`single`.
     """
 
     def __init__(self, ctx: Any, state: Any, specs: tuple) -> None:
-        from ..protocols._coco_stages import ordered_events
-
         p = ctx.params
-        n_t, n_k, n_a = len(p.iou_thresholds), ctx.n_k, len(p.area_ranges)
-        self.sizes = (n_t, len(p.recall_thresholds), n_k, n_a, len(p.max_detections))
         literal = 20 if p.iou_type == "keypoints" else 100
-        self.m_star = (p.max_detections.index(literal) if literal in p.max_detections
-                       else len(p.max_detections) - 1)
+        m_star = (p.max_detections.index(literal) if literal in p.max_detections
+                  else len(p.max_detections) - 1)
         max_dets = p.max_detections
-        read_ap = {max_dets[self.m_star]}
+        read_ap = {max_dets[m_star]}
         read_ar = set()
         for is_ap, _, area, m in specs:
             value = literal if m is None else max_dets[m]
@@ -88,15 +95,63 @@ class COCOPlan:
             else:
                 read_ar |= {(a, i) for a, label in enumerate(p.area_labels) if label == area
                             for i, v in enumerate(max_dets) if v == value}
-        read_ap &= set(max_dets)
+        # Positives: the counted objects of each (area, object).
+        gt = ctx.dataset.gt
+        ranges = np.asarray(p.area_ranges)
+        counted = (ctx.gt_k >= 0)[None, :] & ~(ctx.gt_ignore[None, :]
+                                               | (gt.area[None, :] < ranges[:, :1])
+                                               | (gt.area[None, :] > ranges[:, 1:]))
+        self._build(state, p, ctx.n_k, ctx.gt_k, ctx.gt_img, counted, m_star,
+                    read_ap & set(max_dets), read_ar)
+
+    @classmethod
+    def single(cls, state: Any, params: Any, n_k: int, gt_k: np.ndarray, gt_img: np.ndarray,
+               counted: np.ndarray, max_det: int) -> COCOPlan:
+        """The plan of one max-detections setting ``max_det`` (LVIS: every kept result;
+        CrowdPose: 20): precision and recall at every (threshold, category, area).
+
+        Parameters
+        ----------
+        state : COCOState
+            The evaluation's accumulation state.
+        params : object
+            ``iou_thresholds``, ``recall_thresholds`` (increasing) and ``area_ranges``.
+        n_k : int
+            Category positions.
+        gt_k, gt_img : ndarray of int, shape (n_gt,)
+            Each object's category and image position, -1 where not evaluated.
+        counted : ndarray of bool, shape (A, n_gt)
+            The objects counted as positives in each area range.
+        max_det : int
+            Rows of rank ``>= max_det`` in their (image, category) group are left out.
+        """
+        check_recall_thresholds(params)
+        plan = cls.__new__(cls)
+        settings = SimpleNamespace(iou_thresholds=params.iou_thresholds,
+                                   recall_thresholds=params.recall_thresholds,
+                                   area_ranges=params.area_ranges, max_detections=(max_det,))
+        plan._build(state, settings, n_k, gt_k, gt_img, counted, 0, {max_det},
+                    {(a, 0) for a in range(len(params.area_ranges))})
+        return plan
+
+    def _build(self, state: Any, p: Any, n_k: int, gt_k: np.ndarray, gt_img: np.ndarray,
+               counted: np.ndarray, m_star: int, read_ap: set, read_ar: set) -> None:
+        """Lay out the plan: precision of the max-detections values ``read_ap``, recall of
+        the (area, setting) pairs ``read_ar``, positives ``counted`` (A, n_gt)."""
+        from ..protocols._coco_stages import ordered_events
+
+        n_t, n_a = len(p.iou_thresholds), len(p.area_ranges)
+        self.sizes = (n_t, len(p.recall_thresholds), n_k, n_a, len(p.max_detections))
+        self.m_star = m_star
+        max_dets = p.max_detections
         events = ordered_events(state, n_t)
         dt_k = np.asarray(state.category, dtype=np.int64)
         image = np.asarray(state.image, dtype=np.int64)
         # The most rows (or objects) one image adds to a count, over every area range and
         # threshold: the counts stay in int32 when the weights cannot push them past it.
         per_image = np.bincount(image, minlength=1).max(initial=0) if len(image) else 0
-        n_gt_image = (np.bincount(ctx.gt_img[ctx.gt_img >= 0], minlength=1).max(initial=0)
-                      if len(ctx.gt_img) else 0)
+        n_gt_image = (np.bincount(gt_img[gt_img >= 0], minlength=1).max(initial=0)
+                      if len(gt_img) else 0)
         self.per_image = max(int(per_image), int(n_gt_image), 1) * n_a * n_t
         self.precision = {md: PrecisionPlan(state, events, dt_k, image, md, self.sizes)
                           for md in sorted(read_ap)}
@@ -117,15 +172,9 @@ class COCOPlan:
             bounds = np.searchsorted(ev_seg.take(tp), np.arange(n_seg + 1))
             self.recall_events[m] = (image.take(ev_rows.take(tp)), bounds)
         self.read_ar = read_ar
-        # Positives: the counted objects of each (category, area), by image.
-        gt = ctx.dataset.gt
-        ranges = np.asarray(p.area_ranges)
-        ok = (ctx.gt_k >= 0)[None, :] & ~(ctx.gt_ignore[None, :]
-                                          | (gt.area[None, :] < ranges[:, :1])
-                                          | (gt.area[None, :] > ranges[:, 1:]))
-        a_idx, g_idx = np.nonzero(ok)
-        self.gt_key = ctx.gt_k.take(g_idx) * n_a + a_idx
-        self.gt_img = ctx.gt_img.take(g_idx)
+        a_idx, g_idx = np.nonzero(counted)
+        self.gt_key = gt_k.take(g_idx) * n_a + a_idx
+        self.gt_img = gt_img.take(g_idx)
         self.thresholds_r = np.asarray(p.recall_thresholds, dtype=np.float64)
         self.max_dets = max_dets
 
@@ -209,6 +258,7 @@ class PrecisionPlan:
         tp_pos = e_pos.take(tp_events)
         self.tp_row = sel.take(tp_pos)
         self.tp_img = row_img.take(tp_pos)
+        self.row_img = row_img
         self.bounds = np.searchsorted(self.tp_seg, np.arange(n_seg + 1))
         self.counts = np.diff(self.bounds)
         # Events that are not FPs though their row is counted in range (+1: an ignored

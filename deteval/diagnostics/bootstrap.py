@@ -40,10 +40,11 @@ import numpy as np
 
 from .._arrays import frozen
 from .._threads import pool_size, resolve_threads
-from ._bootstrap_plans import COCOPlan, LRPPlan, f1_counts, micro_f1
+from ._bootstrap_plans import COCOPlan, LRPPlan, check_recall_thresholds, f1_counts, micro_f1
 
-__all__ = ["BootstrapResult", "bootstrap_coco", "interval_result", "resample_rows",
-           "resample_weights", "slice_interval"]
+__all__ = ["BootstrapResult", "bootstrap_coco", "bootstrap_result", "check_settings",
+           "interval_result", "resample_rows", "resample_weights", "run_bootstrap",
+           "slice_interval"]
 
 #: Name of the F1 number added to the stats (micro F1 at IoU 0.5, area "all").
 F1_NAME = "F1"
@@ -185,8 +186,11 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[np.ndar
     return low, high, n_defined
 
 
-def _check(n_resamples: int, confidence: float) -> None:
-    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+def check_settings(n_resamples: int, confidence: float) -> None:
+    """ValueError for a number of resamples that is not a positive integer, or a confidence
+    level outside (0, 1)."""
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
+            or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer; got {n_resamples!r}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
@@ -229,7 +233,7 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
     ValueError
         A result without match table, bad settings, weights of the wrong shape.
     """
-    _check(n_resamples, confidence)
+    check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
     weighted = WeightedCOCO(result, score_threshold=score_threshold)
     rows = weighted.resamples(n_resamples, seed, weights)
@@ -271,14 +275,43 @@ def interval_result(weighted: Any, samples: np.ndarray, *, confidence: float,
     """The :class:`BootstrapResult` of a weighted evaluation (``WeightedCOCO``,
     ``WeightedVOC``) and its resampled numbers ``samples`` (B, N), -1 where undefined (set to
     NaN here, in place)."""
+    return bootstrap_result(weighted.names, weighted.estimates, samples, confidence=confidence,
+                            seed=seed, category_ids=weighted.result.category_ids,
+                            category_names=weighted.category_names,
+                            score_threshold=weighted.score_threshold)
+
+
+def run_bootstrap(weighted: Any, *, n_resamples: int, confidence: float, seed: Any,
+                  weights: np.ndarray | None, category_ids: np.ndarray) -> BootstrapResult:
+    """The numbers of ``weighted`` (``WeightedLVIS``, ``WeightedCrowdPose``,
+    ``WeightedOpenImages``) on each resample, and their intervals (the settings checked by the
+    caller, before any work)."""
+    rows = weighted.resamples(n_resamples, seed, weights)
+    samples = np.array([weighted.numbers(w) for w in rows], dtype=np.float64)
+    return bootstrap_result(weighted.names, weighted.estimates, samples,
+                            confidence=confidence, seed=seed, category_ids=category_ids,
+                            category_names=weighted.category_names)
+
+
+def bootstrap_result(names: tuple, estimates: np.ndarray, samples: np.ndarray, *,
+                     confidence: float, seed: Any, category_ids: np.ndarray,
+                     category_names: tuple, score_threshold: float | None = None
+                     ) -> BootstrapResult:
+    """The :class:`BootstrapResult` of resampled numbers ``samples`` (B, N): undefined ones
+    (-1 or NaN) are NaN in ``samples`` (in place when it is a float64 array) and -1 in
+    ``estimates``; ``score_threshold`` is F1's (None without F1)."""
+    samples = np.asarray(samples, dtype=np.float64)
+    if samples.ndim != 2:           # a (B, N) array stays the same object (compare reads it)
+        samples = samples.reshape(-1, len(names))
     samples[samples < 0] = np.nan
+    estimates = np.where(np.isnan(estimates), -1.0, estimates)
     low, high, n_defined = percentile_interval(samples, confidence)
-    return BootstrapResult(
-        names=weighted.names, estimates=weighted.estimates, low=low, high=high,
-        samples=samples, n_defined=n_defined, confidence=float(confidence),
-        n_resamples=len(samples), seed=seed, score_threshold=weighted.score_threshold,
-        category_ids=np.asarray(weighted.result.category_ids),
-        category_names=weighted.category_names)
+    return BootstrapResult(names=tuple(names), estimates=estimates, low=low, high=high,
+                           samples=samples, n_defined=n_defined, confidence=float(confidence),
+                           n_resamples=len(samples), seed=seed,
+                           score_threshold=score_threshold,
+                           category_ids=np.asarray(category_ids),
+                           category_names=tuple(category_names))
 
 
 def resample_rows(position: np.ndarray, n_images: int, n_resamples: int, seed: Any,
@@ -335,7 +368,7 @@ def slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95, seed: A
     >>> sliced.get("size", "small").interval is None   # object slices have no interval
     True
     """
-    _check(n_resamples, confidence)
+    check_settings(n_resamples, confidence)
 
     def interval(result: Any, image_ids: np.ndarray) -> tuple[float, float]:
         evaluated = np.sort(np.asarray(result.params.image_ids))
@@ -383,10 +416,7 @@ class WeightedCOCO:
             raise ValueError("bootstrap needs a result of evaluate_coco (with its match table); "
                              "a streaming Evaluator's result keeps none")
         p = result.params
-        thresholds_r = np.asarray(p.recall_thresholds, dtype=np.float64)
-        if np.any(np.diff(thresholds_r) < 0):
-            raise ValueError("bootstrap needs recall_thresholds in increasing order; got "
-                             f"{p.recall_thresholds}")
+        check_recall_thresholds(p)
         self.result = result
         self.params = p
         self.ctx = prepare(result.dataset, p)

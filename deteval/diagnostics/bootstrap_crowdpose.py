@@ -5,7 +5,8 @@ object area ``h * w * 0.53``; its AP(easy), AP(medium) and AP(hard) are the same
 restricted to the images of each crowd-index split. The resamples are those of
 :mod:`deteval.diagnostics.bootstrap` (integer image weights); a resample's numbers come from
 the one evaluation, without matching again: COCO's accumulation under weights
-(:mod:`deteval.diagnostics._weighted_curves`), the split numbers with the weights of the
+(:meth:`deteval.diagnostics._bootstrap_plans.COCOPlan.single`, the plans of
+:func:`~deteval.diagnostics.bootstrap.bootstrap_coco`), the split numbers with the weights of the
 other images set to 0. This is ``evaluate_crowdpose`` on the data set holding each image
 ``w`` times (``docs/diagnostics/bootstrap.md`` §13; tied scores of one image as §3).
 
@@ -31,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ._weighted_curves import WeightedCurves, check_settings, run_bootstrap
-from .bootstrap import BootstrapResult, resample_rows
+from ._bootstrap_plans import COCOPlan
+from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
 
 __all__ = ["WeightedCrowdPose", "bootstrap_crowdpose"]
 
@@ -85,8 +86,9 @@ class WeightedCrowdPose:
         self.prepared = ctx.params
         state = state_of_result(ctx, SimpleNamespace(detections=result.detections,
                                                      matches=result.matches))
-        self.curves = WeightedCurves(state, result.matches, ctx.gt_k, ctx.gt_img, ctx.params,
-                                     ctx.n_k, max(self.coco_params.max_detections))
+        counted = (ctx.gt_k >= 0)[None, :] & ~np.asarray(result.matches.gt_ignore, dtype=bool)
+        self.plan = COCOPlan.single(state, ctx.params, ctx.n_k, ctx.gt_k, ctx.gt_img, counted,
+                                    max(self.coco_params.max_detections))
         self.n_images = len(ctx.image_ids)
         position = self.image_pos_of_row = ctx.image_pos_of_row
         self._drawn = position.compress(position >= 0)
@@ -110,10 +112,12 @@ class WeightedCrowdPose:
         from ..protocols.crowdpose import headline_stats
 
         w = np.asarray(w, dtype=np.int64)
-        precision, recall = self.curves.curves(w)
+        # full(): accumulate_stage's (T, R, K, A, 1) layout, whose memory order the split
+        # means below follow; a copy, out of the plan's scratch arrays.
+        precision, recall = self.plan.full(*self.plan.curves(w)[:2])
         stats = headline_stats(precision, recall, self.prepared)
         for in_split in self.splits:
-            split_precision, _ = self.curves.curves(w * in_split)
+            split_precision, _ = self.plan.full(*self.plan.curves(w * in_split)[:2])
             # xtcocotools: round(np.mean(precision[:, :, :, 0, :]), 4), -1 entries included
             stats.append(round(np.mean(split_precision[:, :, :, 0, :]), 4))
         per_class = [summarize_value(precision[:, :, k:k + 1], self.coco_params, None, "all",

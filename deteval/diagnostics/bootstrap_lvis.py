@@ -5,7 +5,8 @@ per image of the ground truth); the numbers of a resample come from the one eval
 was already run, without matching again. LVIS's rules are all per image (the 300-per-image
 cut, the verified categories, the not-exhaustive lists), so an image drawn ``w`` times
 brings its evaluated detections and objects ``w`` times; accumulation is COCO's with one
-max-detections setting (:mod:`deteval.diagnostics._weighted_curves`), and the 13 numbers and
+max-detections setting (:meth:`deteval.diagnostics._bootstrap_plans.COCOPlan.single`, the
+plans :func:`~deteval.diagnostics.bootstrap.bootstrap_coco` runs), and the 13 numbers and
 the per-category AP are lvis-api's summary of those arrays
 (:func:`deteval.protocols.lvis.summary_stats`). This is ``evaluate_lvis`` on the data set
 holding each image ``w`` times, copies listed one after the other (``docs/diagnostics/
@@ -35,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from ._weighted_curves import WeightedCurves, check_settings, run_bootstrap
-from .bootstrap import BootstrapResult, resample_rows
+from ._bootstrap_plans import COCOPlan
+from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
 
 __all__ = ["WeightedLVIS", "bootstrap_lvis"]
 
@@ -104,7 +105,9 @@ class WeightedLVIS:
         gt_k = np.where(gt_ok, category_pos[gt.category_index], -1)
         gt_img = image_pos[gt.image_index]
         state = state_of(table, dt_k, dt_img, dt.scores)
-        self.curves = WeightedCurves(state, table, gt_k, gt_img, p, n_k, max(len(dt), 1))
+        counted = (gt_k >= 0)[None, :] & ~np.asarray(table.gt_ignore, dtype=bool)
+        # Every kept result: no (image, category) group holds more than all of them.
+        self.plan = COCOPlan.single(state, p, n_k, gt_k, gt_img, counted, max(len(dt), 1))
         self.category_names = _distinct_names(result.category_names, result.category_ids)
         self.names = tuple(result.stat_names) + tuple(f"AP[{n}]" for n in self.category_names)
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
@@ -117,9 +120,12 @@ class WeightedLVIS:
 
     def arrays(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``precision`` (T, R, K, A) and ``recall`` (T, K, A) under weights ``w``: those of
-        ``evaluate_lvis`` on the weighted data set."""
-        precision, recall = self.curves.curves(w, layout=False)
-        return precision[..., 0], recall[..., 0]
+        ``evaluate_lvis`` on the weighted data set, in another memory order (the same
+        values): enough for means over selections, as lvis-api takes them. They are this
+        thread's scratch arrays, valid until its next call."""
+        prec, rec, _ = self.plan.curves(w)
+        (precision,) = prec.values()
+        return precision, rec[0]
 
     def numbers(self, w: np.ndarray) -> list[float]:
         """The 13 stats and the per-category AP under weights ``w`` (-1 where undefined)."""

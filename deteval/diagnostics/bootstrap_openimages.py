@@ -36,8 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ._weighted_curves import check_settings, run_bootstrap
-from .bootstrap import BootstrapResult, resample_rows
+from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
 
 __all__ = ["WeightedOpenImages", "bootstrap_openimages"]
 

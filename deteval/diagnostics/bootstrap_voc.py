@@ -37,7 +37,7 @@ from .._threads import resolve_threads
 from ..ap import SAMPLED_RECALL_THRESHOLDS
 from ..data import index_in
 from ._bootstrap_plans import Workspace, count_dtype
-from .bootstrap import BootstrapResult, _check, interval_result, resample_rows, resampled
+from .bootstrap import BootstrapResult, check_settings, interval_result, resample_rows, resampled
 
 __all__ = ["MAP_NAME", "WeightedVOC", "bootstrap_voc", "voc_number_names"]
 
@@ -88,7 +88,7 @@ def bootstrap_voc(result: Any, *, n_resamples: int = 1000, confidence: float = 0
     >>> bool(bootstrap_voc(result, weights=ones).samples[0, 0] == result.map[0])
     True
     """
-    _check(n_resamples, confidence)
+    check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
     weighted = WeightedVOC(result)
     rows = weighted.resamples(n_resamples, seed, weights)

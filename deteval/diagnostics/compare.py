@@ -32,8 +32,8 @@ from .._threads import resolve_threads
 from .bootstrap import (
     BootstrapResult,
     WeightedCOCO,
-    _check,
     _json_number,
+    check_settings,
     interval_result,
     percentile_interval,
     resampled,
@@ -292,7 +292,7 @@ def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
     """The paired comparison of :func:`compare_coco` for any protocol: ``weigh(result)``
     gives the weighted evaluation of one result (``WeightedCOCO``, ``WeightedVOC``: its
     ``names``, ``estimates``, ``resamples`` and ``numbers(w)``); the rest is shared."""
-    _check(n_resamples, confidence)
+    check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
     results = list(results)
     if len(results) < 2:

@@ -198,7 +198,7 @@ def protocol_slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95
     callable
         ``interval(result, image_ids) -> (low, high)``.
     """
-    from ._weighted_curves import check_settings
+    from .bootstrap import check_settings
 
     check_settings(n_resamples, confidence)
     cache: dict = {}
@@ -225,17 +225,16 @@ def _counts(kind: str, result: Any, weighted: Any, w: np.ndarray) -> tuple[int, 
         kept = np.asarray(result.dt_status) >= 0
         return (int(w.take(weighted.gt_img).sum()),
                 int(w.take(dt_img[kept]).sum()) if kept.any() else 0)
-    curves = weighted.curves
-    n_gt = int(np.bincount(curves.gt_key, weights=w.take(curves.gt_img),
-                           minlength=1)[0::curves.n_a].sum()) if len(curves.gt_key) else 0
-    return n_gt, int(w.take(curves.img_sel).sum())
+    plan = weighted.plan
+    (rows,) = plan.precision.values()            # the one max-detections setting
+    return int(plan.positives(w)[:, 0].sum()), int(w.take(rows.row_img).sum())
 
 
 def _interval(weighted: Any, columns: np.ndarray, *, n_resamples: int = 1000,
               confidence: float = 0.95, seed: Any = 0) -> tuple[float, float]:
     """Percentile interval of the slice's AP: each resample draws the slice's images with
     replacement, every other image weight 0."""
-    from ._weighted_curves import bootstrap_result
+    from .bootstrap import bootstrap_result
 
     weights = np.zeros((n_resamples, weighted.n_images), dtype=np.int64)
     if len(columns):

@@ -1,7 +1,9 @@
 """The bootstrap cases: 1,000 image-bootstrap resamples of a COCO evaluation (issue 15 item 4)
 against the evaluation itself, on the bbox case's data (5,000 images, 500k detections;
 ``--quick``: 500 images and 100 resamples); ``bootstrap-voc``: the same for a VOC2007
-evaluation (``bootstrap_voc``; 4,952 images, 20 classes, as VOC2007's test set).
+evaluation (``bootstrap_voc``; 4,952 images, 20 classes, as VOC2007's test set);
+``bootstrap-lvis``: the CPU time of one ``bootstrap_lvis`` resample on the lvis case's
+generator (1,500 images of up to 200 results: about 225k results, 1,203 categories).
 
 The set is made here with the bbox generator and written to two JSON files in a temporary
 folder. Reported: ``evaluate_coco`` from the files (best of ``--repeat``; and its time without
@@ -89,6 +91,41 @@ def run(args, case: Case, headed: bool) -> None:
               f"{float(np.nanmax(np.abs(got - expected))):.3g}")
 
 
+def run_lvis(args, case: Case, headed: bool) -> None:
+    """CPU time per ``bootstrap_lvis`` resample (one thread, after the setup), and the check
+    that the identity resample is the evaluation's stats and per-class AP."""
+    use_source_tree()
+    import numpy as np
+
+    import deteval
+    from deteval.diagnostics.bootstrap_lvis import WeightedLVIS
+
+    from .lvis import make_set
+
+    images = args.images or (case.quick if args.quick else case.images)
+    per_image = args.dets_per_image or case.dets
+    n_resamples = 20 if args.quick else 100
+    gt, results = make_set(images, per_image, args.seed)
+    result = deteval.evaluate_lvis(gt, results)
+    print(f"set: {images} images, {len(results)} results "
+          f"({int(result.matches.dt_kept.sum())} kept), {len(gt['categories'])} categories")
+    c0 = time.process_time()
+    weighted = WeightedLVIS(result)
+    setup = time.process_time() - c0
+    rows = list(weighted.resamples(n_resamples, args.seed, None))
+    c0 = time.process_time()
+    for w in rows:
+        weighted.numbers(w)
+    each = (time.process_time() - c0) / n_resamples
+    print(f"bootstrap_lvis: {1000 * each:.1f} ms CPU a resample ({n_resamples} resamples, "
+          f"one thread; setup {setup:.2f} s CPU)")
+    expected = np.r_[result.stats, [row["AP"] for row in result.per_class()]]
+    if np.array_equal(weighted.estimates, expected, equal_nan=True):
+        print("identity resample: the 13 stats and per-class AP equal to the last bit")
+    else:
+        print("MISMATCH: the identity resample differs from the evaluation")
+
+
 CASE = register(Case(
     name="bootstrap", iou_type="bbox", images=5000, quick=500, categories=80, dets=100,
     run=run,
@@ -100,4 +137,8 @@ VOC_CASE = register(Case(
     run=run,
     help="1,000 image-bootstrap resamples of a VOC2007 evaluation against the evaluation "
     "(4,952 images, 20 classes, 495k detections)",
+))  # fmt: skip
+LVIS_CASE = register(Case(
+    name="bootstrap-lvis", iou_type="bbox", images=1500, quick=300, dets=200, run=run_lvis,
+    help="CPU time of one bootstrap_lvis resample (about 225k results, 1,203 categories)",
 ))  # fmt: skip
