@@ -176,11 +176,11 @@ def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
     tp_f = tp_cum.astype(np.float64)
     pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
     del fp_cum, tp_f, tp_cum, k_sel
-    return pr, seg, t_pos, sel, seg_start, n_det
+    return pr, seg, tp_count, t_pos, sel, seg_start, n_det
 
 
-def _write_points(pr, seg, t_pos, sel, seg_start, n_det, scores_in, npig, need, out, *,
-                  sizes, increasing):
+def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, npig, need,
+                  out, *, sizes, increasing):
     """Write recall, and precision and score at each recall threshold, of every segment
     (area, threshold, category) with positives and detections into ``out``, the
     (precision, recall, scores) views of one max-detections setting, shapes (T, R, K, A),
@@ -199,8 +199,6 @@ def _write_points(pr, seg, t_pos, sel, seg_start, n_det, scores_in, npig, need, 
     """
     precision, recall, scores = out
     n_t, n_r, n_k, n_a = sizes
-    n_seg = n_a * n_t * n_k
-    tp_count = np.bincount(seg, minlength=n_seg)
     n_tp = len(pr)
     a_grid = np.repeat(np.arange(n_a), n_t * n_k)
     k_grid = np.tile(np.arange(n_k), n_a * n_t)
@@ -237,12 +235,11 @@ def _write_points(pr, seg, t_pos, sel, seg_start, n_det, scores_in, npig, need, 
     bounds[:, :-1] = start if order is None else np.take_along_axis(start, order, axis=1)
     bounds[:, -1] = end
     block = np.maximum.reduceat(np.r_[pr, 0.0], bounds.ravel()).reshape(bounds.shape)
-    q = np.maximum.accumulate(block[:, -2::-1], axis=1)[:, ::-1]
+    q = np.empty(start.shape)
+    np.maximum.accumulate(block[:, -2::-1], axis=1, out=q[:, ::-1])
     if order is not None:
         q_sorted, q = q, np.empty(q.shape)
         np.put_along_axis(q, order, q_sorted, axis=1)
-    else:
-        q = np.ascontiguousarray(q)
     q[~reached] = 0.0
     ss[~reached] = 0.0
     # Segment (a, t, k) is out[t, :, k, a].
