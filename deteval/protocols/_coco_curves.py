@@ -143,47 +143,44 @@ def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
         sel_pos_of_full -= 1
         e_pos = sel_pos_of_full.take(surviving(events.full_pos))
         del sel_pos_of_full, in_sel
-    e_seg = k_sel.take(e_pos)
+    e_seg = k_sel.take(e_pos)              # (area * T + threshold) * K + category
     e_seg += e_at * n_k
-    seg_first_event = np.searchsorted(e_seg, np.arange(n_a * n_t * n_k), side="left")
-    e_ign = surviving(events.ignored)
-    tp_events = np.flatnonzero(~e_ign)
-    before = seg_first_event.take(e_seg.take(tp_events))
-    del e_seg
-    upto = tp_events + 1
-    tp_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
-    np.cumsum(~e_ign, out=tp_prefix[1:])
-    del e_ign
-    tp_cum = tp_prefix.take(upto) - tp_prefix.take(before)
-    del tp_prefix
-    out_m_prefix = np.zeros(len(e_at) + 1, dtype=np.int64)
-    np.cumsum(surviving(events.out), out=out_m_prefix[1:])
-    out_matched = out_m_prefix.take(upto) - out_m_prefix.take(before)
-    del out_m_prefix
-    # Ignored events before each TP event of its segment: the events that are not TPs
-    # (positions minus TPs), and the out-of-range unmatched detections (all out-of-range
-    # detections minus the matched ones).
-    ignored = (upto - before) - tp_cum
-    del before, upto
-    t_at, t_pos = e_at.take(tp_events), e_pos.take(tp_events)
-    del e_at, e_pos, tp_events
-    t_k = k_sel.take(t_pos)
-    start = seg_start.take(t_k)
-    row = t_at // n_t * (n_sel + 1)
+    n_events, n_seg = len(e_seg), n_a * n_t * n_k
+    seg_first_event = np.searchsorted(e_seg, np.arange(n_seg), side="left")
+    tp_events = np.flatnonzero(~surviving(events.ignored))
+    seg = e_seg.take(tp_events)
+    del e_seg, e_at
+    t_pos = e_pos.take(tp_events)
+    del e_pos
+    # FP rows up to each TP event: the rows of its category so far that are inside its area
+    # range, minus those matched (TP or ignored) at its (area, threshold): its segment's
+    # events so far on rows inside the range.
+    inside_prefix = np.zeros(n_events + 1, dtype=np.int64)
+    np.cumsum(~surviving(events.out), out=inside_prefix[1:])
+    fp_cum = inside_prefix.take(seg_first_event.take(seg))
+    fp_cum -= inside_prefix.take(tp_events + 1)
+    del inside_prefix, tp_events
+    start = seg_start.take(seg % n_k)
+    row = seg // (n_t * n_k) * (n_sel + 1)
     flat_out = out_prefix.ravel()
-    ignored += flat_out.take(row + t_pos + 1) - flat_out.take(row + start)
-    ignored -= out_matched
-    del flat_out, out_prefix, out_matched, row
-    fp_cum = (t_pos - start + 1) - tp_cum - ignored
+    fp_cum += flat_out.take(row + start)
+    row += t_pos + 1
+    fp_cum -= flat_out.take(row)
+    del flat_out, out_prefix, row
+    fp_cum += t_pos + 1
+    fp_cum -= start
+    del start
+    # TP events up to each TP event: its position among its segment's TP events, plus 1.
+    tp_count = np.bincount(seg, minlength=n_seg)
+    tp_cum = np.arange(1, len(seg) + 1) - (np.cumsum(tp_count) - tp_count).take(seg)
     tp_f = tp_cum.astype(np.float64)
     pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
-    seg = t_at * n_k + t_k
-    del fp_cum, tp_f, tp_cum, ignored, k_sel, t_at, t_k, start
-    return pr, seg, t_pos, sel, seg_start, n_det
+    del fp_cum, tp_f, tp_cum, k_sel
+    return pr, seg, tp_count, t_pos, sel, seg_start, n_det
 
 
-def _write_points(pr, seg, t_pos, sel, seg_start, n_det, scores_in, npig, need, out, *,
-                  sizes, increasing):
+def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, npig, need,
+                  out, *, sizes, increasing):
     """Write recall, and precision and score at each recall threshold, of every segment
     (area, threshold, category) with positives and detections into ``out``, the
     (precision, recall, scores) views of one max-detections setting, shapes (T, R, K, A),
@@ -202,8 +199,6 @@ def _write_points(pr, seg, t_pos, sel, seg_start, n_det, scores_in, npig, need, 
     """
     precision, recall, scores = out
     n_t, n_r, n_k, n_a = sizes
-    n_seg = n_a * n_t * n_k
-    tp_count = np.bincount(seg, minlength=n_seg)
     n_tp = len(pr)
     a_grid = np.repeat(np.arange(n_a), n_t * n_k)
     k_grid = np.tile(np.arange(n_k), n_a * n_t)
@@ -240,12 +235,11 @@ def _write_points(pr, seg, t_pos, sel, seg_start, n_det, scores_in, npig, need, 
     bounds[:, :-1] = start if order is None else np.take_along_axis(start, order, axis=1)
     bounds[:, -1] = end
     block = np.maximum.reduceat(np.r_[pr, 0.0], bounds.ravel()).reshape(bounds.shape)
-    q = np.maximum.accumulate(block[:, -2::-1], axis=1)[:, ::-1]
+    q = np.empty(start.shape)
+    np.maximum.accumulate(block[:, -2::-1], axis=1, out=q[:, ::-1])
     if order is not None:
         q_sorted, q = q, np.empty(q.shape)
         np.put_along_axis(q, order, q_sorted, axis=1)
-    else:
-        q = np.ascontiguousarray(q)
     q[~reached] = 0.0
     ss[~reached] = 0.0
     # Segment (a, t, k) is out[t, :, k, a].
