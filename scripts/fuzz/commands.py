@@ -269,7 +269,7 @@ def _coco_options_case(rng: random.Random) -> Case:
         if rng.random() < 0.3:
             name, raw, tag_groups = _tags_file(rng, gt, shape)
             files[name] = raw
-            opts.add("--slice-file", name, late=("missing.csv", "dt.json", "adir"))
+            opts.add("--slice-file", name, late=("missing.csv", "adir", "/dev/zero"))
             if "adir" in opts.argv:
                 special.append(("dir", "adir"))
             if shape != "input":
