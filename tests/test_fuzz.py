@@ -65,6 +65,7 @@ def _case() -> Case:
     (lambda argv: 1 / 0, "crash"),
     (lambda argv: os.kill(os.getpid(), signal.SIGSEGV), "crash"),
     (lambda argv: time.sleep(30), "hang"),
+    (lambda argv: sum(range(10**10)), "hang"),     # CPU time
     (lambda argv: os.write(2, b"deteval: error: something\n") and 1, "unnamed"),
     (lambda argv: Path("gt.json").write_text("[]") and 0, "modified"),
     (lambda argv: os.write(2, b"deteval: error: gt.json: bad\n") and 1, "exit"),
@@ -78,7 +79,7 @@ def test_the_runner_sees_each_kind_of_failure(monkeypatch, main, check):
     monkeypatch.setattr(deteval.cli, "main", main)
     case = _case()
     case.expect, case.outputs = (0, 2), ["metrics.json"]
-    outcome = run_case(case, timeout=2)
+    outcome = run_case(case, timeout=1)
     assert check in outcome["failed"], outcome
 
 

@@ -166,3 +166,19 @@ def test_a_run_whose_second_output_cannot_be_written_leaves_no_first_one(argv):
     # a command writes are now renamed into place together when it succeeds
     _clean(_case(argv, extra={"lvis.json": json.dumps(LVIS).encode()}, expect=(1,),
                  names=["/proc/"]))
+
+
+def test_a_report_without_objects_to_attribute_errors_to():
+    # was: "unsupported format string passed to NoneType.__format__" (exit 1): TIDE's AP is
+    # undefined (None) when the ground truth holds only a crowd region
+    gt = {**GT, "annotations": [{**GT["annotations"][0], "iscrowd": 1}]}
+    _clean(_case(["report", "crowd.json", "empty.json", "--out", "r.html", "--single-file",
+                  "--quiet", "--gallery", "0"],
+                 extra={"crowd.json": json.dumps(gt).encode(), "empty.json": b"[]"},
+                 expect=(0,), outputs=["r.html"]))
+
+
+def test_a_report_comparing_a_file_with_itself():
+    # was: "names must be two different names" (exit 1); compare numbers the two the same way
+    _clean(_case(["report", "gt.json", "dt.json", "dt.json", "--out", "out", "--quiet",
+                  "--gallery", "0"], expect=(0,), outputs=["out/index.html"]))

@@ -181,8 +181,12 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
 
 def _run_names(a: str, b: str) -> tuple[str, str]:
-    """The two runs' names: their file names, or their paths when those are the same."""
+    """The two runs' names: their file names, or their paths when those are the same, or
+    the path numbered as ``compare`` numbers it (``dt.json#0``, ``dt.json#1``) when one file
+    is compared with itself."""
     from pathlib import Path
 
     names = (Path(a).name, Path(b).name)
-    return names if names[0] != names[1] else (a, b)
+    if names[0] != names[1]:
+        return names
+    return (a, b) if a != b else (f"{a}#0", f"{b}#1")

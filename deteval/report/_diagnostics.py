@@ -202,9 +202,10 @@ def error_attribution_panel(c: Any) -> str | None:
         rows = [dict(row, label=TIDE_LABELS.get(row["error"], row["error"]))
                 for row in tide["summary"]]
         pos = tide["settings"]["pos_threshold"]
+        ap = "n/a" if tide["ap"] is None else f"{tide['ap']:.2f}"   # None: no object
         out.append("<h3>TIDE error attribution</h3>" + figure(
             _svg.dap_bars(rows),
-            f"AP {tide['ap']:.2f} (TIDE's AP, in points, at IoU {pos:g}); each bar is the AP "
+            f"AP {ap} (TIDE's AP, in points, at IoU {pos:g}); each bar is the AP "
             "gained by fixing that error type alone (blue), or by the oracles that remove all "
             "false positives or all missed objects (orange)."))
         out.append(table((("label", "error", "text", "TIDE error type"),

@@ -269,7 +269,7 @@ def _coco_options_case(rng: random.Random) -> Case:
         if rng.random() < 0.3:
             name, raw, tag_groups = _tags_file(rng, gt, shape)
             files[name] = raw
-            opts.add("--slice-file", name, late=("missing.csv", "dt.json", "adir"))
+            opts.add("--slice-file", name, late=("missing.csv", "adir", "/dev/zero"))
             if "adir" in opts.argv:
                 special.append(("dir", "adir"))
             if shape != "input":
@@ -547,8 +547,9 @@ def _report_case(rng: random.Random) -> Case:
         opts.add("--score-threshold", rng.choice(("0", "0.3", "0.9")), BAD_UNIT[1:])
     if n_runs == 2 and rng.random() < 0.3:
         if shape == "option" and opts.bad_flag is None and rng.random() < 0.5:
-            opts.argv += ["--run-names", "A", rng.choice(("A", ""))]   # not two names
-            opts.bad_flag, opts.late = "--run-names", True
+            second = "A"
+            opts.argv += ["--run-names", "A", second]   # not two different names
+            opts.bad_flag, opts.bad_value, opts.late = "--run-names", second, True
         else:
             opts.argv += ["--run-names", "A", "B"]
     if rng.random() < 0.3:
