@@ -819,3 +819,21 @@ def test_inputs_are_unchanged_for_every_shape_type(capfd):
             deteval.evaluate_coco(gt, results, iou_type=iou_type, use_categories=False)
         assert (gt, results) == before, iou_type
     assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("results", ["none", "some"])
+def test_a_wrong_number_of_sigmas_is_refused_before_matching_naming_the_setting(
+        results, tmp_path):
+    # was (fuzzer): checked only once a result-object pair was compared, so with no results
+    # the run succeeded, and the message named neither keypoint_sigmas nor --kpt-sigmas
+    gt, dt = make_keypoints_dataset(3)
+    dt = [] if results == "none" else dt
+    with pytest.raises(ValueError, match=r"keypoint_sigmas \(--kpt-sigmas\): category \d+ "
+                       r"\(\w+\) has 17 keypoints but 3 sigmas were given"):
+        deteval.evaluate_coco(gt, dt, iou_type="keypoints", keypoint_sigmas=[0.1, 0.2, 0.3])
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dt))
+    err = io.StringIO()
+    code = main(["coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--iou-type",
+                 "keypoints", "--kpt-sigmas", "0.1 0.2 0.3"], stdout=io.StringIO(), stderr=err)
+    assert code != 0 and "--kpt-sigmas" in err.getvalue(), err.getvalue()

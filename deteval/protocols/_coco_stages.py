@@ -507,10 +507,21 @@ def _oks_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
                     "keypoints; the default sigmas are COCO's 17 person sigmas: give "
                     "keypoint_sigmas (a list of K sigmas, or {category_id: sigmas})")
             if len(values) != k:
-                raise ValueError(f"category {category_id} has {k} keypoints but "
-                                 f"{len(values)} sigmas were given")
+                raise ValueError(f"keypoint_sigmas (--kpt-sigmas): category {category_id} "
+                                 f"({dataset.categories.names[category]}) has {k} keypoints "
+                                 f"but {len(values)} sigmas were given")
             sigmas_of[category] = values
         return sigmas_of[category]
+
+    # The sigmas of every category with keypoint objects, checked before any pair is compared
+    # (a wrong count is an error with no results too, not only once a pair reaches it).
+    counted = gt_category >= 0
+    most = np.zeros(len(dataset.categories), np.int64)
+    np.maximum.at(most, gt_category[counted], n_kp[counted])
+    if p.category_ids is not None:     # only the evaluated categories need sigmas
+        most[~np.isin(dataset.categories.ids, np.asarray(p.category_ids))] = 0
+    for category in np.flatnonzero(most).tolist():
+        sigmas(category, int(most[category]))
 
     def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
         out = np.empty(len(d_rows), dtype=np.float64)
