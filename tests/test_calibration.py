@@ -163,7 +163,8 @@ def test_scores_outside_the_unit_interval_are_refused_by_row(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"bins": 0}, "bins must be an integer >= 1"),
+    ({"bins": 0}, "bins must be an integer from 1 to 10,000"),
+    ({"bins": 10_001}, "bins must be an integer from 1 to 10,000"),
     ({"binning": "equal"}, "binning must be one of"),
     ({"iou_threshold": 0}, "iou_threshold must be"),
 ])
@@ -225,6 +226,21 @@ def test_cli_prints_the_table_and_writes_json_and_plot(tmp_path, capsys):
         cal.to_dict()))
     if _has_matplotlib():
         assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_refuses_more_bins_than_the_limit_naming_the_flag(tmp_path):
+    # was (fuzzer): --bins 100000000 ran out of memory with a numpy traceback
+    gt, results = make_demo(seed=2, n_images=2)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    err = io.StringIO()
+    assert main(["calibration", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
+                 "--bins", "100000000", "--json", str(tmp_path / "c.json")],
+                stdout=io.StringIO(), stderr=err) == 2
+    assert "--bins: expected at most 10,000; got 100000000" in err.getvalue()
+    assert not (tmp_path / "c.json").exists()
+    assert main(["calibration", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
+                 "--bins", "10000"], stdout=io.StringIO(), stderr=io.StringIO()) == 0
 
 
 def _has_matplotlib() -> bool:

@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     except _UsageError as error:
         with contextlib.redirect_stderr(err):
             try:
-                args.parser.error(str(error))
+                getattr(args, "parser", parser).error(str(error))
             except SystemExit as exit_:
                 return int(exit_.code or 0)
     except (DetevalError, ValueError, TypeError, OSError) as error:

@@ -23,7 +23,7 @@ def add_parser(commands) -> None:
     add_iou_threshold(cal, help="a detection is right when it is a true positive at this "
                       "IoU threshold, in (0, 1] (default: 0.5)")
     cal.add_argument("--bins", type=_positive_int, default=10, metavar="N",
-                     help="number of confidence bins (default 10)")
+                     help="number of confidence bins, at most 10,000 (default 10)")
     cal.add_argument("--binning", choices=("uniform", "quantile"), default="uniform",
                      help="bins of equal width over [0, 1] (default) or of equal mass")
     cal.add_argument("--iou-type", default="bbox",
@@ -36,6 +36,7 @@ def add_parser(commands) -> None:
     add_json_output(cal, help="write the numbers as JSON")
     cal.add_argument("--plot", metavar="OUT.png",
                      help="draw the reliability diagram (.png or .svg; needs matplotlib)")
+    cal.set_defaults(parser=cal)
 
 
 def _fmt(value) -> str:
@@ -63,8 +64,12 @@ def _class_table(result) -> str:
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
-    from ..diagnostics.calibration import calibration, plot_reliability
+    from ..diagnostics.calibration import MAX_BINS, calibration, plot_reliability
 
+    if args.bins > MAX_BINS:
+        from ._common import _UsageError
+
+        raise _UsageError(f"--bins: expected at most {MAX_BINS:,}; got {args.bins}")
     check_outputs(args, files=[("--json", args.json), ("--plot", args.plot)])
     if args.plot:
         from ..viz.plots import check_path, require_matplotlib

@@ -40,7 +40,7 @@ from ..data import index_in
 from ..errors import FormatError
 from ..matching import FP, IGNORED, NOT_EVALUATED, TP
 
-__all__ = ["BINNINGS", "CalibrationResult", "calibration", "plot_reliability"]
+__all__ = ["BINNINGS", "MAX_BINS", "CalibrationResult", "calibration", "plot_reliability"]
 
 #: The ways of cutting the confidences into bins.
 BINNINGS = ("uniform", "quantile")
@@ -186,6 +186,10 @@ class CalibrationResult:
                                       for k, c in enumerate(self.category_ids.tolist())]}
 
 
+#: Most confidence bins: each bin's counts are kept per category, and a reliability diagram
+#: of more bins than this has almost no detection per bin (a count of 10**8 once took 1.6 GB).
+MAX_BINS = 10_000
+
 def _none_if_nan(value: float) -> float | None:
     return None if value != value else float(value)
 
@@ -236,8 +240,8 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
         raise ValueError(f"binning must be one of {', '.join(map(repr, BINNINGS))}; "
                          f"got {binning!r}")
     if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, (int, np.integer)) \
-            or bins < 1:
-        raise ValueError(f"bins must be an integer >= 1; got {bins!r}")
+            or not 1 <= bins <= MAX_BINS:
+        raise ValueError(f"bins must be an integer from 1 to {MAX_BINS:,}; got {bins!r}")
     tau = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
     if isinstance(gt, COCOResult):
         if dt is not None:
