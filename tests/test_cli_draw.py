@@ -160,6 +160,8 @@ def test_no_image_drawn_is_an_error(files, tmp_path):
     assert err.splitlines()[-1] == (f"deteval: error: none of the 3 image(s) could be drawn: "
                                     f"each is missing or unreadable under --images {empty} "
                                     "(see the warnings); is that the images folder?")
+    # nothing drawn, nothing left: no key, no manifest, not even the folder it created
+    assert not files["out"].exists()
 
 
 def test_the_images_are_never_overwritten(files):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from collections import deque
@@ -298,7 +299,9 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         Prefix each file name with its rank, zero-padded (``001_``, ``002_``, ...), so that
         a folder listing keeps the drawing order (most errors first when sorted so).
     key : bool, default True
-        Also write ``key.png``: the legend of the drawings (:func:`draw_legend`).
+        Also write ``key.png``: the legend of the drawings (:func:`draw_legend`), when at
+        least one image was drawn (a run that draws nothing writes nothing, and removes the
+        folder if it created it).
     contact_sheet : int, default 24
         Also write ``contact_sheet.jpg``: thumbnails of the first this many drawings (the
         worst ones when sorted by errors) on one grid; 0 for none.
@@ -371,6 +374,7 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
     digits = max(3, len(str(len(chosen))))
     if out_dir.is_dir():
         _folder.remove_previous(out_dir)
+    created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         pool = _Pool(min(threads, max(len(chosen), 1)))
@@ -381,11 +385,15 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
                          pool, used, written, sheet)
         finally:
             pool.close()
-        if key:
+        if key and written:     # no drawing, no key: a run that drew nothing leaves nothing
             draw_legend(show).save(extras[0], format="PNG")
             also.append(extras[0])
         if sheet.save(extras[1]):
             also.append(extras[1])
     finally:
-        _folder.write_manifest(out_dir, written + also)
+        if written or also:
+            _folder.write_manifest(out_dir, written + also)
+        elif created:
+            with contextlib.suppress(OSError):
+                out_dir.rmdir()     # (only if empty)
     return written
