@@ -229,7 +229,7 @@ class COCOPlan:
 
 class PrecisionPlan:
     """The true-positive (TP) events of one max-detections setting, as
-    ``_coco_stages._max_det_curves`` orders them: rows ``sel`` in accumulation order
+    ``_coco_curves._max_det_curves`` orders them: rows ``sel`` in accumulation order
     (category, descending score, image, rank), events sorted by segment (area, threshold,
     category) and position; with, for each TP event, where the rows in its area range and the
     events that are not false positives up to it end (``docs/diagnostics/bootstrap.md`` §13).
