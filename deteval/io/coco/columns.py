@@ -9,13 +9,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..._sorting import sorted_unique
 from ...data import Categories, Dataset, GroundTruth, Images, index_in
 from ...errors import FormatError
 from .._shapes import keypoint_array, result_keypoint_counts
 
 
 def _unique_ids(ids: np.ndarray, source: str, section: str) -> None:
-    if len(np.unique(ids)) != len(ids):
+    if len(sorted_unique(ids)) != len(ids):     # (np.unique would import numpy.ma: start-up)
         order = np.argsort(ids, kind="stable")
         dup = np.flatnonzero(ids[order][1:] == ids[order][:-1])[0]
         first, second = sorted((int(order[dup]), int(order[dup + 1])))
