@@ -20,6 +20,11 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
          stderr: TextIO | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
+    if "numpy" not in sys.modules:
+        # The commands use no multithreaded BLAS (their threads are deteval's own,
+        # docs/threads.md); OpenBLAS would start a thread per core when numpy is imported,
+        # about 0.1 s of CPU of every command. A value the user set is kept.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # The package is imported anyway (for __version__).
     from .. import __version__
 
