@@ -256,8 +256,17 @@ def test_image_key_named_like_a_property_and_errors(tmp_path):
         image["size"] = "big" if i % 2 else "small-ish"
     sliced = deteval.slices(gt, results, by=["image:size"])
     assert [s.kind for s in sliced] == ["image", "image"]
-    with pytest.raises(ValueError, match="no image record or tag has the key 'weather'"):
+    with pytest.raises(ValueError, match="no image record or tag gives a value for the key "
+                       "'weather'"):
         deteval.slices(gt, results, by="weather")
+    # a key that every record holds with no value ("" or null) is refused alike (the fuzzer
+    # found "" accepted with no slice while null was refused)
+    for empty in ("", None):
+        blank = json.loads(json.dumps(gt))
+        for image in blank["images"]:
+            image["weather"] = empty
+        with pytest.raises(ValueError, match="gives a value for the key 'weather'"):
+            deteval.slices(blank, results, by="weather")
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "tags.csv").write_text("image_id,lens\n1,wide\n")
     with pytest.raises(ValueError, match=r"key 'weather' \(read: .*gt\.json, .*tags\.csv\)"):

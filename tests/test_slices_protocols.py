@@ -96,7 +96,8 @@ def test_size_slices_and_refusals():
     oid = deteval.evaluate_openimages(gt_b, dt, image_labels=labels)
     with pytest.raises(ValueError, match="Open Images has no area ranges"):
         protocol_slices(oid, by=["size"])
-    with pytest.raises(ValueError, match="no image record or tag has the key 'weather'"):
+    with pytest.raises(ValueError, match="no image record or tag gives a value for the key "
+                       "'weather'"):
         protocol_slices(result, by=["weather"], images=gt)
     with pytest.raises(TypeError, match="takes no detections"):
         deteval.slices(result, results)

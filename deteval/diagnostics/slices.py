@@ -507,8 +507,8 @@ def _image_groups(sources: list, keys: list[str] | None, dataset: Dataset,
                 pairs.setdefault(key, []).extend((row, label) for label in _label(value))
     groups = {}
     for key, found in pairs.items():
-        if keys is not None and key not in keys:
-            continue
+        if keys is not None and key not in keys or not found:
+            continue    # (a key whose every value is null or empty gives no slice: refused)
         rows = np.array([r for r, _ in found], dtype=np.int64)
         labels = np.array([label for _, label in found], dtype=object)
         groups[key] = {str(label): np.unique(rows[labels == label])
@@ -664,7 +664,7 @@ def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images:
                                                           else [tags]))
                      if isinstance(f, (str, os.PathLike))]
             where = f" (read: {', '.join(files)})" if files else ""
-            raise ValueError(f"no image record or tag has the key {key!r}{where}"
+            raise ValueError(f"no image record or tag gives a value for the key {key!r}{where}"
                              + ("" if images is not None or tags is not None else
                                 " (give tags=, or images= with the ground truth's records)"))
     order = keys if keys is not None else [*groups, *properties]

@@ -96,7 +96,7 @@ def protocol_slices(result: Any, *, by: Any = None, tags: Any = None, images: An
             read = [os.fspath(f) for f in [images, *(tags if isinstance(tags, list) else
                                                     [tags])] if isinstance(f, (str,
                                                                                os.PathLike))]
-            raise ValueError(f"no image record or tag has the key {key!r}"
+            raise ValueError(f"no image record or tag gives a value for the key {key!r}"
                              + (f" (read: {', '.join(read)})" if read else ""))
     found: list[Slice] = []
     for key in (keys if keys is not None else list(groups)):
