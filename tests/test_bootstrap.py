@@ -272,3 +272,20 @@ def test_weights_past_int32_counts_are_counted_in_int64():
     np.testing.assert_allclose(big, ones, rtol=1e-12, atol=1e-14)
     recall = [i for i, name in enumerate(weighted.names) if name.startswith("AR")]
     assert np.array_equal(big[recall], ones[recall])
+
+
+def test_needed_counts_from_the_table_equal_the_direct_rule():
+    """The plan's table of needed TP counts (grown as counts rise, bypassed past its cap)
+    gives needed_true_positives' counts (at least 1) for every count: small, growing, huge."""
+    from deteval.protocols._coco_stages import needed_true_positives
+
+    gt, dt = make_dataset(24, n_images=4, n_categories=2)
+    weighted = WeightedCOCO(deteval.evaluate_coco(gt, dt))
+    plan = weighted._plan.precision[100]
+    thresholds = np.linspace(0.0, 1.0, 101)
+    rng = np.random.default_rng(24)
+    for top in (3, 50, 300, 5000, 10**6):
+        npig = rng.integers(0, top + 1, size=(3, 4))
+        npig[0, 0] = top
+        expected = np.maximum(needed_true_positives(npig, thresholds), 1)
+        assert np.array_equal(plan._needed(npig, thresholds), expected)

@@ -20,6 +20,7 @@ __all__ = ["COCOPlan", "LRPPlan", "PrecisionPlan", "Workspace", "check_recall_th
            "count_dtype", "f1_counts", "micro_f1", "prefix"]
 
 _EPS = np.spacing(1)
+_NEED_TABLE = 8192        # most positives a category's table of needed TP counts covers
 
 
 def prefix(values: np.ndarray, dtype: Any) -> np.ndarray:
@@ -304,6 +305,7 @@ class PrecisionPlan:
             self.in_lo[seg_a] = starts[j] + np.searchsorted(
                 lists[j], seg_start.take(s_k.take(seg_a)), "left")
         self._keys: dict = {}
+        self._need_tables: dict = {}
         self._work = Workspace()
 
     def curve(self, w: np.ndarray, npig: np.ndarray, thresholds_r: np.ndarray):
@@ -350,9 +352,7 @@ class PrecisionPlan:
         # The first event of each segment whose TP count reaches a threshold's need (at
         # least 1; needed_true_positives is COCO's float rule): the event holding that TP
         # unit. The precision there is the envelope's; 0 where the count never gets there.
-        from ..protocols._coco_stages import needed_true_positives
-
-        need = np.maximum(needed_true_positives(npig, thresholds_r), 1)      # (K, A, R)
+        need = self._needed(npig, thresholds_r)                              # (K, A, R)
         need = need.transpose(1, 0, 2)[:, None]                            # (A, 1, K, R)
         n_t = n_seg // max(n_k * n_a, 1)
         at = work.get("at", n_seg * n_r, np.int64).reshape(n_a, n_t, n_k, n_r)
@@ -362,6 +362,25 @@ class PrecisionPlan:
         q = _decode(q, self._keys[dtype][1]).reshape(n_a, n_t, n_k, n_r)
         q *= need <= total.reshape(n_a, n_t, n_k, 1)
         return q.reshape(n_seg, n_r), total, (tp_w, tp, counted)
+
+    def _needed(self, npig: np.ndarray, thresholds_r: np.ndarray) -> np.ndarray:
+        """``max(needed_true_positives(npig, thresholds_r), 1)``, shape (K, A, R), read from
+        a table of every count up to the largest seen (each entry is computed on its own, so
+        the table's are the same numbers); the table grows, doubling, when a count passes it,
+        up to ``_NEED_TABLE`` counts (larger counts: computed directly).
+        """
+        from ..protocols._coco_stages import needed_true_positives
+
+        key = thresholds_r.tobytes()
+        table = self._need_tables.get(key)
+        top = int(npig.max(initial=0))
+        if top >= _NEED_TABLE:
+            return np.maximum(needed_true_positives(npig, thresholds_r), 1)
+        if table is None or top >= len(table):
+            size = min(max(top + 1, 2 * len(table) if table is not None else 64), _NEED_TABLE)
+            table = np.maximum(needed_true_positives(np.arange(size), thresholds_r), 1)
+            self._need_tables[key] = table       # a whole new table: safe for other threads
+        return table.take(npig, axis=0)
 
     def _envelope(self, pr: np.ndarray, dtype: Any) -> np.ndarray:
         """Each TP event's largest precision from it to the end of its segment, encoded

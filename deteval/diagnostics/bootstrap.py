@@ -468,9 +468,9 @@ class WeightedCOCO:
             return -1.0
         values = prec[max_det] if is_ap else rec[p.max_detections.index(max_det)]
         if iou is not None:
-            values = values[np.where(iou == np.asarray(p.iou_thresholds))[0]]
-        values = values[..., [i for i, label in enumerate(p.area_labels) if label == area]]
-        valid = values[values > -1]
+            values = values[_run(np.flatnonzero(iou == np.asarray(p.iou_thresholds)))]
+        values = values[..., _run([i for i, label in enumerate(p.area_labels) if label == area])]
+        valid = values[values > -1]         # a view's entries in C order, as the copy's
         return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
     def _per_class(self, prec: dict) -> list[float]:
@@ -488,6 +488,19 @@ class WeightedCOCO:
         if len(areas) > 1:
             return [float(np.mean(v[v > -1])) if (v > -1).any() else -1.0 for v in values]
         return np.where(values[:, 0] > -1, values.mean(axis=1), -1.0).tolist()
+
+
+def _run(index: Any) -> Any:
+    """``index`` as a slice when it is one increasing run (a view instead of a copy, the same
+    entries in the same order), else as it is.
+
+    >>> _run([2, 3]), _run([0, 2])
+    (slice(2, 4, None), [0, 2])
+    """
+    index_list = [int(i) for i in index]
+    if index_list and index_list == list(range(index_list[0], index_list[0] + len(index_list))):
+        return slice(index_list[0], index_list[0] + len(index_list))
+    return index
 
 
 def _placed(w: np.ndarray, position: np.ndarray, n_images: int) -> np.ndarray:
