@@ -129,6 +129,8 @@ def test_lvis_columns_from_the_input(seed):
 
 @pytest.mark.parametrize("seed", [0, 3])
 def test_crowdpose_rows_equal_xtcocotools_eval_imgs(seed, tmp_path):
+    pytest.importorskip("xtcocotools", reason="xtcocotools (the CrowdPose reference) is not "
+                        "installed")
     gt, results = make_crowdpose_dataset(seed, n_images=6)
     result = deteval.evaluate_crowdpose(gt, results)
     _, _, eval_imgs, coco_dt = run_xtcocotools(*write_pair(tmp_path, gt, results),
