@@ -485,6 +485,30 @@ class _ImageLookup:
         return -1
 
 
+
+def tagged_groups(images: Any, tags: Any, image_keys: list[str] | None, dataset: Any,
+                  notes: list[str], *, hint: bool = True) -> dict:
+    """The image groups of ``image_keys`` (None: every key of ``tags``) read from the ground
+    truth's records ``images`` (the named keys only) and ``tags``; a named key that gives no
+    value on any image is a ValueError naming the files read (and, with ``hint`` and no
+    source given, how to give one)."""
+    sources = [(s, False) for s in (tags if isinstance(tags, list) and tags and not all(
+        isinstance(r, dict) for r in tags) else ([] if tags is None else [tags]))]
+    if images is not None and image_keys:
+        sources.insert(0, (images, True))
+    groups = _image_groups(sources, image_keys, dataset, notes)
+    for key in image_keys or []:
+        if key not in groups:
+            files = [os.fspath(f) for f in [images, *(tags if isinstance(tags, list)
+                                                      else [tags])]
+                     if isinstance(f, (str, os.PathLike))]
+            where = f" (read: {', '.join(files)})" if files else ""
+            raise ValueError(f"no image record or tag gives a value for the key {key!r}{where}"
+                             + ("" if not hint or images is not None or tags is not None else
+                                " (give tags=, or images= with the ground truth's records)"))
+    return groups
+
+
 def _image_groups(sources: list, keys: list[str] | None, dataset: Dataset,
                   notes: list[str]) -> dict[str, dict[str, np.ndarray]]:
     """{key: {label: image rows}} from the sources (later sources add to earlier ones)."""
@@ -653,20 +677,7 @@ def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images:
     image_keys = None if keys is None else [
         k[len("image:"):] if k.startswith("image:") else k for k in keys
         if k not in OBJECT_SLICES]
-    sources = [(s, False) for s in (tags if isinstance(tags, list) and tags and not all(
-        isinstance(r, dict) for r in tags) else ([] if tags is None else [tags]))]
-    if images is not None and (image_keys or []):
-        sources.insert(0, (images, True))
-    groups = _image_groups(sources, image_keys, result.dataset, notes)
-    for key in image_keys or []:
-        if key not in groups:
-            files = [os.fspath(f) for f in ([images] + (tags if isinstance(tags, list)
-                                                          else [tags]))
-                     if isinstance(f, (str, os.PathLike))]
-            where = f" (read: {', '.join(files)})" if files else ""
-            raise ValueError(f"no image record or tag gives a value for the key {key!r}{where}"
-                             + ("" if images is not None or tags is not None else
-                                " (give tags=, or images= with the ground truth's records)"))
+    groups = tagged_groups(images, tags, image_keys, result.dataset, notes)
     order = keys if keys is not None else [*groups, *properties]
     found: list[Slice] = []
     base = _base(result)

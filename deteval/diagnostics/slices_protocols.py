@@ -29,12 +29,11 @@ are refused, as is every object property for Open Images (no area ranges). Rules
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
-from .slices import OBJECT_SLICES, Slice, SlicesResult, _image_groups
+from .slices import OBJECT_SLICES, Slice, SlicesResult, tagged_groups
 
 __all__ = ["protocol_slice_interval", "protocol_slices"]
 
@@ -86,18 +85,7 @@ def protocol_slices(result: Any, *, by: Any = None, tags: Any = None, images: An
     notes: list[str] = []
     image_keys = None if keys is None else [
         k[len("image:"):] if k.startswith("image:") else k for k in keys if k != "size"]
-    sources = [(s, False) for s in (tags if isinstance(tags, list) and tags and not all(
-        isinstance(r, dict) for r in tags) else ([] if tags is None else [tags]))]
-    if images is not None and image_keys:
-        sources.insert(0, (images, True))
-    groups = _image_groups(sources, image_keys, dataset, notes)
-    for key in image_keys or []:
-        if key not in groups:
-            read = [os.fspath(f) for f in [images, *(tags if isinstance(tags, list) else
-                                                    [tags])] if isinstance(f, (str,
-                                                                               os.PathLike))]
-            raise ValueError(f"no image record or tag gives a value for the key {key!r}"
-                             + (f" (read: {', '.join(read)})" if read else ""))
+    groups = tagged_groups(images, tags, image_keys, dataset, notes, hint=False)
     found: list[Slice] = []
     for key in (keys if keys is not None else list(groups)):
         if key == "size":
