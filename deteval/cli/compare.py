@@ -134,7 +134,8 @@ def _check_protocol_options(args) -> None:
     """Refuse the options of another protocol (before any file is read)."""
     if args.iou_type is not None and args.iou_type not in _IOU_TYPES.get(args.protocol, ()):
         takers = [p for p, types in _IOU_TYPES.items() if args.iou_type in types]
-        raise _UsageError(f"--iou-type {args.iou_type} needs --protocol {' or '.join(takers)}")
+        takers = ", ".join(takers[:-1]) + " or " + takers[-1] if len(takers) > 1 else takers[0]
+        raise _UsageError(f"--iou-type {args.iou_type} needs --protocol {takers}")
     args.iou_type = args.iou_type or "bbox"
     if args.protocol != "openimages":
         for flag in ("labels", "hierarchy", "classes", "expand_detections"):
