@@ -169,7 +169,9 @@ def test_olrp_gate_reads_lower_as_better(files, tmp_path):
 def test_resamples_are_bounded_for_every_ci_option(files):
     for argv in (("coco", files["gt"], files["a"], "--ci", 10**9),
                  ("voc", files["gt"], files["a"], "--ci", 100_001),
-                 ("lvis", files["gt"], files["a"], "--ci", 10**9)):
+                 ("lvis", files["gt"], files["a"], "--ci", 10**9),
+                 ("report", files["gt"], files["a"], "--out", files["gt"].parent / "r",
+                  "--ci", 10**9)):
         status, _, err = run(*argv)
         assert status == 2 and "at most 100,000 resamples" in err
 
