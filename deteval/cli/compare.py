@@ -93,8 +93,9 @@ def add_parser(commands) -> None:
                          help="what to compare, coco and lvis only (default: bbox)")
     add_bootstrap_options(compare, resamples_flag="--bootstrap")
     compare.add_argument("--threads", type=_positive_int, default=None, metavar="N",
-                         help="threads for the evaluations and the resamples (default: every "
-                         "core of the machine); the numbers are identical for every N")
+                         help="threads for the resamples (and the matching of the COCO and VOC "
+                         "evaluations) (default: every core of the machine); the numbers are "
+                         "identical for every N")
     compare.add_argument("--fail-if-regression", action="append", default=[],
                          metavar="METRIC:TOLERANCE",
                          help="exit 1 when a model is significantly worse than the baseline "
