@@ -59,7 +59,8 @@ _LAZY = {
     "bootstrap_crowdpose": "diagnostics.bootstrap_crowdpose",
     "bootstrap_openimages": "diagnostics.bootstrap_openimages",
     "ComparisonResult": "diagnostics.compare", "compare_coco": "diagnostics.compare",
-    "compare_voc": "diagnostics.compare",
+    "compare_voc": "diagnostics.compare", "compare_lvis": "diagnostics.compare",
+    "compare_crowdpose": "diagnostics.compare", "compare_openimages": "diagnostics.compare",
     "MatchTable": "matching", "match_detections": "matching",
     "DT_OUTCOMES": "outcomes", "GT_OUTCOMES": "outcomes", "Outcomes": "outcomes",
     "match_outcomes": "outcomes",
@@ -140,6 +141,9 @@ __all__ = [
     "check_inputs",
     "classification",
     "compare_coco",
+    "compare_crowdpose",
+    "compare_lvis",
+    "compare_openimages",
     "compare_voc",
     "convert",
     "detect_format",
@@ -193,7 +197,14 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     from .diagnostics.bootstrap_openimages import bootstrap_openimages
     from .diagnostics.bootstrap_voc import bootstrap_voc
     from .diagnostics.calibration import CalibrationResult, calibration, plot_reliability
-    from .diagnostics.compare import ComparisonResult, compare_coco, compare_voc
+    from .diagnostics.compare import (
+        ComparisonResult,
+        compare_coco,
+        compare_crowdpose,
+        compare_lvis,
+        compare_openimages,
+        compare_voc,
+    )
     from .diagnostics.lrp import LRP_STAT_NAMES, LRPResult, lrp
     from .diagnostics.slices import Slice, SlicesResult, slices
     from .diagnostics.tide import ERROR_NAMES, ErrorAttribution, error_attribution

@@ -199,6 +199,27 @@ def test_same_seed_same_samples():
     assert (a.low[defined] <= a.high[defined]).all()
 
 
+@pytest.mark.parametrize("protocol", ["lvis", "crowdpose", "openimages"])
+def test_threads_give_the_same_samples(protocol, tmp_path):
+    """Resamples computed on 1 and 3 threads: the same numbers bit for bit, in the seed's
+    order (more resamples than one block of threads takes at a time)."""
+    if protocol == "lvis":
+        result, bootstrap = deteval.evaluate_lvis(*make_lvis_dataset(3)), bootstrap_lvis
+    elif protocol == "crowdpose":
+        result = deteval.evaluate_crowdpose(*make_crowdpose_dataset(3, n_images=5))
+        bootstrap = bootstrap_crowdpose
+    else:
+        args, kwargs = oidgen.write_problem(tmp_path)
+        result, bootstrap = deteval.evaluate_openimages(*args, **kwargs), bootstrap_openimages
+    one = bootstrap(result, n_resamples=70, seed=1, threads=1)
+    three = bootstrap(result, n_resamples=70, seed=1, threads=3)
+    assert np.array_equal(one.samples, three.samples, equal_nan=True)
+    assert np.array_equal(one.low, three.low, equal_nan=True)
+    assert one.to_dict() == json.loads(json.dumps(three.to_dict()))
+    with pytest.raises(ValueError, match="threads"):
+        bootstrap(result, n_resamples=2, threads=0)
+
+
 def _run(*argv):
     out, err = io.StringIO(), io.StringIO()
     status = main([str(a) for a in argv], stdout=out, stderr=err)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import io
 import json
 
-import numpy as np
 import pytest
+from comparegen import degraded
 
 from deteval.cli import main
 from deteval.demo import make_demo
@@ -18,22 +18,6 @@ def run(*argv) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     status = main([str(a) for a in argv], stdout=out, stderr=err)
     return status, out.getvalue(), err.getvalue()
-
-
-def degraded(results: list[dict], seed: int = 0) -> list[dict]:
-    """Boxes jittered by a tenth of their size, the scores of 20% of them shuffled."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for d in results:
-        x, y, w, h = d["bbox"]
-        s = 0.1 * max(w, h)
-        out.append(dict(d, bbox=[x + rng.normal(0, s), y + rng.normal(0, s), w, h]))
-    chosen = rng.choice(len(out), len(out) // 5, replace=False)
-    scores = [out[i]["score"] for i in chosen]
-    rng.shuffle(scores)
-    for i, s in zip(chosen, scores):
-        out[i] = dict(out[i], score=s)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +69,8 @@ def test_a_degraded_copy_is_significantly_worse_and_fails_the_gate(files, tmp_pa
     (("--fail-if-regression", "AP:-1"), "tolerance >= 0"),
     (("--fail-if-regression", "APX:0.1"), "unknown number 'APX'"),
     (("--bootstrap", "0"), "positive integer"),
+    (("--bootstrap", "100001"), "at most 100,000 resamples"),
+    (("--threads", "0"), "positive integer"),
 ])
 def test_bad_options_are_usage_errors(files, argv, message):
     status, _, err = run("compare", files["gt"], files["a"], files["same"], *argv)
@@ -154,3 +140,47 @@ def test_compare_protocol_voc(files, tmp_path):
         status, _, err = run("compare", files["gt"], files["a"], files["same"], "--protocol",
                              "voc2007", *argv)
         assert status == 2 and message in err
+
+
+def test_olrp_gate_reads_lower_as_better(files, tmp_path):
+    """oLRP is an error: the degraded copy's is higher, which breaks an oLRP gate; the
+    other way round (the better model after the degraded baseline) its oLRP falls by more
+    than the tolerance, an improvement, and the status is 0."""
+    status, out, err = run("compare", files["gt"], files["a"], files["worse"], "--bootstrap",
+                           100, "--fail-if-regression", "oLRP:0.01", "--json",
+                           tmp_path / "worse.json")
+    assert status == 1
+    assert "worse.json: oLRP is worse than a.json's by" in err and "lower is better" in err
+    assert "entirely above +0.01" in err
+    row = next(r for r in json.loads((tmp_path / "worse.json").read_text())["differences"]
+               if r["name"] == "oLRP")
+    assert row["better"] == "lower" and row["difference"] > 0 and row["low"] > 0.01
+    assert "\noLRP " in out
+    status, _, err = run("compare", files["gt"], files["worse"], files["a"], "--bootstrap",
+                         100, "--fail-if-regression", "oLRP:0.01", "--json",
+                         tmp_path / "better.json")
+    assert status == 0, err
+    row = next(r for r in json.loads((tmp_path / "better.json").read_text())["differences"]
+               if r["name"] == "oLRP")
+    # read as "higher is better", this interval (wholly below -0.01) would break the gate
+    assert row["better"] == "lower" and row["high"] < -0.01
+
+
+def test_resamples_are_bounded_for_every_ci_option(files):
+    for argv in (("coco", files["gt"], files["a"], "--ci", 10**9),
+                 ("voc", files["gt"], files["a"], "--ci", 100_001),
+                 ("lvis", files["gt"], files["a"], "--ci", 10**9),
+                 ("report", files["gt"], files["a"], "--out", files["gt"].parent / "r",
+                  "--ci", 10**9)):
+        status, _, err = run(*argv)
+        assert status == 2 and "at most 100,000 resamples" in err
+
+
+def test_compare_threads_give_the_same_numbers(files, tmp_path):
+    outputs = []
+    for threads in (1, 3):
+        status, _, err = run("compare", files["gt"], files["a"], files["worse"], "--bootstrap",
+                             30, "--threads", threads, "--json", tmp_path / f"{threads}.json")
+        assert status == 0, err
+        outputs.append((tmp_path / f"{threads}.json").read_text())
+    assert outputs[0] == outputs[1]

@@ -247,6 +247,15 @@ def openimages_entry(name: str, function: Callable[..., Any], numbers: Callable[
                  lambda tmp: (Case(*oidgen.write_problem(tmp, nan=True)), "Score"))
 
 
+def _confident(path: Any) -> Any:
+    """The Open Images detections of a file scoring at least 0.5 (a second model)."""
+    from deteval.io.openimages import OIDDetections, read_oid_detections
+
+    dt = read_oid_detections(path)
+    keep = dt.score >= 0.5
+    return OIDDetections(dt.image_id[keep], dt.label[keep], dt.score[keep], dt.xyxy[keep])
+
+
 def _curve_numbers(points: Any) -> dict:
     return {key: np.asarray(value).tolist() for key, value in points.curves["overall"].items()}
 
@@ -310,6 +319,18 @@ DIAGNOSTICS = [
     openimages_entry("bootstrap_openimages", lambda *a, **kw: deteval.bootstrap_openimages(
         deteval.evaluate_openimages(*a, **kw), n_resamples=20, seed=0),
         lambda r: (r.estimates, r.samples)),
+    lvis_entry("compare_lvis", lambda gt, dt: deteval.compare_lvis(
+        [deteval.evaluate_lvis(gt, dt),
+         deteval.evaluate_lvis(gt, [d for d in dt if d["score"] >= 0.5])],
+        n_resamples=20, seed=0), lambda r: (r.difference, r.low, r.high, r.p_adjusted)),
+    crowdpose_entry("compare_crowdpose", lambda gt, dt: deteval.compare_crowdpose(
+        [deteval.evaluate_crowdpose(gt, dt),
+         deteval.evaluate_crowdpose(gt, [d for d in dt if d["score"] >= 0.5])],
+        n_resamples=20, seed=0), lambda r: (r.difference, r.low, r.high, r.p_adjusted)),
+    openimages_entry("compare_openimages", lambda gt, dt, **kw: deteval.compare_openimages(
+        [deteval.evaluate_openimages(gt, dt, **kw),
+         deteval.evaluate_openimages(gt, _confident(dt), **kw)], n_resamples=20, seed=0),
+        lambda r: (r.difference, r.low, r.high, r.p_adjusted)),
     lvis_entry("tidy_columns[lvis]", lambda gt, dt: deteval.tidy_columns(
         deteval.evaluate_lvis(gt, dt)), _tidy_numbers),
     crowdpose_entry("tidy_columns[crowdpose]", lambda gt, dt: deteval.tidy_columns(

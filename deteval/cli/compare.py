@@ -1,5 +1,5 @@
-"""``deteval compare``: paired bootstrap comparison of detectors on one ground truth (COCO
-or VOC numbers)."""
+"""``deteval compare``: paired bootstrap comparison of detectors on one ground truth (COCO,
+VOC, LVIS, CrowdPose or Open Images numbers)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,20 @@ from typing import TextIO
 from ._common import _UsageError, _write_json
 from ._options import _positive_int, _seed
 from ._outputs import check_outputs
-from ._shared_options import add_json_output, add_per_class, add_protocol, add_score_threshold
+from ._shared_options import PROTOCOLS, add_json_output, add_per_class, add_score_threshold
+
+#: The most resamples ``--ci`` and ``--bootstrap`` accept: B resamples keep a (B, numbers)
+#: array of float64 per model (LVIS: 1,200 numbers, 1 GB at this B) and cost B times a
+#: resample (tens of ms on COCO-sized sets); the percentile ends move by well under 0.001
+#: beyond a few thousand (docs/diagnostics/bootstrap.md §9).
+MAX_RESAMPLES = 100_000
+
+#: ``--protocol`` of ``compare``: the ``eval`` presets and the protocols with a bootstrap.
+COMPARE_PROTOCOLS = (*PROTOCOLS, "lvis", "crowdpose", "openimages")
+
+#: ``--iou-type`` of each protocol that has one (the first is the default).
+_IOU_TYPES = {"coco": ("bbox", "segm", "boundary", "keypoints", "polygon", "rotated"),
+              "voc2007": ("bbox",), "voc2012": ("bbox",), "lvis": ("bbox", "segm", "boundary")}
 
 
 def _confidence(text: str) -> float:
@@ -23,16 +36,26 @@ def _confidence(text: str) -> float:
     return value
 
 
+def _resamples(text: str) -> int:
+    """A number of resamples: a positive integer up to :data:`MAX_RESAMPLES`."""
+    value = _positive_int(text)
+    if value > MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_RESAMPLES:,} resamples (each costs one pass over the match table, "
+            f"and the intervals stop moving long before); got {text!r}")
+    return value
+
+
 def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: str,
                           score_threshold: bool = True) -> None:
     """The resampling options shared by ``compare``, ``coco --ci`` and ``voc --ci``
     (``--score-threshold`` of F1 unless ``score_threshold`` is False: VOC has no F1)."""
-    parser.add_argument(resamples_flag, type=_positive_int, metavar="B",
+    parser.add_argument(resamples_flag, type=_resamples, metavar="B",
                         default=None if resamples_flag == "--ci" else 1000,
-                        help="bootstrap resamples of the images (default 1000)"
-                        if resamples_flag != "--ci" else
+                        help=f"bootstrap resamples of the images (default 1000, at most "
+                        f"{MAX_RESAMPLES:,})" if resamples_flag != "--ci" else
                         "add image-bootstrap percentile intervals with B resamples (e.g. "
-                        "1000) to the printed table and to --json")
+                        f"1000; at most {MAX_RESAMPLES:,}) to the printed table and to --json")
     parser.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
                         help="level of the intervals (default 0.95)")
     parser.add_argument("--seed", type=_seed, default=0,
@@ -44,37 +67,50 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: st
 
 def add_parser(commands) -> None:
     """Add the ``compare`` command to the subparsers ``commands``."""
+    from .openimages import add_openimages_inputs
+
     compare = commands.add_parser(
-        "compare", help="paired bootstrap comparison of detectors on one ground truth (COCO or "
-        "VOC numbers)",
+        "compare", help="paired bootstrap comparison of detectors on one ground truth (COCO, "
+        "VOC, LVIS, CrowdPose or Open Images numbers)",
         description="Compare results files against the first (the baseline) on the same "
-        "ground truth: for each COCO number, F1 and per-class AP (with --protocol voc2007 or "
-        "voc2012: the VOC mAP and per-class AP), the difference, its paired "
-        "image-bootstrap percentile interval and a two-sided p-value (Holm-adjusted across "
-        "classes). Exit status 1 when a --fail-if-regression rule is broken.")
-    compare.add_argument("gt", metavar="GT.json", help="COCO instances file (ground truth)")
-    compare.add_argument("dt", metavar="DT.json", nargs="+",
+        "ground truth: for each COCO number, F1, oLRP and per-class AP (with --protocol: the "
+        "VOC, LVIS, CrowdPose or Open Images numbers and per-class AP), the difference, its "
+        "paired image-bootstrap percentile interval and a two-sided p-value (Holm-adjusted "
+        "across classes). Exit status 1 when a --fail-if-regression rule is broken.")
+    compare.add_argument("gt", metavar="GT",
+                         help="ground truth: a COCO, LVIS or CrowdPose instances file, or "
+                         "the Open Images boxes CSV")
+    compare.add_argument("dt", metavar="DT", nargs="+",
                          help="results files: the baseline first, then one or more models")
-    add_protocol(compare, default="coco", help="coco: the COCO numbers, F1 and per-class AP "
-                 "(default); voc2007/voc2012: the devkit's mAP and per-class AP")
-    compare.add_argument("--iou-type", default="bbox",
-                         choices=["bbox", "segm", "boundary", "keypoints", "polygon",
-                                  "rotated"],
-                         help="what to compare (default: bbox)")
+    compare.add_argument(
+        "--protocol", default="coco", choices=list(COMPARE_PROTOCOLS),
+        help="coco: the COCO numbers, F1, oLRP and per-class AP (default); voc2007/voc2012: "
+        "the devkit's mAP and per-class AP; lvis: lvis-api's 13 numbers; crowdpose: "
+        "xtcocotools' 9 keypoint numbers; openimages: the challenge mAP (with --labels, "
+        "--hierarchy, --classes)")
+    compare.add_argument("--iou-type", default=None,
+                         choices=sorted({t for types in _IOU_TYPES.values() for t in types}),
+                         help="what to compare, coco and lvis only (default: bbox)")
     add_bootstrap_options(compare, resamples_flag="--bootstrap")
+    compare.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+                         help="threads for the resamples (and the matching of the COCO and VOC "
+                         "evaluations) (default: every core of the machine); the numbers are "
+                         "identical for every N")
     compare.add_argument("--fail-if-regression", action="append", default=[],
                          metavar="METRIC:TOLERANCE",
                          help="exit 1 when a model is significantly worse than the baseline "
-                         "in METRIC by more than TOLERANCE (the upper end of the interval of "
-                         "the difference below -TOLERANCE), e.g. AP:0.005; repeatable")
+                         "in METRIC by more than TOLERANCE (the interval of the difference "
+                         "below -TOLERANCE; for oLRP, lower is better: above +TOLERANCE), "
+                         "e.g. AP:0.005; repeatable")
     add_per_class(compare, help="print the per-class rows too")
     add_json_output(compare, help="write every model's intervals and the differences as JSON")
+    add_openimages_inputs(compare.add_argument_group("Open Images inputs (--protocol "
+                                                     "openimages)"))
     compare.set_defaults(parser=compare)
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
-    from ..diagnostics.compare import compare_coco, parse_regression_rule
-    from ..protocols.coco import evaluate_coco
+    from ..diagnostics.compare import parse_regression_rule
 
     check_outputs(args, files=[("--json", args.json)])
     if len(args.dt) < 2:
@@ -83,40 +119,103 @@ def run(args, out: TextIO, err: TextIO) -> int:
         rules = [parse_regression_rule(text) for text in args.fail_if_regression]
     except ValueError as error:
         raise _UsageError(f"--fail-if-regression: {error}") from None
-    if args.protocol != "coco":
-        return _run_voc(args, rules, out, err)
-    results = [evaluate_coco(args.gt, path, iou_type=args.iou_type) for path in args.dt]
+    _check_protocol_options(args)
+    run_protocol = {"coco": _run_coco, "lvis": _run_lvis, "crowdpose": _run_crowdpose,
+                    "openimages": _run_openimages}.get(args.protocol, _run_voc)
+    results, names, compare = run_protocol(args)
     for note in results[0].notes:
         print(f"deteval: note: {note}", file=err)
-    from ..diagnostics.bootstrap import category_labels
-    from ..protocols._coco_stages import prepare
-
-    names = (*results[0].stat_names, "F1", *(
-        f"AP[{n}]" for n in category_labels(prepare(results[0].dataset, results[0].params))))
     _check_rules(rules, names)
-    comparison = compare_coco(results, n_resamples=args.bootstrap,
-                              confidence=args.confidence, seed=args.seed,
-                              score_threshold=args.score_threshold, models=_labels(args.dt))
+    comparison = compare(results, n_resamples=args.bootstrap, confidence=args.confidence,
+                         seed=args.seed, models=_labels(args.dt), threads=args.threads)
     return _finish(args, comparison, rules, out, err)
 
 
-def _run_voc(args, rules: list, out: TextIO, err: TextIO) -> int:
+def _check_protocol_options(args) -> None:
+    """Refuse the options of another protocol (before any file is read)."""
+    if args.iou_type is not None and args.iou_type not in _IOU_TYPES.get(args.protocol, ()):
+        takers = [p for p, types in _IOU_TYPES.items() if args.iou_type in types]
+        takers = ", ".join(takers[:-1]) + " or " + takers[-1] if len(takers) > 1 else takers[0]
+        raise _UsageError(f"--iou-type {args.iou_type} needs --protocol {takers}")
+    args.iou_type = args.iou_type or "bbox"
+    if args.protocol != "openimages":
+        for flag in ("labels", "hierarchy", "classes", "expand_detections"):
+            if getattr(args, flag):
+                raise _UsageError(f"--{flag.replace('_', '-')} needs --protocol openimages")
+
+
+def _run_coco(args):
+    """The COCO results, their numbers' names and ``compare_coco`` with F1's threshold."""
+    from functools import partial
+
+    from ..diagnostics.bootstrap import F1_NAME, OLRP_NAME, category_labels
+    from ..diagnostics.compare import compare_coco
+    from ..protocols._coco_stages import prepare
+    from ..protocols.coco import evaluate_coco
+
+    results = [evaluate_coco(args.gt, path, iou_type=args.iou_type, threads=args.threads)
+               for path in args.dt]
+    labels = category_labels(prepare(results[0].dataset, results[0].params))
+    names = (*results[0].stat_names, F1_NAME, OLRP_NAME, *(f"AP[{n}]" for n in labels))
+    return results, names, partial(compare_coco, score_threshold=args.score_threshold)
+
+
+def _run_voc(args):
     """``--protocol voc2007|voc2012``: the devkit presets, compared by ``compare_voc``."""
     from ..diagnostics.bootstrap_voc import voc_number_names
     from ..diagnostics.compare import compare_voc
     from ..protocols.voc import evaluate_voc
     from ._common import _voc_preset
 
-    if args.iou_type != "bbox":
-        raise _UsageError(f"--iou-type {args.iou_type} needs --protocol coco")
     params = _voc_preset(args.protocol.upper())
-    results = [evaluate_voc(args.gt, path, params=params) for path in args.dt]
-    for note in results[0].notes:
-        print(f"deteval: note: {note}", file=err)
-    _check_rules(rules, voc_number_names(results[0]))
-    comparison = compare_voc(results, n_resamples=args.bootstrap, confidence=args.confidence,
-                             seed=args.seed, models=_labels(args.dt))
-    return _finish(args, comparison, rules, out, err)
+    results = [evaluate_voc(args.gt, path, params=params, threads=args.threads)
+               for path in args.dt]
+    return results, voc_number_names(results[0]), compare_voc
+
+
+def _run_lvis(args):
+    """``--protocol lvis``: lvis-api's numbers (300 results per image)."""
+    from ..diagnostics.bootstrap_lvis import lvis_number_names
+    from ..diagnostics.compare import compare_lvis
+    from ..protocols.lvis import evaluate_lvis
+
+    results = [evaluate_lvis(args.gt, path, iou_type=args.iou_type) for path in args.dt]
+    return results, lvis_number_names(results[0]), compare_lvis
+
+
+def _run_crowdpose(args):
+    """``--protocol crowdpose``: xtcocotools' ``keypoints_crowd`` numbers."""
+    from ..diagnostics.bootstrap_crowdpose import crowdpose_number_names
+    from ..diagnostics.compare import compare_crowdpose
+    from ..protocols.crowdpose import evaluate_crowdpose
+
+    results = [evaluate_crowdpose(args.gt, path) for path in args.dt]
+    return results, crowdpose_number_names(results[0]), compare_crowdpose
+
+
+def _run_openimages(args):
+    """``--protocol openimages``: the boxes, labels and hierarchy read once; without
+    ``--classes`` the label map is every label any of the files has (one map for every
+    model: a label only some detect has no ground truth, so its AP is undefined and mAP
+    is the same as with each file's own map)."""
+    from ..diagnostics.bootstrap_openimages import openimages_number_names
+    from ..diagnostics.compare import compare_openimages
+    from ..io.openimages import read_oid_boxes, read_oid_hierarchy, read_oid_image_labels
+    from ..protocols.openimages import evaluate_openimages
+    from .openimages import openimages_classes
+
+    classes = openimages_classes(args)
+    inputs = {"image_labels": read_oid_image_labels(args.labels) if args.labels else None,
+              "hierarchy": read_oid_hierarchy(args.hierarchy) if args.hierarchy else None,
+              "expand_detections": args.expand_detections}
+    boxes = read_oid_boxes(args.gt)
+    results = [evaluate_openimages(boxes, path, classes=classes, **inputs) for path in args.dt]
+    seen = sorted({c for r in results for c in r.classes})
+    if any(list(r.classes) != seen for r in results):
+        results = [r if list(r.classes) == seen else
+                   evaluate_openimages(boxes, path, classes=seen, **inputs)
+                   for r, path in zip(results, args.dt)]
+    return results, openimages_number_names(results[0]), compare_openimages
 
 
 def _check_rules(rules: list, names: tuple) -> None:

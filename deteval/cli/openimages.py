@@ -30,14 +30,7 @@ def add_parser(commands) -> None:
                      "IsGroupOf)")
     oid.add_argument("dt", metavar="DT.csv",
                      help="detections (ImageID, LabelName, Score, XMin, XMax, YMin, YMax)")
-    oid.add_argument("--labels", metavar="IMAGE_LABELS.csv",
-                     help="verified image-level labels (ImageID, LabelName, Confidence 1/0)")
-    oid.add_argument("--hierarchy", metavar="H.json",
-                     help="class hierarchy (LabelName / Subcategory): expands boxes and labels")
-    oid.add_argument("--classes", metavar="FILE",
-                     help="label map: one LabelName per line (default: every label seen)")
-    oid.add_argument("--expand-detections", action="store_true",
-                     help="also give detections to ancestor classes (not the official rule)")
+    add_openimages_inputs(oid)
     add_json_output(oid, help="write mAP and per-class AP as JSON")
     add_per_class(oid)
     add_matches_output(oid, help="write the match table as CSV")
@@ -47,30 +40,55 @@ def add_parser(commands) -> None:
     oid.set_defaults(parser=oid)
 
 
-def run(args, out: TextIO, err: TextIO) -> int:
-    from ..errors import FormatError
-    from ..protocols.openimages import evaluate_openimages
+def add_openimages_inputs(parser) -> None:
+    """``--labels``, ``--hierarchy``, ``--classes`` and ``--expand-detections``: the inputs
+    of an Open Images evaluation besides the boxes and the detections (``deteval
+    openimages``, ``deteval compare --protocol openimages``)."""
+    parser.add_argument("--labels", metavar="IMAGE_LABELS.csv",
+                        help="verified image-level labels (ImageID, LabelName, Confidence "
+                        "1/0)")
+    parser.add_argument("--hierarchy", metavar="H.json",
+                        help="class hierarchy (LabelName / Subcategory): expands boxes and "
+                        "labels")
+    parser.add_argument("--classes", metavar="FILE",
+                        help="label map: one LabelName per line (default: every label seen)")
+    parser.add_argument("--expand-detections", action="store_true",
+                        help="also give detections to ancestor classes (not the official "
+                        "rule)")
 
-    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
-                               ("--table", args.table)])
-    check_table(args)
+
+def openimages_classes(args) -> list[str] | None:
+    """The label map of ``--classes`` (None without it), after checking that
+    ``--expand-detections`` comes with ``--hierarchy``."""
+    from ..errors import FormatError
+
     if args.expand_detections and not args.hierarchy:
         from ._common import _UsageError
 
         raise _UsageError("--expand-detections needs --hierarchy H.json (the classes a "
                           "detection is expanded to)")
-    classes = None
-    if args.classes:
-        from ..io._json import read_bytes
+    if not args.classes:
+        return None
+    from ..io._json import read_bytes
 
-        try:    # a regular file only (a FIFO would block), read whole
-            lines = read_bytes(args.classes, what="classes").decode("utf-8-sig").splitlines()
-        except UnicodeDecodeError as error:
-            raise FormatError(f"not UTF-8 text ({error.reason} at byte {error.start})",
-                              source=args.classes) from None
-        classes = [line.strip() for line in lines if line.strip()]
-        if not classes:
-            raise FormatError("no class names (one LabelName per line)", source=args.classes)
+    try:    # a regular file only (a FIFO would block), read whole
+        lines = read_bytes(args.classes, what="classes").decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as error:
+        raise FormatError(f"not UTF-8 text ({error.reason} at byte {error.start})",
+                          source=args.classes) from None
+    classes = [line.strip() for line in lines if line.strip()]
+    if not classes:
+        raise FormatError("no class names (one LabelName per line)", source=args.classes)
+    return classes
+
+
+def run(args, out: TextIO, err: TextIO) -> int:
+    from ..protocols.openimages import evaluate_openimages
+
+    check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
+                               ("--table", args.table)])
+    check_table(args)
+    classes = openimages_classes(args)
     result = evaluate_openimages(args.gt, args.dt, image_labels=args.labels,
                                  hierarchy=args.hierarchy, classes=classes,
                                  expand_detections=args.expand_detections)

@@ -72,11 +72,11 @@ def _add_diagnostic_options(report) -> None:
     """``--ci``, ``--confidence``, ``--seed`` and the slice options (coco protocol)."""
     from ._options import _seed
     from ._slices import add_slice_options
-    from .compare import _confidence, _positive_int
+    from .compare import _confidence, _resamples
 
     group = report.add_argument_group(
         "intervals and slices", "costly, so off by default; coco protocol only")
-    group.add_argument("--ci", type=_positive_int, metavar="B",
+    group.add_argument("--ci", type=_resamples, metavar="B",
                        help="show the image-bootstrap percentile interval (B resamples, e.g. "
                        "1000; each costs some 5-15%% of an evaluation) beside every summary "
                        "number and each class's AP (and image slice's); with DT_B, the "

@@ -32,15 +32,17 @@ from typing import Any
 
 import numpy as np
 
+from .._threads import resolve_threads
 from ._bootstrap_plans import COCOPlan
-from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
+from .bootstrap import BootstrapResult, check_settings, resample_rows
+from .bootstrap_lvis import _distinct_names, run_threaded
 
-__all__ = ["WeightedCrowdPose", "bootstrap_crowdpose"]
+__all__ = ["WeightedCrowdPose", "bootstrap_crowdpose", "crowdpose_number_names"]
 
 
 def bootstrap_crowdpose(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
-                        seed: Any = None, weights: np.ndarray | None = None
-                        ) -> BootstrapResult:
+                        seed: Any = None, weights: np.ndarray | None = None,
+                        threads: int | None = None) -> BootstrapResult:
     """Image-level bootstrap intervals of a CrowdPose evaluation's numbers.
 
     Parameters
@@ -52,6 +54,9 @@ def bootstrap_crowdpose(result: Any, *, n_resamples: int = 1000, confidence: flo
     weights : array of int, shape (B, I), optional
         Explicit resamples: how many times each image (sorted by id) is drawn. A row of
         ones is the evaluation itself.
+    threads : int, optional
+        As :func:`~deteval.diagnostics.bootstrap_lvis.bootstrap_lvis` (the numbers are
+        identical for every value).
 
     Returns
     -------
@@ -66,9 +71,18 @@ def bootstrap_crowdpose(result: Any, *, n_resamples: int = 1000, confidence: flo
         Bad settings, weights of the wrong shape, recall thresholds not increasing.
     """
     check_settings(n_resamples, confidence)
-    return run_bootstrap(WeightedCrowdPose(result), n_resamples=n_resamples,
-                         confidence=confidence, seed=seed, weights=weights,
-                         category_ids=result.category_ids)
+    threads = resolve_threads(threads)
+    return run_threaded(WeightedCrowdPose(result), n_resamples=n_resamples,
+                        confidence=confidence, seed=seed, weights=weights, threads=threads)
+
+
+def crowdpose_number_names(result: Any) -> tuple[str, ...]:
+    """The numbers :func:`bootstrap_crowdpose` gives for ``result``: the 9 stats, then
+    ``AP[name]`` per category (a name several categories share gets ``#id``)."""
+    from ..protocols.crowdpose import CROWDPOSE_STAT_NAMES
+
+    names = _distinct_names(result.category_names, result.category_ids)
+    return CROWDPOSE_STAT_NAMES + tuple(f"AP[{n}]" for n in names)
 
 
 class WeightedCrowdPose:
@@ -76,8 +90,7 @@ class WeightedCrowdPose:
 
     def __init__(self, result: Any) -> None:
         from ..protocols._coco_stages import prepare, state_of_result
-        from ..protocols.crowdpose import CROWDPOSE_STAT_NAMES, scaled_dataset
-        from .bootstrap_lvis import _distinct_names
+        from ..protocols.crowdpose import scaled_dataset
 
         p = result.params
         self.result = result
@@ -98,7 +111,8 @@ class WeightedCrowdPose:
         first, second = p.crowd_index_limits
         self.splits = [crowd < first, (crowd >= first) & (crowd < second), crowd >= second]
         self.category_names = _distinct_names(result.category_names, result.category_ids)
-        self.names = CROWDPOSE_STAT_NAMES + tuple(f"AP[{n}]" for n in self.category_names)
+        self.category_ids = result.category_ids
+        self.names = crowdpose_number_names(result)
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
 
     def resamples(self, n_resamples: int, seed: Any, weights: np.ndarray | None):

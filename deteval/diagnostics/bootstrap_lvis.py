@@ -36,14 +36,22 @@ from typing import Any
 
 import numpy as np
 
+from .._threads import resolve_threads
 from ._bootstrap_plans import COCOPlan
-from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
+from .bootstrap import (
+    BootstrapResult,
+    bootstrap_result,
+    check_settings,
+    resample_rows,
+    resampled,
+)
 
-__all__ = ["WeightedLVIS", "bootstrap_lvis"]
+__all__ = ["WeightedLVIS", "bootstrap_lvis", "lvis_number_names", "run_threaded"]
 
 
 def bootstrap_lvis(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
-                   seed: Any = None, weights: np.ndarray | None = None) -> BootstrapResult:
+                   seed: Any = None, weights: np.ndarray | None = None,
+                   threads: int | None = None) -> BootstrapResult:
     """Image-level bootstrap intervals of an LVIS evaluation's numbers.
 
     Parameters
@@ -72,9 +80,32 @@ def bootstrap_lvis(result: Any, *, n_resamples: int = 1000, confidence: float = 
         Bad settings, weights of the wrong shape, recall thresholds not increasing.
     """
     check_settings(n_resamples, confidence)
-    return run_bootstrap(WeightedLVIS(result), n_resamples=n_resamples,
-                         confidence=confidence, seed=seed, weights=weights,
-                         category_ids=result.category_ids)
+    threads = resolve_threads(threads)
+    return run_threaded(WeightedLVIS(result), n_resamples=n_resamples, confidence=confidence,
+                        seed=seed, weights=weights, threads=threads)
+
+
+def run_threaded(weighted: Any, *, n_resamples: int, confidence: float, seed: Any,
+                 weights: np.ndarray | None, threads: int) -> BootstrapResult:
+    """The numbers of ``weighted`` (``WeightedLVIS``, ``WeightedCrowdPose``,
+    ``WeightedOpenImages``: its ``names``, ``estimates``, ``category_ids``,
+    ``category_names``, ``resamples`` and ``numbers(w)``) on each resample, computed on up
+    to ``threads`` threads as :func:`~deteval.diagnostics.bootstrap.bootstrap_coco` does
+    (each resample's numbers depend on its weights alone: identical for every ``threads``),
+    and their intervals. The settings are checked by the caller, before any work."""
+    rows = weighted.resamples(n_resamples, seed, weights)
+    samples = resampled(weighted.numbers, rows, threads)
+    return bootstrap_result(weighted.names, weighted.estimates,
+                            samples.reshape(-1, len(weighted.names)), confidence=confidence,
+                            seed=seed, category_ids=weighted.category_ids,
+                            category_names=weighted.category_names)
+
+
+def lvis_number_names(result: Any) -> tuple[str, ...]:
+    """The numbers :func:`bootstrap_lvis` gives for ``result``: the 13 stats, then
+    ``AP[name]`` per category (a name several categories share gets ``#id``)."""
+    names = _distinct_names(result.category_names, result.category_ids)
+    return tuple(result.stat_names) + tuple(f"AP[{n}]" for n in names)
 
 
 def _distinct_names(names: tuple, ids: np.ndarray) -> tuple[str, ...]:
@@ -109,7 +140,8 @@ class WeightedLVIS:
         # Every kept result: no (image, category) group holds more than all of them.
         self.plan = COCOPlan.single(state, p, n_k, gt_k, gt_img, counted, max(len(dt), 1))
         self.category_names = _distinct_names(result.category_names, result.category_ids)
-        self.names = tuple(result.stat_names) + tuple(f"AP[{n}]" for n in self.category_names)
+        self.category_ids = result.category_ids
+        self.names = lvis_number_names(result)
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
 
     def resamples(self, n_resamples: int, seed: Any,

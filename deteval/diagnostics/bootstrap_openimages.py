@@ -36,14 +36,16 @@ from typing import Any
 
 import numpy as np
 
-from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
+from .._threads import resolve_threads
+from .bootstrap import BootstrapResult, check_settings, resample_rows
+from .bootstrap_lvis import run_threaded
 
-__all__ = ["WeightedOpenImages", "bootstrap_openimages"]
+__all__ = ["WeightedOpenImages", "bootstrap_openimages", "openimages_number_names"]
 
 
 def bootstrap_openimages(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
-                         seed: Any = None, weights: np.ndarray | None = None
-                         ) -> BootstrapResult:
+                         seed: Any = None, weights: np.ndarray | None = None,
+                         threads: int | None = None) -> BootstrapResult:
     """Image-level bootstrap intervals of an Open Images evaluation's mAP and per-class AP.
 
     Parameters
@@ -55,6 +57,9 @@ def bootstrap_openimages(result: Any, *, n_resamples: int = 1000, confidence: fl
     weights : array of int, shape (B, I), optional
         Explicit resamples: how many times each image of ``result.image_ids`` (sorted) is
         drawn. A row of ones is the evaluation itself.
+    threads : int, optional
+        As :func:`~deteval.diagnostics.bootstrap_lvis.bootstrap_lvis` (the numbers are
+        identical for every value).
 
     Returns
     -------
@@ -69,9 +74,15 @@ def bootstrap_openimages(result: Any, *, n_resamples: int = 1000, confidence: fl
         shape.
     """
     check_settings(n_resamples, confidence)
-    return run_bootstrap(WeightedOpenImages(result), n_resamples=n_resamples,
-                         confidence=confidence, seed=seed, weights=weights,
-                         category_ids=np.arange(len(result.classes)))
+    threads = resolve_threads(threads)
+    return run_threaded(WeightedOpenImages(result), n_resamples=n_resamples,
+                        confidence=confidence, seed=seed, weights=weights, threads=threads)
+
+
+def openimages_number_names(result: Any) -> tuple[str, ...]:
+    """The numbers :func:`bootstrap_openimages` gives for ``result``: ``mAP``, then
+    ``AP[label]`` per class."""
+    return ("mAP",) + tuple(f"AP[{c}]" for c in result.classes)
 
 
 class WeightedOpenImages:
@@ -122,7 +133,8 @@ class WeightedOpenImages:
         self._drawn = np.r_[boxed, np.setdiff1d(np.arange(self.n_images), boxed)].astype(
             np.int64)
         self.category_names = tuple(result.classes)
-        self.names = ("mAP",) + tuple(f"AP[{c}]" for c in result.classes)
+        self.category_ids = np.arange(len(result.classes))
+        self.names = openimages_number_names(result)
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
 
     def resamples(self, n_resamples: int, seed: Any, weights: np.ndarray | None):

@@ -30,17 +30,33 @@ import numpy as np
 from .._arrays import frozen
 from .._threads import resolve_threads
 from .bootstrap import (
+    OLRP_NAME,
     BootstrapResult,
     WeightedCOCO,
     _json_number,
+    bootstrap_result,
     check_settings,
     interval_result,
     percentile_interval,
     resampled,
 )
 
-__all__ = ["ComparisonResult", "compare_coco", "compare_voc", "holm", "paired_comparison",
-           "parse_regression_rule", "bootstrap_p_value"]
+__all__ = ["LOWER_IS_BETTER", "ComparisonResult", "bootstrap_p_value", "compare_coco",
+           "compare_crowdpose", "compare_lvis", "compare_openimages", "compare_voc", "holm",
+           "lower_is_better", "paired_comparison", "parse_regression_rule"]
+
+#: The numbers for which lower is better (an error rate); every other number is better
+#: higher. The regression gate (:meth:`ComparisonResult.regressions`) reads it.
+LOWER_IS_BETTER = frozenset({OLRP_NAME})
+
+
+def lower_is_better(name: str) -> bool:
+    """Whether a smaller value of the number ``name`` is the better one (``oLRP``).
+
+    >>> lower_is_better("oLRP"), lower_is_better("AP")
+    (True, False)
+    """
+    return name in LOWER_IS_BETTER
 
 
 def bootstrap_p_value(differences: np.ndarray) -> np.ndarray:
@@ -102,11 +118,14 @@ def parse_regression_rule(text: str) -> tuple[str, float]:
 
 @dataclass(frozen=True, eq=False)
 class ComparisonResult:
-    """Result of :func:`compare_coco` or :func:`compare_voc`: every model against the
+    """Result of :func:`compare_coco`, :func:`compare_voc`, :func:`compare_lvis`,
+    :func:`compare_crowdpose` or :func:`compare_openimages`: every model against the
     baseline (model 0).
 
     Arrays of differences have shape (J, N): J models after the baseline, N numbers
-    (``names``). Differences are ``model - baseline``; NaN where either is undefined.
+    (``names``). Differences are ``model - baseline``; NaN where either is undefined. A
+    positive difference is an improvement except for the numbers better lower
+    (:data:`LOWER_IS_BETTER`: ``oLRP``).
 
     Attributes
     ----------
@@ -169,22 +188,28 @@ class ComparisonResult:
         return float((self.p_adjusted if adjusted else self.p_value)[self._at(model, name)])
 
     def regressions(self, rules: Sequence[tuple[str, float]]) -> list[str]:
-        """The rules broken: a model whose difference's interval lies wholly below
-        ``-tolerance`` (significantly worse than the baseline by more than the tolerance).
+        """The rules broken: a model significantly worse than the baseline by more than the
+        tolerance. Worse is the number's direction (:data:`LOWER_IS_BETTER`): for a number
+        better higher, the interval of the difference lies wholly below ``-tolerance``; for
+        one better lower (``oLRP``), wholly above ``+tolerance``.
 
         Returns one message per broken (model, rule); empty when none is.
         """
         broken = []
         for name, tolerance in rules:
+            lower = lower_is_better(name)
             for j in range(1, len(self.models)):
                 at = self._at(j, name)
-                high = self.high[at]
-                if not np.isnan(high) and high < -tolerance:
-                    broken.append(
-                        f"{self.models[j]}: {name} is worse than {self.models[0]}'s by "
-                        f"{-self.difference[at]:.4f} ({100 * self.confidence:g}% interval of "
-                        f"the difference [{self.low[at]:.4f}, {high:.4f}], entirely below "
-                        f"-{tolerance:g})")
+                low, high = self.low[at], self.high[at]
+                if not (low > tolerance if lower else high < -tolerance):     # NaN: kept
+                    continue
+                loss = self.difference[at] if lower else -self.difference[at]
+                side = f"above +{tolerance:g}" if lower else f"below -{tolerance:g}"
+                broken.append(
+                    f"{self.models[j]}: {name} is worse than {self.models[0]}'s by "
+                    f"{loss:.4f} ({'lower' if lower else 'higher'} is better; "
+                    f"{100 * self.confidence:g}% interval of the difference [{low:.4f}, "
+                    f"{high:.4f}], entirely {side})")
         return broken
 
     def rows(self) -> list[dict[str, Any]]:
@@ -197,6 +222,7 @@ class ComparisonResult:
                     "model": self.models[j], "baseline": self.models[0], "name": name,
                     "baseline_value": _json_number(_undefined(self.intervals[0].estimates[i])),
                     "value": _json_number(_undefined(self.intervals[j].estimates[i])),
+                    "better": "lower" if lower_is_better(name) else "higher",
                     "difference": _json_number(self.difference[at]),
                     "low": _json_number(self.low[at]), "high": _json_number(self.high[at]),
                     "p_value": _json_number(self.p_value[at]),
@@ -287,11 +313,14 @@ def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
 
 def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
                       n_resamples: int = 1000, confidence: float = 0.95, seed: Any = 0,
-                      models: Sequence[str] | None = None,
-                      threads: int | None = None) -> ComparisonResult:
+                      models: Sequence[str] | None = None, threads: int | None = None,
+                      same: Callable[[Any], Any] | None = None, hint: str = ""
+                      ) -> ComparisonResult:
     """The paired comparison of :func:`compare_coco` for any protocol: ``weigh(result)``
-    gives the weighted evaluation of one result (``WeightedCOCO``, ``WeightedVOC``: its
-    ``names``, ``estimates``, ``resamples`` and ``numbers(w)``); the rest is shared."""
+    gives the weighted evaluation of one result (``WeightedCOCO``, ``WeightedVOC``,
+    ``WeightedLVIS``...: its ``names``, ``estimates``, ``resamples`` and ``numbers(w)``); the
+    rest is shared. ``same(result)`` is what must be equal across the results (default: the
+    settings and the object count); ``hint`` ends the message when it is not."""
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
     results = list(results)
@@ -302,16 +331,18 @@ def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
                                                            for i in range(len(results)))
     if len(labels) != len(results):
         raise ValueError(f"{len(labels)} model labels for {len(results)} results")
-    base = results[0]
+    same = same or _settings_and_objects
+    base = same(results[0])
     for label, r in zip(labels[1:], results[1:]):
-        if r.params != base.params or len(r.dataset.gt) != len(base.dataset.gt):
+        if not _equal(same(r), base):
             raise ValueError(f"{label} was evaluated with other ground truth, settings, images "
-                             f"or categories than {labels[0]}; compare needs the same ones")
+                             f"or categories than {labels[0]}; compare needs the same ones"
+                             + hint)
     weighted = [weigh(r) for r in results]
     rows = weighted[0].resamples(n_resamples, seed, None)
     samples = resampled(lambda w: [model.numbers(w) for model in weighted], rows, threads)
     samples = samples.reshape(-1, len(weighted), len(weighted[0].names))      # (B, J+1, N)
-    intervals = [interval_result(model, samples[:, j], confidence=confidence, seed=seed)
+    intervals = [_intervals(model, samples[:, j], confidence, seed)
                  for j, model in enumerate(weighted)]                   # (NaN: in place)
     names = weighted[0].names
     estimates = np.array([[_undefined(v) for v in m.estimates] for m in weighted])
@@ -334,6 +365,28 @@ def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
         models=labels, names=names, intervals=tuple(intervals), difference=difference,
         low=low, high=high, p_value=p_value, p_adjusted=p_adjusted, significant=significant,
         confidence=float(confidence), n_resamples=n_resamples, seed=seed)
+
+
+def _settings_and_objects(result: Any) -> tuple:
+    """COCO, VOC, LVIS, CrowdPose: the settings (images and categories included) and the
+    number of objects."""
+    return result.params, len(result.dataset.gt)
+
+
+def _equal(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(
+        np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y for x, y in zip(a, b))
+
+
+def _intervals(model: Any, samples: np.ndarray, confidence: float,
+               seed: Any) -> BootstrapResult:
+    """One model's intervals, as its protocol's bootstrap gives them (undefined numbers set
+    to NaN in ``samples``, in place)."""
+    if hasattr(model, "category_ids"):        # LVIS, CrowdPose, Open Images: no F1
+        return bootstrap_result(model.names, model.estimates, samples, confidence=confidence,
+                                seed=seed, category_ids=model.category_ids,
+                                category_names=model.category_names)
+    return interval_result(model, samples, confidence=confidence, seed=seed)
 
 
 def compare_voc(results: Sequence[Any], *, n_resamples: int = 1000, confidence: float = 0.95,
@@ -373,3 +426,153 @@ def compare_voc(results: Sequence[Any], *, n_resamples: int = 1000, confidence: 
 
     return paired_comparison(results, WeightedVOC, n_resamples=n_resamples,
                              confidence=confidence, seed=seed, models=models, threads=threads)
+
+
+def compare_lvis(results: Sequence[Any], *, n_resamples: int = 1000, confidence: float = 0.95,
+                 seed: Any = 0, models: Sequence[str] | None = None,
+                 threads: int | None = None) -> ComparisonResult:
+    """Compare LVIS evaluations of several detectors on the same ground truth, paired.
+
+    As :func:`compare_coco`, with the numbers of
+    :func:`~deteval.diagnostics.bootstrap_lvis.bootstrap_lvis` (the 13 stats and
+    ``AP[name]`` per category) on the same resamples of the images for every model.
+
+    Parameters
+    ----------
+    results : sequence of LVISResult
+        :func:`~deteval.evaluate_lvis` results of the same ground truth and settings; the
+        first is the baseline.
+    n_resamples, confidence, seed, models, threads
+        As :func:`compare_coco`.
+
+    Returns
+    -------
+    ComparisonResult
+        Raises ``ValueError`` as :func:`compare_coco` does.
+
+    Examples
+    --------
+    >>> import deteval
+    >>> gt = {"images": [{"id": i, "neg_category_ids": [], "not_exhaustive_category_ids": []}
+    ...                  for i in (1, 2, 3)],
+    ...       "categories": [{"id": 1, "name": "a", "frequency": "f"}],
+    ...       "annotations": [{"id": i, "image_id": i, "category_id": 1,
+    ...                        "bbox": [0, 0, 20, 20], "area": 400} for i in (1, 2, 3)]}
+    >>> dt = [{"image_id": i, "category_id": 1, "bbox": [i, 0, 20, 20], "score": 0.9}
+    ...       for i in (1, 2, 3)]
+    >>> a = deteval.evaluate_lvis(gt, dt)
+    >>> b = deteval.evaluate_lvis(gt, dt[:2])
+    >>> c = compare_lvis([a, b], n_resamples=50, seed=0)
+    >>> c.difference_of(1, "AP") == b.stat("AP") - a.stat("AP")
+    True
+    """
+    from .bootstrap_lvis import WeightedLVIS
+
+    return paired_comparison(results, WeightedLVIS, n_resamples=n_resamples,
+                             confidence=confidence, seed=seed, models=models, threads=threads)
+
+
+def compare_crowdpose(results: Sequence[Any], *, n_resamples: int = 1000,
+                      confidence: float = 0.95, seed: Any = 0,
+                      models: Sequence[str] | None = None,
+                      threads: int | None = None) -> ComparisonResult:
+    """Compare CrowdPose evaluations of several detectors on the same ground truth, paired.
+
+    As :func:`compare_coco`, with the numbers of
+    :func:`~deteval.diagnostics.bootstrap_crowdpose.bootstrap_crowdpose` (the 9 stats, the
+    easy / medium / hard splits among them, and ``AP[name]`` per category).
+
+    Parameters
+    ----------
+    results : sequence of CrowdPoseResult
+        :func:`~deteval.evaluate_crowdpose` results of the same ground truth and settings;
+        the first is the baseline.
+    n_resamples, confidence, seed, models, threads
+        As :func:`compare_coco`.
+
+    Returns
+    -------
+    ComparisonResult
+        Raises ``ValueError`` as :func:`compare_coco` does.
+
+    Examples
+    --------
+    >>> import deteval
+    >>> kp = [10, 10, 2] * 14
+    >>> gt = {"images": [{"id": i, "crowdIndex": 0.3 * i} for i in (1, 2, 3)],
+    ...       "categories": [{"id": 1, "name": "person"}],
+    ...       "annotations": [{"id": i, "image_id": i, "category_id": 1, "num_keypoints": 14,
+    ...                        "keypoints": kp, "bbox": [0, 0, 20, 40], "iscrowd": 0}
+    ...                       for i in (1, 2, 3)]}
+    >>> dt = [{"image_id": i, "category_id": 1, "keypoints": [10 + i, 10, 0.9] * 14,
+    ...        "score": 0.9} for i in (1, 2, 3)]
+    >>> a = deteval.evaluate_crowdpose(gt, dt)
+    >>> c = compare_crowdpose([a, a], n_resamples=30, seed=0)
+    >>> c.difference_of(1, "AP_hard"), c.p_value_of(1, "AP")
+    (0.0, 1.0)
+    """
+    from .bootstrap_crowdpose import WeightedCrowdPose
+
+    return paired_comparison(results, WeightedCrowdPose, n_resamples=n_resamples,
+                             confidence=confidence, seed=seed, models=models, threads=threads)
+
+
+def compare_openimages(results: Sequence[Any], *, n_resamples: int = 1000,
+                       confidence: float = 0.95, seed: Any = 0,
+                       models: Sequence[str] | None = None,
+                       threads: int | None = None) -> ComparisonResult:
+    """Compare Open Images evaluations of several detectors on the same ground truth,
+    paired.
+
+    As :func:`compare_coco`, with the numbers of
+    :func:`~deteval.diagnostics.bootstrap_openimages.bootstrap_openimages` (``mAP`` and
+    ``AP[label]`` per class) on the same resamples of the images for every model.
+
+    Parameters
+    ----------
+    results : sequence of OpenImagesResult
+        :func:`~deteval.evaluate_openimages` results of the same boxes, image-level labels,
+        hierarchy and label map (``classes``: without one the label map is every label
+        seen, detections' included, so pass the same ``classes`` to every evaluation when
+        the models detect different labels); the first is the baseline.
+    n_resamples, confidence, seed, models, threads
+        As :func:`compare_coco`.
+
+    Returns
+    -------
+    ComparisonResult
+        Raises ``ValueError`` as :func:`compare_coco` does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import deteval
+    >>> from deteval.io.openimages import OIDBoxes, OIDDetections
+    >>> gt = OIDBoxes(np.array(["a", "b"], dtype=object), np.array(["/m/cat", "/m/cat"],
+    ...               dtype=object), np.array([[0, 0, .5, .5], [0, 0, .5, .5]]),
+    ...               np.array([False, False]))
+    >>> def dets(y):
+    ...     return OIDDetections(np.array(["a", "b"], dtype=object),
+    ...                          np.array(["/m/cat", "/m/cat"], dtype=object),
+    ...                          np.array([.9, .8]), np.array([[0, 0, .5, .45], [0, y, .5, .5]]))
+    >>> a = deteval.evaluate_openimages(gt, dets(0.0))
+    >>> b = deteval.evaluate_openimages(gt, dets(0.4))
+    >>> c = compare_openimages([a, b], n_resamples=30, seed=0)
+    >>> c.difference_of(1, "mAP") == b.mean_ap - a.mean_ap
+    True
+    """
+    from .bootstrap_openimages import WeightedOpenImages
+
+    return paired_comparison(
+        results, WeightedOpenImages, n_resamples=n_resamples, confidence=confidence,
+        seed=seed, models=models, threads=threads, same=_openimages_fingerprint,
+        hint=" (the same boxes, image-level labels, hierarchy and classes=, the label map)")
+
+
+def _openimages_fingerprint(result: Any) -> tuple:
+    """What two Open Images results of one ground truth share: the label map, the images,
+    the (expanded) boxes."""
+    gt = result.gt
+    return (tuple(result.classes), np.asarray(result.image_ids, dtype=str),
+            np.asarray(gt.image_id, dtype=str), np.asarray(gt.label, dtype=str), gt.xyxy,
+            gt.group_of)
