@@ -38,7 +38,6 @@ import numpy as np
 from .._arrays import frozen
 from .._validation import number
 from ..data import index_in
-from ..iou import coco_pair_iou
 from ..matching import FP, TP
 
 #: The summary's names, in the order of the LRP fork's stats[12:19].
@@ -64,13 +63,17 @@ class LRPResult:
     molrp : ndarray, shape (A,)
         Mean oLRP per area range (-1 if no class has objects).
     molrp_loc, molrp_fp, molrp_fn : ndarray, shape (A,)
-    stats : ndarray, shape (7,)
-        :data:`LRP_STAT_NAMES`: the reference's summary (range "all", then the size ranges).
+    stats : ndarray, shape (4 + A - 1,)
+        :attr:`stat_names`: the reference's summary (moLRP and its components over range
+        "all", then moLRP of the size ranges; :data:`LRP_STAT_NAMES` for COCO's ranges).
     category_ids : ndarray, shape (K,)
     category_names : tuple of str
     area_labels : tuple of str
     settings : dict
-        ``iou_threshold``, ``max_detections``.
+        ``iou_type``, ``iou_threshold``, ``max_detections`` (and ``protocol`` for a result
+        of another protocol than COCO).
+    stat_names : tuple of str
+        The names of ``stats``.
     """
 
     olrp: np.ndarray
@@ -90,6 +93,7 @@ class LRPResult:
     curve_lrp: tuple = ()
     n_positive: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
     settings: dict = field(default_factory=dict)
+    stat_names: tuple[str, ...] = LRP_STAT_NAMES
 
     def __post_init__(self) -> None:
         for name in ("olrp", "olrp_loc", "olrp_fp", "olrp_fn", "thresholds", "molrp",
@@ -117,8 +121,8 @@ class LRPResult:
         return frozen(out)
 
     def summary(self) -> dict[str, float]:
-        """``{name: value}`` over :data:`LRP_STAT_NAMES`."""
-        return dict(zip(LRP_STAT_NAMES, self.stats.tolist()))
+        """``{name: value}`` over :attr:`stat_names`."""
+        return dict(zip(self.stat_names, self.stats.tolist()))
 
     def per_class(self, area: str = "all") -> list[dict[str, Any]]:
         """One row per category: oLRP, its components and the optimal threshold (None: NaN
@@ -140,46 +144,92 @@ class LRPResult:
                 "per_class": self.per_class()}
 
 
-def lrp(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
-        max_detections: int = 100) -> LRPResult:
-    """Optimal LRP, its components, class-wise optimal thresholds and moLRP (bounding boxes).
+def lrp(gt: Any, dt: Any, *, iou_type: str = "bbox", iou_threshold: float = 0.5,
+        max_detections: int | None = None, keypoint_sigmas: Any = None,
+        dilation_ratio: float = 0.02) -> LRPResult:
+    """Optimal LRP, its components, class-wise optimal thresholds and moLRP.
 
     Parameters
     ----------
     gt : Dataset, str, PathLike or dict
         Ground truth, or a COCO instances file (or its dict).
     dt : Detections, str, PathLike, list, dict or ndarray
-        Bounding-box detections, or anything :func:`~deteval.io.coco.read_coco_results`
-        reads.
+        Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads, with the
+        geometry ``iou_type`` compares.
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}
+        What to compare, as :func:`~deteval.evaluate_coco`: the true positives and their
+        IoU (OKS for keypoints) are that geometry's.
     iou_threshold : float, default 0.5
         ``tau``: the matching threshold (the reference uses ``iouThrs[0]``, 0.5).
-    max_detections : int, default 100
-        Detections per image and category (the reference's summary reads maxDets 100).
+    max_detections : int, optional
+        Detections per image and category; default the reference's summary: 100, and 20
+        for keypoints.
+    keypoint_sigmas : sequence of float or dict, optional
+        OKS sigmas (keypoints), as :class:`~deteval.COCOParams` takes them.
+    dilation_ratio : float, default 0.02
+        Boundary IoU's boundary width (``iou_type="boundary"``).
 
     Returns
     -------
     LRPResult
-        Area ranges all, small, medium, large as COCO's.
+        Area ranges as COCO's for that geometry (all, small, medium, large; keypoints: all,
+        medium, large).
     """
+    from .._similarity import check_iou_type
     from ..protocols.coco import evaluate_coco
 
-    tau = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
-    if tau == 1.0:
-        raise ValueError("iou_threshold must be below 1 (LRP divides by 1 - iou_threshold)")
+    check_iou_type(iou_type)
+    tau = _tau(iou_threshold)
+    if max_detections is None:
+        max_detections = 20 if iou_type == "keypoints" else 100
     if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)) \
             or max_detections < 1:
         raise ValueError(f"max_detections must be an integer >= 1; got {max_detections!r}")
     m = int(max_detections)
-    result = evaluate_coco(gt, dt, iou_type="bbox", iou_thresholds=(tau,),
-                           max_detections=(m, m, m))
+    options: dict[str, Any] = {"dilation_ratio": dilation_ratio}
+    if keypoint_sigmas is not None:
+        options["keypoint_sigmas"] = keypoint_sigmas
+    result = evaluate_coco(gt, dt, iou_type=iou_type, iou_thresholds=(tau,),
+                           max_detections=(m,) if iou_type == "keypoints" else (m, m, m),
+                           **options)
     return lrp_of_result(result, tau, m)
 
 
-def lrp_of_result(result: Any, tau: float, max_det: int) -> LRPResult:
+def _tau(iou_threshold: Any) -> float:
+    tau = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
+    if tau == 1.0:
+        raise ValueError("iou_threshold must be below 1 (LRP divides by 1 - iou_threshold)")
+    return tau
+
+
+def _threshold_index(thresholds: Any, tau: float) -> int:
+    """Index of ``tau`` among the evaluated thresholds (to 1e-9); a ValueError otherwise."""
+    hits = np.flatnonzero(np.abs(np.asarray(thresholds, dtype=np.float64) - tau) < 1e-9)
+    if len(hits) == 0:
+        shown = ", ".join(f"{t:g}" for t in thresholds)
+        raise ValueError(f"iou_threshold {tau:g} was not evaluated; the result has {shown}")
+    return int(hits[0])
+
+
+def lrp_of_result(result: Any, tau: float | None = None,
+                  max_det: int | None = None) -> LRPResult:
     """LRP read from a COCO evaluation's own match table (``result`` of
-    :func:`~deteval.evaluate_coco` at IoU ``tau``, no second matching): what :func:`lrp`
-    computes after evaluating, for callers that hold the result already (the report)."""
+    :func:`~deteval.evaluate_coco`, no second matching): what :func:`lrp` computes after
+    evaluating, for callers that hold the result already (the report).
+
+    ``tau`` (default the result's first IoU threshold, the reference's ``iouThrs[0]``) must
+    be one of its thresholds; ``max_det`` (default its ``max_detections[-1]``) at most that.
+    The geometry is the result's ``iou_type``; a true positive's IoU (OKS) is recomputed for
+    its matched pair by the evaluation's own pair routine."""
+    from ..protocols._coco_stages import pair_similarity
+
     table, p = result.matches, result.params
+    if table is None:
+        raise ValueError("this result keeps no match table (Evaluator.compute); evaluate "
+                         "with evaluate_coco, or pass the ground truth and detections")
+    tau = _tau(p.iou_thresholds[0] if tau is None else tau)
+    t = _threshold_index(p.iou_thresholds, tau)
+    max_det = int(p.max_detections[-1] if max_det is None else max_det)
     dataset, detections = result.dataset, result.detections
     category_ids = np.asarray(p.category_ids, dtype=np.int64)
     n_k, n_a = len(category_ids), len(p.area_ranges)
@@ -194,7 +244,9 @@ def lrp_of_result(result: Any, tau: float, max_det: int) -> LRPResult:
     order = kept[np.lexsort((table.dt_rank[kept], dt_img[kept], table.dt_score_rank[kept],
                              dt_k[kept]))]
     seg = np.searchsorted(dt_k[order], np.arange(n_k + 1))
-    dt_xywh, gt_xywh = detections.as_xywh(), dataset.gt.as_xywh()
+    gt = dataset.gt
+    pair = pair_similarity(p, dataset, detections, np.arange(len(gt)), detections.as_xywh(),
+                           gt.as_xywh(), gt.iscrowd)
     shape = (n_k, n_a)
     olrp, loc, fp_part, fn_part, thr = (np.full(shape, -1.0) for _ in range(5))
     n_pos = np.zeros(shape, dtype=np.int64)
@@ -203,30 +255,48 @@ def lrp_of_result(result: Any, tau: float, max_det: int) -> LRPResult:
     for a in range(n_a):
         ok = gt_k >= 0
         n_pos[:, a] = np.bincount(gt_k[ok & ~table.gt_ignore[a]], minlength=n_k)
-        status = table.detection_status(a)[0]
-        matched = table.detection_matches(a)[0]
+        status = table.detection_status(a)[t]
+        matched = table.detection_matches(a)[t]
         iou = np.zeros(len(status))
         hit = np.flatnonzero(status == TP)
-        iou[hit] = coco_pair_iou(dt_xywh[hit], gt_xywh[matched[hit]],
-                                 np.zeros(len(hit), bool))
+        if len(hit):
+            iou[hit] = pair(hit, matched[hit])
         for k in np.flatnonzero(n_pos[:, a]).tolist():
             rows = order[seg[k]:seg[k + 1]]
             values = _optimal(status[rows], iou[rows], detections.scores[rows],
                               int(n_pos[k, a]), tau)
             olrp[k, a], loc[k, a], fp_part[k, a], fn_part[k, a], thr[k, a] = values[:5]
             curve_scores[k][a], curve_lrp[k][a] = detections.scores[rows], values[5]
+    labels = tuple(p.area_labels)
+    return _assemble(result, (olrp, loc, fp_part, fn_part, thr), labels, curve_scores,
+                     curve_lrp, n_pos, {"iou_type": p.iou_type, "iou_threshold": tau,
+                                        "max_detections": max_det})
+
+
+def stat_names(area_labels: tuple[str, ...]) -> tuple[str, ...]:
+    """The summary's names for these area ranges: moLRP and its components over "all"
+    (else the first range), then moLRP of each other range (:data:`LRP_STAT_NAMES` for
+    COCO's four)."""
+    first = "all" if "all" in area_labels else area_labels[0]
+    return LRP_STAT_NAMES[:4] + tuple(f"moLRP_{x}" for x in area_labels if x != first)
+
+
+def _assemble(result: Any, arrays: tuple, labels: tuple[str, ...], curve_scores: list,
+              curve_lrp: list, n_pos: np.ndarray, settings: dict) -> LRPResult:
+    """The result: per-class arrays (oLRP, loc, FP, FN, threshold), means and summary."""
+    olrp, loc, fp_part, fn_part, thr = arrays
+    n_a = len(labels)
     means = [np.array([_mean(x[:, a]) for a in range(n_a)]) for x in (olrp, loc, fp_part,
                                                                         fn_part)]
-    labels = tuple(p.area_labels)
-    stats = np.array([means[0][labels.index("all")], means[1][labels.index("all")],
-                      means[2][labels.index("all")], means[3][labels.index("all")]]
-                     + [means[0][labels.index(x)] for x in ("small", "medium", "large")])
+    first = labels.index("all") if "all" in labels else 0
+    stats = np.array([m[first] for m in means]
+                     + [means[0][a] for a in range(n_a) if a != first])
     return LRPResult(olrp=olrp, olrp_loc=loc, olrp_fp=fp_part, olrp_fn=fn_part,
                      thresholds=thr, molrp=means[0], molrp_loc=means[1], molrp_fp=means[2],
                      molrp_fn=means[3], stats=stats, category_ids=result.category_ids,
                      category_names=result.category_names, area_labels=labels,
                      curve_scores=curve_scores, curve_lrp=curve_lrp, n_positive=n_pos,
-                     settings={"iou_threshold": tau, "max_detections": max_det})
+                     settings=settings, stat_names=stat_names(labels))
 
 
 def _optimal(status: np.ndarray, iou: np.ndarray, scores: np.ndarray, npig: int,
