@@ -3,8 +3,16 @@
 The fork (github.com/kemaloksuz/LRP-Error, ``pycocotools/cocoeval.py``) changes
 ``evaluateImg`` only to record the IoU of each match, and adds an oLRP block to
 ``accumulate``. ``LRPCOCOeval`` below does the same on top of the installed pycocotools, with
-plain loops: ``run_lrp_reference(gt_dict, results)`` returns the fork's per-(category, area)
-arrays (max detections 100, IoU threshold ``iouThrs[0]``) and its summary means.
+plain loops: ``run_lrp_reference(gt_dict, results, iou_type)`` returns the fork's
+per-(category, area) arrays (IoU threshold ``iouThrs[0]``, max detections ``maxDets[-1]``:
+100, and 20 for keypoints) and its summary means.
+
+The fork's ``evaluateImg`` records the matched value whatever the ``iouType`` (it is the
+``iou`` of pycocotools' matching loop: box IoU, mask IoU or OKS), and its ``Params`` take
+"bbox", "segm" and "keypoints" with pycocotools' settings; so driving this class with
+pycocotools' own ``iouType`` is the fork for that geometry. Its summary for keypoints
+(``_summarizeKps``, ``stats[10:16]``) is moLRP and the components over "all", then moLRP of
+"medium" and "large" (keypoints have no "small" range).
 """
 
 from __future__ import annotations
@@ -110,16 +118,20 @@ def summary_mean(values):
     return float(np.mean(values)) if values else -1.0
 
 
-def run_lrp_reference(gt: dict, results: list[dict]) -> dict:
+def run_lrp_reference(gt: dict, results: list[dict], iou_type: str = "bbox",
+                      sigmas=None) -> dict:
     with contextlib.redirect_stdout(io.StringIO()):
         coco_gt = COCO()
         coco_gt.dataset = copy.deepcopy(gt)
         coco_gt.createIndex()
         coco_dt = coco_gt.loadRes(copy.deepcopy(results))
-        evaluator = LRPCOCOeval(coco_gt, coco_dt, "bbox")
+        evaluator = LRPCOCOeval(coco_gt, coco_dt, iou_type)
+        if sigmas is not None:
+            evaluator.params.kpt_oks_sigmas = np.array(sigmas, dtype=np.float64)
         evaluator.evaluate()
-    olrp, loc, fp_, fn_, thr = lrp_block(evaluator)
+    olrp, loc, fp_, fn_, thr = lrp_block(evaluator, evaluator.params.maxDets[-1])
+    sizes = range(1, len(evaluator.params.areaRng))   # after "all": (small,) medium, large
     stats = [summary_mean(olrp[:, 0]), summary_mean(loc[:, 0]), summary_mean(fp_[:, 0]),
-             summary_mean(fn_[:, 0])] + [summary_mean(olrp[:, a]) for a in (1, 2, 3)]
+             summary_mean(fn_[:, 0])] + [summary_mean(olrp[:, a]) for a in sizes]
     return {"olrp": olrp, "olrp_loc": loc, "olrp_fp": fp_, "olrp_fn": fn_, "thresholds": thr,
             "stats": np.array(stats), "category_ids": list(evaluator.params.catIds)}
