@@ -36,9 +36,8 @@ import numpy as np
 
 from .._arrays import frozen
 from .._validation import number
-from ..data import index_in
 from ..errors import FormatError
-from ..matching import FP, IGNORED, NOT_EVALUATED, TP
+from ..matching import FP, TP
 
 __all__ = ["BINNINGS", "MAX_BINS", "CalibrationResult", "calibration", "plot_reliability"]
 
@@ -84,8 +83,12 @@ class CalibrationResult:
         Each detection is binned (a true or false positive), and is a true positive.
     dt_bin : ndarray of int64, shape (n_dt,)
         Its bin in the overall binning, -1 where not binned.
-    max_detections : int
-        Detections per image and category evaluated.
+    max_detections : int or None
+        The protocol's cap on detections: per image and category (COCO, CrowdPose), per
+        image (LVIS), per image and class (Open Images); None for VOC (no cap).
+    protocol : str
+        The protocol whose decisions are read: "coco", "voc", "lvis", "crowdpose" or
+        "openimages".
     """
 
     iou_threshold: float
@@ -112,7 +115,8 @@ class CalibrationResult:
     dt_evaluated: np.ndarray
     dt_correct: np.ndarray
     dt_bin: np.ndarray
-    max_detections: int
+    max_detections: int | None
+    protocol: str = "coco"
 
     def __post_init__(self) -> None:
         for value in vars(self).values():
@@ -175,7 +179,8 @@ class CalibrationResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the settings, the overall numbers and bins, :meth:`per_class` and each
         category's bins (``class_reliability``; NaN written as None)."""
-        return {"iou_threshold": self.iou_threshold, "binning": self.binning,
+        return {"protocol": self.protocol, "iou_threshold": self.iou_threshold,
+                "binning": self.binning,
                 "bins": self.n_bins, "max_detections": self.max_detections,
                 "n_detections": self.n_detections, "dece": _none_if_nan(self.dece),
                 "mce": _none_if_nan(self.mce),
@@ -234,7 +239,8 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
         A binned detection scores outside ``[0, 1]`` (the message names it); invalid
         settings.
     """
-    from ..protocols.coco import COCOResult, evaluate_coco
+    from ..protocols.coco import evaluate_coco
+    from ._decisions import protocol_name
 
     if binning not in BINNINGS:
         raise ValueError(f"binning must be one of {', '.join(map(repr, BINNINGS))}; "
@@ -243,13 +249,9 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
             or not 1 <= bins <= MAX_BINS:
         raise ValueError(f"bins must be an integer from 1 to {MAX_BINS:,}; got {bins!r}")
     tau = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
-    if isinstance(gt, COCOResult):
+    if protocol_name(gt) is not None:
         if dt is not None:
             raise TypeError("calibration(result) takes no detections: the result's are used")
-        if gt.matches is None:
-            raise ValueError("this COCOResult keeps no match table (Evaluator.compute); "
-                             "evaluate with evaluate_coco, or pass the ground truth and "
-                             "detections")
         result = gt
     else:
         if dt is None:
@@ -264,48 +266,30 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
     return _calibration(result, tau, int(bins), binning, source)
 
 
-def _status(result: Any, tau: float) -> np.ndarray:
-    """Each detection's status at ``tau`` in the range labelled "all" (else the first): the
-    codes of ``MatchTable.detection_status``, for that one threshold from the sparse match
-    rows (the dense (T, n_dt) view costs most of the time at 500k detections)."""
-    p, table = result.params, result.matches
-    hits = np.flatnonzero(np.abs(np.asarray(p.iou_thresholds) - tau) < 1e-9)
-    if len(hits) == 0:
-        shown = ", ".join(f"{t:g}" for t in p.iou_thresholds)
-        raise ValueError(f"iou_threshold {tau:g} was not evaluated; the result has {shown}")
-    area = p.area_labels.index("all") if "all" in p.area_labels else 0
-    status = np.where(table.dt_out_of_range[area], IGNORED, FP).astype(np.int8)
-    rows = np.flatnonzero((table.match_area == area) & (table.match_threshold == hits[0]))
-    status[table.match_dt[rows]] = np.where(table.gt_ignore[area][table.match_gt[rows]],
-                                            IGNORED, TP)
-    status[~table.dt_kept] = NOT_EVALUATED
-    return status
-
-
 def _calibration(result: Any, tau: float, n_bins: int, binning: str,
                  source: str | None = None) -> CalibrationResult:
-    detections, dataset, p = result.detections, result.dataset, result.params
-    status = _status(result, tau)
+    from ._decisions import decisions
+
+    d = decisions(result, tau, with_iou=False, all_only=True)
+    status = d.status[0]
     evaluated = (status == TP) | (status == FP)
     correct = status == TP
-    scores = detections.scores
+    scores = d.scores
     rows = np.flatnonzero(evaluated)
     s = scores[rows]
     bad = np.flatnonzero((s < 0) | (s > 1))
     if len(bad):
         row = int(rows[bad[0]])
+        image = d.image_ids[row]
+        image = repr(image) if isinstance(image, str) else int(image)
         # Readers keep the file's order: row i of the detections is results[i] of a file.
         raise FormatError(
             f"calibration needs confidences in [0, 1]; {len(bad)} detection(s) score outside "
             f"it, the first with score {float(scores[row])!r}",
             source=source, record=f"{'results' if source else 'detection row'}[{row}] "
-            f"(image_id {int(dataset.images.ids[detections.image_index[row]])})")
-    n_k = len(result.category_ids)
-    if p.use_categories:
-        k_of_cat = index_in(dataset.categories.ids, result.category_ids)
-        dt_k = k_of_cat[np.maximum(detections.category_index[rows], 0)]
-    else:
-        dt_k = np.zeros(len(rows), dtype=np.int64)
+            f"(image_id {image})")
+    n_k = len(d.category_ids)
+    dt_k = d.dt_k[rows]
     hit = correct[rows]
 
     edges = _edges(s, n_bins, binning)
@@ -337,12 +321,13 @@ def _calibration(result: Any, tau: float, n_bins: int, binning: str,
         iou_threshold=tau, binning=binning, bin_edges=edges, count=overall[0][0],
         tp=overall[1][0], precision=overall[2][0], confidence=overall[3][0],
         dece=float(overall[4][0]), mce=float(overall[5][0]), n_detections=len(rows),
-        category_ids=np.array(result.category_ids, dtype=np.int64),
-        category_names=tuple(result.category_names), class_bin_edges=class_edges,
+        category_ids=np.array(d.category_ids, dtype=np.int64),
+        category_names=tuple(d.category_names), class_bin_edges=class_edges,
         class_count=per_class[0], class_tp=per_class[1], class_precision=per_class[2],
         class_confidence=per_class[3], class_dece=class_dece, class_mce=per_class[5],
         class_mean_score=mean_score, mean_class_dece=mean_class, dt_evaluated=evaluated,
-        dt_correct=correct & evaluated, dt_bin=dt_bin, max_detections=int(p.max_detections[-1]))
+        dt_correct=correct & evaluated, dt_bin=dt_bin, max_detections=d.max_detections,
+        protocol=d.protocol)
 
 
 def _edges(s: np.ndarray, n_bins: int, binning: str) -> np.ndarray:

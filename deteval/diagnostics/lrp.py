@@ -37,7 +37,6 @@ import numpy as np
 
 from .._arrays import frozen
 from .._validation import number
-from ..data import index_in
 from ..matching import FP, TP
 
 #: The summary's names, in the order of the LRP fork's stats[12:19].
@@ -202,101 +201,92 @@ def _tau(iou_threshold: Any) -> float:
     return tau
 
 
-def _threshold_index(thresholds: Any, tau: float) -> int:
-    """Index of ``tau`` among the evaluated thresholds (to 1e-9); a ValueError otherwise."""
-    hits = np.flatnonzero(np.abs(np.asarray(thresholds, dtype=np.float64) - tau) < 1e-9)
-    if len(hits) == 0:
-        shown = ", ".join(f"{t:g}" for t in thresholds)
-        raise ValueError(f"iou_threshold {tau:g} was not evaluated; the result has {shown}")
-    return int(hits[0])
-
-
 def lrp_of_result(result: Any, tau: float | None = None,
                   max_det: int | None = None) -> LRPResult:
-    """LRP read from a COCO evaluation's own match table (``result`` of
-    :func:`~deteval.evaluate_coco`, no second matching): what :func:`lrp` computes after
-    evaluating, for callers that hold the result already (the report).
+    """LRP read from an evaluation's own match table, no second matching.
 
-    ``tau`` (default the result's first IoU threshold, the reference's ``iouThrs[0]``) must
-    be one of its thresholds; ``max_det`` (default its ``max_detections[-1]``) at most that.
-    The geometry is the result's ``iou_type``; a true positive's IoU (OKS) is recomputed for
-    its matched pair by the evaluation's own pair routine."""
-    from ..protocols._coco_stages import pair_similarity
+    Parameters
+    ----------
+    result : COCOResult, VOCResult, LVISResult, CrowdPoseResult or OpenImagesResult
+        The result of :func:`~deteval.evaluate_coco`, :func:`~deteval.evaluate_voc`,
+        :func:`~deteval.evaluate_lvis`, :func:`~deteval.evaluate_crowdpose` or
+        :func:`~deteval.evaluate_openimages`. Its protocol decides which detection is a true
+        positive, a false positive or left out, and with which IoU (OKS), and its order
+        ranks them (``docs/diagnostics/lrp.md`` §5).
+    tau : float, optional
+        One of the result's IoU (OKS) thresholds; default its first (the reference's
+        ``iouThrs[0]``).
+    max_det : int, optional
+        COCO only: detections per image and category (default the result's
+        ``max_detections[-1]``). The other protocols keep their own cut.
 
-    table, p = result.matches, result.params
-    if table is None:
-        raise ValueError("this result keeps no match table (Evaluator.compute); evaluate "
-                         "with evaluate_coco, or pass the ground truth and detections")
-    tau = _tau(p.iou_thresholds[0] if tau is None else tau)
-    t = _threshold_index(p.iou_thresholds, tau)
-    max_det = int(p.max_detections[-1] if max_det is None else max_det)
-    dataset, detections = result.dataset, result.detections
-    category_ids = np.asarray(p.category_ids, dtype=np.int64)
-    n_k, n_a = len(category_ids), len(p.area_ranges)
-    k_of_cat = index_in(dataset.categories.ids, category_ids)
-    gt_k = np.where(table.gt_evaluated, k_of_cat[dataset.gt.category_index], -1)
-    dt_k = np.where(detections.category_index >= 0,
-                    k_of_cat[np.maximum(detections.category_index, 0)], -1)
-    dt_img = index_in(dataset.images.ids, np.asarray(p.image_ids, dtype=np.int64))[
-        detections.image_index]
-    kept = np.flatnonzero(table.dt_kept & (table.dt_rank < max_det))
-    # The reference's accumulation order: category, descending score, image, rank in image.
-    order = kept[np.lexsort((table.dt_rank[kept], dt_img[kept], table.dt_score_rank[kept],
-                             dt_k[kept]))]
-    seg = np.searchsorted(dt_k[order], np.arange(n_k + 1))
-    gt = dataset.gt
-    pair = pair_similarity(p, dataset, detections, np.arange(len(gt)), detections.as_xywh(),
-                           gt.as_xywh(), gt.iscrowd)
+    Returns
+    -------
+    LRPResult
+        ``settings["protocol"]`` names the protocol. Area ranges: the protocol's (VOC and
+        Open Images: one, "all"). Open Images' ``category_ids`` are the classes' positions
+        in its label map.
+
+    Raises
+    ------
+    TypeError
+        Not such a result.
+    ValueError
+        No match table; ``tau`` not evaluated, or 1.
+    """
+    from ._decisions import decisions
+
+    if tau is not None:
+        tau = _tau(tau)
+    d = decisions(result, tau, max_det=max_det)
+    tau = _tau(d.iou_threshold)
+    n_k, n_a = len(d.category_ids), len(d.area_labels)
     shape = (n_k, n_a)
     olrp, loc, fp_part, fn_part, thr = (np.full(shape, -1.0) for _ in range(5))
-    n_pos = np.zeros(shape, dtype=np.int64)
     curve_scores = [[np.zeros(0)] * n_a for _ in range(n_k)]
     curve_lrp = [[np.zeros(0)] * n_a for _ in range(n_k)]
     for a in range(n_a):
-        ok = gt_k >= 0
-        n_pos[:, a] = np.bincount(gt_k[ok & ~table.gt_ignore[a]], minlength=n_k)
-        status = table.detection_status(a)[t]
-        matched = table.detection_matches(a)[t]
-        iou = np.zeros(len(status))
-        hit = np.flatnonzero(status == TP)
-        if len(hit):
-            iou[hit] = pair(hit, matched[hit])
-        for k in np.flatnonzero(n_pos[:, a]).tolist():
-            rows = order[seg[k]:seg[k + 1]]
-            values = _optimal(status[rows], iou[rows], detections.scores[rows],
-                              int(n_pos[k, a]), tau)
+        for k in np.flatnonzero(d.n_positive[:, a]).tolist():
+            rows = d.order[d.bounds[k]:d.bounds[k + 1]]
+            values = _optimal(d.status[a, rows], d.iou[a, rows], d.scores[rows],
+                              int(d.n_positive[k, a]), tau)
             olrp[k, a], loc[k, a], fp_part[k, a], fn_part[k, a], thr[k, a] = values[:5]
-            curve_scores[k][a], curve_lrp[k][a] = detections.scores[rows], values[5]
-    labels = tuple(p.area_labels)
-    return _assemble(result, (olrp, loc, fp_part, fn_part, thr), labels, curve_scores,
-                     curve_lrp, n_pos, {"iou_type": p.iou_type, "iou_threshold": tau,
-                                        "max_detections": max_det})
-
-
-def stat_names(area_labels: tuple[str, ...]) -> tuple[str, ...]:
-    """The summary's names for these area ranges: moLRP and its components over "all"
-    (else the first range), then moLRP of each other range (:data:`LRP_STAT_NAMES` for
-    COCO's four)."""
-    first = "all" if "all" in area_labels else area_labels[0]
-    return LRP_STAT_NAMES[:4] + tuple(f"moLRP_{x}" for x in area_labels if x != first)
-
-
-def _assemble(result: Any, arrays: tuple, labels: tuple[str, ...], curve_scores: list,
-              curve_lrp: list, n_pos: np.ndarray, settings: dict) -> LRPResult:
-    """The result: per-class arrays (oLRP, loc, FP, FN, threshold), means and summary."""
-    olrp, loc, fp_part, fn_part, thr = arrays
-    n_a = len(labels)
+            curve_scores[k][a], curve_lrp[k][a] = d.scores[rows], values[5]
+    groups = _frequency_groups(d.frequency)
     means = [np.array([_mean(x[:, a]) for a in range(n_a)]) for x in (olrp, loc, fp_part,
                                                                         fn_part)]
-    first = labels.index("all") if "all" in labels else 0
-    stats = np.array([m[first] for m in means]
-                     + [means[0][a] for a in range(n_a) if a != first])
+    first = d.all_index
+    extra = [means[0][a] for a in range(n_a) if a != first] if not groups else \
+        [_mean(olrp[members, first]) for members in groups.values()]
+    stats = np.array([m[first] for m in means] + extra)
+    settings = {"protocol": d.protocol, "iou_type": d.iou_type, "iou_threshold": tau,
+                "max_detections": d.max_detections}
     return LRPResult(olrp=olrp, olrp_loc=loc, olrp_fp=fp_part, olrp_fn=fn_part,
                      thresholds=thr, molrp=means[0], molrp_loc=means[1], molrp_fp=means[2],
-                     molrp_fn=means[3], stats=stats, category_ids=result.category_ids,
-                     category_names=result.category_names, area_labels=labels,
-                     curve_scores=curve_scores, curve_lrp=curve_lrp, n_positive=n_pos,
-                     settings=settings, stat_names=stat_names(labels))
+                     molrp_fn=means[3], stats=stats, category_ids=d.category_ids,
+                     category_names=d.category_names, area_labels=d.area_labels,
+                     curve_scores=curve_scores, curve_lrp=curve_lrp, n_positive=d.n_positive,
+                     settings=settings,
+                     stat_names=stat_names(d.area_labels, frequency=bool(groups)))
+
+
+def _frequency_groups(frequency: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """LVIS: the category positions of each frequency group, "r", "c", "f" (the fork's
+    ``freq_groups``); empty for the other protocols."""
+    if not frequency:
+        return {}
+    labels = np.asarray(frequency)
+    return {f: np.flatnonzero(labels == f) for f in ("r", "c", "f")}
+
+
+def stat_names(area_labels: tuple[str, ...], *, frequency: bool = False) -> tuple[str, ...]:
+    """The summary's names: moLRP and its components over "all" (else the first range),
+    then moLRP of each other range (:data:`LRP_STAT_NAMES` for COCO's four), or, for LVIS
+    (``frequency``), of the rare, common and frequent categories (the fork's LVIS summary)."""
+    if frequency:
+        return LRP_STAT_NAMES[:4] + ("moLRP_r", "moLRP_c", "moLRP_f")
+    first = "all" if "all" in area_labels else area_labels[0]
+    return LRP_STAT_NAMES[:4] + tuple(f"moLRP_{x}" for x in area_labels if x != first)
 
 
 def _optimal(status: np.ndarray, iou: np.ndarray, scores: np.ndarray, npig: int,
