@@ -288,6 +288,9 @@ def _calibration(result: Any, tau: float, n_bins: int, binning: str,
             f"it, the first with score {float(scores[row])!r}",
             source=source, record=f"{'results' if source else 'detection row'}[{row}] "
             f"(image_id {image})")
+    # Sums in ascending score order: the same numbers whatever the detections' order.
+    rows = rows[np.argsort(s, kind="stable")]
+    s = scores[rows]
     n_k = len(d.category_ids)
     dt_k = d.dt_k[rows]
     hit = correct[rows]
