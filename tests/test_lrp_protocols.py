@@ -19,6 +19,8 @@ these tests check that those decisions are the ones the protocol's own numbers c
 from __future__ import annotations
 
 import dataclasses
+import io
+import json
 
 import numpy as np
 import oidgen
@@ -29,6 +31,7 @@ from lrp_reference import run_lvis_lrp_reference
 from lvisgen import make_lvis_dataset
 
 import deteval
+from deteval.cli import main
 from deteval.diagnostics._decisions import decisions
 from deteval.diagnostics.lrp import lrp_of_result
 from deteval.matching import FP, TP
@@ -224,3 +227,77 @@ def test_a_threshold_the_protocol_did_not_evaluate_is_refused(call):
 def test_not_a_result():
     with pytest.raises(TypeError, match="expected a result"):
         lrp_of_result(object())
+
+
+# ------------------------------------------------------------------------- command line
+
+def plain(value):
+    return json.loads(json.dumps(value))
+
+
+def write_pair(tmp_path, gt, dt):
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dt))
+    return [str(tmp_path / "gt.json"), str(tmp_path / "dt.json")]
+
+
+def clipped_openimages_files(tmp_path):
+    """The challenge files of one problem, scores clipped into [0, 1]."""
+    (gt_path, dt_path), kwargs = oidgen.write_problem(tmp_path, seed=5)
+    lines = dt_path.read_text().splitlines()
+    rows = [line.split(",") for line in lines[1:]]
+    for row in rows:
+        row[2] = str(min(max(float(row[2]), 0.0), 1.0))
+    dt_path.write_text("\n".join([lines[0]] + [",".join(r) for r in rows]) + "\n")
+    files = [str(gt_path), str(dt_path), "--labels", str(kwargs["image_labels"]),
+             "--hierarchy", str(kwargs["hierarchy"])]
+    return files, deteval.evaluate_openimages(gt_path, dt_path, **kwargs)
+
+
+def cli_cases(tmp_path):
+    """(command, files, the result the command evaluates) per protocol."""
+    voc_gt, voc_dt = make_dataset(81, segmentation=False)
+    lvis_gt, lvis_dt = make_lvis_dataset(82)
+    pose_gt, pose_dt = make_crowdpose_dataset(83)
+    oid_files, oid_result = clipped_openimages_files(tmp_path)
+    return {
+        "voc2007": ("voc", write_pair(tmp_path / "voc", voc_gt, voc_dt) + ["--year", "2007"],
+                    deteval.evaluate_voc(voc_gt, voc_dt, params=VOC2007)),
+        "lvis": ("lvis", write_pair(tmp_path / "lvis", lvis_gt, lvis_dt),
+                 deteval.evaluate_lvis(lvis_gt, lvis_dt)),
+        "crowdpose": ("crowdpose", write_pair(tmp_path / "pose", pose_gt, pose_dt),
+                      deteval.evaluate_crowdpose(pose_gt, pose_dt)),
+        "openimages": ("openimages", oid_files, oid_result),
+    }
+
+
+@pytest.mark.parametrize("protocol", ["voc2007", "lvis", "crowdpose", "openimages"])
+def test_cli_lrp_and_calibration_of_each_protocol(protocol, tmp_path):
+    for sub in ("voc", "lvis", "pose"):
+        (tmp_path / sub).mkdir()
+    command, files, result = cli_cases(tmp_path)[protocol]
+    out, err = io.StringIO(), io.StringIO()
+    assert main([command, *files, "--lrp", "--json", str(tmp_path / "p.json")],
+                stdout=out, stderr=err) == 0, err.getvalue()
+    expected = lrp_of_result(result)
+    assert json.loads((tmp_path / "p.json").read_text())["lrp"] == plain(expected.to_dict())
+    assert f"moLRP          {expected.stats[0]:.3f}" in out.getvalue()
+    positional = [f for f in files if f != "--year" and f != "2007"]
+    out = io.StringIO()
+    assert main(["calibration", *positional, "--protocol", protocol, "--bins", "4",
+                 "--json", str(tmp_path / "c.json")], stdout=out, stderr=err) == 0, \
+        err.getvalue()
+    cal = deteval.calibration(result, bins=4)
+    assert json.loads((tmp_path / "c.json").read_text()) == plain(cal.to_dict())
+    assert f"{cal.protocol} decisions" in out.getvalue()
+
+
+@pytest.mark.parametrize("flags", [["--protocol", "voc2012", "--iou-type", "segm"],
+                                   ["--protocol", "crowdpose", "--max-detections", "5"],
+                                   ["--labels", "x.csv"]])
+def test_cli_calibration_refuses_an_option_the_protocol_does_not_read(flags, tmp_path):
+    gt, dt = make_dataset(1, segmentation=False)
+    err = io.StringIO()
+    assert main(["calibration", *write_pair(tmp_path, gt, dt), *flags],
+                stdout=io.StringIO(), stderr=err) == 2
+    assert "does not apply to --protocol" in err.getvalue()
