@@ -7,7 +7,13 @@ from typing import TextIO
 from ._common import _write_json
 from ._options import _positive_int
 from ._outputs import check_outputs, write_output
-from ._shared_options import add_iou_threshold, add_json_output, add_per_class
+from ._shared_options import (
+    ALL_PROTOCOLS,
+    add_iou_threshold,
+    add_json_output,
+    add_per_class,
+    add_protocol,
+)
 
 
 def add_parser(commands) -> None:
@@ -18,15 +24,14 @@ def add_parser(commands) -> None:
         "confidences cut into bins, in each bin the precision (true positives at one IoU "
         "threshold, as the chosen protocol decides them) against the mean confidence; "
         "overall and per class. Scores must be confidences in [0, 1].")
-    cal.add_argument("gt", metavar="GT", help="ground truth: a COCO instances file (an LVIS "
-                     "or CrowdPose file with those protocols, any format 'deteval voc' reads "
-                     "with VOC, the box CSV with Open Images)")
+    cal.add_argument("gt", metavar="GT", help="ground truth: a COCO instances file (coco, "
+                     "voc2007, voc2012), the LVIS or CrowdPose file, or the Open Images box CSV")
     cal.add_argument("dt", metavar="DT", help="detections: a COCO results file (the "
                      "prediction CSV with Open Images)")
-    cal.add_argument("--protocol", choices=PROTOCOLS, default="coco",
-                     help="whose decisions make a detection right or wrong: COCO matching "
-                     "(default), the VOC devkit's, LVIS's (federated), Open Images' (group-of "
-                     "boxes, verified labels) or CrowdPose's (OKS)")
+    add_protocol(cal, default="coco", choices=ALL_PROTOCOLS,
+                 help="whose decisions make a detection right or wrong: COCO matching "
+                 "(default), the VOC devkit's, LVIS's (federated), Open Images' (group-of "
+                 "boxes, verified labels) or CrowdPose's (OKS)")
     cal.add_argument("--labels", metavar="IMAGE_LABELS.csv",
                      help="openimages: verified image-level labels")
     cal.add_argument("--hierarchy", metavar="H.json",
@@ -51,8 +56,6 @@ def add_parser(commands) -> None:
     cal.set_defaults(parser=cal)
 
 
-#: The protocols ``--protocol`` names.
-PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis", "openimages", "crowdpose")
 # The options each protocol reads besides GT and DT.
 _READS = {"coco": ("iou_type", "cal_max_dets"), "lvis": ("iou_type", "cal_max_dets"),
           "openimages": ("labels", "hierarchy")}
