@@ -304,42 +304,40 @@ def _openimages(result: Any, tau: float | None, with_iou: bool) -> Decisions:
     carried by its highest-scoring detection, the others inside it IGNORED); order: the TF
     tool's per-class ``np.argsort(scores)[::-1]`` over its entries (image by image, each
     image's detections by rank, then its hit group-of boxes)."""
-    from .._tidy_protocols import _class_rows, _match_overlap
-    from ..protocols._openimages_match import _tf_descending_order
-    from ..protocols.openimages import MAX_PER_CLASS
+    from ..protocols._openimages_match import overlaps
+    from ..protocols.openimages import MAX_PER_CLASS, class_index
 
     threshold_index(result.matches.iou_thresholds, 0.5 if tau is None else tau)
     gt, dt, table = result.gt, result.detections, result.matches
     n_k = len(result.classes)
     status = np.asarray(result.dt_status, dtype=np.int8)
     dt_match = table.detection_matches(0)[0]
-    counted = np.flatnonzero((status == TP) | (status == FP))
-    carrier = (status[counted] == TP) & gt.group_of[np.maximum(dt_match[counted], 0)] \
-        & (dt_match[counted] >= 0)
-    cls = _class_rows(dt.label[counted], result.classes) if len(counted) \
-        else np.zeros(0, np.int64)
-    images = np.asarray(result.image_ids).astype(str)
-    img = np.searchsorted(images, dt.image_id[counted].astype(str))
-    position = np.where(carrier, MAX_PER_CLASS + dt_match[counted],
-                        table.dt_rank[counted])
-    entries = counted[np.lexsort((position, img, cls))]
-    cls_sorted = np.sort(cls)
-    order = entries[_tf_descending_order(cls_sorted, dt.score[entries].astype(np.float64))]
     dt_k = np.full(len(status), -1, dtype=np.int64)
     evaluated = np.flatnonzero(status >= 0)
-    if len(evaluated):
-        dt_k[evaluated] = _class_rows(dt.label[evaluated], result.classes)
-    bounds = np.searchsorted(cls_sorted, np.arange(n_k + 1))
+    dt_k[evaluated] = class_index(dt.label[evaluated], result.classes, "", None)
+    counted = np.flatnonzero((status == TP) | (status == FP))
+    carrier = (status[counted] == TP) & (dt_match[counted] >= 0) \
+        & gt.group_of[np.maximum(dt_match[counted], 0)]
+    images = np.asarray(result.image_ids).astype(str)
+    img = np.searchsorted(images, dt.image_id[counted].astype(str))
+    position = np.where(carrier, MAX_PER_CLASS + dt_match[counted], table.dt_rank[counted])
+    order = counted[np.lexsort((position, img, dt_k[counted]))]
+    bounds = np.searchsorted(dt_k[order], np.arange(n_k + 1))
+    scores = np.asarray(dt.score, dtype=np.float64)
+    for k in np.flatnonzero(np.diff(bounds) > 1).tolist():   # the TF tool's sort per class
+        rows = order[bounds[k]:bounds[k + 1]]
+        order[bounds[k]:bounds[k + 1]] = rows[np.argsort(scores[rows])[::-1]]
     iou = None
     if with_iou:
         iou = np.zeros((1, len(status)))
         hit = np.flatnonzero(status == TP)
-        iou[0, hit] = _match_overlap(dt.xyxy[hit], gt.xyxy[dt_match[hit]],
-                                     gt.group_of[dt_match[hit]])
+        yx = [1, 0, 3, 2]      # the rule's (ymin, xmin, ymax, xmax) and arithmetic
+        plain, ioa = overlaps(dt.xyxy[hit][:, yx], gt.xyxy[dt_match[hit]][:, yx])
+        iou[0, hit] = np.where(gt.group_of[dt_match[hit]], ioa, plain)
     return Decisions(
         protocol="openimages", iou_type="bbox", iou_threshold=float(table.iou_thresholds[0]),
         category_ids=np.arange(n_k, dtype=np.int64), category_names=tuple(result.classes),
-        area_labels=("all",), scores=np.asarray(dt.score, dtype=np.float64), dt_k=dt_k,
+        area_labels=("all",), scores=scores, dt_k=dt_k,
         status=status[None, :].copy(), iou=iou, order=order, bounds=bounds,
         n_positive=np.asarray(result.num_gt).astype(np.int64)[:, None],
         image_ids=np.asarray(dt.image_id), max_detections=MAX_PER_CLASS)

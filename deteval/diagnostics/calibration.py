@@ -5,7 +5,10 @@ A detector is calibrated when, among its detections of confidence about ``c``, a
 Detection"), a detection is *right* when it is a true positive at one IoU threshold (default
 0.5). The decision is read from :func:`~deteval.evaluate_coco`'s match table (area range
 "all", the first ``max_detections`` of each image and category): detections matched to a
-crowd region, and those not evaluated, count neither as right nor as wrong. The confidences
+crowd region, and those not evaluated, count neither as right nor as wrong. Given a result of
+:func:`~deteval.evaluate_voc`, :func:`~deteval.evaluate_lvis`,
+:func:`~deteval.evaluate_crowdpose` or :func:`~deteval.evaluate_openimages`, that protocol's
+own decisions are read instead. The confidences
 are cut into bins (``bins`` of equal width over ``[0, 1]``, or of equal mass); in bin ``b``
 the precision is ``TP_b / |B_b|`` and the confidence the mean score, and::
 
@@ -210,16 +213,19 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
 
     Parameters
     ----------
-    gt : Dataset, str, PathLike, dict or COCOResult
+    gt : Dataset, str, PathLike, dict or a protocol's result
         Ground truth (a COCO instances file or its dict), or a result of
-        :func:`~deteval.evaluate_coco` whose match table is read as it is (then ``dt`` is
-        None, ``iou_threshold`` must be one of its thresholds, and ``iou_type`` and
-        ``max_detections`` are the result's).
+        :func:`~deteval.evaluate_coco`, :func:`~deteval.evaluate_voc`,
+        :func:`~deteval.evaluate_lvis`, :func:`~deteval.evaluate_crowdpose` or
+        :func:`~deteval.evaluate_openimages` whose match table is read as it is, with that
+        protocol's decisions (then ``dt`` is None, ``iou_threshold`` must be one of its
+        thresholds, and ``iou_type`` and ``max_detections`` are the result's).
     dt : Detections, str, PathLike, list, dict or ndarray, optional
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads. Their
         scores must be confidences in ``[0, 1]``.
     iou_threshold : float, default 0.5
-        A detection is right when it is a true positive at this threshold (COCO rule).
+        A detection is right when it is a true positive at this threshold (COCO rule, or the
+        result's protocol).
     bins : int, default 10
     binning : {"uniform", "quantile"}
         Bins of equal width over ``[0, 1]``, or of equal mass: edges at the quantiles of

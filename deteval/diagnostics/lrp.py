@@ -11,8 +11,10 @@ at that minimum; moLRP is the mean of oLRP over the classes. The numbers equal t
 reference, the ``LRP-Error`` fork of pycocotools (``COCOeval.accumulate``); the rules and its
 quirks are in ``docs/diagnostics/lrp.md``.
 
-Everything is read from :func:`~deteval.evaluate_coco`'s match table at the single threshold
-``tau``: no matching of its own.
+Everything is read from an evaluation's match table at the single threshold ``tau``, no
+matching of its own: :func:`lrp` evaluates with :func:`~deteval.evaluate_coco` for any
+geometry (``iou_type``), :func:`lrp_of_result` reads a result of any protocol (COCO, VOC,
+LVIS, CrowdPose, Open Images) with that protocol's decisions (``docs/diagnostics/lrp.md`` §5).
 
 >>> import deteval
 >>> gt = {"images": [{"id": 1, "width": 10, "height": 10}],
