@@ -112,12 +112,14 @@ def threshold_index(thresholds: Any, tau: float) -> int:
 
 
 def decisions(result: Any, tau: float | None = None, *, max_det: int | None = None,
-              with_iou: bool = True, all_only: bool = False) -> Decisions:
+              with_iou: bool = True, all_only: bool = False,
+              with_order: bool = True) -> Decisions:
     """The decisions of ``result``'s protocol at threshold ``tau`` (default its first).
 
     ``max_det`` (COCO only) keeps the first ``max_det`` detections of each image and
     category (default the result's ``max_detections[-1]``); ``with_iou`` computes the IoU of
-    the true positives; ``all_only`` keeps the range "all" alone.
+    the true positives; ``all_only`` keeps the range "all" alone; without ``with_order``,
+    ``order`` is empty and ``bounds`` zeros (calibration needs neither).
 
     Raises
     ------
@@ -135,13 +137,13 @@ def decisions(result: Any, tau: float | None = None, *, max_det: int | None = No
         raise ValueError("this result keeps no match table (Evaluator.compute() does not); "
                          "evaluate with the protocol's evaluate_* function")
     if protocol == "voc":
-        return _voc(result, tau, with_iou)
+        return _voc(result, tau, with_iou, with_order)
     if protocol == "openimages":
-        return _openimages(result, tau, with_iou)
+        return _openimages(result, tau, with_iou, with_order)
     view = _coco_view(result, protocol)
     if protocol != "coco" or max_det is None:
         max_det = int(view.params.max_detections[-1])
-    return _coco_like(view, tau, max_det, with_iou, all_only)
+    return _coco_like(view, tau, max_det, with_iou, all_only, with_order)
 
 
 # ------------------------------------------------------------ COCO, LVIS and CrowdPose
@@ -191,7 +193,7 @@ def _coco_view(result: Any, protocol: str) -> Any:
 
 
 def _coco_like(view: Any, tau: float | None, max_det: int, with_iou: bool,
-               all_only: bool) -> Decisions:
+               all_only: bool, with_order: bool) -> Decisions:
     """COCOeval's decisions: per range, ``detection_status``; order: category, descending
     score, image (sorted ids), rank in the image, as ``accumulate`` concatenates them."""
     from ..protocols._coco_stages import pair_similarity
@@ -208,14 +210,16 @@ def _coco_like(view: Any, tau: float | None, max_det: int, with_iou: bool,
                     k_of_cat[np.maximum(detections.category_index, 0)], -1)
     if pooled:      # an unknown category still belongs to the one pooled group
         dt_k = np.zeros(len(detections), np.int64)
-    dt_img = index_in(dataset.images.ids, np.asarray(p.image_ids, dtype=np.int64))[
-        detections.image_index]
     in_cut = table.dt_kept & (table.dt_rank < max_det)
     dt_k = np.where(in_cut, dt_k, -1)
-    kept = np.flatnonzero(in_cut)
-    order = kept[np.lexsort((table.dt_rank[kept], dt_img[kept], table.dt_score_rank[kept],
-                             dt_k[kept]))]
-    bounds = np.searchsorted(dt_k[order], np.arange(n_k + 1))
+    order, bounds = np.zeros(0, np.int64), np.zeros(n_k + 1, np.int64)
+    if with_order:
+        dt_img = index_in(dataset.images.ids, np.asarray(p.image_ids, dtype=np.int64))[
+            detections.image_index]
+        kept = np.flatnonzero(in_cut)
+        order = kept[np.lexsort((table.dt_rank[kept], dt_img[kept],
+                                 table.dt_score_rank[kept], dt_k[kept]))]
+        bounds = np.searchsorted(dt_k[order], np.arange(n_k + 1))
     areas = [p.area_labels.index("all") if "all" in p.area_labels else 0] if all_only \
         else list(range(len(p.area_ranges)))
     found = [_one_threshold(table, a, t) for a in areas]
@@ -256,20 +260,26 @@ def _one_threshold(table: Any, a: int, t: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _pair_values(status: np.ndarray, matched: np.ndarray, pair: Any) -> np.ndarray:
-    """(A, n) values of the matched pairs of the true positives, each pair computed once."""
-    n_gt = int(matched.max()) + 1 if matched.size else 1
-    a_idx, rows = np.nonzero(status == TP)
-    keys = rows * n_gt + matched[a_idx, rows]
-    unique, inverse = np.unique(keys, return_inverse=True)
-    values = pair(unique // n_gt, unique % n_gt) if len(unique) else np.zeros(0)
+    """(A, n) values of the matched pairs of the true positives: those of the first range,
+    then, in each other range, only the pairs that range matched differently."""
     out = np.zeros(status.shape)
-    out[a_idx, rows] = values[inverse.ravel()]
+    known = np.zeros(status.shape[1], dtype=bool)
+    for a in range(len(status)):
+        rows = np.flatnonzero(status[a] == TP)
+        if a:
+            same = known[rows] & (matched[a, rows] == matched[0, rows])
+            out[a, rows[same]] = out[0, rows[same]]
+            rows = rows[~same]
+        if len(rows):
+            out[a, rows] = pair(rows, matched[a, rows])
+        if not a:
+            known[rows] = True
     return out
 
 
 # ----------------------------------------------------------------------------------- VOC
 
-def _voc(result: Any, tau: float | None, with_iou: bool) -> Decisions:
+def _voc(result: Any, tau: float | None, with_iou: bool, with_order: bool) -> Decisions:
     """The VOC rule: difficult-matched detections IGNORED; order: class, descending (ranking)
     score, input row (the devkit's stable sort); the IoU the rule matched by."""
     p, table, dataset, detections = result.params, result.matches, result.dataset, \
@@ -282,9 +292,11 @@ def _voc(result: Any, tau: float | None, with_iou: bool) -> Decisions:
     dt_k = np.where(known & table.dt_kept, k_of_cat[np.maximum(detections.category_index, 0)],
                     -1)
     scores = np.asarray(result.scores, dtype=np.float64)
-    kept = np.flatnonzero(dt_k >= 0)
-    order = kept[np.lexsort((kept, -scores[kept], dt_k[kept]))]
-    bounds = np.searchsorted(dt_k[order], np.arange(n_k + 1))
+    order, bounds = np.zeros(0, np.int64), np.zeros(n_k + 1, np.int64)
+    if with_order:
+        kept = np.flatnonzero(dt_k >= 0)
+        order = kept[np.lexsort((kept, -scores[kept], dt_k[kept]))]
+        bounds = np.searchsorted(dt_k[order], np.arange(n_k + 1))
     status = _one_threshold(table, 0, t)[0][None, :]
     iou = None
     if with_iou:
@@ -299,7 +311,8 @@ def _voc(result: Any, tau: float | None, with_iou: bool) -> Decisions:
 
 # --------------------------------------------------------------------------- Open Images
 
-def _openimages(result: Any, tau: float | None, with_iou: bool) -> Decisions:
+def _openimages(result: Any, tau: float | None, with_iou: bool,
+                with_order: bool) -> Decisions:
     """The Open Images rule: the result's ``dt_status`` (a hit group-of box's true positive
     carried by its highest-scoring detection, the others inside it IGNORED); order: the TF
     tool's per-class ``np.argsort(scores)[::-1]`` over its entries (image by image, each
@@ -315,7 +328,8 @@ def _openimages(result: Any, tau: float | None, with_iou: bool) -> Decisions:
     dt_k = np.full(len(status), -1, dtype=np.int64)
     evaluated = np.flatnonzero(status >= 0)
     dt_k[evaluated] = class_index(dt.label[evaluated], result.classes, "", None)
-    counted = np.flatnonzero((status == TP) | (status == FP))
+    counted = np.flatnonzero((status == TP) | (status == FP)) if with_order \
+        else np.zeros(0, np.int64)
     carrier = (status[counted] == TP) & (dt_match[counted] >= 0) \
         & gt.group_of[np.maximum(dt_match[counted], 0)]
     images = np.asarray(result.image_ids).astype(str)

@@ -276,7 +276,7 @@ def _calibration(result: Any, tau: float, n_bins: int, binning: str,
                  source: str | None = None) -> CalibrationResult:
     from ._decisions import decisions
 
-    d = decisions(result, tau, with_iou=False, all_only=True)
+    d = decisions(result, tau, with_iou=False, all_only=True, with_order=False)
     status = d.status[0]
     evaluated = (status == TP) | (status == FP)
     correct = status == TP
@@ -294,8 +294,9 @@ def _calibration(result: Any, tau: float, n_bins: int, binning: str,
             f"it, the first with score {float(scores[row])!r}",
             source=source, record=f"{'results' if source else 'detection row'}[{row}] "
             f"(image_id {image})")
-    # Sums in ascending score order: the same numbers whatever the detections' order.
-    rows = rows[np.argsort(s, kind="stable")]
+    # Sums in ascending score order: the same numbers whatever the detections' order (tied
+    # scores are equal values, so their order among themselves changes no sum or count).
+    rows = rows[np.argsort(s)]
     s = scores[rows]
     n_k = len(d.category_ids)
     dt_k = d.dt_k[rows]
