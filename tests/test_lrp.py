@@ -148,3 +148,15 @@ def test_result_at_a_later_threshold_equals_lrp_there():
         np.testing.assert_array_equal(getattr(mine, name), getattr(alone, name), err_msg=name)
     with pytest.raises(ValueError, match="not evaluated"):
         lrp_of_result(result, 0.52)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_boundary_wider_than_every_mask_is_segm(seed):
+    """With a dilation ratio of 10 the boundary band covers each whole mask, so boundary IoU
+    is mask IoU and LRP is the segm one exactly; at the default band it is another number."""
+    gt, dt = make_segm_dataset(seed + 40)
+    segm = deteval.lrp(gt, dt, iou_type="segm")
+    wide = deteval.lrp(gt, dt, iou_type="boundary", dilation_ratio=10.0)
+    for name in FIELDS:
+        np.testing.assert_array_equal(getattr(wide, name), getattr(segm, name), err_msg=name)
+    assert deteval.lrp(gt, dt, iou_type="boundary").stats[0] != segm.stats[0]

@@ -163,11 +163,14 @@ def _coco_view(result: Any, protocol: str) -> Any:
                                category_names=tuple(result.category_names), frequency=(),
                                protocol_max=None)
     if protocol == "crowdpose":
-        from ..protocols._coco_stages import prepare
         from ..protocols.crowdpose import scaled_dataset
 
         scaled = scaled_dataset(result.dataset, result.params)
-        params = prepare(scaled, result.params.coco_params()).params
+        # the evaluation's ids: every image of the dataset and its categories, sorted
+        params = dataclasses.replace(
+            result.params.coco_params(),
+            image_ids=tuple(np.unique(scaled.images.ids).tolist()),
+            category_ids=tuple(result.category_ids.tolist()))
         return SimpleNamespace(protocol=protocol, params=params, dataset=scaled,
                                detections=result.detections,
                                matches=result.matches, crowd=scaled.gt.iscrowd,
