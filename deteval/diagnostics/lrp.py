@@ -247,13 +247,15 @@ def lrp_of_result(result: Any, tau: float | None = None,
     olrp, loc, fp_part, fn_part, thr = (np.full(shape, -1.0) for _ in range(5))
     curve_scores = [[np.zeros(0)] * n_a for _ in range(n_k)]
     curve_lrp = [[np.zeros(0)] * n_a for _ in range(n_k)]
+    scores = d.scores[d.order]     # gathered once; each category reads a slice
     for a in range(n_a):
+        status, iou = d.status[a, d.order], d.iou[a, d.order]
         for k in np.flatnonzero(d.n_positive[:, a]).tolist():
-            rows = d.order[d.bounds[k]:d.bounds[k + 1]]
-            values = _optimal(d.status[a, rows], d.iou[a, rows], d.scores[rows],
+            lo, hi = d.bounds[k], d.bounds[k + 1]
+            values = _optimal(status[lo:hi], iou[lo:hi], scores[lo:hi],
                               int(d.n_positive[k, a]), tau)
             olrp[k, a], loc[k, a], fp_part[k, a], fn_part[k, a], thr[k, a] = values[:5]
-            curve_scores[k][a], curve_lrp[k][a] = d.scores[rows], values[5]
+            curve_scores[k][a], curve_lrp[k][a] = scores[lo:hi], values[5]
     groups = _frequency_groups(d.frequency)
     means = [np.array([_mean(x[:, a]) for a in range(n_a)]) for x in (olrp, loc, fp_part,
                                                                         fn_part)]
