@@ -63,9 +63,9 @@ _FLAGS = {"iou_type": "--iou-type", "cal_max_dets": "--max-detections", "labels"
           "hierarchy": "--hierarchy"}
 
 
-def _evaluate(args, tau: float):
-    """The protocol's result (COCO: at ``tau`` alone, as ``calibration(gt, dt)`` evaluates)
-    and the detections' path for messages."""
+def _evaluate(args):
+    """The ``--protocol``'s result; None for coco (``calibration(gt, dt)`` evaluates at the
+    one threshold itself). An option the protocol does not read is a usage error."""
     from ._common import _UsageError
 
     protocol = args.protocol
@@ -134,7 +134,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
         check_path(args.plot)
         require_matplotlib()
-    evaluated = _evaluate(args, args.iou_threshold)
+    evaluated = _evaluate(args)
     if evaluated is None:
         result = calibration(args.gt, args.dt, iou_threshold=args.iou_threshold,
                              bins=args.bins, binning=args.binning,
