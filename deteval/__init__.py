@@ -49,6 +49,7 @@ _LAZY = {
     "ERROR_NAMES": "diagnostics.tide", "ErrorAttribution": "diagnostics.tide",
     "error_attribution": "diagnostics.tide",
     "LRP_STAT_NAMES": "diagnostics.lrp", "LRPResult": "diagnostics.lrp", "lrp": "diagnostics.lrp",
+    "lrp_of_result": "diagnostics.lrp",
     "CalibrationResult": "diagnostics.calibration", "calibration": "diagnostics.calibration",
     "plot_reliability": "diagnostics.calibration",
     "Slice": "diagnostics.slices", "SlicesResult": "diagnostics.slices",
@@ -158,6 +159,7 @@ __all__ = [
     "evaluate_voc",
     "interpolated_average_precision",
     "lrp",
+    "lrp_of_result",
     "match_detections",
     "match_outcomes",
     "operating_points",
@@ -205,7 +207,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         compare_openimages,
         compare_voc,
     )
-    from .diagnostics.lrp import LRP_STAT_NAMES, LRPResult, lrp
+    from .diagnostics.lrp import LRP_STAT_NAMES, LRPResult, lrp, lrp_of_result
     from .diagnostics.slices import Slice, SlicesResult, slices
     from .diagnostics.tide import ERROR_NAMES, ErrorAttribution, error_attribution
     from .doctor import Diagnosis, Hazard, check_inputs

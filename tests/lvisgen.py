@@ -115,8 +115,9 @@ class LVISAPIResult:
 
 
 def run_lvis_api(gt: dict, results: list[dict], *, iou_type: str = "bbox",
-                 max_detections: int = 300) -> LVISAPIResult:
-    """Run lvis-api's ``LVISEval`` on deep copies of ``gt`` and ``results``."""
+                 max_detections: int = 300, evaluator_class: Any = None) -> LVISAPIResult:
+    """Run lvis-api's ``LVISEval`` (or ``evaluator_class``, a subclass of it) on deep copies
+    of ``gt`` and ``results``."""
     if not hasattr(np, "float"):
         np.float = float  # lvis-api 0.5.3 predates numpy 2 (its accumulate uses np.float)
     from lvis import LVIS, LVISEval, LVISResults
@@ -130,7 +131,7 @@ def run_lvis_api(gt: dict, results: list[dict], *, iou_type: str = "bbox",
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # its logger.warn
         lvis_dt = LVISResults(lvis_gt, copy.deepcopy(results), max_dets=max_detections)
-        evaluator = LVISEval(lvis_gt, lvis_dt, iou_type=iou_type)
+        evaluator = (evaluator_class or LVISEval)(lvis_gt, lvis_dt, iou_type=iou_type)
         evaluator.params.max_dets = max_detections
         evaluator.run()
     printed = io.StringIO()

@@ -253,12 +253,13 @@ def _has_matplotlib() -> bool:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_status_read_from_sparse_rows_equals_the_tables_dense_view(seed):
-    from deteval.diagnostics.calibration import _status
+    from deteval.diagnostics._decisions import decisions
 
     gt, results = cocogen.make_dataset(seed + 30, p_many=0.2, p_crowd=0.4)
     result = deteval.evaluate_coco(gt, results)
     for t, tau in enumerate(result.params.iou_thresholds):
-        assert np.array_equal(_status(result, tau), result.matches.detection_status(0)[t])
+        found = decisions(result, tau, with_iou=False, all_only=True).status[0]
+        assert np.array_equal(found, result.matches.detection_status(0)[t])
 
 
 def test_pooled_categories_give_one_class_equal_to_the_overall_numbers():

@@ -343,6 +343,22 @@ DIAGNOSTICS = [
     crowdpose_entry("slices[crowdpose]", lambda gt, dt: deteval.slices(
         deteval.evaluate_crowdpose(gt, dt), by=["size"]),
         lambda r: [(s.key, s.value, s.n_gt, s.n_detections, s.stats) for s in r]),
+    # LRP and calibration of every protocol's result
+    detection_entry("lrp_of_result[voc]", lambda gt, dt: deteval.lrp_of_result(
+        deteval.evaluate_voc(gt, dt)), lambda r: r.stats.tolist()),
+    lvis_entry("lrp_of_result[lvis]", lambda gt, dt: deteval.lrp_of_result(
+        deteval.evaluate_lvis(gt, dt)), lambda r: r.stats.tolist()),
+    crowdpose_entry("lrp_of_result[crowdpose]", lambda gt, dt: deteval.lrp_of_result(
+        deteval.evaluate_crowdpose(gt, dt)), lambda r: r.stats.tolist()),
+    openimages_entry("lrp_of_result[openimages]", lambda *a, **kw: deteval.lrp_of_result(
+        deteval.evaluate_openimages(*a, **kw)), lambda r: r.stats.tolist()),
+    detection_entry("calibration[voc]", lambda gt, dt: deteval.calibration(
+        deteval.evaluate_voc(gt, dt)), lambda r: [r.dece, r.count.tolist(), r.tp.tolist()]),
+    lvis_entry("calibration[lvis]", lambda gt, dt: deteval.calibration(
+        deteval.evaluate_lvis(gt, dt)), lambda r: [r.dece, r.count.tolist(), r.tp.tolist()]),
+    crowdpose_entry("calibration[crowdpose]", lambda gt, dt: deteval.calibration(
+        deteval.evaluate_crowdpose(gt, dt)), lambda r: [r.dece, r.count.tolist(),
+                                                        r.tp.tolist()]),
 ]
 
 

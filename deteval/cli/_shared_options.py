@@ -40,12 +40,15 @@ def add_iou_thresholds(parser: argparse.ArgumentParser, *, help: str) -> None:
 
 
 PROTOCOLS = ("coco", "voc2007", "voc2012")
+#: Every protocol deteval evaluates (``deteval calibration --protocol``).
+ALL_PROTOCOLS = PROTOCOLS + ("lvis", "openimages", "crowdpose")
 
 
-def add_protocol(parser: argparse.ArgumentParser, *, default: str | None, help: str) -> None:
-    """``--protocol {coco,voc2007,voc2012}``, as ``args.protocol``; required when ``default``
-    is None."""
-    parser.add_argument("--protocol", required=default is None, choices=list(PROTOCOLS),
+def add_protocol(parser: argparse.ArgumentParser, *, default: str | None, help: str,
+                 choices: tuple[str, ...] = PROTOCOLS) -> None:
+    """``--protocol {coco,voc2007,voc2012}`` (or ``choices``), as ``args.protocol``;
+    required when ``default`` is None."""
+    parser.add_argument("--protocol", required=default is None, choices=list(choices),
                         **({} if default is None else {"default": default}), help=help)
 
 

@@ -7,7 +7,13 @@ from typing import TextIO
 from ._common import _write_json
 from ._options import _positive_int
 from ._outputs import check_outputs, write_output
-from ._shared_options import add_iou_threshold, add_json_output, add_per_class
+from ._shared_options import (
+    ALL_PROTOCOLS,
+    add_iou_threshold,
+    add_json_output,
+    add_per_class,
+    add_protocol,
+)
 
 
 def add_parser(commands) -> None:
@@ -16,27 +22,79 @@ def add_parser(commands) -> None:
         "calibration", help="confidence calibration: D-ECE and the reliability diagram",
         description="Detection expected calibration error (Küppers et al. 2020): the "
         "confidences cut into bins, in each bin the precision (true positives at one IoU "
-        "threshold, COCO matching) against the mean confidence; overall and per class. "
-        "Scores must be confidences in [0, 1].")
-    cal.add_argument("gt", metavar="GT.json", help="COCO instances file (ground truth)")
-    cal.add_argument("dt", metavar="DT.json", help="COCO results file (detections)")
+        "threshold, as the chosen protocol decides them) against the mean confidence; "
+        "overall and per class. Scores must be confidences in [0, 1].")
+    cal.add_argument("gt", metavar="GT", help="ground truth: a COCO instances file (coco, "
+                     "voc2007, voc2012), the LVIS or CrowdPose file, or the Open Images box CSV")
+    cal.add_argument("dt", metavar="DT", help="detections: a COCO results file (the "
+                     "prediction CSV with Open Images)")
+    add_protocol(cal, default="coco", choices=ALL_PROTOCOLS,
+                 help="whose decisions make a detection right or wrong: COCO matching "
+                 "(default), the VOC devkit's, LVIS's (federated), Open Images' (group-of "
+                 "boxes, verified labels) or CrowdPose's (OKS)")
+    cal.add_argument("--labels", metavar="IMAGE_LABELS.csv",
+                     help="openimages: verified image-level labels")
+    cal.add_argument("--hierarchy", metavar="H.json",
+                     help="openimages: class hierarchy, boxes and labels expanded")
     add_iou_threshold(cal, help="a detection is right when it is a true positive at this "
                       "IoU threshold, in (0, 1] (default: 0.5)")
     cal.add_argument("--bins", type=_positive_int, default=10, metavar="N",
                      help="number of confidence bins, at most 10,000 (default 10)")
     cal.add_argument("--binning", choices=("uniform", "quantile"), default="uniform",
                      help="bins of equal width over [0, 1] (default) or of equal mass")
-    cal.add_argument("--iou-type", default="bbox",
+    cal.add_argument("--iou-type", default=None,
                      choices=("bbox", "segm", "boundary", "keypoints", "polygon", "rotated"),
-                     help="what to compare (default bbox)")
-    cal.add_argument("--max-detections", dest="cal_max_dets", type=_positive_int, default=100,
-                     metavar="N", help="detections evaluated per image and category "
-                     "(default 100, as COCO)")
+                     help="coco: what to compare (default bbox); lvis: bbox, segm or "
+                     "boundary")
+    cal.add_argument("--max-detections", dest="cal_max_dets", type=_positive_int, default=None,
+                     metavar="N", help="coco: detections evaluated per image and category "
+                     "(default 100); lvis: per image (default 300)")
     add_per_class(cal, help="also print a table per class")
     add_json_output(cal, help="write the numbers as JSON")
     cal.add_argument("--plot", metavar="OUT.png",
                      help="draw the reliability diagram (.png or .svg; needs matplotlib)")
     cal.set_defaults(parser=cal)
+
+
+# The options each protocol reads besides GT and DT.
+_READS = {"coco": ("iou_type", "cal_max_dets"), "lvis": ("iou_type", "cal_max_dets"),
+          "openimages": ("labels", "hierarchy")}
+_FLAGS = {"iou_type": "--iou-type", "cal_max_dets": "--max-detections", "labels": "--labels",
+          "hierarchy": "--hierarchy"}
+
+
+def _evaluate(args):
+    """The ``--protocol``'s result; None for coco (``calibration(gt, dt)`` evaluates at the
+    one threshold itself). An option the protocol does not read is a usage error."""
+    from ._common import _UsageError
+
+    protocol = args.protocol
+    for name, flag in _FLAGS.items():
+        if getattr(args, name) is not None and name not in _READS.get(protocol, ()):
+            raise _UsageError(f"{flag} does not apply to --protocol {protocol}")
+    if protocol == "coco":
+        return None
+    if protocol.startswith("voc"):
+        from ..protocols.voc import VOC2007, VOC2012, evaluate_voc
+
+        return evaluate_voc(args.gt, args.dt, params=VOC2007 if protocol == "voc2007"
+                            else VOC2012)
+    if protocol == "lvis":
+        from ..protocols.lvis import evaluate_lvis
+
+        if args.iou_type not in (None, "bbox", "segm", "boundary"):
+            raise _UsageError(f"--iou-type {args.iou_type}: LVIS compares bbox, segm or "
+                              "boundary")
+        return evaluate_lvis(args.gt, args.dt, iou_type=args.iou_type or "bbox",
+                             max_detections=args.cal_max_dets or 300)
+    if protocol == "crowdpose":
+        from ..protocols.crowdpose import evaluate_crowdpose
+
+        return evaluate_crowdpose(args.gt, args.dt)
+    from ..protocols.openimages import evaluate_openimages
+
+    return evaluate_openimages(args.gt, args.dt, image_labels=args.labels,
+                               hierarchy=args.hierarchy)
 
 
 def _fmt(value) -> str:
@@ -76,9 +134,15 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
         check_path(args.plot)
         require_matplotlib()
-    result = calibration(args.gt, args.dt, iou_threshold=args.iou_threshold, bins=args.bins,
-                         binning=args.binning, iou_type=args.iou_type,
-                         max_detections=args.cal_max_dets)
+    evaluated = _evaluate(args)
+    if evaluated is None:
+        result = calibration(args.gt, args.dt, iou_threshold=args.iou_threshold,
+                             bins=args.bins, binning=args.binning,
+                             iou_type=args.iou_type or "bbox",
+                             max_detections=args.cal_max_dets or 100)
+    else:
+        result = calibration(evaluated, iou_threshold=args.iou_threshold, bins=args.bins,
+                             binning=args.binning)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, result.to_dict())
     if args.plot:
@@ -87,8 +151,10 @@ def run(args, out: TextIO, err: TextIO) -> int:
     mce = "n/a" if result.mce != result.mce else f"{result.mce:.4f}"
     mean = ("n/a" if result.mean_class_dece != result.mean_class_dece
             else f"{result.mean_class_dece:.4f}")
-    print(f"D-ECE @ IoU {result.iou_threshold:.2f} ({result.n_bins} {result.binning} bins, "
-          f"{result.n_detections} detections): {dece}   MCE: {mce}   mean class D-ECE: {mean}",
+    decided = "" if result.protocol == "coco" else f"{result.protocol} decisions, "
+    print(f"D-ECE @ IoU {result.iou_threshold:.2f} ({decided}{result.n_bins} "
+          f"{result.binning} bins, {result.n_detections} detections): {dece}   MCE: {mce}   "
+          f"mean class D-ECE: {mean}",
           file=out)
     print(_bin_table(result), file=out)
     if args.per_class:

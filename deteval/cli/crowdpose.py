@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _write_and_report
+from ._lrp import add_lrp_option, lrp_of, print_lrp
 from ._options import _number_list
 from ._outputs import check_outputs
 from ._protocol_diagnostics import (
@@ -40,6 +41,7 @@ def add_parser(commands) -> None:
     add_table_options(crowdpose)
     add_interval_options(crowdpose)
     add_protocol_slice_options(crowdpose, records=True)
+    add_lrp_option(crowdpose)
     crowdpose.set_defaults(parser=crowdpose)
 
 
@@ -57,6 +59,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..diagnostics.bootstrap_crowdpose import bootstrap_crowdpose
 
     intervals, sliced, extra = diagnostics_of(args, result, bootstrap_crowdpose, records=True)
+    lrp_result = lrp_of(args, result, extra)
     _write_and_report(args, result, out, err, extra=extra)
     print_diagnostics(intervals, sliced, out, err)
+    print_lrp(lrp_result, out)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _write_and_report
+from ._lrp import add_lrp_option, lrp_of, print_lrp
 from ._options import _float_text, _positive_int
 from ._outputs import check_outputs
 from ._protocol_diagnostics import (
@@ -42,6 +43,7 @@ def add_parser(commands) -> None:
     add_table_options(lvis)
     add_interval_options(lvis)
     add_protocol_slice_options(lvis, records=True)
+    add_lrp_option(lvis)
     lvis.set_defaults(parser=lvis)
 
 
@@ -75,6 +77,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..diagnostics.bootstrap_lvis import bootstrap_lvis
 
     intervals, sliced, extra = diagnostics_of(args, result, bootstrap_lvis, records=True)
+    lrp_result = lrp_of(args, result, extra)
     _write_and_report(args, result, out, err, printed=_Printed(result), extra=extra)
     print_diagnostics(intervals, sliced, out, err)
+    print_lrp(lrp_result, out)
     return 0

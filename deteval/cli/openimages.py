@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _write_json
+from ._lrp import add_lrp_option, lrp_of, print_lrp
 from ._outputs import check_outputs, write_output
 from ._protocol_diagnostics import (
     add_interval_options,
@@ -37,6 +38,7 @@ def add_parser(commands) -> None:
     add_table_options(oid)
     add_interval_options(oid)
     add_protocol_slice_options(oid, records=False)
+    add_lrp_option(oid)
     oid.set_defaults(parser=oid)
 
 
@@ -96,6 +98,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     intervals, sliced, extra = diagnostics_of(args, result, bootstrap_openimages,
                                               records=False)
+    lrp_result = lrp_of(args, result, extra)
     # Files first: what the user asked for is written whatever happens to stdout.
     if args.json:
         _write_json(args.json, dict(result.to_dict(), **extra))
@@ -114,4 +117,5 @@ def run(args, out: TextIO, err: TextIO) -> int:
             print(f"{row['class']:<{width}}  {ap:>8}  {row['num_gt']:>7g}  {row['num_tp']:>6}  "
                   f"{row['num_fp']:>6}", file=out)
     print_diagnostics(intervals, sliced, out, err)
+    print_lrp(lrp_result, out)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _report_voc, _voc_json, _voc_preset, _write_json
+from ._lrp import add_lrp_option, lrp_of, print_lrp
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
 from ._shared_options import add_iou_thresholds, add_json_output, add_threads
@@ -33,6 +34,7 @@ def add_parser(commands) -> None:
     add_table_options(voc)
     _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
     add_threads(voc)
+    add_lrp_option(voc)
     from .compare import add_bootstrap_options
 
     add_bootstrap_options(voc.add_argument_group("confidence intervals"),
@@ -58,12 +60,14 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
         intervals = bootstrap_voc(result, n_resamples=args.ci, confidence=args.confidence,
                                   seed=args.seed, threads=args.threads)
+    extra = {} if intervals is None else {"intervals": intervals.to_dict()}
+    lrp_result = lrp_of(args, result, extra)
     write_table_output(args, result)   # after what can fail: a failed run writes nothing
     if args.json:   # files first: written whatever happens to stdout
-        extra = {} if intervals is None else {"intervals": intervals.to_dict()}
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards, **extra})
     _report_voc(result, out, err)
     if intervals is not None:
         print(file=out)
         print(intervals.table(), file=out)
+    print_lrp(lrp_result, out)
     return 0

@@ -5,7 +5,10 @@ A detector is calibrated when, among its detections of confidence about ``c``, a
 Detection"), a detection is *right* when it is a true positive at one IoU threshold (default
 0.5). The decision is read from :func:`~deteval.evaluate_coco`'s match table (area range
 "all", the first ``max_detections`` of each image and category): detections matched to a
-crowd region, and those not evaluated, count neither as right nor as wrong. The confidences
+crowd region, and those not evaluated, count neither as right nor as wrong. Given a result of
+:func:`~deteval.evaluate_voc`, :func:`~deteval.evaluate_lvis`,
+:func:`~deteval.evaluate_crowdpose` or :func:`~deteval.evaluate_openimages`, that protocol's
+own decisions are read instead. The confidences
 are cut into bins (``bins`` of equal width over ``[0, 1]``, or of equal mass); in bin ``b``
 the precision is ``TP_b / |B_b|`` and the confidence the mean score, and::
 
@@ -36,9 +39,8 @@ import numpy as np
 
 from .._arrays import frozen
 from .._validation import number
-from ..data import index_in
 from ..errors import FormatError
-from ..matching import FP, IGNORED, NOT_EVALUATED, TP
+from ..matching import FP, TP
 
 __all__ = ["BINNINGS", "MAX_BINS", "CalibrationResult", "calibration", "plot_reliability"]
 
@@ -84,8 +86,12 @@ class CalibrationResult:
         Each detection is binned (a true or false positive), and is a true positive.
     dt_bin : ndarray of int64, shape (n_dt,)
         Its bin in the overall binning, -1 where not binned.
-    max_detections : int
-        Detections per image and category evaluated.
+    max_detections : int or None
+        The protocol's cap on detections: per image and category (COCO, CrowdPose), per
+        image (LVIS), per image and class (Open Images); None for VOC (no cap).
+    protocol : str
+        The protocol whose decisions are read: "coco", "voc", "lvis", "crowdpose" or
+        "openimages".
     """
 
     iou_threshold: float
@@ -112,7 +118,8 @@ class CalibrationResult:
     dt_evaluated: np.ndarray
     dt_correct: np.ndarray
     dt_bin: np.ndarray
-    max_detections: int
+    max_detections: int | None
+    protocol: str = "coco"
 
     def __post_init__(self) -> None:
         for value in vars(self).values():
@@ -175,7 +182,8 @@ class CalibrationResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the settings, the overall numbers and bins, :meth:`per_class` and each
         category's bins (``class_reliability``; NaN written as None)."""
-        return {"iou_threshold": self.iou_threshold, "binning": self.binning,
+        return {"protocol": self.protocol, "iou_threshold": self.iou_threshold,
+                "binning": self.binning,
                 "bins": self.n_bins, "max_detections": self.max_detections,
                 "n_detections": self.n_detections, "dece": _none_if_nan(self.dece),
                 "mce": _none_if_nan(self.mce),
@@ -205,16 +213,19 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
 
     Parameters
     ----------
-    gt : Dataset, str, PathLike, dict or COCOResult
+    gt : Dataset, str, PathLike, dict or a protocol's result
         Ground truth (a COCO instances file or its dict), or a result of
-        :func:`~deteval.evaluate_coco` whose match table is read as it is (then ``dt`` is
-        None, ``iou_threshold`` must be one of its thresholds, and ``iou_type`` and
-        ``max_detections`` are the result's).
+        :func:`~deteval.evaluate_coco`, :func:`~deteval.evaluate_voc`,
+        :func:`~deteval.evaluate_lvis`, :func:`~deteval.evaluate_crowdpose` or
+        :func:`~deteval.evaluate_openimages` whose match table is read as it is, with that
+        protocol's decisions (then ``dt`` is None, ``iou_threshold`` must be one of its
+        thresholds, and ``iou_type`` and ``max_detections`` are the result's).
     dt : Detections, str, PathLike, list, dict or ndarray, optional
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads. Their
         scores must be confidences in ``[0, 1]``.
     iou_threshold : float, default 0.5
-        A detection is right when it is a true positive at this threshold (COCO rule).
+        A detection is right when it is a true positive at this threshold (COCO rule, or the
+        result's protocol).
     bins : int, default 10
     binning : {"uniform", "quantile"}
         Bins of equal width over ``[0, 1]``, or of equal mass: edges at the quantiles of
@@ -234,7 +245,8 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
         A binned detection scores outside ``[0, 1]`` (the message names it); invalid
         settings.
     """
-    from ..protocols.coco import COCOResult, evaluate_coco
+    from ..protocols.coco import evaluate_coco
+    from ._decisions import protocol_name
 
     if binning not in BINNINGS:
         raise ValueError(f"binning must be one of {', '.join(map(repr, BINNINGS))}; "
@@ -243,13 +255,9 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
             or not 1 <= bins <= MAX_BINS:
         raise ValueError(f"bins must be an integer from 1 to {MAX_BINS:,}; got {bins!r}")
     tau = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
-    if isinstance(gt, COCOResult):
+    if protocol_name(gt) is not None:
         if dt is not None:
             raise TypeError("calibration(result) takes no detections: the result's are used")
-        if gt.matches is None:
-            raise ValueError("this COCOResult keeps no match table (Evaluator.compute); "
-                             "evaluate with evaluate_coco, or pass the ground truth and "
-                             "detections")
         result = gt
     else:
         if dt is None:
@@ -264,48 +272,34 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
     return _calibration(result, tau, int(bins), binning, source)
 
 
-def _status(result: Any, tau: float) -> np.ndarray:
-    """Each detection's status at ``tau`` in the range labelled "all" (else the first): the
-    codes of ``MatchTable.detection_status``, for that one threshold from the sparse match
-    rows (the dense (T, n_dt) view costs most of the time at 500k detections)."""
-    p, table = result.params, result.matches
-    hits = np.flatnonzero(np.abs(np.asarray(p.iou_thresholds) - tau) < 1e-9)
-    if len(hits) == 0:
-        shown = ", ".join(f"{t:g}" for t in p.iou_thresholds)
-        raise ValueError(f"iou_threshold {tau:g} was not evaluated; the result has {shown}")
-    area = p.area_labels.index("all") if "all" in p.area_labels else 0
-    status = np.where(table.dt_out_of_range[area], IGNORED, FP).astype(np.int8)
-    rows = np.flatnonzero((table.match_area == area) & (table.match_threshold == hits[0]))
-    status[table.match_dt[rows]] = np.where(table.gt_ignore[area][table.match_gt[rows]],
-                                            IGNORED, TP)
-    status[~table.dt_kept] = NOT_EVALUATED
-    return status
-
-
 def _calibration(result: Any, tau: float, n_bins: int, binning: str,
                  source: str | None = None) -> CalibrationResult:
-    detections, dataset, p = result.detections, result.dataset, result.params
-    status = _status(result, tau)
+    from ._decisions import decisions
+
+    d = decisions(result, tau, with_iou=False, all_only=True, with_order=False)
+    status = d.status[0]
     evaluated = (status == TP) | (status == FP)
     correct = status == TP
-    scores = detections.scores
+    scores = d.scores
     rows = np.flatnonzero(evaluated)
     s = scores[rows]
     bad = np.flatnonzero((s < 0) | (s > 1))
     if len(bad):
         row = int(rows[bad[0]])
+        image = d.image_ids[row]
+        image = repr(image) if isinstance(image, str) else int(image)
         # Readers keep the file's order: row i of the detections is results[i] of a file.
         raise FormatError(
             f"calibration needs confidences in [0, 1]; {len(bad)} detection(s) score outside "
             f"it, the first with score {float(scores[row])!r}",
             source=source, record=f"{'results' if source else 'detection row'}[{row}] "
-            f"(image_id {int(dataset.images.ids[detections.image_index[row]])})")
-    n_k = len(result.category_ids)
-    if p.use_categories:
-        k_of_cat = index_in(dataset.categories.ids, result.category_ids)
-        dt_k = k_of_cat[np.maximum(detections.category_index[rows], 0)]
-    else:
-        dt_k = np.zeros(len(rows), dtype=np.int64)
+            f"(image_id {image})")
+    # Sums in ascending score order: the same numbers whatever the detections' order (tied
+    # scores are equal values, so their order among themselves changes no sum or count).
+    rows = rows[np.argsort(s)]
+    s = scores[rows]
+    n_k = len(d.category_ids)
+    dt_k = d.dt_k[rows]
     hit = correct[rows]
 
     edges = _edges(s, n_bins, binning)
@@ -337,12 +331,13 @@ def _calibration(result: Any, tau: float, n_bins: int, binning: str,
         iou_threshold=tau, binning=binning, bin_edges=edges, count=overall[0][0],
         tp=overall[1][0], precision=overall[2][0], confidence=overall[3][0],
         dece=float(overall[4][0]), mce=float(overall[5][0]), n_detections=len(rows),
-        category_ids=np.array(result.category_ids, dtype=np.int64),
-        category_names=tuple(result.category_names), class_bin_edges=class_edges,
+        category_ids=np.array(d.category_ids, dtype=np.int64),
+        category_names=tuple(d.category_names), class_bin_edges=class_edges,
         class_count=per_class[0], class_tp=per_class[1], class_precision=per_class[2],
         class_confidence=per_class[3], class_dece=class_dece, class_mce=per_class[5],
         class_mean_score=mean_score, mean_class_dece=mean_class, dt_evaluated=evaluated,
-        dt_correct=correct & evaluated, dt_bin=dt_bin, max_detections=int(p.max_detections[-1]))
+        dt_correct=correct & evaluated, dt_bin=dt_bin, max_detections=d.max_detections,
+        protocol=d.protocol)
 
 
 def _edges(s: np.ndarray, n_bins: int, binning: str) -> np.ndarray:

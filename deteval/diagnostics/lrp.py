@@ -11,8 +11,10 @@ at that minimum; moLRP is the mean of oLRP over the classes. The numbers equal t
 reference, the ``LRP-Error`` fork of pycocotools (``COCOeval.accumulate``); the rules and its
 quirks are in ``docs/diagnostics/lrp.md``.
 
-Everything is read from :func:`~deteval.evaluate_coco`'s match table at the single threshold
-``tau``: no matching of its own.
+Everything is read from an evaluation's match table at the single threshold ``tau``, no
+matching of its own: :func:`lrp` evaluates with :func:`~deteval.evaluate_coco` for any
+geometry (``iou_type``), :func:`lrp_of_result` reads a result of any protocol (COCO, VOC,
+LVIS, CrowdPose, Open Images) with that protocol's decisions (``docs/diagnostics/lrp.md`` §5).
 
 >>> import deteval
 >>> gt = {"images": [{"id": 1, "width": 10, "height": 10}],
@@ -37,8 +39,6 @@ import numpy as np
 
 from .._arrays import frozen
 from .._validation import number
-from ..data import index_in
-from ..iou import coco_pair_iou
 from ..matching import FP, TP
 
 #: The summary's names, in the order of the LRP fork's stats[12:19].
@@ -64,13 +64,17 @@ class LRPResult:
     molrp : ndarray, shape (A,)
         Mean oLRP per area range (-1 if no class has objects).
     molrp_loc, molrp_fp, molrp_fn : ndarray, shape (A,)
-    stats : ndarray, shape (7,)
-        :data:`LRP_STAT_NAMES`: the reference's summary (range "all", then the size ranges).
+    stats : ndarray, shape (4 + A - 1,)
+        :attr:`stat_names`: the reference's summary (moLRP and its components over range
+        "all", then moLRP of the size ranges; :data:`LRP_STAT_NAMES` for COCO's ranges).
     category_ids : ndarray, shape (K,)
     category_names : tuple of str
     area_labels : tuple of str
     settings : dict
-        ``iou_threshold``, ``max_detections``.
+        ``iou_type``, ``iou_threshold``, ``max_detections`` (and ``protocol`` for a result
+        of another protocol than COCO).
+    stat_names : tuple of str
+        The names of ``stats``.
     """
 
     olrp: np.ndarray
@@ -90,6 +94,7 @@ class LRPResult:
     curve_lrp: tuple = ()
     n_positive: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
     settings: dict = field(default_factory=dict)
+    stat_names: tuple[str, ...] = LRP_STAT_NAMES
 
     def __post_init__(self) -> None:
         for name in ("olrp", "olrp_loc", "olrp_fp", "olrp_fn", "thresholds", "molrp",
@@ -117,8 +122,8 @@ class LRPResult:
         return frozen(out)
 
     def summary(self) -> dict[str, float]:
-        """``{name: value}`` over :data:`LRP_STAT_NAMES`."""
-        return dict(zip(LRP_STAT_NAMES, self.stats.tolist()))
+        """``{name: value}`` over :attr:`stat_names`."""
+        return dict(zip(self.stat_names, self.stats.tolist()))
 
     def per_class(self, area: str = "all") -> list[dict[str, Any]]:
         """One row per category: oLRP, its components and the optimal threshold (None: NaN
@@ -140,93 +145,152 @@ class LRPResult:
                 "per_class": self.per_class()}
 
 
-def lrp(gt: Any, dt: Any, *, iou_threshold: float = 0.5,
-        max_detections: int = 100) -> LRPResult:
-    """Optimal LRP, its components, class-wise optimal thresholds and moLRP (bounding boxes).
+def lrp(gt: Any, dt: Any, *, iou_type: str = "bbox", iou_threshold: float = 0.5,
+        max_detections: int | None = None, keypoint_sigmas: Any = None,
+        dilation_ratio: float = 0.02) -> LRPResult:
+    """Optimal LRP, its components, class-wise optimal thresholds and moLRP.
 
     Parameters
     ----------
     gt : Dataset, str, PathLike or dict
         Ground truth, or a COCO instances file (or its dict).
     dt : Detections, str, PathLike, list, dict or ndarray
-        Bounding-box detections, or anything :func:`~deteval.io.coco.read_coco_results`
-        reads.
+        Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads, with the
+        geometry ``iou_type`` compares.
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}
+        What to compare, as :func:`~deteval.evaluate_coco`: the true positives and their
+        IoU (OKS for keypoints) are that geometry's.
     iou_threshold : float, default 0.5
         ``tau``: the matching threshold (the reference uses ``iouThrs[0]``, 0.5).
-    max_detections : int, default 100
-        Detections per image and category (the reference's summary reads maxDets 100).
+    max_detections : int, optional
+        Detections per image and category; default the reference's summary: 100, and 20
+        for keypoints.
+    keypoint_sigmas : sequence of float or dict, optional
+        OKS sigmas (keypoints), as :class:`~deteval.COCOParams` takes them.
+    dilation_ratio : float, default 0.02
+        Boundary IoU's boundary width (``iou_type="boundary"``).
 
     Returns
     -------
     LRPResult
-        Area ranges all, small, medium, large as COCO's.
+        Area ranges as COCO's for that geometry (all, small, medium, large; keypoints: all,
+        medium, large).
     """
+    from .._similarity import check_iou_type
     from ..protocols.coco import evaluate_coco
 
-    tau = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
-    if tau == 1.0:
-        raise ValueError("iou_threshold must be below 1 (LRP divides by 1 - iou_threshold)")
+    check_iou_type(iou_type)
+    tau = _tau(iou_threshold)
+    if max_detections is None:
+        max_detections = 20 if iou_type == "keypoints" else 100
     if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)) \
             or max_detections < 1:
         raise ValueError(f"max_detections must be an integer >= 1; got {max_detections!r}")
     m = int(max_detections)
-    result = evaluate_coco(gt, dt, iou_type="bbox", iou_thresholds=(tau,),
-                           max_detections=(m, m, m))
+    options: dict[str, Any] = {"dilation_ratio": dilation_ratio}
+    if keypoint_sigmas is not None:
+        options["keypoint_sigmas"] = keypoint_sigmas
+    result = evaluate_coco(gt, dt, iou_type=iou_type, iou_thresholds=(tau,),
+                           max_detections=(m,) if iou_type == "keypoints" else (m, m, m),
+                           **options)
     return lrp_of_result(result, tau, m)
 
 
-def lrp_of_result(result: Any, tau: float, max_det: int) -> LRPResult:
-    """LRP read from a COCO evaluation's own match table (``result`` of
-    :func:`~deteval.evaluate_coco` at IoU ``tau``, no second matching): what :func:`lrp`
-    computes after evaluating, for callers that hold the result already (the report)."""
-    table, p = result.matches, result.params
-    dataset, detections = result.dataset, result.detections
-    category_ids = np.asarray(p.category_ids, dtype=np.int64)
-    n_k, n_a = len(category_ids), len(p.area_ranges)
-    k_of_cat = index_in(dataset.categories.ids, category_ids)
-    gt_k = np.where(table.gt_evaluated, k_of_cat[dataset.gt.category_index], -1)
-    dt_k = np.where(detections.category_index >= 0,
-                    k_of_cat[np.maximum(detections.category_index, 0)], -1)
-    dt_img = index_in(dataset.images.ids, np.asarray(p.image_ids, dtype=np.int64))[
-        detections.image_index]
-    kept = np.flatnonzero(table.dt_kept & (table.dt_rank < max_det))
-    # The reference's accumulation order: category, descending score, image, rank in image.
-    order = kept[np.lexsort((table.dt_rank[kept], dt_img[kept], table.dt_score_rank[kept],
-                             dt_k[kept]))]
-    seg = np.searchsorted(dt_k[order], np.arange(n_k + 1))
-    dt_xywh, gt_xywh = detections.as_xywh(), dataset.gt.as_xywh()
+def _tau(iou_threshold: Any) -> float:
+    tau = number("iou_threshold", iou_threshold, low=0.0, high=1.0, low_open=True)
+    if tau == 1.0:
+        raise ValueError("iou_threshold must be below 1 (LRP divides by 1 - iou_threshold)")
+    return tau
+
+
+def lrp_of_result(result: Any, tau: float | None = None,
+                  max_det: int | None = None) -> LRPResult:
+    """LRP read from an evaluation's own match table, no second matching.
+
+    Parameters
+    ----------
+    result : COCOResult, VOCResult, LVISResult, CrowdPoseResult or OpenImagesResult
+        The result of :func:`~deteval.evaluate_coco`, :func:`~deteval.evaluate_voc`,
+        :func:`~deteval.evaluate_lvis`, :func:`~deteval.evaluate_crowdpose` or
+        :func:`~deteval.evaluate_openimages`. Its protocol decides which detection is a true
+        positive, a false positive or left out, and with which IoU (OKS), and its order
+        ranks them (``docs/diagnostics/lrp.md`` §5).
+    tau : float, optional
+        One of the result's IoU (OKS) thresholds; default its first (the reference's
+        ``iouThrs[0]``).
+    max_det : int, optional
+        COCO only: detections per image and category (default the result's
+        ``max_detections[-1]``). The other protocols keep their own cut.
+
+    Returns
+    -------
+    LRPResult
+        ``settings["protocol"]`` names the protocol. Area ranges: the protocol's (VOC and
+        Open Images: one, "all"). Open Images' ``category_ids`` are the classes' positions
+        in its label map.
+
+    Raises
+    ------
+    TypeError
+        Not such a result.
+    ValueError
+        No match table; ``tau`` not evaluated, or 1.
+    """
+    from ._decisions import decisions
+
+    if tau is not None:
+        tau = _tau(tau)
+    d = decisions(result, tau, max_det=max_det)
+    tau = _tau(d.iou_threshold)
+    n_k, n_a = len(d.category_ids), len(d.area_labels)
     shape = (n_k, n_a)
     olrp, loc, fp_part, fn_part, thr = (np.full(shape, -1.0) for _ in range(5))
-    n_pos = np.zeros(shape, dtype=np.int64)
     curve_scores = [[np.zeros(0)] * n_a for _ in range(n_k)]
     curve_lrp = [[np.zeros(0)] * n_a for _ in range(n_k)]
+    scores = d.scores[d.order]     # gathered once; each category reads a slice
     for a in range(n_a):
-        ok = gt_k >= 0
-        n_pos[:, a] = np.bincount(gt_k[ok & ~table.gt_ignore[a]], minlength=n_k)
-        status = table.detection_status(a)[0]
-        matched = table.detection_matches(a)[0]
-        iou = np.zeros(len(status))
-        hit = np.flatnonzero(status == TP)
-        iou[hit] = coco_pair_iou(dt_xywh[hit], gt_xywh[matched[hit]],
-                                 np.zeros(len(hit), bool))
-        for k in np.flatnonzero(n_pos[:, a]).tolist():
-            rows = order[seg[k]:seg[k + 1]]
-            values = _optimal(status[rows], iou[rows], detections.scores[rows],
-                              int(n_pos[k, a]), tau)
+        status, iou = d.status[a, d.order], d.iou[a, d.order]
+        for k in np.flatnonzero(d.n_positive[:, a]).tolist():
+            lo, hi = d.bounds[k], d.bounds[k + 1]
+            values = _optimal(status[lo:hi], iou[lo:hi], scores[lo:hi],
+                              int(d.n_positive[k, a]), tau)
             olrp[k, a], loc[k, a], fp_part[k, a], fn_part[k, a], thr[k, a] = values[:5]
-            curve_scores[k][a], curve_lrp[k][a] = detections.scores[rows], values[5]
+            curve_scores[k][a], curve_lrp[k][a] = scores[lo:hi], values[5]
+    groups = _frequency_groups(d.frequency)
     means = [np.array([_mean(x[:, a]) for a in range(n_a)]) for x in (olrp, loc, fp_part,
                                                                         fn_part)]
-    labels = tuple(p.area_labels)
-    stats = np.array([means[0][labels.index("all")], means[1][labels.index("all")],
-                      means[2][labels.index("all")], means[3][labels.index("all")]]
-                     + [means[0][labels.index(x)] for x in ("small", "medium", "large")])
+    first = d.all_index
+    extra = [means[0][a] for a in range(n_a) if a != first] if not groups else \
+        [_mean(olrp[members, first]) for members in groups.values()]
+    stats = np.array([m[first] for m in means] + extra)
+    settings = {"protocol": d.protocol, "iou_type": d.iou_type, "iou_threshold": tau,
+                "max_detections": d.max_detections}
     return LRPResult(olrp=olrp, olrp_loc=loc, olrp_fp=fp_part, olrp_fn=fn_part,
                      thresholds=thr, molrp=means[0], molrp_loc=means[1], molrp_fp=means[2],
-                     molrp_fn=means[3], stats=stats, category_ids=result.category_ids,
-                     category_names=result.category_names, area_labels=labels,
-                     curve_scores=curve_scores, curve_lrp=curve_lrp, n_positive=n_pos,
-                     settings={"iou_threshold": tau, "max_detections": max_det})
+                     molrp_fn=means[3], stats=stats, category_ids=d.category_ids,
+                     category_names=d.category_names, area_labels=d.area_labels,
+                     curve_scores=curve_scores, curve_lrp=curve_lrp, n_positive=d.n_positive,
+                     settings=settings,
+                     stat_names=stat_names(d.area_labels, frequency=bool(groups)))
+
+
+def _frequency_groups(frequency: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """LVIS: the category positions of each frequency group, "r", "c", "f" (the fork's
+    ``freq_groups``); empty for the other protocols."""
+    if not frequency:
+        return {}
+    labels = np.asarray(frequency)
+    return {f: np.flatnonzero(labels == f) for f in ("r", "c", "f")}
+
+
+def stat_names(area_labels: tuple[str, ...], *, frequency: bool = False) -> tuple[str, ...]:
+    """The summary's names: moLRP and its components over "all" (else the first range),
+    then moLRP of each other range (:data:`LRP_STAT_NAMES` for COCO's four), or, for LVIS
+    (``frequency``), of the rare, common and frequent categories (the fork's LVIS summary)."""
+    if frequency:
+        return LRP_STAT_NAMES[:4] + ("moLRP_r", "moLRP_c", "moLRP_f")
+    first = "all" if "all" in area_labels else area_labels[0]
+    return LRP_STAT_NAMES[:4] + tuple(f"moLRP_{x}" for x in area_labels if x != first)
 
 
 def _optimal(status: np.ndarray, iou: np.ndarray, scores: np.ndarray, npig: int,
