@@ -1,7 +1,9 @@
 """Run tidecv 1.0.1 (the TIDE reference) on COCO dicts.
 
 ``run_tidecv(gt_dict, results, **settings)`` builds tidecv's ``Data`` objects as its COCO
-loaders do (images in file order, crowd objects as ignore regions) and returns
+loaders do (images in file order, crowd objects as ignore regions; with ``mask=True`` the
+GT segmentations made RLE by tidecv's own ``toRLE``, the results' RLE as given, and tidecv's
+mask mode) and returns
 ``{"ap", "main": {name: dAP}, "special": {"fp", "fn"}, "counts": {name: n}}``.
 """
 
@@ -25,9 +27,16 @@ def _tidecv():
 
 
 def run_tidecv(gt: dict, results: list[dict], *, pos_threshold: float = 0.5,
-               background_threshold: float = 0.1, max_dets: int = 100) -> dict:
+               background_threshold: float = 0.1, max_dets: int = 100,
+               mask: bool = False) -> dict:
     tidecv = _tidecv()
     from tidecv.data import Data
+    from tidecv.functions import toRLE
+
+    sizes = {image["id"]: (image["width"], image["height"]) for image in gt["images"]}
+
+    def gt_mask(ann):
+        return toRLE(ann["segmentation"], *sizes[ann["image_id"]]) if mask else None
 
     data = Data("gt", max_dets=max_dets)
     for image in gt["images"]:
@@ -36,17 +45,21 @@ def run_tidecv(gt: dict, results: list[dict], *, pos_threshold: float = 0.5,
         data.add_class(cat["id"], cat.get("name", str(cat["id"])))
     for ann in gt["annotations"]:
         if ann.get("iscrowd", 0):
-            data.add_ignore_region(ann["image_id"], ann["category_id"], list(ann["bbox"]), None)
+            data.add_ignore_region(ann["image_id"], ann["category_id"], list(ann["bbox"]),
+                                   gt_mask(ann))
         else:
-            data.add_ground_truth(ann["image_id"], ann["category_id"], list(ann["bbox"]), None)
+            data.add_ground_truth(ann["image_id"], ann["category_id"], list(ann["bbox"]),
+                                  gt_mask(ann))
     preds = Data("dt")
     for det in results:
         preds.add_detection(det["image_id"], det["category_id"], det["score"],
-                            list(det["bbox"]), None)
+                            list(det["bbox"]) if "bbox" in det else None,
+                            det["segmentation"] if mask else None)
     tide = tidecv.TIDE(pos_threshold=pos_threshold, background_threshold=background_threshold)
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        run = tide.evaluate(data, preds, mode=tidecv.TIDE.BOX, name="dt")
+        run = tide.evaluate(data, preds, mode=tidecv.TIDE.MASK if mask else tidecv.TIDE.BOX,
+                            name="dt")
         errors = tide.get_all_errors()
         counts = run.count_errors()
     return {"ap": run.ap,

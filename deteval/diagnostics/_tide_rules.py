@@ -1,0 +1,175 @@
+"""What each protocol and geometry gives TIDE's one matcher and scorer.
+
+:func:`~deteval.diagnostics.tide.error_attribution` matches, classifies errors and fixes
+them once, for every protocol and geometry; what differs is gathered here in a
+:class:`TideRules` (docs/diagnostics/tide.md §7, §8):
+
+* ``protocol="coco"`` (tidecv's rules): the evaluation's pair similarity of the geometry
+  (:func:`deteval._similarity.evaluation_similarity`: box, mask or boundary IoU, OKS, polygon
+  or rotated-box IoU; IoA for a crowd region where COCO uses it); crowd regions (and, for
+  keypoints, objects without keypoints) are ignore regions; tidecv's AP.
+* ``protocol="voc2007"`` / ``"voc2012"``: the devkit's IoU with its +1 pixel convention,
+  VOC's matching rule (difficult objects absorb detections, which then take no part), input
+  order on equal scores, and the devkit's AP (11-point or all-points).
+
+>>> from deteval.data import Categories, Dataset, Detections, GroundTruth, Images
+>>> ds = Dataset(Images(ids=[1]), Categories(ids=[1]),
+...              GroundTruth(image_index=[0], category_index=[0], boxes=[[0, 0, 9, 9]]))
+>>> dt = Detections(image_index=[0], category_index=[0], boxes=[[0, 0, 9, 4]], scores=[1])
+>>> rules = tide_rules(ds, dt, protocol="voc2007", iou_type="bbox", floor=0.1)
+>>> rules.pair(np.array([0]), np.array([0])).tolist()    # (10 x 5) / (10 x 10), +1 pixel
+[0.5]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..data import Dataset, Detections
+
+#: The protocols whose rules TIDE can follow.
+PROTOCOLS = ("coco", "voc2007", "voc2012")
+_X = np.arange(101) / 100  # tidecv's recall points, i / 100 (not np.linspace)
+
+#: ``score(cls, score, good, key, positives, n_c) -> (class AP, mAP)``, both in percent.
+Scorer = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int],
+                  tuple[np.ndarray, float]]
+
+
+@dataclass(frozen=True)
+class TideRules:
+    """A protocol's and a geometry's part of TIDE.
+
+    Attributes
+    ----------
+    protocol, iou_type : str
+    pair : callable
+        ``pair(dt_rows, gt_rows)`` -> ndarray of float64, shape (P,): the similarity of each
+        (detection, object) pair; over an ignore region, what the protocol compares with it.
+    regions : ndarray of bool, shape (n_gt,)
+        Ignore regions (COCO: crowd regions, and for keypoints objects without keypoints;
+        VOC: difficult objects): never missed, never an error's target.
+    matcher : {"coco", "voc"}
+        ``"coco"``: tidecv's greedy rule (the unused object of highest similarity, the first
+        on ties; a region absorbs an unmatched detection whose similarity is ``> pos``).
+        ``"voc"``: the devkit's (the best object, used or not; a region absorbs a detection
+        whose best object it is).
+    max_dets : int or None
+        Detections kept per image, all classes together (None: all).
+    tidecv : bool
+        tidecv's conventions: detections of categories the ground truth lacks are classes of
+        their own; detections absorbed by a region still get an error type; equal scores
+        in (image, in-image score) order. Otherwise: such detections are not evaluated,
+        absorbed ones take no part, equal scores keep the input order.
+    score : Scorer
+    """
+
+    protocol: str
+    iou_type: str
+    pair: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    regions: np.ndarray
+    matcher: str
+    max_dets: int | None
+    tidecv: bool
+    score: Scorer
+
+
+def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
+    """``protocol`` if TIDE can follow it with ``iou_type`` and ``rules``; a ValueError
+    saying why not otherwise."""
+    if not isinstance(protocol, str) or protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(map(repr, PROTOCOLS))}; "
+                         f"got {protocol!r}")
+    if protocol != "coco" and iou_type != "bbox":
+        raise ValueError(f"protocol {protocol!r} compares boxes (the devkit's IoU); iou_type "
+                         f"must be 'bbox', got {iou_type!r}")
+    if protocol != "coco" and rules == "tidecv":
+        raise ValueError(f"rules='tidecv' reproduces tidecv's COCO runs; with protocol "
+                         f"{protocol!r} use rules='deteval'")
+    return protocol
+
+
+def tide_rules(dataset: Dataset, detections: Detections, *, protocol: str, iou_type: str,
+               floor: float, max_dets: int | None = None, keypoint_sigmas: Any = None,
+               dilation_ratio: float = 0.02) -> TideRules:
+    """The :class:`TideRules` of ``protocol`` and ``iou_type`` on these inputs.
+
+    ``floor`` is the lowest similarity TIDE compares with (the background threshold): a
+    pair provably below it may be given 0 without being computed. ``max_dets`` None is the
+    protocol's default (COCO: 100, as tidecv; VOC: every detection).
+    """
+    gt = dataset.gt
+    if protocol == "coco":
+        from .._similarity import evaluation_similarity
+
+        similarity = evaluation_similarity(dataset, detections, iou_type, floor=floor,
+                                           keypoint_sigmas=keypoint_sigmas,
+                                           dilation_ratio=dilation_ratio)
+        regions = gt.iscrowd.copy()
+        if iou_type == "keypoints" and len(gt):
+            regions |= gt.num_keypoints == 0     # COCO ignores them; TIDE: regions
+        return TideRules(protocol, iou_type, similarity.pair, regions, "coco",
+                         100 if max_dets is None else max_dets, True, tidecv_score)
+    from ..protocols._voc_stages import voc_pair_iou
+    from ..protocols.voc import VOC2007, VOC2012
+
+    dt_boxes, gt_boxes = detections.boxes, gt.boxes
+
+    def pair(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        return voc_pair_iou(dt_boxes[d_rows], gt_boxes[g_rows], True)
+
+    params = VOC2007 if protocol == "voc2007" else VOC2012
+    return TideRules(protocol, iou_type, pair, gt.ignore | gt.iscrowd, "voc", max_dets, False,
+                     voc_scorer(params))
+
+
+def _by_class(cls: np.ndarray, score: np.ndarray, good: np.ndarray, key: np.ndarray,
+              n_c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``good`` in ranking order (class, descending score, ``key``), points per class and
+    the first point of each."""
+    order = np.lexsort((key, -score, cls))
+    n_points = np.bincount(cls, minlength=n_c)
+    return good[order], n_points, np.cumsum(n_points) - n_points
+
+
+def tidecv_score(cls: np.ndarray, score: np.ndarray, good: np.ndarray, key: np.ndarray,
+                 positives: np.ndarray, n_c: int) -> tuple[np.ndarray, float]:
+    """tidecv's ``APDataObject.get_ap`` of every class (NaN where the class has neither
+    points nor objects) and ``get_mAP`` (docs/diagnostics/tide.md §5).
+
+    Points are ordered by descending score, ties by ``key`` (tidecv: insertion order)."""
+    good, n_points, starts = _by_class(cls, score, good, key, n_c)
+    ap = np.where((n_points > 0) | (positives != 0), 0.0, np.nan)
+    for c in np.flatnonzero((positives > 0) & (n_points > 0)).tolist():
+        hits = np.cumsum(good[starts[c]:starts[c] + n_points[c]])
+        precision = hits / np.arange(1, len(hits) + 1)
+        envelope = np.maximum.accumulate(precision[::-1])[::-1]
+        reached = np.searchsorted(_X, hits / positives[c], side="right")
+        # Each recall point takes the precision of the first point reaching it; summed in
+        # recall order as tidecv does.
+        ap[c] = sum(np.repeat(envelope, np.diff(reached, prepend=0)).tolist()) / 101 * 100
+    present = ap[~np.isnan(ap)]     # NaN if none: tidecv divides by zero
+    mean = float(sum(present.tolist()) / len(present)) if len(present) else float("nan")
+    return ap, mean
+
+
+def voc_scorer(params: Any) -> Scorer:
+    """The devkit's AP of every class and mAP (``evaluate_voc``'s, times 100)."""
+    from ..protocols._voc_stages import curve_ap, mean_ap
+
+    def score(cls: np.ndarray, score: np.ndarray, good: np.ndarray, key: np.ndarray,
+              positives: np.ndarray, n_c: int) -> tuple[np.ndarray, float]:
+        good, n_points, starts = _by_class(cls, score, good, key, n_c)
+        ap = np.zeros(n_c)
+        for c in range(n_c):
+            hits = good[starts[c]:starts[c] + n_points[c]]
+            tp = np.cumsum(hits, dtype=np.int64)
+            ap[c] = curve_ap(tp, np.arange(1, len(hits) + 1) - tp, int(positives[c]),
+                             int(n_points[c]), params)
+        return ap * 100, float(mean_ap(ap[None, :], positives, params)[0]) * 100
+
+    return score
