@@ -13,14 +13,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 
 import numpy as np
 import pytest
 from cocogen import make_dataset
 from maskgen import encode, make_segm_dataset
-from tide_reference import run_tidecv
+from tide_reference import run_errors, run_tidecv, write_inputs
 
 import deteval
 from deteval.keypoints import COCO_PERSON_SIGMAS
@@ -227,22 +226,13 @@ def test_a_dataset_without_the_geometry_is_refused():
         deteval.error_attribution(deteval.read_coco_gt(gt), dt, iou_type="segm")
 
 
-def _cli(args):
-    from deteval.cli import main
-
-    stdout, stderr = io.StringIO(), io.StringIO()
-    return main(args, stdout=stdout, stderr=stderr), stdout.getvalue(), stderr.getvalue()
-
-
 def test_cli_errors_iou_type_keypoints(tmp_path):
     gt, dt = _keypoint_scene()
-    (tmp_path / "gt.json").write_text(json.dumps(gt))
-    (tmp_path / "dt.json").write_text(json.dumps(dt))
     out = tmp_path / "errors.json"
-    code, stdout, stderr = _cli(["errors", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
-                                 "--iou-type", "keypoints", "--kpt-sigmas", " ".join(
-                                     map(str, COCO_PERSON_SIGMAS.tolist())),
-                                 "--per-class", "--json", str(out)])
+    code, stdout, stderr = run_errors(*write_inputs(tmp_path, gt, dt), "--iou-type",
+                                      "keypoints", "--kpt-sigmas",
+                                      " ".join(map(str, COCO_PERSON_SIGMAS.tolist())),
+                                      "--per-class", "--json", out)
     assert code == 0, stderr
     assert "TIDE keypoints AP @ 0.50" in stdout and "person" in stdout
     payload = json.loads(out.read_text())
@@ -257,18 +247,14 @@ def test_cli_errors_lrp_with_a_geometry(tmp_path):
 
     from deteval.diagnostics.lrp import lrp
 
-    gt, dt = _square_scene(2)
-    (tmp_path / "gt.json").write_text(json.dumps(gt))
-    (tmp_path / "dt.json").write_text(json.dumps(dt))
+    files = write_inputs(tmp_path, *_square_scene(2))
     out = tmp_path / "errors.json"
-    code, stdout, stderr = _cli(["errors", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
-                                 "--iou-type", "segm", "--lrp", "--json", str(out)])
+    code, stdout, stderr = run_errors(*files, "--iou-type", "segm", "--lrp", "--json", out)
     if "iou_type" in inspect.signature(lrp).parameters:
         assert code == 0, stderr
         assert set(json.loads(out.read_text())) == {"tide", "lrp"}
     else:   # this deteval's lrp compares boxes only: refused, nothing written
         assert code == 2 and "--lrp compares bounding boxes only" in stderr
         assert not out.exists()
-    code, _, stderr = _cli(["errors", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
-                            "--protocol", "voc2007", "--lrp"])
+    code, _, stderr = run_errors(*files, "--protocol", "voc2007", "--lrp")
     assert code == 2 and "--lrp is LRP of the COCO protocol" in stderr

@@ -5,13 +5,19 @@ loaders do (images in file order, crowd objects as ignore regions; with ``mask=T
 GT segmentations made RLE by tidecv's own ``toRLE``, the results' RLE as given, and tidecv's
 mask mode) and returns
 ``{"ap", "main": {name: dAP}, "special": {"fp", "fn"}, "counts": {name: n}}``.
+
+``write_inputs(folder, gt, dt)`` and ``run_errors(*argv)`` are the CLI helpers the TIDE
+tests share: the COCO dicts as ``gt.json`` / ``dt.json``, and ``deteval errors`` run with its
+exit code, stdout and stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import warnings
+from pathlib import Path
 
 NAMES = {"Cls": "cls", "Loc": "loc", "Both": "both", "Dupe": "dupe", "Bkg": "bkg",
          "Miss": "miss"}
@@ -67,3 +73,19 @@ def run_tidecv(gt: dict, results: list[dict], *, pos_threshold: float = 0.5,
             "special": {"fp": errors["special"]["dt"]["FalsePos"],
                         "fn": errors["special"]["dt"]["FalseNeg"]},
             "counts": {NAMES[k.short_name]: v for k, v in counts.items()}}
+
+
+def write_inputs(folder: Path, gt: dict, results: list[dict]) -> tuple[str, str]:
+    """``gt.json`` and ``dt.json`` in ``folder``; their paths."""
+    (folder / "gt.json").write_text(json.dumps(gt))
+    (folder / "dt.json").write_text(json.dumps(results))
+    return str(folder / "gt.json"), str(folder / "dt.json")
+
+
+def run_errors(*argv: str) -> tuple[int, str, str]:
+    """``deteval errors ARGV``: exit code, stdout, stderr."""
+    from deteval.cli import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = main(["errors", *map(str, argv)], stdout=stdout, stderr=stderr)
+    return code, stdout.getvalue(), stderr.getvalue()

@@ -108,6 +108,7 @@ def _lrp_text(result) -> str:
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
+    from ..diagnostics._tide_rules import check_protocol
     from ..diagnostics.lrp import lrp
     from ..diagnostics.tide import error_attribution
     from .check import checks_of, run_checks
@@ -117,7 +118,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     options = geometry(args)
     if options["dilation_ratio"] is None:
         options["dilation_ratio"] = 0.02
-    # protocol, iou_type and rules that do not go together: error_attribution's ValueError
+    check_protocol(args.protocol, args.iou_type, args.rules)   # before reading the files
     lrp_options = _lrp_options(args, lrp, options) if args.lrp else {}
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
     dataset, detections, inputs = read_shapes(args, gt_format)  # one resolution rule
