@@ -42,10 +42,12 @@ def add_iou_thresholds(parser: argparse.ArgumentParser, *, help: str) -> None:
 PROTOCOLS = ("coco", "voc2007", "voc2012")
 
 
-def add_protocol(parser: argparse.ArgumentParser, *, default: str | None, help: str) -> None:
-    """``--protocol {coco,voc2007,voc2012}``, as ``args.protocol``; required when ``default``
-    is None."""
-    parser.add_argument("--protocol", required=default is None, choices=list(PROTOCOLS),
+def add_protocol(parser: argparse.ArgumentParser, *, default: str | None, help: str,
+                 extra: tuple[str, ...] = ()) -> None:
+    """``--protocol {coco,voc2007,voc2012}`` (and the ``extra`` choices), as
+    ``args.protocol``; required when ``default`` is None."""
+    parser.add_argument("--protocol", required=default is None,
+                        choices=[*PROTOCOLS, *extra],
                         **({} if default is None else {"default": default}), help=help)
 
 

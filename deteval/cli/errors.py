@@ -37,9 +37,10 @@ def add_parser(commands) -> None:
     errors.add_argument("--rules", choices=("deteval", "tidecv"), default="deteval",
                         help="tidecv: reproduce tidecv's ordering of tied scores in the "
                         "fixed runs (see docs/diagnostics/tide.md); --protocol coco only")
-    add_protocol(errors, default="coco", help="whose matching and AP: coco (tidecv's, the "
-                 "default), voc2007 (devkit, 11-point AP) or voc2012 (devkit, all-points AP); "
-                 "VOC compares boxes with the +1 pixel IoU, difficult objects ignored")
+    add_protocol(errors, default="coco", extra=("lvis",), help="whose matching and AP: coco "
+                 "(tidecv's, the default), voc2007 (devkit, 11-point AP), voc2012 (devkit, "
+                 "all-points AP; VOC compares boxes with the +1 pixel IoU, difficult objects "
+                 "ignored) or lvis (lvis-api's federated rules and AP; GT an LVIS file)")
     add_geometry_options(errors, what="what to compare: bbox, segm (mask IoU, tidecv's mask "
                          "mode), boundary (boundary IoU), keypoints (OKS), polygon, rotated "
                          "('rbox'); COCO files for all but bbox (default: bbox)")
@@ -61,7 +62,8 @@ def _background(text: str) -> float:
 
 
 #: How the table names each VOC protocol's AP.
-_AP_NAMES = {"voc2007": "VOC2007 11-point", "voc2012": "VOC2012 all-points"}
+_AP_NAMES = {"voc2007": "VOC2007 11-point", "voc2012": "VOC2012 all-points",
+             "lvis": "LVIS"}
 
 
 def _table(result) -> str:
@@ -120,12 +122,15 @@ def run(args, out: TextIO, err: TextIO) -> int:
         options["dilation_ratio"] = 0.02
     check_protocol(args.protocol, args.iou_type, args.rules)   # before reading the files
     lrp_options = _lrp_options(args, lrp, options) if args.lrp else {}
-    gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
-    dataset, detections, inputs = read_shapes(args, gt_format)  # one resolution rule
-    if inputs is not None:
-        run_checks(args, inputs, err)
-    elif not getattr(args, "no_check", False):
-        checks_of(dataset, detections, err)
+    if args.protocol == "lvis":   # the LVIS keys: read by error_attribution from the files
+        dataset, detections = args.gt, args.dt
+    else:
+        gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
+        dataset, detections, inputs = read_shapes(args, gt_format)  # one resolution rule
+        if inputs is not None:
+            run_checks(args, inputs, err)
+        elif not getattr(args, "no_check", False):
+            checks_of(dataset, detections, err)
     result = error_attribution(dataset, detections, pos_threshold=args.pos_threshold,
                                background_threshold=args.background_threshold,
                                max_dets=args.tide_max_dets, rules=args.rules,

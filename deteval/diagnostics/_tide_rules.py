@@ -11,6 +11,9 @@ them once, for every protocol and geometry; what differs is gathered here in a
 * ``protocol="voc2007"`` / ``"voc2012"``: the devkit's IoU with its +1 pixel convention,
   VOC's matching rule (difficult objects absorb detections, which then take no part), input
   order on equal scores, and the devkit's AP (11-point or all-points).
+* ``protocol="lvis"``: lvis-api's federated selection (300 detections per image; only the
+  categories an image lists as positive or negative; unmatched detections of its
+  not-exhaustive categories take no part), COCO's greedy rule, and lvis-api's AP.
 
 >>> from deteval.data import Categories, Dataset, Detections, GroundTruth, Images
 >>> ds = Dataset(Images(ids=[1]), Categories(ids=[1]),
@@ -32,7 +35,7 @@ import numpy as np
 from ..data import Dataset, Detections
 
 #: The protocols whose rules TIDE can follow.
-PROTOCOLS = ("coco", "voc2007", "voc2012")
+PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis")
 _X = np.arange(101) / 100  # tidecv's recall points, i / 100 (not np.linspace)
 
 #: ``score(cls, score, good, key, positives, n_c) -> (class AP, mAP)``, both in percent.
@@ -66,6 +69,16 @@ class TideRules:
         in (image, in-image score) order. Otherwise: such detections are not evaluated,
         absorbed ones take no part, equal scores keep the input order.
     score : Scorer
+    dt_evaluated : ndarray of bool, shape (n_dt,), optional
+        Detections the protocol evaluates (default: those of a known category).
+    dt_lenient : ndarray of bool, shape (n_dt,), optional
+        Detections that take no part when unmatched (LVIS: not-exhaustive categories).
+    gt_evaluated : ndarray of bool, shape (n_gt,), optional
+        Objects the protocol evaluates (default: all).
+    image_order : ndarray of int, shape (n_images,), optional
+        Position of each image in the order equal scores keep (default: the table's).
+    lone_regions : bool
+        Each ignore region absorbs one detection only (COCO's ignored non-crowd objects).
     """
 
     protocol: str
@@ -76,6 +89,11 @@ class TideRules:
     max_dets: int | None
     tidecv: bool
     score: Scorer
+    dt_evaluated: np.ndarray | None = None
+    dt_lenient: np.ndarray | None = None
+    gt_evaluated: np.ndarray | None = None
+    image_order: np.ndarray | None = None
+    lone_regions: bool = False
 
 
 def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
@@ -84,9 +102,12 @@ def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
     if not isinstance(protocol, str) or protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(map(repr, PROTOCOLS))}; "
                          f"got {protocol!r}")
-    if protocol != "coco" and iou_type != "bbox":
+    if protocol.startswith("voc") and iou_type != "bbox":
         raise ValueError(f"protocol {protocol!r} compares boxes (the devkit's IoU); iou_type "
                          f"must be 'bbox', got {iou_type!r}")
+    if protocol == "lvis" and iou_type not in ("bbox", "segm", "boundary"):
+        raise ValueError(f"protocol 'lvis' compares boxes, masks or boundaries; iou_type "
+                         f"must be 'bbox', 'segm' or 'boundary', got {iou_type!r}")
     if protocol != "coco" and rules == "tidecv":
         raise ValueError(f"rules='tidecv' reproduces tidecv's COCO runs; with protocol "
                          f"{protocol!r} use rules='deteval'")
@@ -95,14 +116,17 @@ def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
 
 def tide_rules(dataset: Dataset, detections: Detections, *, protocol: str, iou_type: str,
                floor: float, max_dets: int | None = None, keypoint_sigmas: Any = None,
-               dilation_ratio: float = 0.02) -> TideRules:
+               dilation_ratio: float = 0.02, lvis: Any = None) -> TideRules:
     """The :class:`TideRules` of ``protocol`` and ``iou_type`` on these inputs.
 
     ``floor`` is the lowest similarity TIDE compares with (the background threshold): a
     pair provably below it may be given 0 without being computed. ``max_dets`` None is the
-    protocol's default (COCO: 100, as tidecv; VOC: every detection).
+    protocol's default (COCO: 100, as tidecv; VOC: every detection; LVIS: 300 per image).
+    ``lvis`` is the :class:`~deteval.io.lvis.LVISGroundTruth` of ``dataset`` (LVIS only).
     """
     gt = dataset.gt
+    if protocol == "lvis":
+        return _lvis_rules(lvis, detections, iou_type, floor, max_dets, dilation_ratio)
     if protocol == "coco":
         from .._similarity import evaluation_similarity
 
@@ -171,5 +195,67 @@ def voc_scorer(params: Any) -> Scorer:
             ap[c] = curve_ap(tp, np.arange(1, len(hits) + 1) - tp, int(positives[c]),
                              int(n_points[c]), params)
         return ap * 100, float(mean_ap(ap[None, :], positives, params)[0]) * 100
+
+    return score
+
+
+def _lvis_rules(lvis: Any, detections: Detections, iou_type: str, floor: float,
+                max_dets: int | None, dilation_ratio: float) -> TideRules:
+    """lvis-api's selection (``deteval.protocols.lvis``), similarity and AP."""
+    from ..protocols._coco_stages import pair_similarity
+    from ..protocols.coco import COCOParams
+    from ..protocols.lvis import LVIS, top_per_image
+
+    dataset = lvis.dataset
+    gt, n_k = dataset.gt, len(dataset.categories)
+    gt_ok = (gt.area > 0) & (gt.area < np.inf)
+    present = np.unique((gt.image_index * n_k + gt.category_index)[gt_ok])
+    dt_key = detections.image_index * n_k + np.maximum(detections.category_index, 0)
+    evaluated = (top_per_image(detections.image_index, detections.scores,
+                               LVIS.max_detections if max_dets is None else max_dets)
+                 & (detections.category_index >= 0)
+                 & (detections.area > 0) & (detections.area < np.inf)
+                 & (np.isin(dt_key, present) | np.isin(dt_key, lvis.negative_keys)))
+    no_crowd = np.zeros(len(gt), dtype=bool)
+    pair = pair_similarity(COCOParams(iou_type=iou_type, iou_thresholds=(float(floor),),
+                                      dilation_ratio=dilation_ratio),
+                           dataset, detections, np.arange(len(gt)), detections.as_xywh(),
+                           gt.as_xywh(), no_crowd)
+    image_order = np.empty(len(dataset.images), dtype=np.int64)   # lvis-api: sorted ids
+    image_order[np.argsort(dataset.images.ids, kind="stable")] = np.arange(len(image_order))
+    return TideRules("lvis", iou_type, pair, gt.ignore & gt_ok, "coco", None, False,
+                     lvis_scorer(LVIS, np.argsort(dataset.categories.ids, kind="stable")),
+                     dt_evaluated=evaluated,
+                     dt_lenient=np.isin(dt_key, lvis.not_exhaustive_keys),
+                     gt_evaluated=gt_ok, image_order=image_order, lone_regions=True)
+
+
+def lvis_scorer(params: Any, columns: np.ndarray) -> Scorer:
+    """lvis-api's AP of every class at one threshold (pycocotools' ``accumulate``: 101
+    recall points of the precision envelope) and its ``AP50``-style mean over the
+    (recall point, category) values of the classes with objects, categories in ``columns``
+    order (sorted ids)."""
+    recall = np.asarray(params.recall_thresholds)
+
+    def score(cls: np.ndarray, score: np.ndarray, good: np.ndarray, key: np.ndarray,
+              positives: np.ndarray, n_c: int) -> tuple[np.ndarray, float]:
+        good, n_points, starts = _by_class(cls, score, good, key, n_c)
+        q = np.full((len(recall), n_c), -1.0)
+        for c in np.flatnonzero(positives > 0).tolist():
+            hits = good[starts[c]:starts[c] + n_points[c]]
+            tp = np.cumsum(hits).astype(np.float64)
+            fp = np.cumsum(~hits).astype(np.float64)
+            precision = tp / (fp + tp + np.spacing(1))
+            envelope = np.maximum.accumulate(precision[::-1])[::-1]
+            at = np.searchsorted(tp / positives[c], recall, side="left")
+            reached = at < len(envelope)
+            q[:, c] = 0.0
+            q[reached, c] = envelope[at[reached]]
+        valid = q[0] > -1
+        ap = np.full(n_c, np.nan)
+        ap[valid] = q[:, valid].mean(axis=0) * 100
+        table = q[:, columns]
+        values = table[table > -1]
+        return ap, float(np.mean(values)) * 100 if len(values) else float("nan")
 
     return score

@@ -160,17 +160,25 @@ def _num(value: float) -> float | None:
     return None if value != value else float(value)
 
 
-def _load(gt: Any, dt: Any, iou_type: str) -> tuple[Dataset, Detections]:
+def _load(gt: Any, dt: Any, iou_type: str, protocol: str
+          ) -> tuple[Dataset, Detections, Any]:
+    """The dataset, the detections and (LVIS) the LVIS ground truth."""
     from ..io.coco import read_coco_gt, read_coco_results
 
-    reader = read_as(iou_type)
-    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt, iou_type=reader)
+    reader, lvis = read_as(iou_type), None
+    if protocol == "lvis":
+        from ..protocols.lvis import lvis_ground_truth
+
+        lvis = lvis_ground_truth(gt, reader, caller="protocol 'lvis'")
+        dataset = lvis.dataset
+    else:
+        dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt, iou_type=reader)
     detections = (dt if isinstance(dt, Detections)
                   else read_coco_results(dt, dataset, iou_type=reader))
     if len(detections) and (detections.image_index.min() < 0
                             or detections.image_index.max() >= len(dataset.images)):
         raise ValueError("detections.image_index must index the dataset's images table")
-    return dataset, detections
+    return dataset, detections, lvis
 
 
 def _classes(dataset: Dataset, detections: Detections, extra: bool
@@ -204,7 +212,8 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
     gt : Dataset, str, PathLike or dict
         Ground truth, or a COCO instances file (or its dict). COCO: crowd regions are
         TIDE's ignore regions; the ``ignore`` flag is not used (as tidecv's COCO loader).
-        VOC: objects with ``ignore`` (difficult) or ``iscrowd`` set are.
+        VOC: objects with ``ignore`` (difficult) or ``iscrowd`` set are. LVIS: an LVIS
+        file, dict or :class:`~deteval.io.lvis.LVISGroundTruth`.
     dt : Detections, str, PathLike, list, dict or ndarray
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads (read
         with the columns ``iou_type`` compares).
@@ -222,10 +231,13 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
     iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}
         The similarity, the evaluation's (§7): box IoU, mask IoU (tidecv's mask mode),
         boundary IoU, OKS, polygon IoU, rotated-box IoU. VOC compares boxes only.
-    protocol : {"coco", "voc2007", "voc2012"}
+    protocol : {"coco", "voc2007", "voc2012", "lvis"}
         ``"coco"``: tidecv's matching and AP. ``"voc2007"`` / ``"voc2012"``: the devkit's
         matching (+1 pixel IoU, difficult objects), and its 11-point or all-points AP
         (§8): with no error fixed, ``ap`` is ``evaluate_voc``'s mAP times 100.
+        ``"lvis"``: lvis-api's federated rules and AP (§8.1; ``gt`` an LVIS file, dict or
+        :class:`~deteval.io.lvis.LVISGroundTruth`): with no error fixed, ``ap`` is
+        ``evaluate_lvis``'s AP50 times 100 (at ``pos_threshold`` 0.5).
     keypoint_sigmas : sequence of float or dict {category_id: sequence}, optional
         OKS sigmas for ``iou_type="keypoints"`` (default: COCO's 17 person sigmas).
     dilation_ratio : float, default 0.02
@@ -252,12 +264,13 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         raise ValueError(f"rules must be one of {RULES}; got {rules!r}")
     check_iou_type(iou_type)
     check_protocol(protocol, iou_type, rules)
-    dataset, detections = _load(gt, dt, iou_type)
+    dataset, detections, lvis = _load(gt, dt, iou_type, protocol)
     if len(detections) and np.isnan(detections.scores).any():
         raise ValueError("detections.scores must not be NaN")
     tide = tide_rules(dataset, detections, protocol=protocol, iou_type=iou_type, floor=bg,
                       max_dets=None if max_dets is None else int(max_dets),
-                      keypoint_sigmas=keypoint_sigmas, dilation_ratio=dilation_ratio)
+                      keypoint_sigmas=keypoint_sigmas, dilation_ratio=dilation_ratio,
+                      lvis=lvis)
     return _attribute(dataset, detections, tide, pos, bg, rules)
 
 
@@ -285,16 +298,19 @@ def _match(dataset: Dataset, detections: Detections, dt_class: np.ndarray, tide:
     n_c = max(int(dt_class.max(initial=-1)) + 1, len(dataset.categories))
     img = detections.image_index
     evaluated = dt_class >= 0
+    if tide.dt_evaluated is not None:
+        evaluated &= tide.dt_evaluated
     # Rank within the image (evaluated detections first), by descending score, ties in order.
     order = np.lexsort((np.arange(n_dt), -detections.scores, ~evaluated, img))
     first_of_image = np.searchsorted(img[order], img[order], side="left")
     rank = np.empty(n_dt, dtype=np.int64)
     rank[order] = np.arange(n_dt) - first_of_image
+    seq = np.arange(n_dt)          # VOC: the input order (the devkit's stable sort)
     if tide.tidecv:   # tidecv's insertion order: image by image, by score in each
-        seq = np.empty(n_dt, dtype=np.int64)
         seq[order] = np.arange(n_dt)
-    else:             # the input order (the devkit's stable sort)
-        seq = np.arange(n_dt)
+    elif tide.image_order is not None:   # LVIS: images in their order, by score in each
+        seq[np.lexsort((np.arange(n_dt), -detections.scores, tide.image_order[img]))] = \
+            np.arange(n_dt)
     kept = evaluated & (rank < (n_dt if tide.max_dets is None else tide.max_dets))
     regions = tide.regions
     # tidecv: reversed rows, so that the matcher's "later wins" tie rule picks the first;
@@ -305,9 +321,12 @@ def _match(dataset: Dataset, detections: Detections, dt_class: np.ndarray, tide:
         return tide.pair(d_rows, perm[g_rows])
 
     gt_group = objects.image_index * n_c + objects.category_index
+    if tide.gt_evaluated is not None:
+        gt_group = np.where(tide.gt_evaluated, gt_group, -1)
+    crowd = np.zeros(n_gt, bool) if tide.lone_regions else regions
     table = match_detections(
         dt_group=np.where(kept, img * n_c + dt_class, -1), dt_scores=detections.scores,
-        dt_area=detections.area, gt_group=gt_group[perm], gt_crowd=regions[perm],
+        dt_area=detections.area, gt_group=gt_group[perm], gt_crowd=crowd[perm],
         gt_ignore=regions[perm], gt_area=objects.area[perm], similarity=similarity,
         iou_thresholds=np.array([pos]), area_ranges=np.array([[-np.inf, np.inf]]),
         max_detections=max(n_dt, 1), rule=tide.matcher)
@@ -318,10 +337,12 @@ def _match(dataset: Dataset, detections: Detections, dt_class: np.ndarray, tide:
     tp[d[~regions[g]]] = True
     ignored = np.zeros(n_dt, bool)
     on_region, region = d[regions[g]], g[regions[g]]
-    if tide.matcher == "coco" and len(on_region):  # tidecv absorbs at IoA > pos only
+    if tide.tidecv and len(on_region):  # tidecv absorbs at IoA > pos only
         ignored[on_region[tide.pair(on_region, region) > pos]] = True
     else:
         ignored[on_region] = True
+    if tide.dt_lenient is not None:   # LVIS: unmatched, of a not-exhaustive category
+        ignored |= kept & tide.dt_lenient & (m < 0)
     used = np.zeros(n_gt, bool)
     used[g[~regions[g]]] = True
     return seq, rank, kept, tp, ignored, used
@@ -334,6 +355,8 @@ def _attribute(dataset: Dataset, detections: Detections, tide: TideRules, pos: f
     dt_class, class_ids, class_names = _classes(dataset, detections, tide.tidecv)
     seq, rank, kept, tp, ignored, used = _match(dataset, detections, dt_class, tide, pos)
     regular = ~tide.regions
+    if tide.gt_evaluated is not None:
+        regular &= tide.gt_evaluated
     gt_class = np.where(regular, objects.category_index, -1)
 
     # §3 errors of the kept non-TP detections, from their pairs with the image's objects
