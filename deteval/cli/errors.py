@@ -37,10 +37,11 @@ def add_parser(commands) -> None:
     errors.add_argument("--rules", choices=("deteval", "tidecv"), default="deteval",
                         help="tidecv: reproduce tidecv's ordering of tied scores in the "
                         "fixed runs (see docs/diagnostics/tide.md); --protocol coco only")
-    add_protocol(errors, default="coco", extra=("lvis",), help="whose matching and AP: coco "
-                 "(tidecv's, the default), voc2007 (devkit, 11-point AP), voc2012 (devkit, "
-                 "all-points AP; VOC compares boxes with the +1 pixel IoU, difficult objects "
-                 "ignored) or lvis (lvis-api's federated rules and AP; GT an LVIS file)")
+    add_protocol(errors, default="coco", extra=("lvis", "crowdpose"), help="whose matching and "
+                 "AP: coco (tidecv's, the default), voc2007 (devkit, 11-point AP), voc2012 "
+                 "(devkit, all-points AP; VOC compares boxes with the +1 pixel IoU, difficult "
+                 "objects ignored), lvis (lvis-api's federated rules and AP; GT an LVIS file) "
+                 "or crowdpose (xtcocotools' CrowdPose keypoints; implies --iou-type keypoints)")
     add_geometry_options(errors, what="what to compare: bbox, segm (mask IoU, tidecv's mask "
                          "mode), boundary (boundary IoU), keypoints (OKS), polygon, rotated "
                          "('rbox'); COCO files for all but bbox (default: bbox)")
@@ -63,7 +64,7 @@ def _background(text: str) -> float:
 
 #: How the table names each VOC protocol's AP.
 _AP_NAMES = {"voc2007": "VOC2007 11-point", "voc2012": "VOC2012 all-points",
-             "lvis": "LVIS"}
+             "lvis": "LVIS", "crowdpose": "CrowdPose"}
 
 
 def _table(result) -> str:
@@ -117,6 +118,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from .draw import geometry, read_shapes
 
     check_outputs(args, files=[("--json", args.json)])
+    if args.protocol == "crowdpose" and args.iou_type == "bbox":   # bbox: the default
+        args.iou_type = "keypoints"
     options = geometry(args)
     if options["dilation_ratio"] is None:
         options["dilation_ratio"] = 0.02

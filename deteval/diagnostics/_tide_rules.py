@@ -11,6 +11,9 @@ them once, for every protocol and geometry; what differs is gathered here in a
 * ``protocol="voc2007"`` / ``"voc2012"``: the devkit's IoU with its +1 pixel convention,
   VOC's matching rule (difficult objects absorb detections, which then take no part), input
   order on equal scores, and the devkit's AP (11-point or all-points).
+* ``protocol="crowdpose"``: xtcocotools' CrowdPose keypoints (14 sigmas, areas from the
+  boxes, 20 detections per image and category, results without a keypoint score dropped),
+  COCO's greedy rule and AP.
 * ``protocol="lvis"``: lvis-api's federated selection (300 detections per image; only the
   categories an image lists as positive or negative; unmatched detections of its
   not-exhaustive categories take no part), COCO's greedy rule, and lvis-api's AP.
@@ -35,7 +38,7 @@ import numpy as np
 from ..data import Dataset, Detections
 
 #: The protocols whose rules TIDE can follow.
-PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis")
+PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis", "crowdpose")
 _X = np.arange(101) / 100  # tidecv's recall points, i / 100 (not np.linspace)
 
 #: ``score(cls, score, good, key, positives, n_c) -> (class AP, mAP)``, both in percent.
@@ -77,8 +80,11 @@ class TideRules:
         Objects the protocol evaluates (default: all).
     image_order : ndarray of int, shape (n_images,), optional
         Position of each image in the order equal scores keep (default: the table's).
-    lone_regions : bool
-        Each ignore region absorbs one detection only (COCO's ignored non-crowd objects).
+    region_crowd : ndarray of bool, shape (n_gt,), optional
+        The regions that absorb any number of detections (default: all); the others absorb
+        one (COCO's ignored non-crowd objects).
+    group_max_dets : int, optional
+        Detections matched per (image, class), COCO's ``maxDets`` (default: all).
     """
 
     protocol: str
@@ -93,7 +99,8 @@ class TideRules:
     dt_lenient: np.ndarray | None = None
     gt_evaluated: np.ndarray | None = None
     image_order: np.ndarray | None = None
-    lone_regions: bool = False
+    region_crowd: np.ndarray | None = None
+    group_max_dets: int | None = None
 
 
 def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
@@ -105,6 +112,9 @@ def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
     if protocol.startswith("voc") and iou_type != "bbox":
         raise ValueError(f"protocol {protocol!r} compares boxes (the devkit's IoU); iou_type "
                          f"must be 'bbox', got {iou_type!r}")
+    if protocol == "crowdpose" and iou_type != "keypoints":
+        raise ValueError(f"protocol 'crowdpose' compares keypoints; iou_type must be "
+                         f"'keypoints', got {iou_type!r}")
     if protocol == "lvis" and iou_type not in ("bbox", "segm", "boundary"):
         raise ValueError(f"protocol 'lvis' compares boxes, masks or boundaries; iou_type "
                          f"must be 'bbox', 'segm' or 'boundary', got {iou_type!r}")
@@ -127,6 +137,8 @@ def tide_rules(dataset: Dataset, detections: Detections, *, protocol: str, iou_t
     gt = dataset.gt
     if protocol == "lvis":
         return _lvis_rules(lvis, detections, iou_type, floor, max_dets, dilation_ratio)
+    if protocol == "crowdpose":
+        return _crowdpose_rules(dataset, detections, floor, max_dets, keypoint_sigmas)
     if protocol == "coco":
         from .._similarity import evaluation_similarity
 
@@ -221,20 +233,47 @@ def _lvis_rules(lvis: Any, detections: Detections, iou_type: str, floor: float,
                                       dilation_ratio=dilation_ratio),
                            dataset, detections, np.arange(len(gt)), detections.as_xywh(),
                            gt.as_xywh(), no_crowd)
-    image_order = np.empty(len(dataset.images), dtype=np.int64)   # lvis-api: sorted ids
-    image_order[np.argsort(dataset.images.ids, kind="stable")] = np.arange(len(image_order))
     return TideRules("lvis", iou_type, pair, gt.ignore & gt_ok, "coco", None, False,
-                     lvis_scorer(LVIS, np.argsort(dataset.categories.ids, kind="stable")),
+                     coco_scorer(LVIS, np.argsort(dataset.categories.ids, kind="stable")),
                      dt_evaluated=evaluated,
                      dt_lenient=np.isin(dt_key, lvis.not_exhaustive_keys),
-                     gt_evaluated=gt_ok, image_order=image_order, lone_regions=True)
+                     gt_evaluated=gt_ok, image_order=_sorted_positions(dataset.images.ids),
+                     region_crowd=no_crowd)
 
 
-def lvis_scorer(params: Any, columns: np.ndarray) -> Scorer:
-    """lvis-api's AP of every class at one threshold (pycocotools' ``accumulate``: 101
-    recall points of the precision envelope) and its ``AP50``-style mean over the
+def _sorted_positions(ids: np.ndarray) -> np.ndarray:
+    """Each id's position among the sorted ids (pycocotools' ``imgIds`` order)."""
+    out = np.empty(len(ids), dtype=np.int64)
+    out[np.argsort(ids, kind="stable")] = np.arange(len(ids))
+    return out
+
+
+def _crowdpose_rules(dataset: Dataset, detections: Detections, floor: float,
+                     max_dets: int | None, keypoint_sigmas: Any) -> TideRules:
+    """xtcocotools' ``keypoints_crowd`` (``deteval.protocols.crowdpose``)."""
+    from .._similarity import evaluation_similarity
+    from ..protocols.crowdpose import CROWDPOSE, scaled_dataset
+
+    scaled = scaled_dataset(dataset, CROWDPOSE)      # OKS areas: h * w * 0.53
+    gt = scaled.gt
+    sigmas = CROWDPOSE.keypoint_sigmas if keypoint_sigmas is None else keypoint_sigmas
+    similarity = evaluation_similarity(scaled, detections, "keypoints", floor=floor,
+                                       keypoint_sigmas=sigmas)
+    scored = ((detections.keypoints[:, :, 2] > 0).any(axis=1) if len(detections)
+              else np.zeros(0, bool))     # xtcocotools drops the others
+    return TideRules("crowdpose", "keypoints", similarity.pair,
+                     gt.iscrowd | (gt.num_keypoints == 0), "coco", None, False,
+                     coco_scorer(CROWDPOSE, np.argsort(dataset.categories.ids, kind="stable")),
+                     dt_evaluated=scored, image_order=_sorted_positions(dataset.images.ids),
+                     region_crowd=gt.iscrowd.copy(),
+                     group_max_dets=20 if max_dets is None else max_dets)
+
+
+def coco_scorer(params: Any, columns: np.ndarray) -> Scorer:
+    """pycocotools' AP of every class at one threshold (``accumulate``: the precision
+    envelope read at the ``params.recall_thresholds``) and the ``AP50``-style mean over the
     (recall point, category) values of the classes with objects, categories in ``columns``
-    order (sorted ids)."""
+    order (sorted ids), as lvis-api and xtcocotools summarise."""
     recall = np.asarray(params.recall_thresholds)
 
     def score(cls: np.ndarray, score: np.ndarray, good: np.ndarray, key: np.ndarray,

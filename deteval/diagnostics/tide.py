@@ -202,7 +202,7 @@ def _classes(dataset: Dataset, detections: Detections, extra: bool
 
 def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
                       background_threshold: float = 0.1, max_dets: int | None = None,
-                      rules: str = "deteval", iou_type: str = "bbox",
+                      rules: str = "deteval", iou_type: str | None = None,
                       protocol: str = "coco", keypoint_sigmas: Any = None,
                       dilation_ratio: float = 0.02) -> ErrorAttribution:
     """TIDE's six error types and the AP each costs, per class and overall.
@@ -228,18 +228,23 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         ``"tidecv"`` reproduces tidecv 1.0.1 exactly, including its ordering of tied scores
         in the fixed runs (docs/diagnostics/tide.md §6.1); ``"deteval"`` keeps ties in their
         original order in every run. ``"tidecv"`` needs ``protocol="coco"``.
-    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}, optional
         The similarity, the evaluation's (§7): box IoU, mask IoU (tidecv's mask mode),
-        boundary IoU, OKS, polygon IoU, rotated-box IoU. VOC compares boxes only.
-    protocol : {"coco", "voc2007", "voc2012", "lvis"}
+        boundary IoU, OKS, polygon IoU, rotated-box IoU. Default: ``"keypoints"`` for
+        CrowdPose, ``"bbox"`` otherwise. VOC compares boxes only, LVIS boxes, masks or
+        boundaries, CrowdPose keypoints.
+    protocol : {"coco", "voc2007", "voc2012", "lvis", "crowdpose"}
         ``"coco"``: tidecv's matching and AP. ``"voc2007"`` / ``"voc2012"``: the devkit's
         matching (+1 pixel IoU, difficult objects), and its 11-point or all-points AP
         (§8): with no error fixed, ``ap`` is ``evaluate_voc``'s mAP times 100.
         ``"lvis"``: lvis-api's federated rules and AP (§8.1; ``gt`` an LVIS file, dict or
         :class:`~deteval.io.lvis.LVISGroundTruth`): with no error fixed, ``ap`` is
-        ``evaluate_lvis``'s AP50 times 100 (at ``pos_threshold`` 0.5).
+        ``evaluate_lvis``'s AP50 times 100 (at ``pos_threshold`` 0.5). ``"crowdpose"``:
+        xtcocotools' CrowdPose keypoint rules and AP (§8.2): ``evaluate_crowdpose``'s AP50
+        times 100.
     keypoint_sigmas : sequence of float or dict {category_id: sequence}, optional
-        OKS sigmas for ``iou_type="keypoints"`` (default: COCO's 17 person sigmas).
+        OKS sigmas for ``iou_type="keypoints"`` (default: COCO's 17 person sigmas;
+        CrowdPose's 14 with ``protocol="crowdpose"``).
     dilation_ratio : float, default 0.02
         Boundary width for ``iou_type="boundary"``.
 
@@ -262,6 +267,8 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         raise ValueError(f"max_dets must be an integer >= 1 or None; got {max_dets!r}")
     if rules not in RULES:
         raise ValueError(f"rules must be one of {RULES}; got {rules!r}")
+    if iou_type is None:
+        iou_type = "keypoints" if protocol == "crowdpose" else "bbox"
     check_iou_type(iou_type)
     check_protocol(protocol, iou_type, rules)
     dataset, detections, lvis = _load(gt, dt, iou_type, protocol)
@@ -323,13 +330,14 @@ def _match(dataset: Dataset, detections: Detections, dt_class: np.ndarray, tide:
     gt_group = objects.image_index * n_c + objects.category_index
     if tide.gt_evaluated is not None:
         gt_group = np.where(tide.gt_evaluated, gt_group, -1)
-    crowd = np.zeros(n_gt, bool) if tide.lone_regions else regions
+    crowd = regions if tide.region_crowd is None else regions & tide.region_crowd
     table = match_detections(
         dt_group=np.where(kept, img * n_c + dt_class, -1), dt_scores=detections.scores,
         dt_area=detections.area, gt_group=gt_group[perm], gt_crowd=crowd[perm],
         gt_ignore=regions[perm], gt_area=objects.area[perm], similarity=similarity,
         iou_thresholds=np.array([pos]), area_ranges=np.array([[-np.inf, np.inf]]),
-        max_detections=max(n_dt, 1), rule=tide.matcher)
+        max_detections=tide.group_max_dets or max(n_dt, 1), rule=tide.matcher)
+    kept &= table.dt_kept        # COCO's maxDets per (image, class), where the protocol has it
     m = table.detection_matches()[0]
     d = np.flatnonzero(m >= 0)
     g = perm[m[d]]
