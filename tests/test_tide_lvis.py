@@ -83,6 +83,21 @@ def test_federated_rules_in_a_hand_built_image():
     assert r.fixed_ap[names.index("cls")] == pytest.approx(100.0)
 
 
+def test_equal_iou_takes_the_last_object_as_lvis_api():
+    """Detection 1 overlaps A and B equally (90 / 110): pycocotools' rule (lvis-api's) takes
+    the last, B, so detection 2 (A at 80 / 120, B at 60 / 140) finds A free: two TPs.
+    tidecv's first-wins rule would leave detection 2 a false positive."""
+    gt = {"images": [{"id": 1, "width": 50, "height": 50, "neg_category_ids": [],
+                      "not_exhaustive_category_ids": []}],
+          "categories": [{"id": 1, "name": "a", "frequency": "f"}],
+          "annotations": [{"id": n, "image_id": 1, "category_id": 1, "bbox": [x, 0, 10, 10],
+                           "area": 100} for n, x in ((1, 0), (2, 2))]}
+    dt = [{"image_id": 1, "category_id": 1, "bbox": [1, 0, 10, 10], "score": 0.9},
+          {"image_id": 1, "category_id": 1, "bbox": [-2, 0, 10, 10], "score": 0.8}]
+    r = _check_against_lvis(gt, dt, "bbox")
+    assert r.dt_true_positive.tolist() == [True, True] and r.ap == 100
+
+
 def test_cli_errors_lvis(tmp_path):
     files = write_inputs(tmp_path, *_federated_scene())
     code, stdout, stderr = run_errors(*files, "--protocol", "lvis")

@@ -320,9 +320,9 @@ def _match(dataset: Dataset, detections: Detections, dt_class: np.ndarray, tide:
             np.arange(n_dt)
     kept = evaluated & (rank < (n_dt if tide.max_dets is None else tide.max_dets))
     regions = tide.regions
-    # tidecv: reversed rows, so that the matcher's "later wins" tie rule picks the first;
-    # the VOC rule picks the first itself.
-    perm = np.arange(n_gt)[::-1] if tide.matcher == "coco" else np.arange(n_gt)
+    # tidecv: reversed rows, so that the matcher's "later wins" tie rule (pycocotools', kept
+    # for LVIS and CrowdPose) picks the first; the VOC rule picks the first itself.
+    perm = np.arange(n_gt)[::-1] if tide.tidecv else np.arange(n_gt)
 
     def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
         return tide.pair(d_rows, perm[g_rows])
