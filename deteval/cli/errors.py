@@ -21,10 +21,11 @@ def add_parser(commands) -> None:
         description="TIDE error attribution (equal to tidecv 1.0.1 with --rules tidecv): "
         "the dAP of the classification, localisation, both, duplicate, background and "
         "missed errors, and of the false-positive and false-negative oracles, for every "
-        "--iou-type (the evaluation's similarity) and, with --protocol voc2007|voc2012, "
-        "with VOC's matching and AP. Ground truth and detections may be in any supported "
-        "format (guessed from the paths unless --gt-format/--dt-format say). With --lrp, "
-        "also optimal LRP (equal to the LRP-Error fork of pycocotools).")
+        "--iou-type (the evaluation's similarity) and, with --protocol voc2007|voc2012|"
+        "lvis|crowdpose, with that protocol's matching and AP (with no error fixed, TIDE's "
+        "AP is the protocol's AP at the threshold). Ground truth and detections may be in "
+        "any supported format (guessed from the paths unless --gt-format/--dt-format say). "
+        "With --lrp, also optimal LRP (equal to the LRP-Error fork of pycocotools).")
     errors.add_argument("--pos-threshold", type=_unit_float("IoU threshold", open_low=True),
                         default=0.5, metavar="IOU",
                         help="foreground threshold of the similarity (IoU, OKS, ...), in "
@@ -33,7 +34,8 @@ def add_parser(commands) -> None:
                         help="background threshold, in [0, 0.5] (default 0.1)")
     errors.add_argument("--max-detections", dest="tide_max_dets", type=_positive_int,
                         default=None, metavar="N", help="detections kept per image "
-                        "(default: 100 with --protocol coco, as tidecv; all with VOC)")
+                        "(default: 100 with --protocol coco, as tidecv; all with VOC; 300 with "
+                        "LVIS; CrowdPose: 20 per image and class)")
     errors.add_argument("--rules", choices=("deteval", "tidecv"), default="deteval",
                         help="tidecv: reproduce tidecv's ordering of tied scores in the "
                         "fixed runs (see docs/diagnostics/tide.md); --protocol coco only")
