@@ -289,6 +289,14 @@ _TEXTS.update({
     "two commas": "[" + _GOOD + ",," + _GOOD + "]",
     "text after": "[" + _GOOD + "] x",
     "control byte": "[" + _GOOD + ",\x0b" + _GOOD + "]",
+    # After two regular records (the file's own layout is then known): a control byte where
+    # a piece is cut, or inside a number (0x0B | 0x20 is '+'), was read as whitespace or as
+    # a number character.
+    "control byte after a cut": "[" + _GOOD + ", " + _GOOD + ",\x0b" + _GOOD + "]",
+    "control byte in an id": "[" + _GOOD + ", " + _GOOD + ", " + _GOOD.replace(": 1,", ": 79\x0b,")
+                             + "]",
+    "control byte in a box": "[" + _GOOD + ", " + _GOOD + ", " + _GOOD.replace("1.5", "1.\x0b5")
+                             + "]",
 })
 _BOM = b"\xef\xbb\xbf"
 
