@@ -75,14 +75,14 @@ if _EXTENDED:
         _POW10_EXT[_k] = _POW10_EXT[_k - 1] * np.longdouble(10)
 
 
-def numeric_results_columns(raw: bytes, *, threads: int | None = 1,
+def numeric_results_columns(raw: Any, *, threads: int | None = 1,
                             piece_bytes: int | None = None):
     """The columns of a bbox results file in the common layout, or None.
 
     Parameters
     ----------
-    raw : bytes
-        The whole file.
+    raw : bytes or mmap.mmap
+        The whole file (its bytes, or the file mapped into memory: :func:`mapped_file`).
     threads : int or None
         Threads to parse the pieces on (None: every core). The output does not depend on it.
     piece_bytes : int, optional
