@@ -183,17 +183,24 @@ def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
         runs = layout.glue.runs(buffer[base:base + stop - begin], windows[1], base)
     if runs is not None and len(runs[0]) == len(out[0]):
         starts, lengths = runs
-        deferred = []
+        left = []
         for at in range(0, len(starts), _CHUNK_RECORDS):
             chunk = slice(at, at + _CHUNK_RECORDS)
-            left = _template_chunk(buffer, windows[0], starts[chunk], lengths[chunk], layout,
+            rest = _template_chunk(windows[0], starts[chunk], lengths[chunk], layout,
                                    tuple(column[chunk] for column in out))
-            if left is None:
+            if rest is None:
                 break
-            if left[0] is not None:
-                deferred.append((*left[:3], left[3] + row + at, left[4]))
+            left.append(rest + 7 * at)
         else:
-            return deferred or None
+            rest = np.concatenate(left)
+            if len(rest) == 0:
+                return None
+            # The numbers left (wider, with an exponent) must be made of number
+            # characters; otherwise the general path reads the piece.
+            first, size = starts.ravel().take(rest), lengths.ravel().take(rest)
+            text = _runs_text(buffer, first, first + size)
+            if text is not None:
+                return [(*text, rest // 7 + row, layout.glue.columns.take(rest % 7))]
     parsed = _parse_piece(data[piece[0]:piece[1]], layout.compact, layout.written)
     if parsed is None or len(parsed[0]) != len(out[0]):
         raise _Refused
@@ -204,26 +211,19 @@ def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
     return None
 
 
-def _template_chunk(buffer: np.ndarray, words_at: np.ndarray, starts: np.ndarray,
-                    lengths: np.ndarray, layout: _Layout, out: tuple[np.ndarray, ...]):
+def _template_chunk(words_at: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                    layout: _Layout, out: tuple[np.ndarray, ...]) -> np.ndarray | None:
     """Convert the values of some records (``starts``, ``lengths``: ``(c, 7)``, text order)
-    into ``out``. The numbers :func:`word_numbers` does not read (wider, with an exponent:
-    rare) are left: returned as ``(text, begins, lengths, rows, columns)`` (their texts,
-    each followed by a comma) with 0 written in their place, or ``(None,) * 5`` when there
-    are none. None when one is not made of number characters or an id is not an integer
-    literal (the general path then reads the piece); raises :class:`_Refused` for a
-    negative width or height."""
+    into ``out``. Returns the flat indices of the values :func:`word_numbers` does not read
+    (wider, with an exponent, or not numbers: rare; 0 is written in their place), or None
+    when an id is not an integer literal (the general path then reads the piece); raises
+    :class:`_Refused` for a negative width or height."""
     c = len(starts)
-    first, size = starts.ravel(), lengths.ravel()
-    values, ok, integral, negative, mantissa = word_numbers(words_at[first], size)
-    left: tuple = (None,) * 5
+    values, ok, integral, negative, mantissa = word_numbers(words_at[starts.ravel()],
+                                                            lengths.ravel())
     rest = np.flatnonzero(~ok)
     if len(rest):
-        text = _runs_text(buffer, first[rest], first[rest] + size[rest])
-        if text is None:
-            return None
         values[rest], integral[rest], mantissa[rest] = 0.0, True, 0
-        left = (*text, rest // 7, layout.glue.columns[rest % 7])
     values = values.reshape(c, 7)
     if not integral.reshape(c, 7)[:, layout.ids].all():
         return None
@@ -233,7 +233,7 @@ def _template_chunk(buffer: np.ndarray, words_at: np.ndarray, starts: np.ndarray
     out[2][:], out[3][:] = values[:, layout.score], values[:, layout.box:layout.box + 4]
     if not (out[3][:, 2:] >= 0).all():
         raise _Refused
-    return left
+    return rest
 
 
 def _runs_text(data: np.ndarray, first: np.ndarray, last: np.ndarray):

@@ -46,11 +46,8 @@ def _every_byte(byte: int) -> np.uint64:
 
 _ZEROS, _LOW7, _TENS = _every_byte(0x30), _every_byte(0x7F), _every_byte(0x80 - 10)
 _HIGH, _DOTS = _every_byte(0x80), _every_byte(0x2E ^ 0x30)
-#: ``_FIRST[i]`` keeps the first ``i`` bytes (in text order) of a little-endian word;
-#: ``_FIRST_ZEROS[i]`` is ``'0' * i``: xored with the number, it maps digits to 0..9 and
-#: leaves the bytes after the number 0.
+#: ``_FIRST[i]`` keeps the first ``i`` bytes (in text order) of a little-endian word.
 _FIRST = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)
-_FIRST_ZEROS = _FIRST & _ZEROS
 _POW10 = np.array([10.0 ** k for k in range(8)])    # exact
 
 
@@ -203,12 +200,10 @@ def word_numbers(words: np.ndarray, lengths: np.ndarray):
     ([-0.5, 12.0, 0.007, 0.0], [True, True, True, True, False, False])
     """
     size = np.minimum(lengths, 8)
-    x = words & _FIRST[size]
-    x ^= _FIRST_ZEROS[size]                     # digits 0..9, bytes after the number 0
+    x = words ^ _ZEROS                          # digits 0..9
+    x &= _FIRST[size]                           # the bytes after the number 0
     negative = (x & np.uint64(0xFF)) == np.uint64(0x2D ^ 0x30)
-    shift = negative.astype(np.uint64)
-    shift <<= np.uint64(3)
-    x >>= shift                                 # the sign's byte shifted out
+    x >>= negative.view(np.uint8) << np.uint8(3)    # the sign's byte shifted out
     # Bit 7 of each byte that is not 0..9 (no carry between bytes: (b & 0x7F) + 0x76 < 0x100).
     other = x & _LOW7
     other += _TENS
@@ -228,11 +223,13 @@ def word_numbers(words: np.ndarray, lengths: np.ndarray):
     ok = (lengths <= 8) & single & (whole >= 1) & ((fraction >= 1) | ~has_dot)
     ok &= ~((whole > 1) & ((x & np.uint64(0xFF)) == 0))       # no leading zero
     # Digits moved to the word's end (leading zeros enter), the part before the dot one
-    # byte further: the dot closed up.
+    # byte further: the dot closed up. (Shift counts as uint8: uint64 << uint8 is uint64.)
     before = x & _FIRST[np.minimum(dot, 8)]
     x ^= before
-    x <<= ((8 - count) * 8).astype(np.uint64)
-    before <<= ((8 - count + has_dot) * 8).astype(np.uint64)
+    gap = (8 - count).view(np.uint8)            # 0..8 bytes (garbage where not ok)
+    x <<= gap << np.uint8(3)
+    gap += has_dot.view(np.uint8)
+    before <<= gap << np.uint8(3)
     x |= before
     mantissa = _eight_digits(x)
     values = mantissa.astype(np.float64)
