@@ -160,7 +160,9 @@ class _Layout:
 
 
 #: Records converted at once by the template path: ~14k numbers, arrays of ~112 KiB that
-#: stay in the cache (and below malloc's threshold for fresh pages).
+#: stay in the cache (and below malloc's threshold for fresh pages). A chunk with more
+#: values left to parse_numbers than records (17-digit reprs) sends its piece to the
+#: general path, which converts them without the template path's extra copy.
 _CHUNK_RECORDS = 2048
 
 
@@ -188,8 +190,8 @@ def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
             chunk = slice(at, at + _CHUNK_RECORDS)
             rest = _template_chunk(windows[0], starts[chunk], lengths[chunk], layout,
                                    tuple(column[chunk] for column in out))
-            if rest is None:
-                break
+            if rest is None or len(rest) > _CHUNK_RECORDS:
+                break       # (wide values everywhere, 17-digit reprs: the general path)
             left.append(rest + 7 * at)
         else:
             rest = np.concatenate(left)
