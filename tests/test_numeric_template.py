@@ -109,11 +109,15 @@ def test_template_refuses_other_glue():
 
 
 def _file(seed: int, n: int = 40, **dumps) -> bytes:
+    """Records with short decimals, and some wide values (17-digit scores, scores in
+    exponent form, ids of 9 to 11 digits: fewer than one a record), negative numbers."""
     rng = np.random.default_rng(seed)
-    records = [{"image_id": int(rng.integers(0, 10 ** rng.integers(1, 12))),
+    records = [{"image_id": int(rng.integers(0, 10 ** rng.integers(1, 12))) if i % 4 == 0
+                else int(rng.integers(0, 10 ** 6)),
                 "category_id": int(rng.integers(-5, 90)),
                 "bbox": [float(np.round(v, int(rng.integers(0, 5)))) for v in rng.random(4) * 900],
-                "score": float(rng.random() * 10.0 ** -rng.integers(0, 7))} for _ in range(n)]
+                "score": float(rng.random() * 10.0 ** -rng.integers(0, 7)) if i % 3 == 0
+                else round(float(rng.random()), 3)} for i in range(n)]
     for record in records[::5]:
         record["bbox"][0] = -record["bbox"][0]      # negative x, -0.0 where it rounded to 0
     return json.dumps(records, **dumps).encode()
@@ -126,6 +130,7 @@ def test_files_read_by_the_template_path_alone(dumps, monkeypatch):
     negative numbers, scores in exponent form, 17-digit values: left to parse_numbers)
     exactly as msgspec does."""
     raw = _file(len(dumps), **dumps)
+    assert re.search(rb"[0-9.e-]{9,}", raw)     # wide values, left to parse_numbers
     expected = _typed_results_columns(raw)
     monkeypatch.setattr(_numeric_json, "_parse_piece", None)    # calling it would fail
     for threads, piece_bytes in ((1, None), (2, 200), (3, 997)):
