@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     from ._options import OPTION_FLAGS, join_number_lists
 
     modules = _commands(argv[0] if argv else None)
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="deteval", description="Evaluate object detectors: COCO metrics equal to "
         "pycocotools, fast, with per-class tables and match exports.")
     parser.add_argument("--version", action="version", version=f"deteval {__version__}")
@@ -96,6 +96,35 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         return 130
     finally:
         _print_warnings(caught, err)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser (and, as the class of its subparsers, theirs) whose help formatters
+    read the terminal's width once per parser: argparse asks for it at every argument added,
+    through ``shutil``, whose import (with its compression modules) costs more than the
+    parsing."""
+
+    _width: int | None = None
+
+    def _get_formatter(self):
+        if self._width is None:
+            self._width = _terminal_columns() - 2     # as argparse.HelpFormatter does
+        return self.formatter_class(prog=self.prog, width=self._width)
+
+
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: $COLUMNS when it is a positive number, else
+    the width of the terminal of standard output, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 #: The commands, in the order --help lists them, and the module of each (in this package).
