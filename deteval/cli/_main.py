@@ -25,14 +25,11 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         # docs/threads.md); OpenBLAS would start a thread per core when numpy is imported,
         # about 0.1 s of CPU of every command. A value the user set is kept.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    # The package is imported anyway (for __version__).
-    from .. import __version__
-
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--version"]:
-        print(f"deteval {__version__}", file=out)  # before the commands' modules are imported
+        print(_version(), file=out)  # before the commands' modules are imported
         return 0
     from ..errors import DetevalError, FormatWarning, OptionError, UndefinedMetricWarning
     from ._options import OPTION_FLAGS, join_number_lists
@@ -41,7 +38,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     parser = _Parser(
         prog="deteval", description="Evaluate object detectors: COCO metrics equal to "
         "pycocotools, fast, with per-class tables and match exports.")
-    parser.add_argument("--version", action="version", version=f"deteval {__version__}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     for command in modules.values():
@@ -110,6 +107,25 @@ class _Parser(argparse.ArgumentParser):
         if self._width is None:
             self._width = _terminal_columns() - 2     # as argparse.HelpFormatter does
         return self.formatter_class(prog=self.prog, width=self._width)
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return f"deteval {__version__}"
+
+
+class _Version(argparse.Action):
+    """``--version`` (argparse's version action), with the version read when it is asked:
+    finding it lists the folders of sys.path, which no other run needs."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version(), file=sys.stdout)   # (main redirects sys.stdout while parsing)
+        parser.exit()
 
 
 def _terminal_columns() -> int:
