@@ -214,21 +214,21 @@ def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, np
     if n_r == 0:
         return
     need_l = need.reshape(n_k * n_a, n_r).take(k_l * n_a + a_l, axis=0)     # (L, R)
-    reached = need_l <= count[:, None]             # need == 0: the first detection exists
+    unreached = need_l > count[:, None]           # need == 0: the first detection exists
     if not increasing:
-        np.logical_and.accumulate(reached, axis=1, out=reached)
-    # The TP event of each point (index n_tp, a 0 appended, for segments without TPs).
+        np.logical_or.accumulate(unreached, axis=1, out=unreached)
+    at_first = need_l == 0
+    # The TP event of each point: its need-th TP, clipped to [first, last] TP of its segment
+    # (need_l turned into it in place); index n_tp (a 0 appended) for segments without TPs.
     end = np.where(count > 0, first + count, n_tp)
-    start = need_l - 1
-    np.maximum(start, 0, out=start)
-    start += first[:, None]
-    np.minimum(start, (end - 1)[:, None], out=start)
+    start = np.clip(need_l, 1, np.maximum(count, 1)[:, None], out=need_l)
+    start += (first - 1)[:, None]
     start[count == 0] = n_tp
     ss = np.r_[scores_in.take(sel.take(t_pos)), 0.0].take(start)
-    np.copyto(ss, scores_in.take(sel.take(seg_start.take(k_l)))[:, None], where=need_l == 0)
+    np.copyto(ss, scores_in.take(sel.take(seg_start.take(k_l)))[:, None], where=at_first)
     q = _running_max(pr, seg, tp_count, start, end, increasing=increasing)
-    q[~reached] = 0.0
-    ss[~reached] = 0.0
+    q[unreached] = 0.0
+    ss[unreached] = 0.0
     # Segment (a, t, k) is out[t, :, k, a].
     precision.transpose(3, 0, 2, 1)[a_l, t_l, k_l] = q
     scores.transpose(3, 0, 2, 1)[a_l, t_l, k_l] = ss
