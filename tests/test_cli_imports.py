@@ -76,6 +76,8 @@ def test_help_of_every_command_imports_no_heavy_module():
 def test_version_imports_no_numpy():
     loaded = _loaded_after(_main_call(["--version"]))
     assert _heavy(loaded, NOT_FOR_THE_PARSER) == []
+    # nor argparse and typing: the shortcut prints before the parser is built
+    assert _heavy(loaded, ("argparse", "gettext", "typing", "deteval.cli._parser")) == []
     assert not [m for m in loaded if m.startswith("deteval.cli.") and m not in (
         "deteval.cli._common", "deteval.cli._main")]
 

@@ -3,18 +3,13 @@ running of the command chosen."""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import os
 import sys
-import warnings
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TextIO
 
-from ._common import _UsageError
-
-_PACKAGE = Path(__file__).resolve().parents[1]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import TextIO
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
@@ -29,16 +24,22 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     err = stderr or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--version"]:
-        print(_version(), file=out)  # before the commands' modules are imported
+        print(version_line(), file=out)  # before the commands' modules are imported
         return 0
+    # (here, after the --version shortcut: they are most of its cost)
+    import contextlib
+    import warnings
+
     from ..errors import DetevalError, FormatWarning, OptionError, UndefinedMetricWarning
+    from ._common import _UsageError
     from ._options import OPTION_FLAGS, join_number_lists
+    from ._parser import Parser, Version
 
     modules = _commands(argv[0] if argv else None)
-    parser = _Parser(
+    parser = Parser(
         prog="deteval", description="Evaluate object detectors: COCO metrics equal to "
         "pycocotools, fast, with per-class tables and match exports.")
-    parser.add_argument("--version", action=_Version)
+    parser.add_argument("--version", action=Version)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     for command in modules.values():
@@ -95,54 +96,6 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         _print_warnings(caught, err)
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser (and, as the class of its subparsers, theirs) whose help formatters
-    read the terminal's width once per parser: argparse asks for it at every argument added,
-    through ``shutil``, whose import (with its compression modules) costs more than the
-    parsing."""
-
-    _width: int | None = None
-
-    def _get_formatter(self):
-        if self._width is None:
-            self._width = _terminal_columns() - 2     # as argparse.HelpFormatter does
-        return self.formatter_class(prog=self.prog, width=self._width)
-
-
-def _version() -> str:
-    from .. import __version__
-
-    return f"deteval {__version__}"
-
-
-class _Version(argparse.Action):
-    """``--version`` (argparse's version action), with the version read when it is asked:
-    finding it lists the folders of sys.path, which no other run needs."""
-
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help="show program's version number and exit"):
-        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(_version(), file=sys.stdout)   # (main redirects sys.stdout while parsing)
-        parser.exit()
-
-
-def _terminal_columns() -> int:
-    """``shutil.get_terminal_size().columns``: $COLUMNS when it is a positive number, else
-    the width of the terminal of standard output, else 80."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns > 0:
-        return columns
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
 #: The commands, in the order --help lists them, and the module of each (in this package).
 _COMMANDS = {"coco": "coco", "voc": "voc", "eval": "eval", "confusion": "confusion",
              "draw": "draw", "check": "check", "classify": "classify", "convert": "convert",
@@ -163,6 +116,13 @@ def _commands(only: str | None = None) -> dict:
             for name in names}
 
 
+def version_line() -> str:
+    """What ``deteval --version`` prints."""
+    from .. import __version__
+
+    return f"deteval {__version__}"
+
+
 def _print_warnings(caught: list, err: TextIO) -> None:
     for warning in caught:
         print(f"deteval: warning: {warning.message}", file=err)
@@ -176,7 +136,10 @@ def _raised_by_deteval(error: BaseException) -> bool:
         tb = tb.tb_next
     if tb is None:
         return False
-    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(_PACKAGE)
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1]
+    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(package)
 
 
 def _silence_stdout(out: TextIO) -> None:
@@ -184,6 +147,8 @@ def _silence_stdout(out: TextIO) -> None:
     would otherwise fail again and print a warning."""
     if out is not sys.stdout:
         return
+    import contextlib
+
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
