@@ -13,7 +13,7 @@ A package lists where each of its public names lives and delegates its module-le
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 __all__ = ["lazy_attribute"]
 
@@ -54,11 +54,11 @@ def lazy_attribute(package: str, table: dict[str, str], name: str, namespace: di
     """
     if name in table:
         where, _, attribute = table[name].partition(":")
-        module = importlib.import_module(f"{package}.{where or name}")
+        module = _import(f"{package}.{where or name}")
         value = module if not where else getattr(module, attribute or name)
     elif submodules and not name.startswith("__"):
         try:
-            value = importlib.import_module(f"{package}.{name}")
+            value = _import(f"{package}.{name}")
         except ModuleNotFoundError as error:
             if error.name != f"{package}.{name}":
                 raise
@@ -67,3 +67,10 @@ def lazy_attribute(package: str, table: dict[str, str], name: str, namespace: di
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
     namespace[name] = value
     return value
+
+
+def _import(module: str):
+    """``importlib.import_module(module)`` through the import statement's machinery, so that
+    ``python -X importtime`` lists the module (it times only that path)."""
+    __import__(module)
+    return sys.modules[module]
