@@ -1,5 +1,6 @@
-"""The parser classes of ``deteval`` (imported by :func:`._main.main` once it is past the
-``--version`` shortcut: argparse, gettext and their imports are a third of that run)."""
+"""The parser classes of ``deteval``, imported by :func:`._main.main` once it is past the
+``--version`` shortcut, so that ``deteval --version`` imports neither argparse nor gettext
+(docs/startup.md)."""
 
 from __future__ import annotations
 
