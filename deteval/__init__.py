@@ -9,8 +9,6 @@ The names are imported on first use (PEP 562), so that ``import deteval`` and
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 
 #: Where each public name lives: name -> submodule (relative to this package), or
@@ -303,15 +301,11 @@ def _read_version() -> str:
 def __getattr__(name: str):
     """Import the submodule that holds ``name`` on first use, then keep the name here."""
     if name == "__version__":
-        value = _read_version()
-    elif name in _LAZY:
-        where, _, attribute = _LAZY[name].partition(":")
-        module = importlib.import_module(f"{__name__}.{where or name}")
-        value = module if not where else getattr(module, attribute or name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+        globals()[name] = value = _read_version()
+        return value
+    from ._lazy import lazy_attribute
+
+    return lazy_attribute(__name__, _LAZY, name, globals(), submodules=False)
 
 
 def __dir__() -> list[str]:

@@ -41,7 +41,6 @@ import numpy as np
 
 from .data import Categories, Dataset, Detections, GroundTruth, Images, index_in
 from .errors import FormatError
-from .io._common import image_key, image_rows_by_key
 from .io._json import load_json, number_column, read_json_bytes, source_name
 
 __all__ = ["MATCH_BY", "Pair", "check_indices", "load_pair", "read_coco_detections",
@@ -254,6 +253,8 @@ class _Tables:
 def _name_rows(tables: _Tables, dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
     """Ground-truth rows of the file's images (by key) and categories (by name); -1 where
     the ground truth has none, -2 where its images share the key."""
+    from .io._common import image_key, image_rows_by_key
+
     rows = image_rows_by_key(dataset.images)
     image_rows = np.array([rows.get(image_key(f), -1) for f in tables.file_names],
                           dtype=np.int64)
@@ -354,6 +355,7 @@ def _read_by_name(data: dict, tables: _Tables, dataset: Dataset, name: str, iou_
                   invalid: str) -> Detections:
     """Read the records against the file's own tables, then move them onto the ground
     truth's rows (found by file name and category name)."""
+    from .io._common import image_key
     from .io.coco import read_coco_results
 
     image_rows, category_rows = _name_rows(tables, dataset)

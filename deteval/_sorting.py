@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["lexorder", "descending_rank", "sorted_unique"]
+__all__ = ["lexorder", "descending_rank", "sorted_median", "sorted_unique"]
 
 _LIMIT = 2**62
 _SIGN = np.uint64(1 << 63)
@@ -157,3 +157,27 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(values[1:], values[:-1], out=keep[1:])
     return values[keep]
+
+
+def sorted_median(values: np.ndarray) -> float:
+    """The median of a float array: ``float(np.median(values))``, the same bits (the middle
+    value, or the two middle ones added and halved; NaN when a value is NaN or the array is
+    empty, where np.median warns).
+
+    ``np.median`` imports ``numpy.ma`` (to rule out a masked array), which costs a command
+    20-40 ms of start-up (see :func:`sorted_unique`); this does not.
+
+    >>> sorted_median(np.array([0.5, 0.25, 1.0, 0.75]))
+    0.625
+    """
+    values = np.sort(np.asarray(values, dtype=np.float64).ravel())
+    n = len(values)
+    if n == 0 or np.isnan(values[-1]):
+        return float("nan")
+    middle = n // 2
+    # np.median takes the mean of the middle value(s): a sum from 0.0 (so -0.0 gives 0.0),
+    # divided by their count. (Python floats: inf - inf is NaN without a numpy warning.)
+    if n % 2:
+        return 0.0 + float(values[middle])
+    return (0.0 + float(values[middle - 1]) + float(values[middle])) / 2
+

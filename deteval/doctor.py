@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from ._inputs import load_pair
-from ._sorting import sorted_unique
+from ._sorting import sorted_median, sorted_unique
 from .boxes import BOX_FORMATS, convert_boxes
 from .data import Dataset, Detections
 
@@ -184,7 +184,7 @@ def check_inputs(gt: Any, dt: Any, *, box_format: str | None = None,
     lookup = _SameImage(dataset)
     best, best_row = lookup.best(detections.boxes[sample], detections.image_index[sample])
     with_gt = lookup.count[detections.image_index[sample]] > 0
-    median = float(np.median(best[with_gt])) if with_gt.any() else float("nan")
+    median = sorted_median(best[with_gt]) if with_gt.any() else float("nan")
     hazards.extend(_gt_normalised(dataset))
     shape = _box_format(dataset, detections, sample, box_format, lookup, best, with_gt)
     hazards.extend(shape)
@@ -274,7 +274,7 @@ def _box_format(dataset: Dataset, detections: Detections, sample: np.ndarray, gi
     if given.endswith("n") and not known:
         return []
     raw = convert_boxes(boxes, "xyxy", given, image_size=sizes if given.endswith("n") else None)
-    median_given = float(np.median(best_given[with_gt]))
+    median_given = sorted_median(best_given[with_gt])
     scores = {}
     for candidate in BOX_FORMATS:
         if candidate == given:
@@ -284,7 +284,7 @@ def _box_format(dataset: Dataset, detections: Detections, sample: np.ndarray, gi
         with np.errstate(all="ignore"):
             xyxy = convert_boxes(raw, candidate, "xyxy",
                                  image_size=sizes if candidate.endswith("n") else None)
-        scores[candidate] = float(np.median(lookup.best(xyxy, images)[0]))
+        scores[candidate] = sorted_median(lookup.best(xyxy, images)[0])
     if not scores:
         return []
     candidate = max(scores, key=scores.get)

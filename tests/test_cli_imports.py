@@ -5,6 +5,7 @@ option helpers or of a module on the bbox path fails here."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -25,7 +26,17 @@ NOT_FOR_COCO_BBOX = ("shapely", "PIL", "matplotlib", "pycocotools", "deteval.io.
                      "deteval.classification", "deteval.report", "deteval.viz",
                      "deteval.diagnostics", "deteval.geometry", "deteval.confusion",
                      "deteval.outcomes", "deteval.streaming", "deteval.protocols.voc",
-                     "deteval.protocols._voc_stages", "deteval.ap")
+                     "deteval.protocols._voc_stages", "deteval.ap",
+                     # docs/startup.md: the other formats' readers (and xml), the mask code,
+                     # the writers and the tidy export; numpy.ma (np.unique, np.median),
+                     # pandas, pyarrow, scipy
+                     "xml", "numpy.ma", "pandas", "pyarrow", "scipy",
+                     "deteval.masks", "deteval.io.formats", "deteval.io._common",
+                     "deteval.io.voc", "deteval.io.yolo", "deteval.io.csv",
+                     "deteval.io.coco.writer", "deteval.tidy")
+#: ... nor, when it writes no file, a JSON library other than msgspec (the readers' own),
+#: nor shutil (argparse asks it the terminal's width; tempfile imports it).
+NOT_WITHOUT_OUTPUT_FILES = ("orjson", "json", "shutil", "tempfile")
 
 
 def _loaded_after(code: str) -> set[str]:
@@ -65,6 +76,8 @@ def test_help_of_every_command_imports_no_heavy_module():
 def test_version_imports_no_numpy():
     loaded = _loaded_after(_main_call(["--version"]))
     assert _heavy(loaded, NOT_FOR_THE_PARSER) == []
+    # nor argparse and typing: the shortcut prints before the parser is built
+    assert _heavy(loaded, ("argparse", "gettext", "typing", "deteval.cli._parser")) == []
     assert not [m for m in loaded if m.startswith("deteval.cli.") and m not in (
         "deteval.cli._common", "deteval.cli._main")]
 
@@ -105,6 +118,28 @@ def test_coco_on_boxes_imports_only_what_boxes_need(tmp_path, options):
     loaded = _loaded_after(code)
     assert "deteval.protocols.coco" in loaded   # the evaluation did run
     assert _heavy(loaded, NOT_FOR_COCO_BBOX) == []
+    if not options:   # (the probe imports json itself, to print the modules)
+        assert _heavy(loaded, NOT_WITHOUT_OUTPUT_FILES) == ["json", "json.decoder",
+                                                              "json.encoder", "json.scanner"]
+
+
+def test_python_m_deteval_coco_imports_only_what_boxes_need(tmp_path):
+    """The command as a user runs it (``python -m deteval coco GT DT``, with ``-X
+    importtime``): the modules it held at the end and those the import log names."""
+    gt, dt = _tiny_bbox_pair(tmp_path)
+    probe = ("import runpy, sys\n"
+             f"sys.argv = ['deteval', 'coco', {str(gt)!r}, {str(dt)!r}]\n"
+             "try:\n    runpy.run_module('deteval', run_name='__main__', alter_sys=True)\n"
+             "except SystemExit as exit_:\n    assert not exit_.code, exit_.code\n"
+             "print(sorted(sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", probe],
+                          capture_output=True, text=True, cwd=ROOT, check=True)
+    modules = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+               if line.startswith("import time:") and line.count("|") == 2}
+    assert "Average Precision" in proc.stdout
+    assert {"deteval.protocols.coco", "numpy", "msgspec"} <= modules   # the log was read
+    loaded = modules | set(ast.literal_eval(proc.stdout.splitlines()[-1]))
+    assert _heavy(loaded, NOT_FOR_COCO_BBOX + NOT_WITHOUT_OUTPUT_FILES) == []
 
 
 @pytest.mark.parametrize("command", ["coco", "voc", "classify"])

@@ -9,7 +9,13 @@ One module per command holds its parser (``add_parser``) and its ``run(args, out
 
 from __future__ import annotations
 
-from ._common import format_per_class
 from ._main import main
 
 __all__ = ["main", "format_per_class"]
+
+
+def __getattr__(name: str):
+    """``format_per_class`` imported on first use (``deteval --version`` needs none of it)."""
+    from .._lazy import lazy_attribute
+
+    return lazy_attribute(__name__, {"format_per_class": "_common"}, name, globals())

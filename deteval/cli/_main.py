@@ -3,18 +3,13 @@ running of the command chosen."""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import os
 import sys
-import warnings
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TextIO
 
-from ._common import _UsageError
-
-_PACKAGE = Path(__file__).resolve().parents[1]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import TextIO
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
@@ -25,23 +20,26 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         # docs/threads.md); OpenBLAS would start a thread per core when numpy is imported,
         # about 0.1 s of CPU of every command. A value the user set is kept.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    # The package is imported anyway (for __version__).
-    from .. import __version__
-
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--version"]:
-        print(f"deteval {__version__}", file=out)  # before the commands' modules are imported
+        print(version_line(), file=out)  # before the commands' modules are imported
         return 0
+    # (here, after the --version shortcut: they are most of its cost)
+    import contextlib
+    import warnings
+
     from ..errors import DetevalError, FormatWarning, OptionError, UndefinedMetricWarning
+    from ._common import _UsageError
     from ._options import OPTION_FLAGS, join_number_lists
+    from ._parser import Parser, Version
 
     modules = _commands(argv[0] if argv else None)
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="deteval", description="Evaluate object detectors: COCO metrics equal to "
         "pycocotools, fast, with per-class tables and match exports.")
-    parser.add_argument("--version", action="version", version=f"deteval {__version__}")
+    parser.add_argument("--version", action=Version)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     for command in modules.values():
@@ -118,6 +116,13 @@ def _commands(only: str | None = None) -> dict:
             for name in names}
 
 
+def version_line() -> str:
+    """What ``deteval --version`` prints."""
+    from .. import __version__
+
+    return f"deteval {__version__}"
+
+
 def _print_warnings(caught: list, err: TextIO) -> None:
     for warning in caught:
         print(f"deteval: warning: {warning.message}", file=err)
@@ -131,7 +136,10 @@ def _raised_by_deteval(error: BaseException) -> bool:
         tb = tb.tb_next
     if tb is None:
         return False
-    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(_PACKAGE)
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1]
+    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(package)
 
 
 def _silence_stdout(out: TextIO) -> None:
@@ -139,6 +147,8 @@ def _silence_stdout(out: TextIO) -> None:
     would otherwise fail again and print a warning."""
     if out is not sys.stdout:
         return
+    import contextlib
+
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -47,8 +47,10 @@ LIST_FLAGS = {"--max-dets": "max_detections", "--iou-thresholds": "iou_threshold
 #: Python setting -> flag, for :meth:`deteval.errors.OptionError.cli_message`.
 OPTION_FLAGS = {option: flag for flag, option in LIST_FLAGS.items() if flag != "--iou"}
 
-_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(,[-+]?(\d+\.?\d*|\.\d+)"
-                     r"([eE][-+]?\d+)?)*,?")
+#: A number or a comma-separated list of them (compiled by ``re`` on first use: only a
+#: command line with a list flag needs it).
+_NUMBER = (r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(,[-+]?(\d+\.?\d*|\.\d+)"
+           r"([eE][-+]?\d+)?)*,?")
 
 
 def join_number_lists(argv: Sequence[str]) -> list[str]:
@@ -64,7 +66,7 @@ def join_number_lists(argv: Sequence[str]) -> list[str]:
         if token not in LIST_FLAGS:
             continue
         values = []
-        while (i < len(argv) and _NUMBER.fullmatch(argv[i])
+        while (i < len(argv) and re.fullmatch(_NUMBER, argv[i])
                and not (values and Path(argv[i]).exists())):
             values.append(argv[i])
             i += 1

@@ -59,12 +59,12 @@ def _threshold(text: str | None) -> float | str | None:
 
 def write_table_output(args, result) -> None:
     """Write ``result``'s tidy table to ``args.table`` (whole or not at all)."""
+    if getattr(args, "table", None) is None:
+        return
     from ..tidy import thresholds_of, write_table
     from ._common import _UsageError
     from ._outputs import write_output
 
-    if getattr(args, "table", None) is None:
-        return
     try:
         thresholds_of(result, args.table_iou)
     except ValueError as error:     # a --table-iou that was not evaluated

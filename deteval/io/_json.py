@@ -18,12 +18,14 @@ import re
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-import orjson
 
 from ..errors import FormatError
+
+if TYPE_CHECKING:
+    import orjson
 
 __all__ = ["MAX_INPUT_BYTES", "JSONDocument", "array_pieces", "box_column", "check_input_file",
            "check_utf8", "gc_paused", "load_json", "number_column", "open_input", "read_bytes",
@@ -311,6 +313,8 @@ def load_json(path: str | os.PathLike, *, what: str, raw: bytes | None = None) -
     raw : bytes, optional
         The file's content when the caller has read it already.
     """
+    import orjson  # here: the typed and numeric readers of the common layouts need none
+
     if raw is None:
         raw = read_bytes(path, what=what)
     check_utf8(raw, source=str(path), what=what)

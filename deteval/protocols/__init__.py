@@ -5,7 +5,7 @@ protocol's modules, nor ``deteval voc`` for COCO's."""
 
 from __future__ import annotations
 
-import importlib
+from .._lazy import lazy_attribute
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 
@@ -35,20 +35,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
 
 def __getattr__(name: str):
     """Import the submodule that holds ``name`` on first use, then keep the name here; a
-    submodule's name (``voc``) imports it."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    elif not name.startswith("__"):
-        try:
-            value = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+    submodule's name imports it."""
+    return lazy_attribute(__name__, _LAZY, name, globals())
 
 
 def __dir__() -> list[str]:

@@ -214,24 +214,60 @@ def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, np
     if n_r == 0:
         return
     need_l = need.reshape(n_k * n_a, n_r).take(k_l * n_a + a_l, axis=0)     # (L, R)
-    reached = need_l <= count[:, None]             # need == 0: the first detection exists
+    unreached = need_l > count[:, None]           # need == 0: the first detection exists
     if not increasing:
-        np.logical_and.accumulate(reached, axis=1, out=reached)
-    # The TP event of each point (index n_tp, a 0 appended, for segments without TPs).
+        np.logical_or.accumulate(unreached, axis=1, out=unreached)
+    at_first = need_l == 0
+    # The TP event of each point: its need-th TP, clipped to [first, last] TP of its segment
+    # (need_l turned into it in place); index n_tp (a 0 appended) for segments without TPs.
     end = np.where(count > 0, first + count, n_tp)
-    start = need_l - 1
-    np.maximum(start, 0, out=start)
-    start += first[:, None]
-    np.minimum(start, (end - 1)[:, None], out=start)
+    start = np.clip(need_l, 1, np.maximum(count, 1)[:, None], out=need_l)
+    start += (first - 1)[:, None]
     start[count == 0] = n_tp
     ss = np.r_[scores_in.take(sel.take(t_pos)), 0.0].take(start)
-    np.copyto(ss, scores_in.take(sel.take(seg_start.take(k_l)))[:, None], where=need_l == 0)
-    # Running maximum from each start to the segment's end, in linear time: the starts in
-    # increasing order cut [first start, end) into blocks; each block's maximum (reduceat;
-    # equal starts give the value at the start, which is in range), then the maximum over
-    # the later blocks.
+    np.copyto(ss, scores_in.take(sel.take(seg_start.take(k_l)))[:, None], where=at_first)
+    q = _running_max(pr, seg, tp_count, start, end, increasing=increasing)
+    q[unreached] = 0.0
+    ss[unreached] = 0.0
+    # Segment (a, t, k) is out[t, :, k, a].
+    precision.transpose(3, 0, 2, 1)[a_l, t_l, k_l] = q
+    scores.transpose(3, 0, 2, 1)[a_l, t_l, k_l] = ss
+
+
+
+def _running_max(pr: np.ndarray, seg: np.ndarray, tp_count: np.ndarray, start: np.ndarray,
+                 end: np.ndarray, *, increasing: bool) -> np.ndarray:
+    """``max(pr[start[l, r]:end[l]])`` for every point (0.0 where ``start`` is ``len(pr)``):
+    the running maximum of the precision from each point's TP event to its segment's end.
+
+    ``pr`` holds the TP events of the segments one after another (``seg`` non-decreasing,
+    ``tp_count`` events per segment); ``start`` (L, R) lies in its row's segment, whose
+    events end at ``end`` (L,). Two exact ways, the cheaper for the sizes (max only picks):
+
+    * small inputs (few TP events for many points): each event's maximum to its segment's
+      end, by doubling (pass ``j`` folds in the event ``2**j`` further on when it is in
+      the same segment; as many passes as the longest segment needs), then read at the
+      starts: ~``n_tp * passes + L * R``;
+    * otherwise, linear: the starts in increasing order cut each row's ``[first start,
+      end)`` into blocks; each block's maximum (reduceat; equal starts give the value at
+      the start, which is in range), then the maximum over the later blocks:
+      ~``n_tp + 3 * L * R``.
+    """
+    n_tp = len(pr)
+    passes = int(tp_count.max(initial=1) - 1).bit_length()
+    if n_tp * passes <= start.size:
+        suffix = np.empty(n_tp + 1)
+        suffix[:n_tp] = pr
+        suffix[n_tp] = 0.0
+        step = 1
+        for _ in range(passes):
+            same = seg[step:] == seg[:-step]
+            np.maximum(suffix[:n_tp - step], suffix[step:n_tp], out=suffix[:n_tp - step],
+                       where=same)
+            step *= 2
+        return suffix.take(start)
     order = None if increasing else np.argsort(start, axis=1, kind="stable")
-    bounds = np.empty((len(live), n_r + 1), dtype=np.int64)
+    bounds = np.empty((len(start), start.shape[1] + 1), dtype=np.int64)
     bounds[:, :-1] = start if order is None else np.take_along_axis(start, order, axis=1)
     bounds[:, -1] = end
     block = np.maximum.reduceat(np.r_[pr, 0.0], bounds.ravel()).reshape(bounds.shape)
@@ -240,8 +276,4 @@ def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, np
     if order is not None:
         q_sorted, q = q, np.empty(q.shape)
         np.put_along_axis(q, order, q_sorted, axis=1)
-    q[~reached] = 0.0
-    ss[~reached] = 0.0
-    # Segment (a, t, k) is out[t, :, k, a].
-    precision.transpose(3, 0, 2, 1)[a_l, t_l, k_l] = q
-    scores.transpose(3, 0, 2, 1)[a_l, t_l, k_l] = ss
+    return q

@@ -12,7 +12,6 @@ import numpy as np
 
 from ...data import Dataset, Detections, index_in, owned
 from ...errors import FormatError
-from ...masks import masks_from_segmentations
 from .._json import (
     JSONDocument,
     box_column,
@@ -269,7 +268,7 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
                           source=name, section=section).reshape(-1, 4)
     shapes: dict[str, Any] = {}
     if iou_type == "segm":
-        from ...masks import mask_xywh
+        from ...masks import mask_xywh, masks_from_segmentations
 
         values = []
         for i, record in enumerate(records):
@@ -333,7 +332,7 @@ def _mask_areas_and_boxes(records: Sequence[dict], heights: np.ndarray, widths: 
                           labels: Sequence[str], name: str, own_xywh: np.ndarray | None,
                           given: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Boxes and areas of results in loadRes's segm branch (every record needs a mask)."""
-    from ...masks import mask_xywh
+    from ...masks import mask_xywh, masks_from_segmentations
 
     values = []
     for i, record in enumerate(records):
