@@ -274,8 +274,17 @@ class PrecisionPlan:
         # segment's first one: the events are sorted by (segment, position).
         n_rows = len(sel) + 1
         nf_key = e_seg.take(nf) * n_rows + e_pos.take(nf)
-        self.nf_hi = np.searchsorted(nf_key, self.tp_seg * n_rows + tp_pos, side="right")
+        nf_hi = np.searchsorted(nf_key, self.tp_seg * n_rows + tp_pos, side="right")
         self.nf_lo = np.searchsorted(nf_key, np.arange(n_seg) * n_rows, side="left")
+        # Those counts plus their segment's start, read from one short list per resample
+        # (so that the start is not subtracted event by event): segment after segment, the
+        # counts nf_lo[s] .. nf_lo[s + 1] (``nf_src``; ``nf_runs`` of them per segment);
+        # ``nf_hi`` is each TP event's place in it.
+        self.nf_runs = np.diff(np.append(self.nf_lo, len(nf))) + 1
+        run_start = prefix(self.nf_runs, np.int64)
+        self.nf_src = (np.arange(run_start[-1]) - np.repeat(run_start[:-1] - self.nf_lo,
+                                                               self.nf_runs))
+        self.nf_hi = nf_hi + (run_start[:-1] - self.nf_lo).take(self.tp_seg)
         # Rows in each area's range, listed area after area (the area with every row in range
         # lists them once for all such areas): for each TP event the end of its list's range
         # up to its position, for each segment the start of its category in that list.
@@ -323,15 +332,15 @@ class PrecisionPlan:
             return np.zeros((n_seg, n_r)), np.zeros(n_seg, np.int64), (none, none, none)
         work, dtype = self._work, w.dtype
         tp_w = w.take(self.tp_img, out=work.get("tp_w", n, dtype), mode="wrap")
-        units = work.get("units", n + 1, np.int64)              # TP units before each event
+        units = work.get("units", n + 1, dtype)                 # TP units before each event
         units[0] = 0
         np.cumsum(tp_w, out=units[1:])
-        seg_units = units.take(self.bounds)
+        seg_units = units.take(self.bounds).astype(np.int64)
         total = np.diff(seg_units)
         # TP so far (the segment's, the event included), and TP + FP so far: the rows in
         # range up to the event, less those that are not FPs (docs §13).
-        tp = np.subtract(units[1:], np.repeat(seg_units[:-1], self.counts),
-                         out=work.get("tp", n, np.int64))
+        tp = np.subtract(units[1:], np.repeat(seg_units[:-1].astype(dtype), self.counts),
+                         out=work.get("tp", n, dtype))
         inside = work.get("inside", len(self.in_img) + 1, dtype)
         inside[0] = 0
         np.cumsum(w.take(self.in_img, out=work.get("in_w", len(self.in_img), dtype),
@@ -340,11 +349,11 @@ class PrecisionPlan:
         if self.nf_sign is not None:
             nf_w *= self.nf_sign
         not_fp = prefix(nf_w, dtype)
+        at_start = inside.take(self.in_lo) - not_fp.take(self.nf_lo)       # per segment
+        less = np.add(not_fp.take(self.nf_src), np.repeat(at_start, self.nf_runs))
         counted = inside.take(self.in_hi, out=work.get("counted", n, dtype), mode="wrap")
-        scratch = work.get("scratch", n, dtype)
-        np.subtract(counted, not_fp.take(self.nf_hi, out=scratch, mode="wrap"), out=counted)
-        at_start = inside.take(self.in_lo) - not_fp.take(self.nf_lo)
-        np.subtract(counted, np.repeat(at_start, self.counts), out=counted)
+        np.subtract(counted, less.take(self.nf_hi, out=work.get("scratch", n, dtype),
+                                       mode="wrap"), out=counted)
         # pycocotools' float arithmetic: tp / (fp + tp + eps), the sum exact in float64.
         pr = np.add(counted, _EPS, out=work.get("pr", n, np.float64))
         np.divide(tp, pr, out=pr)
@@ -353,7 +362,7 @@ class PrecisionPlan:
         # least 1; needed_true_positives is COCO's float rule): the event holding that TP
         # unit. The precision there is the envelope's; 0 where the count never gets there.
         need = self._needed(npig, thresholds_r)                              # (K, A, R)
-        need = need.transpose(1, 0, 2)[:, None]                            # (A, 1, K, R)
+        need = np.ascontiguousarray(need.transpose(1, 0, 2))[:, None]       # (A, 1, K, R)
         n_t = n_seg // max(n_k * n_a, 1)
         at = work.get("at", n_seg * n_r, np.int64).reshape(n_a, n_t, n_k, n_r)
         np.add(seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1, need, out=at)

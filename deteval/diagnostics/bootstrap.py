@@ -431,6 +431,7 @@ class WeightedCOCO:
         self.lrp_of_result = LRPPlan(self.ctx, self._plan, result)
         self._f1 = f1_counts(self.ctx, self.state, result.matches, self.score_threshold,
                              self.n_images)
+        self._selections = [self._selection(*spec) for spec in self.specs]
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
 
     def resamples(self, n_resamples: int, seed: Any,
@@ -449,7 +450,8 @@ class WeightedCOCO:
         prec, rec, events = self._plan.curves(w)
         p = self.params
         if len(set(p.max_detections)) == len(p.max_detections):
-            stats = [self._stat(prec, rec, *spec) for spec in self.specs]
+            stats = [_mean_valid(prec[key] if is_ap else rec[key], at) if key is not None
+                     else -1.0 for is_ap, key, at in self._selections]
         else:   # repeated settings: pycocotools' paired indexing, on the full arrays
             precision, recall = self._plan.full(prec, rec)
             stats = [summarize_value(precision if is_ap else recall, p, iou, area, m)
@@ -457,21 +459,20 @@ class WeightedCOCO:
         olrp = self.lrp_of_result.molrp(w, events.get(100))
         return stats + [micro_f1(self._f1, w), olrp] + self._per_class(prec)
 
-    def _stat(self, prec: dict, rec: dict, is_ap: bool, iou: float | None, area: str,
-              m: int | None) -> float:
-        """``summarize_value`` on the arrays of one max-detections setting (the same values
-        in the same order, so the same mean)."""
+    def _selection(self, is_ap: bool, iou: float | None, area: str, m: int | None) -> tuple:
+        """Where one stat reads ``curves``' arrays, as ``summarize_value`` reads the arrays of
+        its max-detections setting (the same values in the same order, so the same mean):
+        ``(is_ap, key, index)``, ``key`` None when the setting is not evaluated (-1)."""
         p = self.params
         max_det = (20 if p.iou_type == "keypoints" else 100) if m is None else \
             p.max_detections[m]
         if max_det not in p.max_detections:
-            return -1.0
-        values = prec[max_det] if is_ap else rec[p.max_detections.index(max_det)]
-        if iou is not None:
-            values = values[_run(np.flatnonzero(iou == np.asarray(p.iou_thresholds)))]
-        values = values[..., _run([i for i, label in enumerate(p.area_labels) if label == area])]
-        valid = values[values > -1]         # a view's entries in C order, as the copy's
-        return -1.0 if len(valid) == 0 else float(np.mean(valid))
+            return is_ap, None, None
+        key = max_det if is_ap else p.max_detections.index(max_det)
+        iou_at = (slice(None) if iou is None
+                  else _run(np.flatnonzero(iou == np.asarray(p.iou_thresholds))))
+        area_at = _run([i for i, label in enumerate(p.area_labels) if label == area])
+        return is_ap, key, (iou_at, Ellipsis, area_at)
 
     def _per_class(self, prec: dict) -> list[float]:
         """``COCOResult.per_class()``'s AP of each category (summarize_value at area "all"
@@ -488,6 +489,17 @@ class WeightedCOCO:
         if len(areas) > 1:
             return [float(np.mean(v[v > -1])) if (v > -1).any() else -1.0 for v in values]
         return np.where(values[:, 0] > -1, values.mean(axis=1), -1.0).tolist()
+
+
+def _mean_valid(values: np.ndarray, at: tuple) -> float:
+    """The mean of the entries > -1 of ``values[at[0]][at[1:]]`` (-1 when there are none).
+
+    >>> _mean_valid(np.array([[0.5, -1.0], [1.0, 0.0]]), (slice(None), Ellipsis, slice(0, 1)))
+    0.75
+    """
+    values = values[at[0]][at[1:]]
+    valid = values[values > -1]         # a view's entries in C order, as the copy's
+    return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
 
 def _run(index: Any) -> Any:
