@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._sorting import sorted_unique
 from ..errors import FormatError
 
 IOU_TYPES = ("bbox", "segm", "keypoints", "polygon", "rotated")
@@ -65,7 +66,7 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
             or set(map(type, itertools.chain.from_iterable(values))) <= {int, float}):
         finite = True
         try:
-            for k in np.unique(n_keypoints).tolist():
+            for k in sorted_unique(n_keypoints).tolist():
                 rows = np.flatnonzero(n_keypoints == k)
                 picked = values if len(rows) == n else [values[i] for i in rows]
                 block = np.fromiter(itertools.chain.from_iterable(picked), np.float64,
@@ -139,7 +140,7 @@ def keypoint_counts_of(values: Sequence[Any], category_index: np.ndarray,
     own[rows] = np.fromiter((len(v) // 3 if isinstance(v, (list, tuple)) and len(v) % 3 == 0
                              else -1 for v in map(values.__getitem__, rows.tolist())),
                             np.int64, len(rows))
-    for c in np.unique(category_index[unlisted & (own > 0)]).tolist():
+    for c in sorted_unique(category_index[unlisted & (own > 0)]).tolist():
         lengths = own[(category_index == c) & (own > 0)]
         kinds, first, tally = np.unique(lengths, return_index=True, return_counts=True)
         best = np.flatnonzero(tally == tally.max())

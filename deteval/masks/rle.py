@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._sorting import sorted_unique
 from ..errors import FormatError
 
 __all__ = ["compressed_areas", "compressed_masks", "decode_counts"]
@@ -342,7 +343,7 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     lengths = np.fromiter(map(len, strings), np.int64, len(strings))
     ends = np.cumsum(lengths)
     cuts = np.searchsorted(ends, np.arange(_CHUNK, ends[-1] if len(ends) else 0, _CHUNK))
-    bounds = np.unique(np.r_[0, cuts, len(strings)])
+    bounds = sorted_unique(np.r_[0, cuts, len(strings)])
 
     def chunk(lo: int, hi: int) -> None:
         counts, offsets = decode_counts(strings[lo:hi], source=source,
