@@ -56,7 +56,7 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
     typed decoder gives them; their types are then not checked again."""
     n = len(values)
     k_max = int(n_keypoints.max(initial=0))
-    out = np.full((n, k_max, 3), np.nan)
+    out = None      # made when needed: with one layout the converted block is the array
     # Fast path: every value a list of plain numbers of the right length, converted per
     # keypoint count in one call; anything else is walked record by record below.
     lengths = (np.fromiter(map(len, values), np.int64, n) if numbers_checked else
@@ -75,12 +75,15 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
                 if len(rows) == n and k == k_max:
                     out = block     # one layout: the block is the array
                 else:
+                    if out is None:
+                        out = np.full((n, k_max, 3), np.nan)
                     out[rows, :k] = block
         except OverflowError:   # an integer beyond float64: the walk names the record
             finite = False
         if finite:
-            return out
-        out[:] = np.nan     # the walk below names the record with a non-finite number
+            return out if out is not None else np.full((n, k_max, 3), np.nan)
+    # The walk names the record with a non-finite number (or of another kind).
+    out = np.full((n, k_max, 3), np.nan)
     for i, value in enumerate(values):
         ok = isinstance(value, (list, tuple)) and all(
             isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
