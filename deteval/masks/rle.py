@@ -245,22 +245,28 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
     if total == 0:
         return out
     first = np.cumsum(pairs) - pairs                 # each string's first pair
-    fg_index = 2 * np.arange(total) + np.repeat(offsets[:-1] + 1 - 2 * first, pairs)
+    # (In place where an array is not needed again: fewer temporaries to allocate.)
+    fg_index = np.repeat(offsets[:-1] + 1 - 2 * first, pairs)
+    fg_index += np.arange(0, 2 * total, 2)
     fg = counts.take(fg_index)
-    step = counts.take(fg_index - 1) + fg            # background then foreground
+    fg_index -= 1
+    step = counts.take(fg_index)                     # background then foreground
+    step += fg
     has = pairs > 0
     begin = first[has]
     if len(begin) > 1:                               # restart the running sum per string
         step[begin[1:]] -= np.add.reduceat(step, begin)[:-1]
-    end = np.cumsum(step)                            # one past each foreground run
+    end = np.cumsum(step, out=step)                  # one past each foreground run
     start = end - fg
     h = heights.astype(np.float64)
     inv = 1.0 / np.maximum(h, 1.0)
-    h_run, inv_run = np.repeat(h, pairs), np.repeat(inv, pairs)
     # Exact integer column and row: (p + 0.5) / h is >= 0.5 / h away from an integer,
-    # far more than the rounding error for any p < 2**49.
-    column = np.floor((start + 0.5) * inv_run)
-    row = start - column * h_run
+    # far more than the rounding error for any p < 2**49. row = start - column * h.
+    row = start + 0.5
+    row *= np.repeat(inv, pairs)
+    np.floor(row, out=row)                           # the column
+    row *= np.repeat(h, pairs)
+    np.subtract(start, row, out=row)
     below = row + fg                                 # one past the run's last row
     valid = fg > 0
     if valid.all():
