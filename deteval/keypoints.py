@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._sorting import sorted_unique
+
 __all__ = ["COCO_PERSON_SIGMAS", "OKSTables", "pair_oks"]
 
 #: The 17 COCO person keypoint sigmas, as pycocotools defines them (``[...] / 10.0``).
@@ -234,7 +236,7 @@ class _Layout:
         if full.all():
             groups = [(k, visible)]
         else:
-            groups = [(m, visible[counts == m]) for m in np.unique(counts).tolist()]
+            groups = [(m, visible[counts == m]) for m in sorted_unique(counts).tolist()]
         for m, rows in groups:
             d_rows, g_rows = pair_dt[rows], pair_gt[rows]
             if m == k:

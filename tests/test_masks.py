@@ -724,3 +724,34 @@ def test_polygons_partly_outside_their_image_rasterise_as_pycocotools():
     big = [-2900.0, 0.0, 5999.0, 0.0, 0.0, 4999.0]
     masks = masks_from_segmentations([[big]], heights=[2000], widths=[3000])
     assert masks[0]["counts"] == mask_utils.frPyObjects([big], 2000, 3000)[0]["counts"]
+
+
+@pytest.mark.parametrize(("height", "width", "message"), [
+    (np.nan, 10.0, "needs its image's 'height' and 'width'"),
+    (10.0, np.inf, "needs its image's 'height' and 'width'"),
+    (10.5, 10.0, "whole numbers of pixels >= 0; the image is 10.5x10"),
+    (10.0, -1.0, "whole numbers of pixels >= 0; the image is 10x-1"),
+    (65536.0, 65536.0, "mask size 65536x65536 .h x w. is too large"),
+    (2.0**32, 1.0, "is too large"),
+])
+def test_polygons_on_images_that_cannot_be_rasterised_are_refused_in_record_order(
+        height, width, message):
+    """The image checks run for all objects at once; the error is still the first record's:
+    a bad image after a malformed value names the value, before it names the image."""
+    triangle = [[0.0, 0.0, 5.0, 0.0, 5.0, 5.0]]
+    bad_value = {"size": [10, 10]}                        # an RLE without 'counts'
+    heights, widths = [10.0, height, 10.0], [10.0, width, 10.0]
+    records = ["first", "second", "third"]
+    with pytest.raises(FormatError, match=message) as caught:
+        masks_from_segmentations([triangle, triangle, bad_value], heights=heights,
+                                 widths=widths, records=records)
+    assert caught.value.record == "second"
+    with pytest.raises(FormatError, match="must be a list of polygons or an RLE") as caught:
+        masks_from_segmentations([bad_value, triangle, triangle], heights=heights[::-1],
+                                 widths=widths[::-1], records=records)
+    assert caught.value.record == "first"
+    # The same image carrying an RLE (no rasterising) is not refused for it.
+    rle = {"size": [10, 10], "counts": [100]}
+    masks = masks_from_segmentations([triangle, rle], heights=[10.0, height],
+                                     widths=[10.0, width], check_size=False)
+    assert len(masks) == 2

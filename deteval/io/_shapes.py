@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._sorting import sorted_unique
 from ..errors import FormatError
 
 IOU_TYPES = ("bbox", "segm", "keypoints", "polygon", "rotated")
@@ -55,7 +56,7 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
     typed decoder gives them; their types are then not checked again."""
     n = len(values)
     k_max = int(n_keypoints.max(initial=0))
-    out = np.full((n, k_max, 3), np.nan)
+    out = None      # made when needed: with one layout the converted block is the array
     # Fast path: every value a list of plain numbers of the right length, converted per
     # keypoint count in one call; anything else is walked record by record below.
     lengths = (np.fromiter(map(len, values), np.int64, n) if numbers_checked else
@@ -65,7 +66,7 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
             or set(map(type, itertools.chain.from_iterable(values))) <= {int, float}):
         finite = True
         try:
-            for k in np.unique(n_keypoints).tolist():
+            for k in sorted_unique(n_keypoints).tolist():
                 rows = np.flatnonzero(n_keypoints == k)
                 picked = values if len(rows) == n else [values[i] for i in rows]
                 block = np.fromiter(itertools.chain.from_iterable(picked), np.float64,
@@ -74,12 +75,15 @@ def keypoint_array(values: Sequence[Any], n_keypoints: np.ndarray, labels: Seque
                 if len(rows) == n and k == k_max:
                     out = block     # one layout: the block is the array
                 else:
+                    if out is None:
+                        out = np.full((n, k_max, 3), np.nan)
                     out[rows, :k] = block
         except OverflowError:   # an integer beyond float64: the walk names the record
             finite = False
         if finite:
-            return out
-        out[:] = np.nan     # the walk below names the record with a non-finite number
+            return out if out is not None else np.full((n, k_max, 3), np.nan)
+    # The walk names the record with a non-finite number (or of another kind).
+    out = np.full((n, k_max, 3), np.nan)
     for i, value in enumerate(values):
         ok = isinstance(value, (list, tuple)) and all(
             isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
@@ -139,7 +143,7 @@ def keypoint_counts_of(values: Sequence[Any], category_index: np.ndarray,
     own[rows] = np.fromiter((len(v) // 3 if isinstance(v, (list, tuple)) and len(v) % 3 == 0
                              else -1 for v in map(values.__getitem__, rows.tolist())),
                             np.int64, len(rows))
-    for c in np.unique(category_index[unlisted & (own > 0)]).tolist():
+    for c in sorted_unique(category_index[unlisted & (own > 0)]).tolist():
         lengths = own[(category_index == c) & (own > 0)]
         kinds, first, tally = np.unique(lengths, return_index=True, return_counts=True)
         best = np.flatnonzero(tally == tally.max())

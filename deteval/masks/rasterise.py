@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._sorting import sorted_unique
 from ..errors import FormatError
 
 __all__ = ["COORDINATE_LIMIT", "MIN_MARGIN", "check_polygon_extent", "polygon_arrays",
@@ -157,7 +158,7 @@ def rasterise(out: np.ndarray, rows: list[int], parts: list[list[np.ndarray]],
     """Rasterise polygon objects image size by image size, one C call per size."""
     rows_array = np.asarray(rows)
     keys = sizes[rows_array, 0] * (1 << 32) + sizes[rows_array, 1]
-    for key in np.unique(keys):
+    for key in sorted_unique(keys):
         members = np.flatnonzero(keys == key)
         h, w = int(key >> 32), int(key & 0xFFFFFFFF)
         flat = [p for m in members for p in parts[m]]

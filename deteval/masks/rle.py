@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._sorting import sorted_unique
 from ..errors import FormatError
 
 __all__ = ["compressed_areas", "compressed_masks", "decode_counts"]
@@ -82,17 +83,20 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
                               "(a non-ASCII character); is it a compressed RLE string?",
                               source=source, record=_record(
                                   records, int(np.searchsorted(string_ends, at, side="right"))))
-        joined = text.encode("ascii")
+        joined = ("0" + text).encode("ascii")
     else:
-        joined = b"".join(strings)
+        joined = b"".join([b"0", *strings])
+    # The text starts with a "0" of no string's (a number's end, as a string's last character
+    # is): the byte pair ending at character ``i`` of the strings is then at ``i``, for the
+    # first character too (read as one without a continuation before it).
 
     def owner(char_index: int) -> str:
         return _record(records, int(np.searchsorted(string_ends, char_index, side="right")))
 
-    raw = np.frombuffer(joined, dtype=np.uint8)
+    raw = np.frombuffer(joined, dtype=np.uint8, offset=1)
     if len(raw) == 0:                                # only empty strings: no runs at all
         return np.zeros(0, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
-    if ((raw - np.uint8(48)) > 63).any():           # below '0' wraps around to >= 208
+    if raw.min() < 48 or raw.max() > 111:
         bad = np.flatnonzero((raw < 48) | (raw > 111))
         byte = int(raw[bad[0]])
         shown = repr(chr(byte)) if byte < 128 else "a non-ASCII character"
@@ -117,13 +121,13 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
     # bits while the character before is a continuation. The last two characters (most
     # numbers have one or two) are read at once from a table of every byte pair; longer
     # numbers continue below. (The first character overall cannot be preceded by a
-    # continuation: position -1 reads the final character, which ends a number; position
-    # -2, wrapped, is read for the first number only, and then does not count.)
-    before = raw.take(number_ends - 1)
-    value = _PAIR_VALUES.take((before.astype(np.uint16) << 8) | raw.take(number_ends))
-    at = number_ends - 2
-    longer = np.flatnonzero((before >= 80) & ~last.take(at, mode="wrap"))   # 3+ characters
-    at = at[longer]
+    # continuation.) The pairs are read as overlapping big-endian 16-bit numbers of the text
+    # with its leading "0"; numbers of 3+ characters end 2 after two continuations in a row.
+    pairs = np.ndarray((len(raw),), dtype=">u2", buffer=joined, strides=(1,))
+    value = _PAIR_VALUES.take(pairs.take(number_ends))
+    cont = ~last
+    longer = np.searchsorted(number_ends, np.flatnonzero(cont[:-2] & cont[1:-1] & last[2:]) + 2)
+    at = number_ends[longer] - 2
     j = 2
     while len(longer):
         if j >= _MAX_DIGITS:
@@ -153,11 +157,11 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
     restart = starts[per_string >= 3]
     value[restart + 2] -= value[restart]             # index 2 is stored as is
     for parity, seg_start, seg_len in _parity_segments(offsets):
-        seq = value[parity::2]
+        seq = value[parity::2].copy()   # contiguous: numpy sums a strided view far slower
         first = seg_start[seg_len > 0]
         if len(first) > 1:
             seq[first[1:]] -= np.add.reduceat(seq, first)[:-1]
-        np.cumsum(seq, out=seq)
+        value[parity::2] = np.cumsum(seq, out=seq)
     counts = value
     # pycocotools stores each run as a uint32; a run outside [0, 2**32) is malformed.
     if counts.min() < 0 or counts.max() >= 2**32:
@@ -241,22 +245,28 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
     if total == 0:
         return out
     first = np.cumsum(pairs) - pairs                 # each string's first pair
-    fg_index = 2 * np.arange(total) + np.repeat(offsets[:-1] + 1 - 2 * first, pairs)
+    # (In place where an array is not needed again: fewer temporaries to allocate.)
+    fg_index = np.repeat(offsets[:-1] + 1 - 2 * first, pairs)
+    fg_index += np.arange(0, 2 * total, 2)
     fg = counts.take(fg_index)
-    step = counts.take(fg_index - 1) + fg            # background then foreground
+    fg_index -= 1
+    step = counts.take(fg_index)                     # background then foreground
+    step += fg
     has = pairs > 0
     begin = first[has]
     if len(begin) > 1:                               # restart the running sum per string
         step[begin[1:]] -= np.add.reduceat(step, begin)[:-1]
-    end = np.cumsum(step)                            # one past each foreground run
+    end = np.cumsum(step, out=step)                  # one past each foreground run
     start = end - fg
     h = heights.astype(np.float64)
     inv = 1.0 / np.maximum(h, 1.0)
-    h_run, inv_run = np.repeat(h, pairs), np.repeat(inv, pairs)
     # Exact integer column and row: (p + 0.5) / h is >= 0.5 / h away from an integer,
-    # far more than the rounding error for any p < 2**49.
-    column = np.floor((start + 0.5) * inv_run)
-    row = start - column * h_run
+    # far more than the rounding error for any p < 2**49. row = start - column * h.
+    row = start + 0.5
+    row *= np.repeat(inv, pairs)
+    np.floor(row, out=row)                           # the column
+    row *= np.repeat(h, pairs)
+    np.subtract(start, row, out=row)
     below = row + fg                                 # one past the run's last row
     valid = fg > 0
     if valid.all():
@@ -342,7 +352,7 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     lengths = np.fromiter(map(len, strings), np.int64, len(strings))
     ends = np.cumsum(lengths)
     cuts = np.searchsorted(ends, np.arange(_CHUNK, ends[-1] if len(ends) else 0, _CHUNK))
-    bounds = np.unique(np.r_[0, cuts, len(strings)])
+    bounds = sorted_unique(np.r_[0, cuts, len(strings)])
 
     def chunk(lo: int, hi: int) -> None:
         counts, offsets = decode_counts(strings[lo:hi], source=source,

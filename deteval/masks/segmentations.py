@@ -174,14 +174,22 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     def label(i: int) -> str:
         return _record(records, i)
 
+    # Whether a polygon may be rasterised on each object's image (finite, whole, small
+    # enough), for all at once; the loop calls the check (which words the error) only for
+    # an image that fails it, so errors come in record order as before.
+    with np.errstate(invalid="ignore", over="ignore"):
+        drawable = (np.isfinite(heights) & np.isfinite(widths) & (heights >= 0)
+                    & (widths >= 0) & (heights == np.round(heights))
+                    & (widths == np.round(widths)) & (heights * widths < _MAX_PIXELS)
+                    & (np.maximum(heights, widths) < _MAX_PIXELS)).tolist()
     for i, value in enumerate(segmentations):
         kind = type(value)
         if kind is list or kind is tuple:
             where = functools.partial(label, i)
             polygon_parts.append(polygon_parts_of(value, where, source))
             polygon_rows.append(i)
-            _check_polygon_image(heights[i], widths[i], where, source)
-            sizes[i] = heights[i], widths[i]
+            if not drawable[i]:
+                _check_polygon_image(heights[i], widths[i], where, source)
         elif kind is dict and "counts" in value and "size" in value:
             where = functools.partial(label, i)
             h, w = _size(value["size"], where, source)
@@ -214,6 +222,8 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
             out[i] = rle
         areas[plain_rows] = mask_area(out[plain_rows])
     if polygon_rows:
+        sizes[polygon_rows, 0] = heights[polygon_rows]
+        sizes[polygon_rows, 1] = widths[polygon_rows]
         polygon_parts = polygon_arrays(polygon_parts, lambda j: label(polygon_rows[j]), source)
         check_polygon_extent(polygon_parts, sizes[polygon_rows], lambda j: label(polygon_rows[j]),
                              source)

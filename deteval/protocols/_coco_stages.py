@@ -526,7 +526,7 @@ def _oks_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
         out = np.empty(len(d_rows), dtype=np.float64)
         category = gt_category[g_rows]
-        for c in np.unique(category):
+        for c in sorted_unique(category).tolist():
             sel = np.flatnonzero(category == c)
             k = int(n_kp[g_rows[sel[0]]])
             out[sel] = tables.pair_oks(d_rows[sel], g_rows[sel], sigmas=sigmas(int(c), k),
