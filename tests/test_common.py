@@ -260,6 +260,10 @@ def _curve_numbers(points: Any) -> dict:
     return {key: np.asarray(value).tolist() for key, value in points.curves["overall"].items()}
 
 
+def _tide_numbers(r: Any) -> list:
+    return [r.ap, r.dap.tolist(), r.fixed_ap.tolist(), r.dap_fp, r.dap_fn, r.counts.tolist()]
+
+
 PROTOCOLS = [
     detection_entry("evaluate_coco", deteval.evaluate_coco,
                     lambda r: (r.stats.tolist(), r.precision.tobytes(), r.recall.tobytes())),
@@ -280,8 +284,13 @@ DIAGNOSTICS = [
                     lambda r: r.counts.tolist()),
     detection_entry("match_outcomes", deteval.match_outcomes, lambda r: r.counts()),
     detection_entry("operating_points", deteval.operating_points, _curve_numbers),
-    detection_entry("error_attribution", deteval.error_attribution,
-                    lambda r: [r.ap, r.dap.tolist(), r.dap_fp, r.dap_fn, r.counts.tolist()]),
+    detection_entry("error_attribution", deteval.error_attribution, _tide_numbers),
+    detection_entry("error_attribution voc2012", deteval.error_attribution, _tide_numbers,
+                    protocol="voc2012"),
+    lvis_entry("error_attribution lvis", lambda gt, dt: deteval.error_attribution(
+        gt, dt, protocol="lvis"), _tide_numbers),
+    crowdpose_entry("error_attribution crowdpose", lambda gt, dt: deteval.error_attribution(
+        gt, dt, protocol="crowdpose"), _tide_numbers),
     detection_entry("lrp", deteval.lrp, lambda r: r.stats.tolist()),
     detection_entry("calibration", deteval.calibration,
                     lambda r: [r.dece, r.count.tolist(), r.tp.tolist(), r.class_dece.tolist()],

@@ -45,10 +45,10 @@ ALL_PROTOCOLS = PROTOCOLS + ("lvis", "openimages", "crowdpose")
 
 
 def add_protocol(parser: argparse.ArgumentParser, *, default: str | None, help: str,
-                 choices: tuple[str, ...] = PROTOCOLS) -> None:
-    """``--protocol {coco,voc2007,voc2012}`` (or ``choices``), as ``args.protocol``;
-    required when ``default`` is None."""
-    parser.add_argument("--protocol", required=default is None, choices=list(choices),
+                 choices: tuple[str, ...] = PROTOCOLS, extra: tuple[str, ...] = ()) -> None:
+    """``--protocol {coco,voc2007,voc2012}`` (or ``choices``, and the ``extra`` choices), as
+    ``args.protocol``; required when ``default`` is None."""
+    parser.add_argument("--protocol", required=default is None, choices=[*choices, *extra],
                         **({} if default is None else {"default": default}), help=help)
 
 

@@ -5,37 +5,54 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from ._common import _write_json
-from ._options import _positive_int, _unit_float
+from ._common import _UsageError, _write_json
+from ._options import _add_input_options, _guess_format, _positive_int, _unit_float
 from ._outputs import check_outputs
-from ._shared_options import add_json_output, add_per_class
+from ._shared_options import add_json_output, add_per_class, add_protocol
 
 
 def add_parser(commands) -> None:
     """Add the ``errors`` command to the subparsers ``commands``."""
+    from .._format_names import DETECTION_FORMATS, GT_FORMATS
+    from .draw import add_geometry_options
+
     errors = commands.add_parser(
         "errors", help="TIDE error attribution: what each error type costs in AP",
         description="TIDE error attribution (equal to tidecv 1.0.1 with --rules tidecv): "
         "the dAP of the classification, localisation, both, duplicate, background and "
-        "missed errors, and of the false-positive and false-negative oracles. With --lrp, "
-        "also optimal LRP (equal to the LRP-Error fork of pycocotools).")
-    errors.add_argument("gt", metavar="GT.json", help="COCO instances file (ground truth)")
-    errors.add_argument("dt", metavar="DT.json", help="COCO results file (bounding boxes)")
+        "missed errors, and of the false-positive and false-negative oracles, for every "
+        "--iou-type (the evaluation's similarity) and, with --protocol voc2007|voc2012|"
+        "lvis|crowdpose, with that protocol's matching and AP (with no error fixed, TIDE's "
+        "AP is the protocol's AP at the threshold). Ground truth and detections may be in "
+        "any supported format (guessed from the paths unless --gt-format/--dt-format say). "
+        "With --lrp, also optimal LRP (equal to the LRP-Error fork of pycocotools).")
     errors.add_argument("--pos-threshold", type=_unit_float("IoU threshold", open_low=True),
                         default=0.5, metavar="IOU",
-                        help="foreground IoU threshold, in (0, 1] (default 0.5)")
+                        help="foreground threshold of the similarity (IoU, OKS, ...), in "
+                        "(0, 1] (default 0.5)")
     errors.add_argument("--background-threshold", type=_background, default=0.1, metavar="IOU",
-                        help="background IoU threshold, in [0, 0.5] (default 0.1)")
+                        help="background threshold, in [0, 0.5] (default 0.1)")
     errors.add_argument("--max-detections", dest="tide_max_dets", type=_positive_int,
-                        default=100,
-                        metavar="N", help="detections kept per image (default 100)")
+                        default=None, metavar="N", help="detections kept per image "
+                        "(default: 100 with --protocol coco, as tidecv; all with VOC; 300 with "
+                        "LVIS; CrowdPose: 20 per image and class)")
     errors.add_argument("--rules", choices=("deteval", "tidecv"), default="deteval",
                         help="tidecv: reproduce tidecv's ordering of tied scores in the "
-                        "fixed runs (see docs/diagnostics/tide.md)")
+                        "fixed runs (see docs/diagnostics/tide.md); --protocol coco only")
+    add_protocol(errors, default="coco", extra=("lvis", "crowdpose"), help="whose matching and "
+                 "AP: coco (tidecv's, the default), voc2007 (devkit, 11-point AP), voc2012 "
+                 "(devkit, all-points AP; VOC compares boxes with the +1 pixel IoU, difficult "
+                 "objects ignored), lvis (lvis-api's federated rules and AP; GT an LVIS file) "
+                 "or crowdpose (xtcocotools' CrowdPose keypoints; implies --iou-type keypoints)")
+    add_geometry_options(errors, what="what to compare: bbox, segm (mask IoU, tidecv's mask "
+                         "mode), boundary (boundary IoU), keypoints (OKS), polygon, rotated "
+                         "('rbox'); COCO files for all but bbox (default: bbox)")
     add_per_class(errors, help="also print a table per class")
     errors.add_argument("--lrp", action="store_true",
                         help="also compute optimal LRP, its components and moLRP")
     add_json_output(errors, help="write the numbers as JSON")
+    _add_input_options(errors, GT_FORMATS, DETECTION_FORMATS)
+    errors.set_defaults(parser=errors)
 
 
 def _background(text: str) -> float:
@@ -47,6 +64,11 @@ def _background(text: str) -> float:
     return value
 
 
+#: How the table names each VOC protocol's AP.
+_AP_NAMES = {"voc2007": "VOC2007 11-point", "voc2012": "VOC2012 all-points",
+             "lvis": "LVIS", "crowdpose": "CrowdPose"}
+
+
 def _table(result) -> str:
     names = [row["error"] for row in result.summary()]
     short = {"false_positives": "FP", "false_negatives": "FN"}
@@ -54,7 +76,10 @@ def _table(result) -> str:
     values = "  ".join(f"{row['dap']:6.2f}" for row in result.summary())
     counts = "  ".join(f"{'' if row['count'] is None else row['count']:>6}"
                        for row in result.summary())
-    return (f"TIDE bbox AP @ {result.settings['pos_threshold']:.2f}: {result.ap:.2f}\n"
+    settings = result.settings
+    protocol = "" if settings["protocol"] == "coco" else f" ({_AP_NAMES[settings['protocol']]})"
+    return (f"TIDE {settings['iou_type']} AP @ {settings['pos_threshold']:.2f}{protocol}: "
+            f"{result.ap:.2f}\n"
             f"  type  {head}\n   dAP  {values}\n count  {counts}")
 
 
@@ -68,25 +93,57 @@ def _class_table(result) -> str:
     return "\n".join(lines)
 
 
+def _lrp_options(args, lrp, options: dict) -> dict:
+    """The geometry keywords ``--lrp`` passes to :func:`~deteval.diagnostics.lrp.lrp`."""
+    import inspect
+
+    if args.protocol != "coco":
+        raise _UsageError(f"--lrp is LRP of the COCO protocol; it cannot be combined with "
+                          f"--protocol {args.protocol}")
+    if args.iou_type == "bbox":
+        return {}
+    if "iou_type" not in inspect.signature(lrp).parameters:   # a deteval whose lrp has none
+        raise _UsageError(f"--lrp compares bounding boxes only in this version; it cannot "
+                          f"be combined with --iou-type {args.iou_type}")
+    return options
+
+
 def _lrp_text(result) -> str:
     return "\n".join(f"{name:<14} {value:.3f}" for name, value in result.summary().items())
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
-    from .._inputs import load_pair
+    from ..diagnostics._tide_rules import check_protocol
     from ..diagnostics.lrp import lrp
     from ..diagnostics.tide import error_attribution
+    from .check import checks_of, run_checks
+    from .draw import geometry, read_shapes
 
     check_outputs(args, files=[("--json", args.json)])
-    pair = load_pair(args.gt, args.dt)     # the one resolution rule (docs/resolution.md)
-    dataset, detections = pair.dataset, pair.detections
+    if args.protocol == "crowdpose" and args.iou_type == "bbox":   # bbox: the default
+        args.iou_type = "keypoints"
+    options = geometry(args)
+    if options["dilation_ratio"] is None:
+        options["dilation_ratio"] = 0.02
+    check_protocol(args.protocol, args.iou_type, args.rules)   # before reading the files
+    lrp_options = _lrp_options(args, lrp, options) if args.lrp else {}
+    if args.protocol == "lvis":   # the LVIS keys: read by error_attribution from the files
+        dataset, detections = args.gt, args.dt
+    else:
+        gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
+        dataset, detections, inputs = read_shapes(args, gt_format)  # one resolution rule
+        if inputs is not None:
+            run_checks(args, inputs, err)
+        elif not getattr(args, "no_check", False):
+            checks_of(dataset, detections, err)
     result = error_attribution(dataset, detections, pos_threshold=args.pos_threshold,
                                background_threshold=args.background_threshold,
-                               max_dets=args.tide_max_dets, rules=args.rules)
+                               max_dets=args.tide_max_dets, rules=args.rules,
+                               protocol=args.protocol, **options)
     payload = {"tide": result.to_dict()}
     lrp_result = None
     if args.lrp:
-        lrp_result = lrp(dataset, detections, iou_threshold=args.pos_threshold)
+        lrp_result = lrp(dataset, detections, iou_threshold=args.pos_threshold, **lrp_options)
         payload["lrp"] = lrp_result.to_dict()
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, payload)

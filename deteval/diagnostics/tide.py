@@ -1,4 +1,4 @@
-"""TIDE error attribution (Bolya et al., ECCV 2020), equal to ``tidecv`` 1.0.1.
+"""TIDE error attribution (Bolya et al., ECCV 2020), equal to ``tidecv`` 1.0.1 (boxes, masks).
 
 Every detection that is not a true positive at the foreground threshold gets one of five
 error types, and every object nobody tried to find is *missed*; then each type is fixed by
@@ -8,16 +8,22 @@ below point there.
 
 * **Matching** (§2). Each image keeps its ``max_dets`` highest-scoring detections (all classes
   together); inside an image and class, detections by descending score take the unused
-  object of highest IoU (the first on ties) at IoU ``>= pos_threshold``. This is
+  object of highest similarity (the first on ties) at ``>= pos_threshold``. This is
   :func:`~deteval.matching.match_detections` (COCO rule) with the objects presented in
-  reverse order, so that its "later wins" tie rule picks the first. Crowd regions absorb an
-  unmatched detection of their class whose IoA is ``> pos_threshold`` (strictly).
-* **Errors** (§3), in this order, for a false positive or a detection absorbed by a crowd:
-  no object in the image -> background; same-class best IoU in ``[bg, pos]`` -> loc;
-  other-class best IoU ``>= pos`` -> cls; same-class IoU ``>= pos`` with a matched object ->
-  dupe; best IoU of any class ``<= bg`` -> bkg; otherwise both.
+  reverse order, so that its "later wins" tie rule picks the first. Ignore regions (crowd
+  regions) absorb an unmatched detection of their class whose similarity (IoA) is
+  ``> pos_threshold`` (strictly).
+* **Errors** (§3), in this order, for a false positive or a detection absorbed by a region:
+  no object in the image -> background; same-class best similarity in ``[bg, pos]`` -> loc;
+  other-class best ``>= pos`` -> cls; same-class ``>= pos`` with a matched object -> dupe;
+  best of any class ``<= bg`` -> bkg; otherwise both.
 * **Fixes** (§4) and **AP** (§5): tidecv's own AP (101 recall points ``i / 100``; a class
   with detections but no objects counts as 0 in the mean).
+* **Geometries** (§7): the similarity is the evaluation's for ``iou_type`` (box, mask or
+  boundary IoU, OKS, polygon or rotated-box IoU), the rest unchanged.
+* **VOC** (§8): ``protocol="voc2007"|"voc2012"`` takes the devkit's IoU, matching rule
+  (:func:`~deteval.matching.match_detections` with ``rule="voc"``), difficult objects and AP
+  instead; what differs is gathered in :mod:`deteval.diagnostics._tide_rules`.
 
 >>> import deteval
 >>> gt = {"images": [{"id": 1, "width": 10, "height": 10}],
@@ -40,17 +46,18 @@ from typing import Any
 import numpy as np
 
 from .._arrays import frozen
+from .._similarity import check_iou_type, read_as
 from .._validation import number
 from ..data import Dataset, Detections
-from ..iou import coco_pair_iou
 from ..matching import match_detections
 from ..outcomes import best_per_detection, same_image_pairs
+from ._tide_rules import PROTOCOLS, TideRules, check_protocol, tide_rules
 
 #: The six main error types, in tidecv's order (``TIDE._error_types``).
 ERROR_NAMES = ("cls", "loc", "both", "dupe", "bkg", "miss")
 CLS, LOC, BOTH, DUPE, BKG, MISS = range(6)
 RULES = ("deteval", "tidecv")
-_X = np.arange(101) / 100  # tidecv's recall points, i / 100 (not np.linspace)
+__all__ = ["ERROR_NAMES", "PROTOCOLS", "RULES", "ErrorAttribution", "error_attribution"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,11 +67,15 @@ class ErrorAttribution:
     Attributes
     ----------
     ap : float
-        mAP at ``pos_threshold`` by tidecv's rules (§5).
+        mAP at ``pos_threshold`` by the protocol's AP: tidecv's for ``"coco"`` (§5), the
+        devkit's for VOC (§8).
     error_names : tuple of str
         ``("cls", "loc", "both", "dupe", "bkg", "miss")``.
     dap : ndarray, shape (6,)
         AP gained by fixing each error type alone (clamped at 0, as tidecv does).
+    fixed_ap : ndarray, shape (6,)
+        mAP after fixing each error type alone (not clamped: ``dap = max(fixed_ap - ap,
+        0)``).
     dap_fp, dap_fn : float
         AP gained by the false-positive oracle (every false positive scored below every
         true positive) and the false-negative oracle (the unmatched objects removed).
@@ -87,12 +98,14 @@ class ErrorAttribution:
     dt_true_positive : ndarray of bool, shape (n_dt,)
     gt_missed : ndarray of bool, shape (n_gt,)
     settings : dict
-        ``pos_threshold``, ``background_threshold``, ``max_dets``, ``rules``.
+        ``pos_threshold``, ``background_threshold``, ``max_dets``, ``rules``, ``protocol``,
+        ``iou_type``.
     """
 
     ap: float
     error_names: tuple[str, ...]
     dap: np.ndarray
+    fixed_ap: np.ndarray
     dap_fp: float
     dap_fn: float
     counts: np.ndarray
@@ -109,8 +122,8 @@ class ErrorAttribution:
     settings: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("dap", "counts", "class_ids", "class_ap", "class_dap", "class_dap_fp",
-                     "class_dap_fn", "class_counts", "dt_error", "dt_true_positive",
+        for name in ("dap", "fixed_ap", "counts", "class_ids", "class_ap", "class_dap",
+                     "class_dap_fp", "class_dap_fn", "class_counts", "dt_error", "dt_true_positive",
                      "gt_missed"):
             object.__setattr__(self, name, frozen(getattr(self, name)))
 
@@ -147,58 +160,93 @@ def _num(value: float) -> float | None:
     return None if value != value else float(value)
 
 
-def _load(gt: Any, dt: Any) -> tuple[Dataset, Detections]:
+def _load(gt: Any, dt: Any, iou_type: str, protocol: str
+          ) -> tuple[Dataset, Detections, Any]:
+    """The dataset, the detections and (LVIS) the LVIS ground truth."""
     from ..io.coco import read_coco_gt, read_coco_results
 
-    dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt)
-    detections = dt if isinstance(dt, Detections) else read_coco_results(dt, dataset)
+    reader, lvis = read_as(iou_type), None
+    if protocol == "lvis":
+        from ..protocols.lvis import lvis_ground_truth
+
+        lvis = lvis_ground_truth(gt, reader, caller="protocol 'lvis'")
+        dataset = lvis.dataset
+    else:
+        dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt, iou_type=reader)
+    detections = (dt if isinstance(dt, Detections)
+                  else read_coco_results(dt, dataset, iou_type=reader))
     if len(detections) and (detections.image_index.min() < 0
                             or detections.image_index.max() >= len(dataset.images)):
         raise ValueError("detections.image_index must index the dataset's images table")
-    return dataset, detections
+    return dataset, detections, lvis
 
 
-def _classes(dataset: Dataset, detections: Detections) -> tuple[np.ndarray, np.ndarray,
-                                                                  tuple[str, ...]]:
-    """Class column of each detection: GT categories, then ids only the detections use."""
+def _classes(dataset: Dataset, detections: Detections, extra: bool
+             ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Class column of each detection: GT categories, then (``extra``, tidecv) ids only the
+    detections use; -1 (not evaluated) for those without ``extra``."""
     cats = dataset.categories
     dt_class = np.asarray(detections.category_index, dtype=np.int64).copy()
     ids, names = list(cats.ids.tolist()), list(cats.names)
     unknown = dt_class < 0
-    if unknown.any():
+    if unknown.any() and extra:
         if detections.category_ids is None:
             raise ValueError("detections with category_index -1 need category_ids (the "
                              "classes tidecv would make of them)")
-        extra, inverse = np.unique(detections.category_ids[unknown], return_inverse=True)
+        extra_ids, inverse = np.unique(detections.category_ids[unknown], return_inverse=True)
         dt_class[unknown] = len(ids) + inverse
-        ids += extra.tolist()
-        names += [str(i) for i in extra.tolist()]
+        ids += extra_ids.tolist()
+        names += [str(i) for i in extra_ids.tolist()]
     return dt_class, np.asarray(ids, dtype=np.int64), tuple(names)
 
 
 def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
-                      background_threshold: float = 0.1, max_dets: int = 100,
-                      rules: str = "deteval") -> ErrorAttribution:
+                      background_threshold: float = 0.1, max_dets: int | None = None,
+                      rules: str = "deteval", iou_type: str | None = None,
+                      protocol: str = "coco", keypoint_sigmas: Any = None,
+                      dilation_ratio: float = 0.02) -> ErrorAttribution:
     """TIDE's six error types and the AP each costs, per class and overall.
 
     Parameters
     ----------
     gt : Dataset, str, PathLike or dict
-        Ground truth, or a COCO instances file (or its dict). Crowd regions are TIDE's
-        ignore regions; the ``ignore`` flag is not used (as tidecv's COCO loader).
+        Ground truth, or a COCO instances file (or its dict). COCO: crowd regions are
+        TIDE's ignore regions; the ``ignore`` flag is not used (as tidecv's COCO loader).
+        VOC: objects with ``ignore`` (difficult) or ``iscrowd`` set are. LVIS: an LVIS
+        file, dict or :class:`~deteval.io.lvis.LVISGroundTruth`.
     dt : Detections, str, PathLike, list, dict or ndarray
-        Bounding-box detections, or anything :func:`~deteval.io.coco.read_coco_results`
-        reads.
+        Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads (read
+        with the columns ``iou_type`` compares).
     pos_threshold : float, default 0.5
-        Foreground IoU threshold, in ``(0, 1)``.
+        Foreground threshold of the similarity (IoU, OKS, ...), in ``(0, 1)``.
     background_threshold : float, default 0.1
-        Background IoU threshold, in ``[0, pos_threshold]``.
-    max_dets : int, default 100
-        Detections kept per image (all classes together, as tidecv).
+        Background threshold, in ``[0, pos_threshold]``.
+    max_dets : int, optional
+        Detections kept per image, all classes together (as tidecv). Default: 100 for
+        ``protocol="coco"``, every detection for VOC.
     rules : {"deteval", "tidecv"}
         ``"tidecv"`` reproduces tidecv 1.0.1 exactly, including its ordering of tied scores
         in the fixed runs (docs/diagnostics/tide.md §6.1); ``"deteval"`` keeps ties in their
-        original order in every run.
+        original order in every run. ``"tidecv"`` needs ``protocol="coco"``.
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}, optional
+        The similarity, the evaluation's (§7): box IoU, mask IoU (tidecv's mask mode),
+        boundary IoU, OKS, polygon IoU, rotated-box IoU. Default: ``"keypoints"`` for
+        CrowdPose, ``"bbox"`` otherwise. VOC compares boxes only, LVIS boxes, masks or
+        boundaries, CrowdPose keypoints.
+    protocol : {"coco", "voc2007", "voc2012", "lvis", "crowdpose"}
+        ``"coco"``: tidecv's matching and AP. ``"voc2007"`` / ``"voc2012"``: the devkit's
+        matching (+1 pixel IoU, difficult objects), and its 11-point or all-points AP
+        (§8): with no error fixed, ``ap`` is ``evaluate_voc``'s mAP times 100.
+        ``"lvis"``: lvis-api's federated rules and AP (§8.1; ``gt`` an LVIS file, dict or
+        :class:`~deteval.io.lvis.LVISGroundTruth`): with no error fixed, ``ap`` is
+        ``evaluate_lvis``'s AP50 times 100 (at ``pos_threshold`` 0.5). ``"crowdpose"``:
+        xtcocotools' CrowdPose keypoint rules and AP (§8.2): ``evaluate_crowdpose``'s AP50
+        times 100.
+    keypoint_sigmas : sequence of float or dict {category_id: sequence}, optional
+        OKS sigmas for ``iou_type="keypoints"`` (default: COCO's 17 person sigmas;
+        CrowdPose's 14 with ``protocol="crowdpose"``).
+    dilation_ratio : float, default 0.02
+        Boundary width for ``iou_type="boundary"``.
 
     Returns
     -------
@@ -213,93 +261,118 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
     """
     pos = number("pos_threshold", pos_threshold, low=0.0, high=1.0, low_open=True)
     bg = number("background_threshold", background_threshold, low=0.0, high=pos)
-    if isinstance(max_dets, bool) or not isinstance(max_dets, (int, np.integer)) \
-            or max_dets < 1:
-        raise ValueError(f"max_dets must be an integer >= 1; got {max_dets!r}")
+    if max_dets is not None and (isinstance(max_dets, bool)
+                                 or not isinstance(max_dets, (int, np.integer))
+                                 or max_dets < 1):
+        raise ValueError(f"max_dets must be an integer >= 1 or None; got {max_dets!r}")
     if rules not in RULES:
         raise ValueError(f"rules must be one of {RULES}; got {rules!r}")
-    dataset, detections = _load(gt, dt)
+    if iou_type is None:
+        iou_type = "keypoints" if protocol == "crowdpose" else "bbox"
+    check_iou_type(iou_type)
+    check_protocol(protocol, iou_type, rules)
+    dataset, detections, lvis = _load(gt, dt, iou_type, protocol)
     if len(detections) and np.isnan(detections.scores).any():
         raise ValueError("detections.scores must not be NaN")
-    return _attribute(dataset, detections, pos, bg, int(max_dets), rules)
+    tide = tide_rules(dataset, detections, protocol=protocol, iou_type=iou_type, floor=bg,
+                      max_dets=None if max_dets is None else int(max_dets),
+                      keypoint_sigmas=keypoint_sigmas, dilation_ratio=dilation_ratio,
+                      lvis=lvis)
+    return _attribute(dataset, detections, tide, pos, bg, rules)
 
 
 @dataclass(frozen=True)
 class _Run:
     """Everything the fixes need, one entry per detection or object."""
 
-    dt_class: np.ndarray   # (n_dt,) class column
+    dt_class: np.ndarray   # (n_dt,) class column (-1 not evaluated)
     scores: np.ndarray     # (n_dt,)
-    seq: np.ndarray        # (n_dt,) position in (image, in-image score order); -1 not kept
-    kept: np.ndarray       # (n_dt,) within max_dets of its image
+    seq: np.ndarray        # (n_dt,) order of equal scores
+    kept: np.ndarray       # (n_dt,) evaluated, within max_dets of its image
     tp: np.ndarray         # (n_dt,) matched a regular object
-    ignored: np.ndarray    # (n_dt,) absorbed by a crowd region
+    ignored: np.ndarray    # (n_dt,) absorbed by an ignore region
     error: np.ndarray      # (n_dt,) error type or -1
     fix_class: np.ndarray  # (n_dt,) class a loc/cls error becomes a TP of when fixed, or -1
-    gt_class: np.ndarray   # (n_gt,) class column of each object (-1 crowd)
+    gt_class: np.ndarray   # (n_gt,) class column of each object (-1 region)
     missed: np.ndarray     # (n_gt,) missed error
 
 
-def _match(dataset: Dataset, detections: Detections, dt_class: np.ndarray, pos: float,
-           max_dets: int) -> tuple[np.ndarray, ...]:
-    """§2: kept detections, their order, true positives, crowd-absorbed ones, used objects."""
+def _match(dataset: Dataset, detections: Detections, dt_class: np.ndarray, tide: TideRules,
+           pos: float) -> tuple[np.ndarray, ...]:
+    """§2, §8: kept detections, their order, true positives, absorbed ones, used objects."""
     objects = dataset.gt
-    n_dt, n_gt, n_c = len(detections), len(objects), int(dt_class.max(initial=-1)) + 1
-    n_c = max(n_c, len(dataset.categories))
+    n_dt, n_gt = len(detections), len(objects)
+    n_c = max(int(dt_class.max(initial=-1)) + 1, len(dataset.categories))
     img = detections.image_index
-    order = np.lexsort((np.arange(n_dt), -detections.scores, img))
-    seq = np.empty(n_dt, dtype=np.int64)
-    seq[order] = np.arange(n_dt)
+    evaluated = dt_class >= 0
+    if tide.dt_evaluated is not None:
+        evaluated &= tide.dt_evaluated
+    # Rank within the image (evaluated detections first), by descending score, ties in order.
+    order = np.lexsort((np.arange(n_dt), -detections.scores, ~evaluated, img))
     first_of_image = np.searchsorted(img[order], img[order], side="left")
     rank = np.empty(n_dt, dtype=np.int64)
     rank[order] = np.arange(n_dt) - first_of_image
-    kept = rank < max_dets
-    crowd = objects.iscrowd
-    rev = np.arange(n_gt)[::-1]          # reversed rows: the matcher's "later wins" = first
-    dt_xywh, gt_xywh = detections.as_xywh(), objects.as_xywh()
+    seq = np.arange(n_dt)          # VOC: the input order (the devkit's stable sort)
+    if tide.tidecv:   # tidecv's insertion order: image by image, by score in each
+        seq[order] = np.arange(n_dt)
+    elif tide.image_order is not None:   # LVIS: images in their order, by score in each
+        seq[np.lexsort((np.arange(n_dt), -detections.scores, tide.image_order[img]))] = \
+            np.arange(n_dt)
+    kept = evaluated & (rank < (n_dt if tide.max_dets is None else tide.max_dets))
+    regions = tide.regions
+    # tidecv: reversed rows, so that the matcher's "later wins" tie rule (pycocotools', kept
+    # for LVIS and CrowdPose) picks the first; the VOC rule picks the first itself.
+    perm = np.arange(n_gt)[::-1] if tide.tidecv else np.arange(n_gt)
 
     def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-        g = rev[g_rows]
-        return coco_pair_iou(dt_xywh[d_rows], gt_xywh[g], crowd[g])
+        return tide.pair(d_rows, perm[g_rows])
 
     gt_group = objects.image_index * n_c + objects.category_index
+    if tide.gt_evaluated is not None:
+        gt_group = np.where(tide.gt_evaluated, gt_group, -1)
+    crowd = regions if tide.region_crowd is None else regions & tide.region_crowd
     table = match_detections(
         dt_group=np.where(kept, img * n_c + dt_class, -1), dt_scores=detections.scores,
-        dt_area=detections.area, gt_group=gt_group[rev], gt_crowd=crowd[rev],
-        gt_ignore=crowd[rev], gt_area=objects.area[rev], similarity=similarity,
+        dt_area=detections.area, gt_group=gt_group[perm], gt_crowd=crowd[perm],
+        gt_ignore=regions[perm], gt_area=objects.area[perm], similarity=similarity,
         iou_thresholds=np.array([pos]), area_ranges=np.array([[-np.inf, np.inf]]),
-        max_detections=max(n_dt, 1))
+        max_detections=tide.group_max_dets or max(n_dt, 1), rule=tide.matcher)
+    kept &= table.dt_kept        # COCO's maxDets per (image, class), where the protocol has it
     m = table.detection_matches()[0]
     d = np.flatnonzero(m >= 0)
-    g = rev[m[d]]
+    g = perm[m[d]]
     tp = np.zeros(n_dt, bool)
-    tp[d[~crowd[g]]] = True
+    tp[d[~regions[g]]] = True
     ignored = np.zeros(n_dt, bool)
-    on_crowd = d[crowd[g]]
-    if len(on_crowd):  # tidecv absorbs at IoA > pos only
-        ioa = coco_pair_iou(dt_xywh[on_crowd], gt_xywh[g[crowd[g]]],
-                            np.ones(len(on_crowd), bool))
-        ignored[on_crowd[ioa > pos]] = True
+    on_region, region = d[regions[g]], g[regions[g]]
+    if tide.tidecv and len(on_region):  # tidecv absorbs at IoA > pos only
+        ignored[on_region[tide.pair(on_region, region) > pos]] = True
+    else:
+        ignored[on_region] = True
+    if tide.dt_lenient is not None:   # LVIS: unmatched, of a not-exhaustive category
+        ignored |= kept & tide.dt_lenient & (m < 0)
     used = np.zeros(n_gt, bool)
-    used[g[~crowd[g]]] = True
+    used[g[~regions[g]]] = True
     return seq, rank, kept, tp, ignored, used
 
 
-def _attribute(dataset: Dataset, detections: Detections, pos: float, bg: float,
-               max_dets: int, rules: str) -> ErrorAttribution:
+def _attribute(dataset: Dataset, detections: Detections, tide: TideRules, pos: float,
+               bg: float, rules: str) -> ErrorAttribution:
     objects = dataset.gt
     n_dt, n_gt = len(detections), len(objects)
-    dt_class, class_ids, class_names = _classes(dataset, detections)
-    seq, rank, kept, tp, ignored, used = _match(dataset, detections, dt_class, pos, max_dets)
-    regular = ~objects.iscrowd
+    dt_class, class_ids, class_names = _classes(dataset, detections, tide.tidecv)
+    seq, rank, kept, tp, ignored, used = _match(dataset, detections, dt_class, tide, pos)
+    regular = ~tide.regions
+    if tide.gt_evaluated is not None:
+        regular &= tide.gt_evaluated
     gt_class = np.where(regular, objects.category_index, -1)
 
-    # §3 errors of the kept non-TP detections, from their pairs with the image's objects.
-    err_rows = np.flatnonzero(kept & ~tp)
+    # §3 errors of the kept non-TP detections, from their pairs with the image's objects
+    # (tidecv: absorbed detections too; otherwise they take no part).
+    err_rows = np.flatnonzero(kept & ~tp & (tide.tidecv | ~ignored))
     pair_dt, pair_gt = same_image_pairs(err_rows, detections.image_index,
                                         np.flatnonzero(regular), objects.image_index)
-    ious = coco_pair_iou(detections.as_xywh()[pair_dt], objects.as_xywh()[pair_gt],
-                         np.zeros(len(pair_dt), bool))
+    ious = tide.pair(pair_dt, pair_gt)
     has_gt = np.zeros(n_dt, bool)
     has_gt[pair_dt] = True
     first_gt = np.full(n_dt, -1, dtype=np.int64)  # the image's first object
@@ -335,13 +408,14 @@ def _attribute(dataset: Dataset, detections: Detections, pos: float, bg: float,
     missed = regular & ~used & ~usable
     run = _Run(dt_class, detections.scores, seq, kept, tp, ignored, error, fix_class,
                gt_class, missed)
-    return _scores(run, class_ids, class_names, rules,
-                   {"pos_threshold": pos, "background_threshold": bg, "max_dets": max_dets,
-                    "rules": rules})
+    settings = {"pos_threshold": pos, "background_threshold": bg,
+                "max_dets": tide.max_dets, "rules": rules, "protocol": tide.protocol,
+                "iou_type": tide.iou_type}
+    return _scores(run, class_ids, class_names, rules, tide, settings)
 
 
 def _scores(run: _Run, class_ids: np.ndarray, class_names: tuple[str, ...], rules: str,
-            settings: dict) -> ErrorAttribution:
+            tide: TideRules, settings: dict) -> ErrorAttribution:
     """§4-5: the original AP and the AP of every fixed run."""
     n_c = len(class_ids)
     regular = run.gt_class >= 0
@@ -349,11 +423,10 @@ def _scores(run: _Run, class_ids: np.ndarray, class_names: tuple[str, ...], rule
     counted = run.kept & ~run.ignored            # tidecv's data points
     tie = run.seq if rules == "deteval" else run.seq + np.where(run.tp, len(run.seq), 0)
     rows = np.flatnonzero(counted)
-    base_ap = _class_ap(run.dt_class[rows], run.scores[rows], run.tp[rows],
-                        run.seq[rows], n_pos, n_c)
-    ap = _mean(base_ap)
+    base_ap, ap = tide.score(run.dt_class[rows], run.scores[rows], run.tp[rows],
+                             run.seq[rows], n_pos, n_c)
 
-    def fixed(error_type: int) -> np.ndarray:
+    def fixed(error_type: int) -> tuple[np.ndarray, float]:
         keep = counted & (run.error != error_type)
         fixes = np.flatnonzero((run.error == error_type) & (run.fix_class >= 0) & run.kept)
         sel = np.flatnonzero(keep)
@@ -363,49 +436,25 @@ def _scores(run: _Run, class_ids: np.ndarray, class_names: tuple[str, ...], rule
         positives = n_pos
         if error_type == MISS:
             positives = n_pos - np.bincount(run.gt_class[run.missed], minlength=n_c)
-        return _class_ap(cls, run.scores[both], good, tie[both], positives, n_c)
+        return tide.score(cls, run.scores[both], good, tie[both], positives, n_c)
 
-    class_fixed = np.stack([fixed(e) for e in range(6)], axis=1)        # (C, 6)
-    dap = np.array([max(_mean(class_fixed[:, e]) - ap, 0.0) for e in range(6)])
+    runs = [fixed(e) for e in range(6)]
+    class_fixed = np.stack([c for c, _ in runs], axis=1)        # (C, 6)
+    fixed_ap = np.array([m for _, m in runs])
+    dap = np.array([max(m - ap, 0.0) for m in fixed_ap.tolist()])
     fp_scores = np.where(run.tp, 1.0, 0.0)[rows]
-    fp_ap = _class_ap(run.dt_class[rows], fp_scores, run.tp[rows], tie[rows], n_pos, n_c)
+    fp_ap, fp_map = tide.score(run.dt_class[rows], fp_scores, run.tp[rows], tie[rows], n_pos,
+                               n_c)
     n_tp = np.bincount(run.dt_class[run.tp], minlength=n_c)
-    fn_ap = _class_ap(run.dt_class[rows], run.scores[rows], run.tp[rows], tie[rows],
-                      n_tp, n_c)
+    fn_ap, fn_map = tide.score(run.dt_class[rows], run.scores[rows], run.tp[rows], tie[rows],
+                               n_tp, n_c)
     counts_c = np.zeros((n_c, 6), dtype=np.int64)
     err = run.error >= 0
     np.add.at(counts_c, (run.dt_class[err], run.error[err].astype(np.int64)), 1)
     counts_c[:, MISS] = np.bincount(run.gt_class[run.missed], minlength=n_c)
     return ErrorAttribution(
-        ap=ap, error_names=ERROR_NAMES, dap=dap, dap_fp=_mean(fp_ap) - ap,
-        dap_fn=_mean(fn_ap) - ap, counts=counts_c.sum(axis=0), class_ids=class_ids,
+        ap=ap, error_names=ERROR_NAMES, dap=dap, fixed_ap=fixed_ap, dap_fp=fp_map - ap,
+        dap_fn=fn_map - ap, counts=counts_c.sum(axis=0), class_ids=class_ids,
         class_names=class_names, class_ap=base_ap, class_dap=class_fixed - base_ap[:, None],
         class_dap_fp=fp_ap - base_ap, class_dap_fn=fn_ap - base_ap, class_counts=counts_c,
         dt_error=run.error, dt_true_positive=run.tp, gt_missed=run.missed, settings=settings)
-
-
-def _class_ap(cls: np.ndarray, score: np.ndarray, good: np.ndarray, key: np.ndarray,
-              positives: np.ndarray, n_c: int) -> np.ndarray:
-    """tidecv's ``APDataObject.get_ap`` of every class, shape (n_c,); NaN where empty.
-
-    Points are ordered by descending score, ties by ``key`` (tidecv: insertion order)."""
-    order = np.lexsort((key, -score, cls))
-    cls, good = cls[order], good[order]
-    n_points = np.bincount(cls, minlength=n_c)
-    ap = np.where((n_points > 0) | (positives != 0), 0.0, np.nan)
-    starts = np.cumsum(n_points) - n_points
-    for c in np.flatnonzero((positives > 0) & (n_points > 0)).tolist():
-        hits = np.cumsum(good[starts[c]:starts[c] + n_points[c]])
-        precision = hits / np.arange(1, len(hits) + 1)
-        envelope = np.maximum.accumulate(precision[::-1])[::-1]
-        reached = np.searchsorted(_X, hits / positives[c], side="right")
-        # Each recall point takes the precision of the first point reaching it; summed in
-        # recall order as tidecv does.
-        ap[c] = sum(np.repeat(envelope, np.diff(reached, prepend=0)).tolist()) / 101 * 100
-    return ap
-
-
-def _mean(values: np.ndarray) -> float:
-    """Mean over the classes taking part (NaN if none: tidecv divides by zero)."""
-    present = values[~np.isnan(values)]
-    return float(sum(present.tolist()) / len(present)) if len(present) else float("nan")

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .voc import VOCParams
 
 __all__ = ["VOCContext", "VOCState", "accumulate_stage", "curve_ap", "match_stage", "mean_ap",
-           "prepare"]
+           "prepare", "voc_pair_iou"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,7 +194,7 @@ def match_stage(ctx: VOCContext, detections: Detections, gt_rows: np.ndarray | N
     gt_boxes = objects.boxes[gt_sel]
 
     def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
-        return _pair_iou(dt_boxes[d_rows], gt_boxes[g_rows], p.inclusive_pixels)
+        return voc_pair_iou(dt_boxes[d_rows], gt_boxes[g_rows], p.inclusive_pixels)
 
     n_dt = len(detections)
     table = match_detections(
@@ -312,7 +312,7 @@ def _round_as_text(values: np.ndarray, decimals: int) -> np.ndarray:
     return out
 
 
-def _pair_iou(dt: np.ndarray, gt: np.ndarray, inclusive: bool) -> np.ndarray:
+def voc_pair_iou(dt: np.ndarray, gt: np.ndarray, inclusive: bool) -> np.ndarray:
     """IoU of aligned xyxy box pairs, in detectron2's (and the devkit's) order of operations.
 
     With ``inclusive`` the +1 pixel convention: sides ``x2 - x1 + 1``, intersection side

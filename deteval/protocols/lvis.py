@@ -306,13 +306,20 @@ def top_per_image(image_index: np.ndarray, scores: np.ndarray, limit: int) -> np
     return kept
 
 
-def _load(gt: Any, dt: Any, iou_type: str) -> tuple[LVISGroundTruth, Detections]:
-    iou_type = "segm" if iou_type == "boundary" else iou_type    # boundaries come from masks
+def lvis_ground_truth(gt: Any, iou_type: str, *, caller: str = "evaluate_lvis"
+                      ) -> LVISGroundTruth:
+    """``gt`` (an LVIS file, its dict or an :class:`LVISGroundTruth`) as an
+    :class:`LVISGroundTruth`; a TypeError naming ``caller`` for a :class:`Dataset`."""
     if isinstance(gt, Dataset):
-        raise TypeError("evaluate_lvis needs the LVIS keys (neg_category_ids, "
+        raise TypeError(f"{caller} needs the LVIS keys (neg_category_ids, "
                         "not_exhaustive_category_ids, frequency) that a Dataset does not hold: "
                         "pass the file's path or dict, or read_lvis_gt(...)")
-    lvis = gt if isinstance(gt, LVISGroundTruth) else read_lvis_gt(gt, iou_type=iou_type)
+    return gt if isinstance(gt, LVISGroundTruth) else read_lvis_gt(gt, iou_type=iou_type)
+
+
+def _load(gt: Any, dt: Any, iou_type: str) -> tuple[LVISGroundTruth, Detections]:
+    iou_type = "segm" if iou_type == "boundary" else iou_type    # boundaries come from masks
+    lvis = lvis_ground_truth(gt, iou_type)
     dataset = lvis.dataset
     detections = (dt if isinstance(dt, Detections)
                   else read_coco_results(dt, dataset, iou_type=iou_type))
