@@ -69,13 +69,14 @@ def add_parser(commands) -> None:
 
 
 def _add_diagnostic_options(report) -> None:
-    """``--ci``, ``--confidence``, ``--seed`` and the slice options (coco protocol)."""
+    """``--ci``, ``--confidence``, ``--seed`` and the slice options."""
     from ._options import _seed
     from ._slices import add_slice_options
     from .compare import _confidence, _resamples
 
     group = report.add_argument_group(
-        "intervals and slices", "costly, so off by default; coco protocol only")
+        "intervals and slices", "costly, so off by default; of the --protocol's own "
+        "evaluation (voc: bootstrap_voc's intervals, image slices only)")
     group.add_argument("--ci", type=_resamples, metavar="B",
                        help="show the image-bootstrap percentile interval (B resamples, e.g. "
                        "1000; each costs some 5-15%% of an evaluation) beside every summary "
@@ -93,12 +94,6 @@ def _diagnostic_settings(args) -> dict:
     from ._common import _UsageError
 
     keys, tags = args.slices, args.slice_file
-    if args.protocol != "coco":
-        flag = "--ci" if args.ci is not None else "--slice" if keys else \
-            "--slice-file" if tags else None
-        if flag:
-            raise _UsageError(f"{flag} is available with --protocol coco only (the intervals "
-                               "and slices are of the COCO evaluation)")
     if args.dt_b is not None and (keys or tags):
         raise _UsageError("--slice and --slice-file are of a one-run report (GT DT)")
     slices = None

@@ -56,7 +56,8 @@ def _summary(c: Context) -> str:
     caption = None
     if intervals is not None:   # the bootstrap interval beside each headline number
         text = _diagnostics.intervals_by_name(intervals)
-        rows = [dict(row, interval=text.get(row["name"], "")) for row in rows]
+        rows = [dict(row, interval=text.get(_diagnostics.bootstrap_name(row["name"]), ""))
+                for row in rows]
         columns += (("interval", _diagnostics.interval_header(intervals), "text",
                      "bootstrap percentile interval"),)
         caption = _diagnostics.method_caption(intervals)
