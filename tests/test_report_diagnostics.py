@@ -120,7 +120,7 @@ def test_panel_numbers_equal_the_diagnostics_computed_directly(data, full):
     sliced = deteval.slices(gt, dt, by=["half", "size"], tags=tags,
                             interval=slice_interval(n_resamples=B, seed=7))
     assert panels["slices"] == plain(sliced.to_dict(worst=5))
-    assert panels["notes"] == {}
+    assert list(panels["notes"]) == ["rules"] and "COCO" in panels["notes"]["rules"]
 
 
 def test_diagnostics_follow_the_reports_iou_threshold(data, tmp_path):
@@ -195,26 +195,6 @@ def test_slice_table_and_worst_slices(full):
     assert worst == numbers["worst"] and worst
 
 
-def test_voc_report_shows_what_applies_and_says_so(data, tmp_path):
-    gt, dt, _ = data
-    index = write_report(gt, dt, tmp_path, protocol="voc2007")
-    panels = json.loads((tmp_path / "results.json").read_text())["panels"]
-    assert panels["tide"] == plain(deteval.error_attribution(gt, dt).to_dict())
-    assert panels["lrp"] == plain(deteval.lrp(gt, dt).to_dict())       # COCO rule at 0.5
-    assert panels["calibration"] == plain(deteval.calibration(gt, dt).to_dict())
-    assert "intervals" not in panels and "slices" not in panels
-    assert "voc2007 protocol" in panels["notes"]["protocol"]
-    assert "not the devkit" in section(index.read_text(), "error-attribution")
-
-
-@pytest.mark.parametrize("options", [{"ci": 10}, {"slices": {"by": "size"}}])
-def test_voc_refuses_intervals_and_slices(data, tmp_path, options):
-    gt, dt, _ = data
-    with pytest.raises(ValueError, match="voc2012"):
-        write_report(gt, dt, tmp_path / "out", protocol="voc2012", **options)
-    assert not (tmp_path / "out").exists()
-
-
 def test_scores_that_are_not_confidences_leave_calibration_out_with_a_note(data, tmp_path):
     gt, dt, _ = data
     scaled = [dict(d, score=d["score"] * 10) for d in dt]
@@ -264,8 +244,6 @@ def test_comparison_shows_the_paired_intervals_and_p_values(data, tmp_path):
     with pytest.raises(ValueError, match="not both"):
         compare_report(gt, dt, other, tmp_path / "x", ci=B,
                        intervals=lambda a, b: {"AP": (0.0, 0.0)})
-    with pytest.raises(ValueError, match="voc2007"):
-        compare_report(gt, dt, other, tmp_path / "x", ci=B, protocol="voc2007")
 
 
 # --------------------------------------------------------------------------------------
@@ -321,8 +299,7 @@ def test_cli_slices_by_an_image_key_of_the_ground_truth(files):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--protocol", "voc2007", "--ci", "10"], "--ci is available with --protocol coco only"),
-    (["--protocol", "voc2012", "--slice", "size"], "--slice is available with --protocol coco"),
+    (["--protocol", "voc2012", "--slice", "size"], "slices by 'size' are not available"),
     (["--ci", "0"], "expected a positive integer"),
     (["--ci", "5", "--confidence", "2"], "a level in (0, 1)"),
 ])

@@ -96,6 +96,13 @@ def _diagnostic_settings(args) -> dict:
     keys, tags = args.slices, args.slice_file
     if args.dt_b is not None and (keys or tags):
         raise _UsageError("--slice and --slice-file are of a one-run report (GT DT)")
+    if args.protocol != "coco" and keys:
+        from ..report._voc_slices import check_keys
+
+        try:
+            check_keys(keys)
+        except ValueError as error:
+            raise _UsageError(f"--slice: {error}") from None
     slices = None
     if keys or tags:
         from ..diagnostics.slices import tag_keys

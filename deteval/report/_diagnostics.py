@@ -62,6 +62,10 @@ def check_options(protocol: str, ci: Any, confidence: Any, seed: Any,
             raise ValueError(f"slices: unknown option(s) {', '.join(unknown)} with protocol "
                              f"{protocol!r}; choose from {', '.join(allowed)}")
         slices = dict(slices)
+        if protocol != "coco":
+            from ._voc_slices import check_keys
+
+            check_keys(slices.get("by"))
     return ci, float(confidence), seed, slices
 
 

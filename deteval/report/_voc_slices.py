@@ -20,7 +20,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["voc_slices"]
+__all__ = ["check_keys", "voc_slices"]
+
+
+def check_keys(by: Any) -> list[str] | None:
+    """The keys of ``by`` as a list (None: every key of the tags); an object property is a
+    ValueError saying why it is not available with VOC."""
+    from ..diagnostics.slices import OBJECT_SLICES
+
+    keys = [by] if isinstance(by, str) else (None if by is None else [str(k) for k in by])
+    for key in keys or []:
+        if key in OBJECT_SLICES:
+            raise ValueError(f"slices by {key!r} are not available for a VOC report: the VOC "
+                             "protocol has no area ranges, and an object slice would need it "
+                             "matched again with the property in place of the area; image "
+                             "keys are (of the ground truth's image records or the tags)")
+    return keys
 
 
 def voc_slices(result: Any, *, by: Any = None, tags: Any = None, images: Any = None,
@@ -57,16 +72,10 @@ def voc_slices(result: Any, *, by: Any = None, tags: Any = None, images: Any = N
     """
     from ..data import index_in
     from ..diagnostics.bootstrap_voc import WeightedVOC
-    from ..diagnostics.slices import OBJECT_SLICES, Slice, SlicesResult, tagged_groups
+    from ..diagnostics.slices import Slice, SlicesResult, tagged_groups
     from ..protocols._voc_stages import prepare
 
-    keys = [by] if isinstance(by, str) else (None if by is None else [str(k) for k in by])
-    for key in keys or []:
-        if key in OBJECT_SLICES:
-            raise ValueError(f"slices by {key!r} are not available for a VOC report: the VOC "
-                             "protocol has no area ranges, and an object slice would need it "
-                             "matched again with the property in place of the area; image "
-                             "keys are (of the ground truth's image records or the tags)")
+    keys = check_keys(by)
     weighted = WeightedVOC(result)
     column = index_in(result.dataset.images.ids, prepare(result.dataset,
                                                            result.params).image_ids)

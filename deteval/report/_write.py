@@ -261,10 +261,12 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
     panels : sequence of Panel, optional
         The page's sections (default :data:`deteval.report.PANELS`).
     ci : int, optional
-        Bootstrap resamples B (:func:`deteval.bootstrap_coco`): the interval of every summary
+        Bootstrap resamples B (:func:`deteval.bootstrap_coco`, VOC
+        :func:`deteval.bootstrap_voc`): the interval of every summary
         number and of each class's AP is shown beside it (and of each image slice's AP).
         Off by default: each resample costs some 5-15% of an evaluation, so B = 1000 costs
-        dozens of evaluations (docs/report.md §1.9). COCO protocol only.
+        dozens of evaluations (docs/report.md §1.9). VOC protocols:
+        :func:`deteval.bootstrap_voc` (the mAP and each class's AP).
     ci_confidence : float, default 0.95
         The intervals' level.
     ci_seed : int or None, default 0
@@ -273,7 +275,9 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         Keyword arguments of :func:`deteval.slices` (``by``, ``tags``, ``images``,
         ``crowding_iou``, ``border``, ``aspect_bins``): the slice table and the worst
         slices. ``images`` (the records of image keys named in ``by``) defaults to ``gt``
-        when it is a file or a dict. COCO protocol only.
+        when it is a file or a dict. VOC protocols: image keys only (``by``, ``tags``,
+        ``images``), each slice's mAP that of :func:`~deteval.evaluate_voc` on its images
+        (docs/report.md §1.10).
     quiet : bool, default True
         When False (and no ``progress`` is given), show a progress bar on stderr if it is a
         terminal.
