@@ -72,6 +72,11 @@ def paired_intervals(runs: list[Any], names: Sequence[str], ci: int, confidence:
         result = compare_coco(results, n_resamples=ci, confidence=confidence, seed=seed,
                               score_threshold=0.5 if score_threshold is None
                               else score_threshold, models=list(names))
+    elif protocol == "lvis":
+        from ..diagnostics.compare import compare_lvis
+
+        result = compare_lvis(results, n_resamples=ci, confidence=confidence, seed=seed,
+                              models=list(names))
     else:
         result = compare_voc(results, n_resamples=ci, confidence=confidence, seed=seed,
                              models=list(names))
@@ -324,7 +329,8 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
                  + (gallery if images_path is not None else 0))
     try:
         run_a = analyse(gt, dt_a, protocol, iou_threshold, score_threshold, step)
-        run_b = analyse(run_a.dataset, dt_b, protocol, iou_threshold, score_threshold, step)
+        run_b = analyse(run_a.result.lvis_gt if protocol == "lvis" else run_a.dataset, dt_b,
+                        protocol, iou_threshold, score_threshold, step)
         dataset = run_a.dataset
         files: dict[str, bytes] = {}
         entries, skipped = compare_gallery(

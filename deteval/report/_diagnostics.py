@@ -27,8 +27,8 @@ from ._page import e, figure, table
 
 #: What ``slices=`` may hold: keyword arguments of :func:`deteval.slices`.
 SLICE_OPTIONS = ("by", "tags", "images", "crowding_iou", "border", "aspect_bins")
-#: What ``slices=`` may hold with a VOC protocol (image slices only).
-VOC_SLICE_OPTIONS = ("by", "tags", "images")
+#: What ``slices=`` may hold with the VOC and LVIS protocols (image slices, and LVIS's size).
+PROTOCOL_SLICE_OPTIONS = ("by", "tags", "images")
 #: TIDE's rows, in its order, with what each fix does.
 TIDE_LABELS = {"cls": "classification (cls)", "loc": "localisation (loc)",
                "both": "cls and loc (both)", "dupe": "duplicate (dupe)",
@@ -56,7 +56,7 @@ def check_options(protocol: str, ci: Any, confidence: Any, seed: Any,
             allowed = ", ".join(SLICE_OPTIONS)
             raise TypeError(f"slices must be a dict of deteval.slices options ({allowed}); "
                             f"got {type(slices).__name__}")
-        allowed = SLICE_OPTIONS if protocol == "coco" else VOC_SLICE_OPTIONS
+        allowed = SLICE_OPTIONS if protocol == "coco" else PROTOCOL_SLICE_OPTIONS
         unknown = sorted(set(slices) - set(allowed))
         if unknown:
             raise ValueError(f"slices: unknown option(s) {', '.join(unknown)} with protocol "
@@ -65,7 +65,7 @@ def check_options(protocol: str, ci: Any, confidence: Any, seed: Any,
         if protocol != "coco":
             from ._voc_slices import check_keys
 
-            check_keys(slices.get("by"))
+            check_keys(slices.get("by"), protocol)
     return ci, float(confidence), seed, slices
 
 
@@ -92,11 +92,16 @@ def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
     out: dict[str, Any] = {}
     notes: dict[str, str] = {}
     try:
-        out["tide"] = error_attribution(run.dataset, run.detections, pos_threshold=tau,
-                                        protocol=protocol).to_dict()
+        if protocol == "lvis":        # its federated keys, and its geometry
+            out["tide"] = error_attribution(run.result.lvis_gt, run.detections,
+                                            pos_threshold=tau, protocol="lvis",
+                                            iou_type=run.result.params.iou_type).to_dict()
+        else:
+            out["tide"] = error_attribution(run.dataset, run.detections, pos_threshold=tau,
+                                            protocol=protocol).to_dict()
     except ValueError as error:
         notes["tide"] = f"TIDE error attribution left out: {error}"
-    if tau < 1:     # VOC: the report's evaluation is at tau alone
+    if tau < 1:     # VOC: the report's evaluation is at tau alone; LVIS at its ten
         source = _coco_at(run, tau) if protocol == "coco" else run.result
         out["lrp"] = lrp_of_result(source, tau, 100 if protocol == "coco" else None).to_dict()
     else:
@@ -123,6 +128,13 @@ def rules_note(protocol: str, tau: float) -> str:
         return (f"Rules: TIDE by tidecv's matching at IoU {tau:g}; LRP, calibration, "
                 "intervals and slices read the COCO evaluation's own match table "
                 "(pycocotools' matching).")
+    if protocol == "lvis":
+        return ("Rules: every panel follows lvis-api: TIDE with protocol='lvis' (the "
+                "federated selection, 300 per image, its AP50 as TIDE's AP at IoU 0.5), LRP "
+                "and calibration read the LVIS evaluation's own true and false positives "
+                "(unmatched detections of not-exhaustive categories left out), the intervals "
+                "are bootstrap_lvis's and the slices the LVIS numbers on each slice's "
+                "images.")
     return (f"Rules: every panel follows the {protocol} devkit: TIDE with "
             f"protocol={protocol!r} (the devkit's matching, inclusive pixels, difficult "
             f"objects, its AP), LRP and calibration read the {protocol} evaluation's own "
@@ -136,6 +148,11 @@ def _intervals(run: Any, protocol: str, ci: int, confidence: float, seed: Any) -
 
         return bootstrap_coco(run.result, n_resamples=ci, confidence=confidence, seed=seed,
                               score_threshold=run.score_threshold).to_dict()
+    if protocol == "lvis":
+        from ..diagnostics.bootstrap_lvis import bootstrap_lvis
+
+        return bootstrap_lvis(run.result, n_resamples=ci, confidence=confidence,
+                              seed=seed).to_dict()
     from ..diagnostics.bootstrap_voc import bootstrap_voc
 
     return bootstrap_voc(run.result, n_resamples=ci, confidence=confidence,
@@ -147,6 +164,13 @@ def _slices(result: Any, gt: Any, protocol: str, options: dict, ci: int | None,
     options = dict(options)
     if options.get("images") is None and isinstance(gt, (str, os.PathLike, dict)):
         options["images"] = gt
+    if protocol == "lvis":
+        from ..diagnostics.slices_protocols import protocol_slice_interval, protocol_slices
+
+        interval = None if ci is None else protocol_slice_interval(
+            n_resamples=ci, confidence=confidence, seed=seed)
+        return protocol_slices(result, interval=interval,
+                               **options).to_dict(worst=WORST_SLICES)
     if protocol != "coco":
         from ._voc_slices import voc_slices
 
@@ -306,7 +330,7 @@ def slices_panel(c: Any) -> str | None:
                ("AP50", "AP50", "ratio", ""), ("AP75", "AP75", "ratio", ""),
                ("AR", "AR", "ratio", "")]
     protocol = c.payload["settings"]["protocol"]
-    if protocol != "coco":    # VOC: one number per slice, the mAP at the report's threshold
+    if protocol.startswith("voc"):   # one number per slice, the mAP at the threshold
         columns = columns[:6]
     intervals = c.payload["panels"].get("intervals")
     if any(row["interval"] for row in rows):
@@ -315,8 +339,9 @@ def slices_panel(c: Any) -> str | None:
                            "bootstrap interval of the slice's AP (image slices)"))
     out = [table(columns, rows, sortable=True, table_id="slices-table",
                  caption=("COCO numbers of each slice (deteval.slices)" if protocol == "coco"
-                          else f"The {protocol} mAP of each image slice (evaluate_voc on its "
-                          "images)") + "; click a header to sort.")]
+                          else "LVIS numbers of each slice (deteval.slices of the LVIS result)"
+                          if protocol == "lvis" else f"The {protocol} mAP of each image slice "
+                          "(evaluate_voc on its images)") + "; click a header to sort.")]
     by_name = {r["slice"]: r for r in rows}
     if numbers["worst"]:
         out.append("<h3>Worst slices by AP</h3><ol class=\"top\">")

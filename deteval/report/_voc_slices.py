@@ -23,14 +23,19 @@ import numpy as np
 __all__ = ["check_keys", "voc_slices"]
 
 
-def check_keys(by: Any) -> list[str] | None:
+def check_keys(by: Any, protocol: str = "voc2007") -> list[str] | None:
     """The keys of ``by`` as a list (None: every key of the tags); an object property is a
-    ValueError saying why it is not available with VOC."""
+    ValueError saying why it is not available with VOC (with LVIS: but ``size``, its own
+    area ranges)."""
     from ..diagnostics.slices import OBJECT_SLICES
 
     keys = [by] if isinstance(by, str) else (None if by is None else [str(k) for k in by])
     for key in keys or []:
-        if key in OBJECT_SLICES:
+        if protocol == "lvis" and key in OBJECT_SLICES and key != "size":
+            raise ValueError(f"slices by {key!r} are not available for an LVIS report: LVIS "
+                             "would have to be matched again with the property in place of "
+                             "the area; image keys and 'size' are")
+        if protocol != "lvis" and key in OBJECT_SLICES:
             raise ValueError(f"slices by {key!r} are not available for a VOC report: the VOC "
                              "protocol has no area ranges, and an object slice would need it "
                              "matched again with the property in place of the area; image "
@@ -75,7 +80,7 @@ def voc_slices(result: Any, *, by: Any = None, tags: Any = None, images: Any = N
     from ..diagnostics.slices import Slice, SlicesResult, tagged_groups
     from ..protocols._voc_stages import prepare
 
-    keys = check_keys(by)
+    keys = check_keys(by, "voc")
     weighted = WeightedVOC(result)
     column = index_in(result.dataset.images.ids, prepare(result.dataset,
                                                            result.params).image_ids)
