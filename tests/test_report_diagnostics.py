@@ -85,16 +85,21 @@ def data():
     return gt, dt, tags
 
 
+def written(gt, dt, tags, folder, **options) -> tuple[str, dict]:
+    """``write_report(gt, dt, folder, **options)``'s page and results.json, checking that
+    the caller's data (and tags) are left as they were."""
+    before = copy.deepcopy((gt, dt, tags))
+    index = write_report(gt, dt, folder, **options)
+    assert (gt, dt, tags) == before, "the report changed the caller's data"
+    return index.read_text(), json.loads((index.parent / "results.json").read_text())
+
+
 @pytest.fixture(scope="module")
 def full(data, tmp_path_factory):
     """A report with every panel: intervals and slices asked for."""
     gt, dt, tags = data
-    before = copy.deepcopy((gt, dt, tags))
-    index = write_report(gt, dt, tmp_path_factory.mktemp("full"), ci=B, ci_seed=7,
-                         slices={"by": ["half", "size"], "tags": tags})
-    assert (gt, dt, tags) == before, "the report changed the caller's data"
-    payload = json.loads((index.parent / "results.json").read_text())
-    return index.read_text(), payload
+    return written(gt, dt, tags, tmp_path_factory.mktemp("full"), ci=B, ci_seed=7,
+                   slices={"by": ["half", "size"], "tags": tags})
 
 
 def test_default_report_has_the_cheap_panels_only(data, tmp_path):
@@ -217,11 +222,17 @@ def test_bad_options_are_refused_before_anything_is_written(data, tmp_path, opti
     assert not (tmp_path / "out").exists()
 
 
+def halved_comparison(gt, dt, folder, **options):
+    """A second run with two thirds of the scores halved, compared with ``dt`` (names base,
+    halved): that run, the comparison's index.html and its results.json."""
+    other = [dict(d, score=d["score"] * 0.5) if i % 3 else d for i, d in enumerate(dt)]
+    index = compare_report(gt, dt, other, folder, names=("base", "halved"), **options)
+    return other, index, json.loads((folder / "results.json").read_text())
+
+
 def test_comparison_shows_the_paired_intervals_and_p_values(data, tmp_path):
     gt, dt, _ = data
-    other = [dict(d, score=d["score"] * 0.5) if i % 3 else d for i, d in enumerate(dt)]
-    index = compare_report(gt, dt, other, tmp_path, names=("base", "halved"), ci=B)
-    payload = json.loads((tmp_path / "results.json").read_text())
+    other, index, payload = halved_comparison(gt, dt, tmp_path, ci=B)
     direct = deteval.compare_coco([deteval.evaluate_coco(gt, dt),
                                    deteval.evaluate_coco(gt, other)], n_resamples=B, seed=0,
                                   models=["base", "halved"])

@@ -8,18 +8,17 @@ shows the panels, the intervals beside the numbers and the notes naming the rule
 
 from __future__ import annotations
 
-import copy
 import io
 import json
 
 import numpy as np
 import pytest
+from test_report_diagnostics import halved_comparison, plain, section, span, tables, written
 
 import deteval
 from deteval.cli import main
 from deteval.demo import make_demo
-from deteval.report import compare_report, write_report
-from tests.test_report_diagnostics import plain, section, span, tables
+from deteval.report import write_report
 
 B = 20   # bootstrap resamples: enough to have intervals, cheap
 PRESETS = {"voc2007": deteval.VOC2007, "voc2012": deteval.VOC2012}
@@ -49,12 +48,9 @@ def evaluated(gt, dt, protocol, tau=0.5, **options):
 def full(request, data, tmp_path_factory):
     """A VOC report with every panel: intervals and slices asked for."""
     gt, dt, tags = data
-    before = copy.deepcopy((gt, dt, tags))
-    index = write_report(gt, dt, tmp_path_factory.mktemp("voc"), protocol=request.param,
-                         ci=B, ci_seed=7, slices={"by": ["half", "site"], "tags": tags})
-    assert (gt, dt, tags) == before, "the report changed the caller's data"
-    payload = json.loads((index.parent / "results.json").read_text())
-    return request.param, index.read_text(), payload
+    return (request.param, *written(gt, dt, tags, tmp_path_factory.mktemp("voc"),
+                                    protocol=request.param, ci=B, ci_seed=7,
+                                    slices={"by": ["half", "site"], "tags": tags}))
 
 
 def test_panels_follow_the_voc_rules(data, full):
@@ -166,10 +162,7 @@ def test_voc_refuses_object_slices_and_coco_slice_options(data, tmp_path, option
 
 def test_voc_comparison_shows_compare_vocs_differences_and_intervals(data, tmp_path):
     gt, dt, _ = data
-    other = [dict(d, score=d["score"] * 0.5) if i % 3 else d for i, d in enumerate(dt)]
-    index = compare_report(gt, dt, other, tmp_path, names=("base", "halved"), ci=B,
-                           protocol="voc2012")
-    payload = json.loads((tmp_path / "results.json").read_text())
+    other, index, payload = halved_comparison(gt, dt, tmp_path, ci=B, protocol="voc2012")
     a, b = evaluated(gt, dt, "voc2012"), evaluated(gt, other, "voc2012")
     direct = deteval.compare_voc([a, b], n_resamples=B, seed=0, models=["base", "halved"])
     assert payload["panels"]["comparison_intervals"] == plain(direct.to_dict())

@@ -11,7 +11,7 @@ import numpy as np
 
 #: The protocols :func:`~deteval.report.write_report` runs.
 PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis")
-#: Protocols deteval evaluates that the report does not, and why (docs/report.md §1.13).
+#: Protocols deteval evaluates that the report does not, and why (docs/report.md §1.10b).
 NOT_REPORTED = {
     "crowdpose": "the report's figures (curves by score, confusion matrix, error counts, "
                  "gallery) match boxes by the COCO rule, and CrowdPose compares keypoints "

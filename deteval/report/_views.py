@@ -133,10 +133,11 @@ def pr_view(result: Any, protocol: str, iou_threshold: float) -> dict[str, Any]:
     """The mean precision-recall curve and the curves of the best and worst classes.
 
     COCO: class curves are ``precision[t, :, k, area all, maxDets 100]`` (LVIS:
-    ``precision[t, :, k, area all]``, at its per-image cut) on the 101 recall thresholds, the mean curve their mean over the classes with ground truth, its AP the
-    mean as pycocotools averages. VOC: class curves are ``result.pr_curve`` (thinned), the
-    mean curve the mean of their interpolated precision on the same 101 recall levels, and
-    the AP shown the protocol's mAP. Classes are ranked by their AP (ties: category order).
+    ``precision[t, :, k, area all]``, at its per-image cut) on the 101 recall thresholds,
+    the mean curve their mean over the classes with ground truth, its AP the mean as
+    pycocotools averages. VOC: class curves are ``result.pr_curve`` (thinned), the mean
+    curve the mean of their interpolated precision on the same 101 recall levels, and the
+    AP shown the protocol's mAP. Classes are ranked by their AP (ties: category order).
     """
     grid = np.linspace(0.0, 1.0, 101)
     names = result.category_names

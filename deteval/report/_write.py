@@ -223,7 +223,8 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
     Parameters
     ----------
     gt : Dataset, str, PathLike or dict
-        Ground truth: a :class:`~deteval.data.Dataset` or a COCO instances file (or dict).
+        Ground truth: a :class:`~deteval.data.Dataset` or a COCO instances file (or dict);
+        LVIS: an LVIS annotation file, its dict or an LVISGroundTruth.
     dt : Detections, str, PathLike, list, dict or ndarray
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads.
     out_dir : str or PathLike
@@ -237,8 +238,11 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         the page and in ``results.json``; the next images by errors take their place.
         An image whose size is not the annotation's width and height is drawn in the
         annotation's coordinates, with a warning naming it and a note under it on the page.
-    protocol : {"coco", "voc2007", "voc2012"}
-        COCO (pycocotools numbers) or a VOC devkit preset.
+    protocol : {"coco", "voc2007", "voc2012", "lvis"}
+        COCO (pycocotools numbers), a VOC devkit preset, or LVIS (lvis-api's numbers; ``gt``
+        an LVIS file, dict or LVISGroundTruth). Every diagnostic panel follows the
+        protocol's own rules (docs/report.md §1.10). ``"crowdpose"`` and ``"openimages"`` are
+        refused with the reason (§1.10b).
     iou_threshold : float, default 0.5
         The IoU threshold of the curves, the confusion matrix, the error counts and the
         gallery. COCO: one of its ten thresholds. VOC: the protocol is evaluated at it.
