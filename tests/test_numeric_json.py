@@ -289,6 +289,14 @@ _TEXTS.update({
     "two commas": "[" + _GOOD + ",," + _GOOD + "]",
     "text after": "[" + _GOOD + "] x",
     "control byte": "[" + _GOOD + ",\x0b" + _GOOD + "]",
+    # After two regular records (the file's own layout is then known): a control byte where
+    # a piece is cut, or inside a number (0x0B | 0x20 is '+'), was read as whitespace or as
+    # a number character.
+    "control byte after a cut": "[" + _GOOD + ", " + _GOOD + ",\x0b" + _GOOD + "]",
+    "control byte in an id": "[" + _GOOD + ", " + _GOOD + ", " + _GOOD.replace(": 1,", ": 79\x0b,")
+                             + "]",
+    "control byte in a box": "[" + _GOOD + ", " + _GOOD + ", " + _GOOD.replace("1.5", "1.\x0b5")
+                             + "]",
 })
 _BOM = b"\xef\xbb\xbf"
 
@@ -369,3 +377,36 @@ def test_seventeen_digit_files_left_to_msgspec():
     assert results_module._short_numbers(short)
     assert not results_module._short_numbers(long)
     assert not results_module._short_numbers(b"[]")
+
+
+def test_results_file_read_where_it_lies(tmp_path, monkeypatch):
+    """A file the numpy reader accepts is read mapped into memory (``mapped_file``), never
+    copied into bytes (``read_json_bytes`` is not called), with the detections of the
+    msgspec path; a file it refuses is read as before, errors worded alike."""
+    records = _records(4, 1200)
+    dataset = read_coco_gt({
+        "images": [{"id": i, "width": 9, "height": 9}
+                   for i in sorted({r["image_id"] for r in records})],
+        "annotations": [], "categories": [{"id": c, "name": str(c)} for c in range(90)]})
+    path = tmp_path / "results.json"
+    path.write_bytes(_text(records, separators=(",", ":")))
+    assert path.stat().st_size >= results_module._NUMERIC_MIN_BYTES
+    expected = _read_without_numeric(path, dataset, monkeypatch)
+    with monkeypatch.context() as patch:
+        patch.setattr(results_module, "read_json_bytes", None)     # calling it would fail
+        got = read_coco_results(path, dataset)
+    for field in ("image_index", "category_index", "boxes", "scores", "area", "xywh",
+                  "category_ids"):
+        assert np.array_equal(getattr(got, field), getattr(expected, field))
+    path.write_bytes(path.read_bytes()[:-2])        # truncated: refused, then worded
+    with pytest.raises(FormatError) as err:
+        read_coco_results(path, dataset)
+    with pytest.raises(FormatError) as without:
+        _read_without_numeric(path, dataset, monkeypatch)
+    assert str(err.value) == str(without.value)
+
+
+def _read_without_numeric(path, dataset, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(results_module, "numeric_results_columns", lambda *a, **k: None)
+        return read_coco_results(path, dataset)

@@ -243,18 +243,15 @@ def test_cli_errors_iou_type_keypoints(tmp_path):
 
 
 def test_cli_errors_lrp_with_a_geometry(tmp_path):
-    import inspect
-
     from deteval.diagnostics.lrp import lrp
 
     files = write_inputs(tmp_path, *_square_scene(2))
     out = tmp_path / "errors.json"
     code, stdout, stderr = run_errors(*files, "--iou-type", "segm", "--lrp", "--json", out)
-    if "iou_type" in inspect.signature(lrp).parameters:
-        assert code == 0, stderr
-        assert set(json.loads(out.read_text())) == {"tide", "lrp"}
-    else:   # this deteval's lrp compares boxes only: refused, nothing written
-        assert code == 2 and "--lrp compares bounding boxes only" in stderr
-        assert not out.exists()
+    assert code == 0, stderr
+    payload = json.loads(out.read_text())
+    assert set(payload) == {"tide", "lrp"}
+    expected = lrp(*map(str, files), iou_type="segm")
+    assert payload["lrp"] == json.loads(json.dumps(expected.to_dict()))
     code, _, stderr = run_errors(*files, "--protocol", "voc2007", "--lrp")
-    assert code == 2 and "--lrp is LRP of the COCO protocol" in stderr
+    assert code == 2 and "run `deteval voc --lrp`" in stderr

@@ -48,7 +48,8 @@ def add_protocol(parser: argparse.ArgumentParser, *, default: str | None, help: 
                  choices: tuple[str, ...] = PROTOCOLS, extra: tuple[str, ...] = ()) -> None:
     """``--protocol {coco,voc2007,voc2012}`` (or ``choices``, and the ``extra`` choices), as
     ``args.protocol``; required when ``default`` is None."""
-    parser.add_argument("--protocol", required=default is None, choices=[*choices, *extra],
+    parser.add_argument("--protocol", required=default is None,
+                        choices=[*choices, *extra],
                         **({} if default is None else {"default": default}), help=help)
 
 

@@ -93,19 +93,13 @@ def _class_table(result) -> str:
     return "\n".join(lines)
 
 
-def _lrp_options(args, lrp, options: dict) -> dict:
+def _lrp_options(args, options: dict) -> dict:
     """The geometry keywords ``--lrp`` passes to :func:`~deteval.diagnostics.lrp.lrp`."""
-    import inspect
-
     if args.protocol != "coco":
-        raise _UsageError(f"--lrp is LRP of the COCO protocol; it cannot be combined with "
-                          f"--protocol {args.protocol}")
-    if args.iou_type == "bbox":
-        return {}
-    if "iou_type" not in inspect.signature(lrp).parameters:   # a deteval whose lrp has none
-        raise _UsageError(f"--lrp compares bounding boxes only in this version; it cannot "
-                          f"be combined with --iou-type {args.iou_type}")
-    return options
+        raise _UsageError(f"--lrp here is LRP of the COCO protocol; for the {args.protocol} "
+                          f"protocol's own LRP run `deteval {args.protocol.rstrip('0123456789')} "
+                          f"--lrp`")
+    return {} if args.iou_type == "bbox" else options
 
 
 def _lrp_text(result) -> str:
@@ -126,7 +120,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     if options["dilation_ratio"] is None:
         options["dilation_ratio"] = 0.02
     check_protocol(args.protocol, args.iou_type, args.rules)   # before reading the files
-    lrp_options = _lrp_options(args, lrp, options) if args.lrp else {}
+    lrp_options = _lrp_options(args, options) if args.lrp else {}
     if args.protocol == "lvis":   # the LVIS keys: read by error_attribution from the files
         dataset, detections = args.gt, args.dt
     else:

@@ -236,6 +236,35 @@ def array_pieces(raw: bytes, piece_bytes: int | None = None) -> Iterator[bytes]:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+@contextmanager
+def mapped_file(path: str | os.PathLike, *, what: str) -> Iterator[Any]:
+    """The content of a regular file mapped into memory, read-only (an ``mmap``: the
+    kernel's cached pages, no copy of the text), or None where it is not mapped: an empty
+    file, one larger than :data:`MAX_INPUT_BYTES`, a file system without ``mmap``. The
+    caller then reads it with :func:`read_bytes`, which words any error. Errors opening it
+    are :func:`open_input`'s. Unmapped when the block ends (left to the collector if an
+    array still views it).
+    """
+    import mmap
+
+    with open_input(path, what=what) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        text = None
+        if 0 < size <= MAX_INPUT_BYTES:
+            try:
+                text = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):
+                text = None
+    try:
+        yield text
+    finally:
+        if text is not None:
+            try:
+                text.close()
+            except BufferError:     # (an array made from it is still alive somewhere)
+                pass
+
+
 def read_json_bytes(path: str | os.PathLike, *, what: str) -> bytes:
     """The content of a JSON file, checked as every JSON reader path must agree on it.
 

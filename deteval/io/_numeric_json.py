@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._threads import resolve_threads, thread_map
+from ._numeric_template import GlueTemplate, byte_windows, word_numbers
 
 __all__ = ["PIECE_BYTES", "numeric_results_columns", "parse_numbers"]
 
@@ -74,14 +75,14 @@ if _EXTENDED:
         _POW10_EXT[_k] = _POW10_EXT[_k - 1] * np.longdouble(10)
 
 
-def numeric_results_columns(raw: bytes, *, threads: int | None = 1,
+def numeric_results_columns(raw: Any, *, threads: int | None = 1,
                             piece_bytes: int | None = None):
     """The columns of a bbox results file in the common layout, or None.
 
     Parameters
     ----------
-    raw : bytes
-        The whole file.
+    raw : bytes or mmap.mmap
+        The whole file (its bytes, or the file mapped into memory: :func:`mapped_file`).
     threads : int or None
         Threads to parse the pieces on (None: every core). The output does not depend on it.
     piece_bytes : int, optional
@@ -97,28 +98,205 @@ def numeric_results_columns(raw: bytes, *, threads: int | None = 1,
     """
     threads = resolve_threads(threads)
     bounds = _array_bounds(raw)
-    if bounds is None:
+    if bounds is None or len(raw) < 16:
         return None
     start, end = bounds
     order = _key_order(raw, start, end)
     if order is None:
         return None
-    compact = _Template(order)
-    written = _written_template(raw, start, compact, order)
+    layout = _Layout(raw, start, order)
     size = PIECE_BYTES if piece_bytes is None else max(int(piece_bytes), 1)
     pieces = _pieces(raw, start, end, size)
     data = np.frombuffer(raw, dtype=np.uint8)
-    parsed = thread_map(lambda piece: _parse_piece(data[piece[0]:piece[1]], compact, written),
-                        pieces, threads)
-    if any(p is None for p in parsed):
+    # Every valid piece of k records holds 7k - 1 commas (6 in a record, 1 between two):
+    # counted first, so that each piece writes its values straight into the columns.
+    records = np.array(thread_map(lambda piece: _commas(data[piece[0]:piece[1]]), pieces,
+                                  threads), dtype=np.int64) + 1
+    if (records % 7).any():
         return None
-    ids = np.concatenate([p[0] for p in parsed]) if len(parsed) > 1 else parsed[0][0]
-    values = np.concatenate([p[1] for p in parsed]) if len(parsed) > 1 else parsed[0][1]
-    image_ids, category_ids = ids[:, 0].copy(), ids[:, 1].copy()
-    xywh, scores = values[:, :4].copy(), values[:, 4].copy()
-    if not (np.isfinite(values).all() and (xywh[:, 2:] >= 0).all()):
+    records //= 7
+    offsets = np.concatenate([[0], np.cumsum(records)]).tolist()
+    n = offsets[-1]
+    columns = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+               np.empty(n, dtype=np.float64), np.empty((n, 4), dtype=np.float64))
+    windows = byte_windows(data)
+    try:
+        deferred = thread_map(
+            lambda i: _read_piece(data, windows, pieces[i], layout, columns, offsets[i],
+                                  offsets[i + 1]), range(len(pieces)), threads)
+        _read_deferred([left for piece in deferred if piece for left in piece], columns)
+    except _Refused:
         return None
-    return image_ids, category_ids, scores, xywh
+    return columns
+
+
+class _Refused(Exception):
+    """The text is not records of the grammar, or holds a non-finite value or a negative
+    width or height: the reader returns None."""
+
+
+def _commas(text: np.ndarray) -> int:
+    """The commas in ``text``, counted 256 KiB at a time (no large temporary)."""
+    return sum(np.count_nonzero(text[at:at + (1 << 18)] == 0x2C)
+               for at in range(0, len(text), 1 << 18))
+
+
+class _Layout:
+    """The templates of a file's records: the compact one and the file's own (from its first
+    record, :func:`_written_segments`) for the general path, and the file's own glue for the
+    template path (:class:`GlueTemplate`)."""
+
+    def __init__(self, raw: bytes, start: int, order: tuple[str, ...]):
+        self.compact = _Template(order)
+        written = _written_segments(raw, start, self.compact)
+        self.written = None
+        if written is not None and len(written[0][-1] + written[1]) <= _MAX_WIDTH:
+            self.written = _Template(order, *written)
+        self.glue = GlueTemplate(order, *written) if written else GlueTemplate(order)
+        position = {column: at for at, column in enumerate(self.glue.columns.tolist())}
+        #: Where the image id, category id, x and score are in a record's values (text order).
+        self.ids = [position[0], position[1]]
+        self.box, self.score = position[2], position[6]
+
+
+#: Records converted at once by the template path: ~14k numbers, arrays of ~112 KiB that
+#: stay in the cache (and below malloc's threshold for fresh pages). A chunk with more
+#: values left to parse_numbers than records (17-digit reprs) sends its piece to the
+#: general path, which converts them without the template path's extra copy.
+_CHUNK_RECORDS = 2048
+
+
+def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
+                piece: tuple[int, int], layout: _Layout, columns: tuple[np.ndarray, ...],
+                row: int, stop_row: int):
+    """Read one piece into rows ``row:stop_row`` of ``columns``: by the template path when
+    its glue is the file's own, else by the general path. Returns the numbers the template
+    path left to :func:`_read_deferred` (or None); raises :class:`_Refused`."""
+    out = tuple(column[row:stop_row] for column in columns)
+    inside = _inside(data, *piece)
+    runs = None
+    if inside is not None:
+        begin, stop = inside
+        buffer, base = data, begin
+        if stop + 16 > len(data):           # the file's end: 16-byte reads need room
+            buffer = np.zeros(stop - begin + 16, dtype=np.uint8)
+            buffer[:stop - begin] = data[begin:stop]
+            windows, base = byte_windows(buffer), 0
+        runs = layout.glue.runs(buffer[base:base + stop - begin], windows[1], base)
+    if runs is not None and len(runs[0]) == len(out[0]):
+        starts, lengths = runs
+        left = []
+        for at in range(0, len(starts), _CHUNK_RECORDS):
+            chunk = slice(at, at + _CHUNK_RECORDS)
+            rest = _template_chunk(windows[0], starts[chunk], lengths[chunk], layout,
+                                   tuple(column[chunk] for column in out))
+            if rest is None or len(rest) > _CHUNK_RECORDS:
+                break       # (wide values everywhere, 17-digit reprs: the general path)
+            left.append(rest + 7 * at)
+        else:
+            rest = np.concatenate(left)
+            if len(rest) == 0:
+                return None
+            # The numbers left (wider, with an exponent) must be made of number
+            # characters; otherwise the general path reads the piece.
+            first, size = starts.ravel().take(rest), lengths.ravel().take(rest)
+            text = _runs_text(buffer, first, first + size)
+            if text is not None:
+                return [(*text, rest // 7 + row, layout.glue.columns.take(rest % 7))]
+    parsed = _parse_piece(data[piece[0]:piece[1]], layout.compact, layout.written)
+    if parsed is None or len(parsed[0]) != len(out[0]):
+        raise _Refused
+    ids, values = parsed
+    out[0][:], out[1][:], out[2][:], out[3][:] = ids[:, 0], ids[:, 1], values[:, 4], values[:, :4]
+    if not (np.isfinite(values).all() and (values[:, 2:4] >= 0).all()):
+        raise _Refused
+    return None
+
+
+def _template_chunk(words_at: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                    layout: _Layout, out: tuple[np.ndarray, ...]) -> np.ndarray | None:
+    """Convert the values of some records (``starts``, ``lengths``: ``(c, 7)``, text order)
+    into ``out``. Returns the flat indices of the values :func:`word_numbers` does not read
+    (wider, with an exponent, or not numbers: rare; 0 is written in their place), or None
+    when an id is not an integer literal (the general path then reads the piece); raises
+    :class:`_Refused` for a negative width or height."""
+    c = len(starts)
+    values, ok, integral, negative, mantissa = word_numbers(words_at[starts.ravel()],
+                                                            lengths.ravel())
+    rest = np.flatnonzero(~ok)
+    if len(rest):
+        values[rest], integral[rest], mantissa[rest] = 0.0, True, 0
+    values = values.reshape(c, 7)
+    if not integral.reshape(c, 7)[:, layout.ids].all():
+        return None
+    ids = mantissa.view(np.int64).reshape(c, 7)[:, layout.ids]
+    np.negative(ids, out=ids, where=negative.reshape(c, 7)[:, layout.ids])
+    out[0][:], out[1][:] = ids[:, 0], ids[:, 1]
+    out[2][:], out[3][:] = values[:, layout.score], values[:, layout.box:layout.box + 4]
+    if not (out[3][:, 2:] >= 0).all():
+        raise _Refused
+    return rest
+
+
+def _runs_text(data: np.ndarray, first: np.ndarray, last: np.ndarray):
+    """``(text, begins, lengths)``: the texts ``data[first[i]:last[i]]`` copied one after
+    the other with a comma after each, or None when one holds a byte that is not a number
+    character (``0-9 . + - e E /``)."""
+    lengths = last - first
+    run = np.repeat(np.arange(len(first)), lengths)     # the text each byte belongs to
+    begins = np.cumsum(lengths + 1) - lengths - 1       # where each starts in the copy
+    into = np.arange(len(run)) + run
+    text = np.full(len(run) + len(first), 0x2C, dtype=np.uint8)
+    text[into] = data[into + (first - begins)[run]]
+    number = (((text - 0x2B) < 15) & (text != 0x2C)) | ((text | 0x20) == 0x65)
+    return (text, begins, lengths) if np.count_nonzero(number) == len(run) else None
+
+
+def _read_deferred(deferred: list, columns: tuple[np.ndarray, ...]) -> None:
+    """Convert the numbers the template path left (every piece's, at once:
+    :func:`parse_numbers`) and write them into their rows; raises :class:`_Refused` when
+    one is not a JSON number, an id not an integer literal, a value not finite or a width
+    or height negative."""
+    if not deferred:
+        return
+    texts = [d[0] for d in deferred]
+    shift = np.repeat(np.cumsum([0] + [len(t) for t in texts[:-1]]), [len(d[1]) for d in deferred])
+    begins = np.concatenate([d[1] for d in deferred]) + shift
+    lengths = np.concatenate([d[2] for d in deferred])
+    parsed = parse_numbers(np.concatenate(texts), begins, begins + lengths)
+    if parsed is None:
+        raise _Refused
+    values, integral, integers = parsed
+    rows = np.concatenate([d[3] for d in deferred])
+    which = np.concatenate([d[4] for d in deferred])
+    ids = which < 2
+    if not (integral[ids].all() and np.isfinite(values).all()
+            and (values[(which == 4) | (which == 5)] >= 0).all()):
+        raise _Refused
+    for column in (0, 1):
+        columns[column][rows[which == column]] = integers[which == column]
+    box = (which >= 2) & (which < 6)
+    columns[3][rows[box], which[box] - 2] = values[box]
+    columns[2][rows[which == 6]] = values[which == 6]
+
+
+def _inside(data: np.ndarray, begin: int, stop: int) -> tuple[int, int] | None:
+    """A piece's offsets without its leading and trailing JSON whitespace (the separator's
+    after a cut, the array's), or None when a byte stripped is not JSON whitespace or there
+    are more than 64 of them (the general path then reads the piece)."""
+    for _ in range(64):
+        if begin == stop or data[begin] > 32:
+            break
+        if data[begin] not in _WS:
+            return None
+        begin += 1
+    for _ in range(64):
+        if stop == begin or data[stop - 1] > 32:
+            return begin, stop
+        if data[stop - 1] not in _WS:
+            return None
+        stop -= 1
+    return None
 
 
 def _array_bounds(raw: bytes) -> tuple[int, int] | None:
@@ -193,23 +371,23 @@ _WS_RUN = re.compile(rb"[ \t\n\r]+")
 _JOINING = re.compile(rb"[^ \t\n\r,:\[\]{}][ \t\n\r]+[^ \t\n\r,:\[\]{}]")
 
 
-def _written_template(raw: bytes, start: int, compact: _Template,
-                      order: tuple[str, ...]) -> _Template | None:
-    """The template with the glue as the file's first record writes it (whitespace
-    included) when that is the compact template's glue plus whitespace between tokens:
-    files written by one call of a JSON writer (``json.dumps``, with or without ``indent``)
-    are then checked without removing their whitespace. None otherwise (a one-record file,
-    or glue that is not that), and each piece is checked without whitespace."""
+def _written_segments(raw: bytes, start: int,
+                      compact: _Template) -> tuple[list[bytes], bytes] | None:
+    """The glue of the file's first record as it writes it (whitespace included) and the
+    text between its ``}`` and the next ``{``, when that glue is the compact template's plus
+    whitespace between tokens: files written by one call of a JSON writer (``json.dumps``,
+    with or without ``indent``) are then checked without removing their whitespace. None
+    otherwise (a one-record file, or glue that is not that), and each piece is checked
+    without whitespace."""
     first = _FIRST_TWO.match(raw, start)
     if first is None:
         return None
     record, separator = first.group(1), first.group(2)
     segments = _RUN.split(record)
-    if (len(segments) != compact.runs + 1 or len(segments[-1] + separator) > _MAX_WIDTH
-            or _JOINING.search(_RUN.sub(b"0", record))
+    if (len(segments) != compact.runs + 1 or _JOINING.search(_RUN.sub(b"0", record))
             or [_WS_RUN.sub(b"", g) for g in segments] != compact.compact):
         return None
-    return _Template(order, segments, separator)
+    return segments, separator
 
 
 def _pieces(raw: bytes, start: int, end: int, size: int) -> list[tuple[int, int]]:
@@ -237,7 +415,9 @@ def _parse_piece(text: np.ndarray, compact: _Template,
         return _parse_records(text, compact)
     begin = int(np.argmin(low))                 # leading and trailing whitespace
     stop = len(text) - int(np.argmin(low[::-1]))
-    if written is not None and begin < stop:
+    # (the bytes around must be JSON whitespace: a control byte after a cut is not)
+    if (written is not None and begin < stop and not text[:begin].tobytes().strip(_WS)
+            and not text[stop:].tobytes().strip(_WS)):
         parsed = _parse_records(text[begin:stop], written)
         if parsed is not None:
             return parsed
@@ -248,9 +428,9 @@ def _parse_piece(text: np.ndarray, compact: _Template,
 def _parse_records(text: np.ndarray, template: _Template):
     """:func:`_parse_piece` of a text without leading or trailing whitespace, against one
     template."""
-    folded = text | 0x20                        # E -> e; digits . + - unchanged
-    number = ((folded - 0x2B) < 15) & (folded != 0x2C)  # + - . / 0-9 (',' is not)
-    letter_e = folded == 0x65                   # e E
+    # (not folded with 0x20 first: that would make control bytes 0x0B..0x19 + - . / 0-9)
+    number = ((text - 0x2B) < 15) & (text != 0x2C)      # + - . / 0-9 (',' is not)
+    letter_e = (text | 0x20) == 0x65                   # e E
     number |= letter_e
     if len(text) < 2 or number[0] or number[-1]:
         return None

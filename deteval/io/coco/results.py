@@ -18,6 +18,7 @@ from .._json import (
     box_column,
     gc_paused,
     load_json,
+    mapped_file,
     number_column,
     read_json_bytes,
     source_name,
@@ -200,14 +201,18 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     with gc_paused():
         document = None
         if isinstance(source, (str, os.PathLike)):
-            raw = read_json_bytes(source, what="results")
             # String ids of the ground truth: the general path numbers the results' alike.
             columns = None
             if not dataset.string_ids:
-                if len(raw) >= _NUMERIC_MIN_BYTES and _short_numbers(raw):
-                    columns = numeric_results_columns(raw, threads=threads)
-                if columns is None:
-                    columns = _typed_results_columns(raw)
+                # The numpy reader reads the file where it lies (mapped: no copy of it);
+                # any text it refuses is read again below, and words its own errors.
+                with mapped_file(source, what="results") as text:
+                    if (text is not None and len(text) >= _NUMERIC_MIN_BYTES
+                            and _short_numbers(text)):
+                        columns = numeric_results_columns(text, threads=threads)
+            raw = b"" if columns is not None else read_json_bytes(source, what="results")
+            if columns is None and not dataset.string_ids:
+                columns = _typed_results_columns(raw)
             if columns is not None:
                 del raw     # (the file's text is not needed past here: peak memory)
                 image_ids, category_ids, scores, xywh = columns
