@@ -143,6 +143,9 @@ def test_cli_lvis_report_and_refusals(data, tmp_path):
     assert payload["panels"]["intervals"] == plain(deteval.bootstrap_lvis(
         result, n_resamples=10, seed=0).to_dict())
     assert f"AP = {result.stats[0]:.3f} (lvis)" in out
+    code, _, err = run_cli(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--out",
+                           str(tmp_path / "yolo"), "--protocol", "lvis", "--gt-format", "yolo")
+    assert code == 2 and "--protocol lvis reads an LVIS annotation file" in err
     for protocol in ("crowdpose", "openimages"):
         code, _, err = run_cli(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--out",
                                str(tmp_path / protocol), "--protocol", protocol)

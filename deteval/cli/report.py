@@ -101,6 +101,10 @@ def _diagnostic_settings(args) -> dict:
     if args.protocol in NOT_REPORTED:
         raise _UsageError(f"--protocol {args.protocol} is not available in the report: "
                           f"{NOT_REPORTED[args.protocol]}")
+    if args.protocol == "lvis" and {args.gt_format, args.dt_format} - {None, "coco"}:
+        raise _UsageError("--protocol lvis reads an LVIS annotation file and a COCO results "
+                          "file (as deteval lvis does); --gt-format/--dt-format name other "
+                          "formats")
     if args.protocol == "lvis" and args.figure_format != "inline":
         raise _UsageError("--figure-format png/svg is not available with --protocol lvis: "
                           "the matplotlib figures read COCO and VOC results")
