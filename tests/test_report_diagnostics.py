@@ -85,16 +85,21 @@ def data():
     return gt, dt, tags
 
 
+def written(gt, dt, tags, folder, **options) -> tuple[str, dict]:
+    """``write_report(gt, dt, folder, **options)``'s page and results.json, checking that
+    the caller's data (and tags) are left as they were."""
+    before = copy.deepcopy((gt, dt, tags))
+    index = write_report(gt, dt, folder, **options)
+    assert (gt, dt, tags) == before, "the report changed the caller's data"
+    return index.read_text(), json.loads((index.parent / "results.json").read_text())
+
+
 @pytest.fixture(scope="module")
 def full(data, tmp_path_factory):
     """A report with every panel: intervals and slices asked for."""
     gt, dt, tags = data
-    before = copy.deepcopy((gt, dt, tags))
-    index = write_report(gt, dt, tmp_path_factory.mktemp("full"), ci=B, ci_seed=7,
-                         slices={"by": ["half", "size"], "tags": tags})
-    assert (gt, dt, tags) == before, "the report changed the caller's data"
-    payload = json.loads((index.parent / "results.json").read_text())
-    return index.read_text(), payload
+    return written(gt, dt, tags, tmp_path_factory.mktemp("full"), ci=B, ci_seed=7,
+                   slices={"by": ["half", "size"], "tags": tags})
 
 
 def test_default_report_has_the_cheap_panels_only(data, tmp_path):
@@ -120,7 +125,7 @@ def test_panel_numbers_equal_the_diagnostics_computed_directly(data, full):
     sliced = deteval.slices(gt, dt, by=["half", "size"], tags=tags,
                             interval=slice_interval(n_resamples=B, seed=7))
     assert panels["slices"] == plain(sliced.to_dict(worst=5))
-    assert panels["notes"] == {}
+    assert list(panels["notes"]) == ["rules"] and "COCO" in panels["notes"]["rules"]
 
 
 def test_diagnostics_follow_the_reports_iou_threshold(data, tmp_path):
@@ -195,26 +200,6 @@ def test_slice_table_and_worst_slices(full):
     assert worst == numbers["worst"] and worst
 
 
-def test_voc_report_shows_what_applies_and_says_so(data, tmp_path):
-    gt, dt, _ = data
-    index = write_report(gt, dt, tmp_path, protocol="voc2007")
-    panels = json.loads((tmp_path / "results.json").read_text())["panels"]
-    assert panels["tide"] == plain(deteval.error_attribution(gt, dt).to_dict())
-    assert panels["lrp"] == plain(deteval.lrp(gt, dt).to_dict())       # COCO rule at 0.5
-    assert panels["calibration"] == plain(deteval.calibration(gt, dt).to_dict())
-    assert "intervals" not in panels and "slices" not in panels
-    assert "voc2007 protocol" in panels["notes"]["protocol"]
-    assert "not the devkit" in section(index.read_text(), "error-attribution")
-
-
-@pytest.mark.parametrize("options", [{"ci": 10}, {"slices": {"by": "size"}}])
-def test_voc_refuses_intervals_and_slices(data, tmp_path, options):
-    gt, dt, _ = data
-    with pytest.raises(ValueError, match="voc2012"):
-        write_report(gt, dt, tmp_path / "out", protocol="voc2012", **options)
-    assert not (tmp_path / "out").exists()
-
-
 def test_scores_that_are_not_confidences_leave_calibration_out_with_a_note(data, tmp_path):
     gt, dt, _ = data
     scaled = [dict(d, score=d["score"] * 10) for d in dt]
@@ -237,11 +222,17 @@ def test_bad_options_are_refused_before_anything_is_written(data, tmp_path, opti
     assert not (tmp_path / "out").exists()
 
 
+def halved_comparison(gt, dt, folder, **options):
+    """A second run with two thirds of the scores halved, compared with ``dt`` (names base,
+    halved): that run, the comparison's index.html and its results.json."""
+    other = [dict(d, score=d["score"] * 0.5) if i % 3 else d for i, d in enumerate(dt)]
+    index = compare_report(gt, dt, other, folder, names=("base", "halved"), **options)
+    return other, index, json.loads((folder / "results.json").read_text())
+
+
 def test_comparison_shows_the_paired_intervals_and_p_values(data, tmp_path):
     gt, dt, _ = data
-    other = [dict(d, score=d["score"] * 0.5) if i % 3 else d for i, d in enumerate(dt)]
-    index = compare_report(gt, dt, other, tmp_path, names=("base", "halved"), ci=B)
-    payload = json.loads((tmp_path / "results.json").read_text())
+    other, index, payload = halved_comparison(gt, dt, tmp_path, ci=B)
     direct = deteval.compare_coco([deteval.evaluate_coco(gt, dt),
                                    deteval.evaluate_coco(gt, other)], n_resamples=B, seed=0,
                                   models=["base", "halved"])
@@ -264,8 +255,6 @@ def test_comparison_shows_the_paired_intervals_and_p_values(data, tmp_path):
     with pytest.raises(ValueError, match="not both"):
         compare_report(gt, dt, other, tmp_path / "x", ci=B,
                        intervals=lambda a, b: {"AP": (0.0, 0.0)})
-    with pytest.raises(ValueError, match="voc2007"):
-        compare_report(gt, dt, other, tmp_path / "x", ci=B, protocol="voc2007")
 
 
 # --------------------------------------------------------------------------------------
@@ -321,8 +310,7 @@ def test_cli_slices_by_an_image_key_of_the_ground_truth(files):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--protocol", "voc2007", "--ci", "10"], "--ci is available with --protocol coco only"),
-    (["--protocol", "voc2012", "--slice", "size"], "--slice is available with --protocol coco"),
+    (["--protocol", "voc2012", "--slice", "size"], "slices by 'size' are not available"),
     (["--ci", "0"], "expected a positive integer"),
     (["--ci", "5", "--confidence", "2"], "a level in (0, 1)"),
 ])

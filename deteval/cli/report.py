@@ -43,8 +43,11 @@ def add_parser(commands) -> None:
     report.add_argument("--single-file", action="store_true",
                         help="write one self-contained HTML file (pictures and numbers "
                         "embedded) for attaching to an issue or a pull request")
-    add_protocol(report, default="coco", help="coco: pycocotools COCOeval; voc2007/voc2012: "
-                 "the devkits (default: coco)")
+    add_protocol(report, default="coco", extra=("lvis", "crowdpose", "openimages"),
+                 help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits; lvis: "
+                 "lvis-api (GT an LVIS annotation file, DT a COCO results file, as deteval "
+                 "lvis reads them); crowdpose and openimages are refused, saying why "
+                 "(default: coco)")
     add_iou_threshold(report, help="IoU threshold of the curves, confusion matrix, error "
                       "counts and gallery (coco: one of 0.50, 0.55, ..., 0.95; voc: the "
                       "protocol's threshold; default: 0.5)")
@@ -69,13 +72,14 @@ def add_parser(commands) -> None:
 
 
 def _add_diagnostic_options(report) -> None:
-    """``--ci``, ``--confidence``, ``--seed`` and the slice options (coco protocol)."""
+    """``--ci``, ``--confidence``, ``--seed`` and the slice options."""
     from ._options import _seed
     from ._slices import add_slice_options
     from .compare import _confidence, _resamples
 
     group = report.add_argument_group(
-        "intervals and slices", "costly, so off by default; coco protocol only")
+        "intervals and slices", "costly, so off by default; of the --protocol's own "
+        "evaluation (voc: bootstrap_voc's intervals, image slices only)")
     group.add_argument("--ci", type=_resamples, metavar="B",
                        help="show the image-bootstrap percentile interval (B resamples, e.g. "
                        "1000; each costs some 5-15%% of an evaluation) beside every summary "
@@ -90,17 +94,29 @@ def _add_diagnostic_options(report) -> None:
 def _diagnostic_settings(args) -> dict:
     """The report's ``ci`` and ``slices`` arguments from the options, refused where they do
     not apply."""
+    from ..report._data import NOT_REPORTED
     from ._common import _UsageError
 
     keys, tags = args.slices, args.slice_file
-    if args.protocol != "coco":
-        flag = "--ci" if args.ci is not None else "--slice" if keys else \
-            "--slice-file" if tags else None
-        if flag:
-            raise _UsageError(f"{flag} is available with --protocol coco only (the intervals "
-                               "and slices are of the COCO evaluation)")
+    if args.protocol in NOT_REPORTED:
+        raise _UsageError(f"--protocol {args.protocol} is not available in the report: "
+                          f"{NOT_REPORTED[args.protocol]}")
+    if args.protocol == "lvis" and {args.gt_format, args.dt_format} - {None, "coco"}:
+        raise _UsageError("--protocol lvis reads an LVIS annotation file and a COCO results "
+                          "file (as deteval lvis does); --gt-format/--dt-format name other "
+                          "formats")
+    if args.protocol == "lvis" and args.figure_format != "inline":
+        raise _UsageError("--figure-format png/svg is not available with --protocol lvis: "
+                          "the matplotlib figures read COCO and VOC results")
     if args.dt_b is not None and (keys or tags):
         raise _UsageError("--slice and --slice-file are of a one-run report (GT DT)")
+    if args.protocol != "coco" and keys:
+        from ..report._voc_slices import check_keys
+
+        try:
+            check_keys(keys, args.protocol)
+        except ValueError as error:
+            raise _UsageError(f"--slice: {error}") from None
     slices = None
     if keys or tags:
         from ..diagnostics.slices import tag_keys
@@ -131,6 +147,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
                               f"{' '.join(args.run_names)!r}")
     elif args.run_names:
         raise DetevalError("--run-names names the two runs of a comparison (GT DT_A DT_B)")
+    diagnostics = _diagnostic_settings(args)   # before any file is read
     # --images is the gallery's folder; it goes to the ground-truth reader only when that
     # format reads image sizes from it (a COCO file has them).
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
@@ -138,9 +155,11 @@ def run(args, out: TextIO, err: TextIO) -> int:
     reader_args.gt_format = gt_format
     if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
         reader_args.images = None
-    diagnostics = _diagnostic_settings(args)
-    inputs = _read_inputs(reader_args)
-    run_checks(args, inputs, err)
+    if args.protocol == "lvis":   # read as deteval lvis reads them: the federated keys too
+        inputs = argparse.Namespace(dataset=args.gt, detections=args.dt)
+    else:
+        inputs = _read_inputs(reader_args)
+        run_checks(args, inputs, err)
     settings = dict(images_dir=args.images, protocol=args.protocol,
                     iou_threshold=args.iou_threshold, score_threshold=args.score_threshold,
                     gallery=args.gallery, single_file=single)
@@ -151,9 +170,12 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                      figure_format=args.figure_format, progress=bar,
                                      **settings, **diagnostics)
             else:
-                second = _read_inputs(argparse.Namespace(**{**vars(reader_args),
-                                                            "dt": args.dt_b}))
-                run_checks(args, second, err)
+                if args.protocol == "lvis":
+                    second = argparse.Namespace(detections=args.dt_b)
+                else:
+                    second = _read_inputs(argparse.Namespace(**{**vars(reader_args),
+                                                                "dt": args.dt_b}))
+                    run_checks(args, second, err)
                 names = args.run_names or _run_names(args.dt, args.dt_b)
                 index = compare_report(inputs.dataset, inputs.detections, second.detections,
                                        args.out, names=names, progress=bar, **settings,

@@ -4,16 +4,17 @@
 whole, with no network access and nothing outside it (or, with ``single_file=True``, one
 HTML file with everything embedded):
 
-* ``index.html``: the summary (the 12 COCO numbers or the VOC mAP), a per-class table
-  (sorted by a click on a header, filtered by a search box, shown 50 rows at a time), the
-  mean precision-recall curve with small multiples of the best and worst classes, the F1
-  curve, AP per class, the confusion heatmap (log colours, confused classes side by side,
-  at most 30 classes) with the list of top confusions, the error counts, TIDE's dAP per
-  error type and LRP, the reliability diagram with D-ECE and MCE, and a gallery of the
+* ``index.html``: the summary (the 12 COCO numbers, the VOC mAP or LVIS's 13), a per-class
+  table (sorted by a click on a header, filtered by a search box, shown 50 rows at a time),
+  the mean precision-recall curve with small multiples of the best and worst classes, the
+  F1 curve, AP per class, the confusion heatmap (log colours, confused classes side by
+  side, at most 30 classes) with the list of top confusions, the error counts, TIDE's dAP
+  per error type and LRP, the reliability diagram with D-ECE and MCE, and a gallery of the
   images with the most errors drawn with their matches; when asked for (``ci=``,
   ``slices=``), bootstrap intervals beside every summary number and class AP, and the slice
-  table. A click on a confusion cell, a
-  listed confusion, an error count or a class row shows the gallery images of it; a search
+  table; every diagnostic by the protocol's own rules (docs/report.md §1.10). A click on a
+  confusion cell, a listed confusion, an error count or a class row shows the gallery
+  images of it; a search
   box finds images and classes. Figures are inline SVG; CSS and script are inline; nothing
   is fetched.
 * ``results.json``: every number the page shows. The page's numbers are formatted from the

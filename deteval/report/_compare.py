@@ -59,15 +59,27 @@ def comparison(runs: list[Any], names: Sequence[str], protocol: str,
 
 
 def paired_intervals(runs: list[Any], names: Sequence[str], ci: int, confidence: float,
-                     seed: Any, score_threshold: float | None) -> dict[str, Any]:
-    """:func:`deteval.compare_coco` of the two runs (B paired resamples): its numbers
-    (``to_dict()``), and by summary name and by category id the interval of the difference
-    and its p-value (Holm-adjusted for the classes)."""
-    from ..diagnostics.compare import compare_coco
+                     seed: Any, score_threshold: float | None,
+                     protocol: str = "coco") -> dict[str, Any]:
+    """:func:`deteval.compare_coco` (VOC protocols: :func:`deteval.compare_voc`) of the two
+    runs (B paired resamples): its numbers (``to_dict()``), and by summary name and by
+    category id the interval of the difference and its p-value (Holm-adjusted for the
+    classes). The VOC summary's ``mAP@t`` is the comparison's ``mAP``."""
+    from ..diagnostics.compare import compare_coco, compare_voc
 
-    result = compare_coco([run.result for run in runs], n_resamples=ci, confidence=confidence,
-                          seed=seed, score_threshold=0.5 if score_threshold is None
-                          else score_threshold, models=list(names))
+    results = [run.result for run in runs]
+    if protocol == "coco":
+        result = compare_coco(results, n_resamples=ci, confidence=confidence, seed=seed,
+                              score_threshold=0.5 if score_threshold is None
+                              else score_threshold, models=list(names))
+    elif protocol == "lvis":
+        from ..diagnostics.compare import compare_lvis
+
+        result = compare_lvis(results, n_resamples=ci, confidence=confidence, seed=seed,
+                              models=list(names))
+    else:
+        result = compare_voc(results, n_resamples=ci, confidence=confidence, seed=seed,
+                             models=list(names))
     at = {name: i for i, name in enumerate(result.names)}
     classes = [i for i, name in enumerate(result.names) if name.startswith("AP[")]
     ids = runs[0].result.category_ids.tolist()
@@ -85,8 +97,10 @@ def paired_intervals(runs: list[Any], names: Sequence[str], ci: int, confidence:
 
 def add_paired(numbers: dict[str, Any], paired: dict[str, Any]) -> None:
     """The paired intervals and p-values into the comparison's summary and per-class rows."""
+    from ._diagnostics import bootstrap_name
+
     for row in numbers["summary"]:
-        found = paired["summary"].get(row["name"])
+        found = paired["summary"].get(bootstrap_name(row["name"]))
         if found is not None:
             row["interval"] = [found["low"], found["high"]]
             row["p_value"] = found["p_value"]
@@ -257,11 +271,12 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
         ``intervals(result_a, result_b)`` returns ``{metric name: (low, high)}``, an interval
         of the difference B - A of that summary number; shown beside the differences.
     ci : int, optional
-        Bootstrap resamples B of :func:`deteval.compare_coco` (paired: both runs on the same
-        resamples): the interval of each difference and its p-value beside the summary
-        numbers, and per class beside ΔAP (Holm-adjusted); its numbers are in
-        ``results.json`` (``panels.comparison_intervals``). Not with ``intervals``; COCO
-        protocol only; about B / 25 evaluations.
+        Bootstrap resamples B of :func:`deteval.compare_coco` (VOC protocols:
+        :func:`deteval.compare_voc`; paired: both runs on the same resamples): the interval
+        of each difference and its p-value beside the summary numbers, and per class beside
+        ΔAP (Holm-adjusted); its numbers are in ``results.json``
+        (``panels.comparison_intervals``). Not with ``intervals``; about B / 25
+        evaluations.
     ci_confidence : float, default 0.95
     ci_seed : int or None, default 0
     panels : sequence of Panel, optional
@@ -314,7 +329,8 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
                  + (gallery if images_path is not None else 0))
     try:
         run_a = analyse(gt, dt_a, protocol, iou_threshold, score_threshold, step)
-        run_b = analyse(run_a.dataset, dt_b, protocol, iou_threshold, score_threshold, step)
+        run_b = analyse(run_a.result.lvis_gt if protocol == "lvis" else run_a.dataset, dt_b,
+                        protocol, iou_threshold, score_threshold, step)
         dataset = run_a.dataset
         files: dict[str, bytes] = {}
         entries, skipped = compare_gallery(
@@ -334,7 +350,7 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
         panels_numbers: dict[str, Any] = {}
         if ci is not None:
             paired = paired_intervals([run_a, run_b], names, ci, ci_confidence, ci_seed,
-                                      score_threshold)
+                                      score_threshold, protocol)
             add_paired(numbers, paired)
             numbers["interval_header"] = paired["header"]
             panels_numbers["comparison_intervals"] = paired["numbers"]

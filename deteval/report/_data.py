@@ -10,7 +10,19 @@ from typing import Any
 import numpy as np
 
 #: The protocols :func:`~deteval.report.write_report` runs.
-PROTOCOLS = ("coco", "voc2007", "voc2012")
+PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis")
+#: Protocols deteval evaluates that the report does not, and why (docs/report.md §1.10b).
+NOT_REPORTED = {
+    "crowdpose": "the report's figures (curves by score, confusion matrix, error counts, "
+                 "gallery) match boxes by the COCO rule, and CrowdPose compares keypoints "
+                 "by its own OKS with crowd-index areas; use deteval crowdpose (with --ci, "
+                 "--slice, --lrp), deteval errors --protocol crowdpose and deteval "
+                 "calibration --protocol crowdpose",
+    "openimages": "an Open Images result holds no Dataset of the images and classes the "
+                  "report's tables, figures and gallery are built from (its image ids are "
+                  "strings, its classes a label map); use deteval openimages (with --ci, "
+                  "--slice, --lrp) and deteval calibration --protocol openimages",
+}
 #: ``inline``: the figures are drawn in the page (SVG, no matplotlib); ``png`` / ``svg``:
 #: also the matplotlib figures of :mod:`deteval.viz.plots`, as files.
 FIGURE_FORMATS = ("inline", "png", "svg")
@@ -21,6 +33,9 @@ UNDEFINED = float("nan")
 
 def check_settings(protocol: Any, iou_threshold: Any, score_threshold: Any, gallery: Any,
                     figure_format: Any) -> tuple[float, float | None, int]:
+    if protocol in NOT_REPORTED:
+        raise ValueError(f"protocol {protocol!r} is not available in the report: "
+                         f"{NOT_REPORTED[protocol]}")
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(map(repr, PROTOCOLS))}; "
                          f"got {protocol!r}")
@@ -33,12 +48,13 @@ def check_settings(protocol: Any, iou_threshold: Any, score_threshold: Any, gall
     iou_threshold = float(iou_threshold)
     if not (math.isfinite(iou_threshold) and 0 < iou_threshold <= 1):
         raise ValueError(f"iou_threshold must be in (0, 1]; got {iou_threshold!r}")
-    if protocol == "coco":
+    if protocol in ("coco", "lvis"):
         from ..protocols.coco import COCO
 
         if not any(abs(t - iou_threshold) < 1e-9 for t in COCO.iou_thresholds):
             raise ValueError(f"iou_threshold must be one of the COCO thresholds (0.50, 0.55, "
-                             f"..., 0.95) for the COCO protocol; got {iou_threshold!r}")
+                             f"..., 0.95) for the {protocol.upper()} protocol; got "
+                             f"{iou_threshold!r}")
         iou_threshold = next(t for t in COCO.iou_thresholds if abs(t - iou_threshold) < 1e-9)
     if score_threshold is not None:
         score_threshold = float(score_threshold)
@@ -52,6 +68,10 @@ def check_settings(protocol: Any, iou_threshold: Any, score_threshold: Any, gall
     if figure_format not in FIGURE_FORMATS:
         raise ValueError(f"figure_format must be one of {', '.join(map(repr, FIGURE_FORMATS))}; "
                          f"got {figure_format!r}")
+    if protocol == "lvis" and figure_format != "inline":
+        raise ValueError("figure_format png/svg is not available with the LVIS protocol: the "
+                         "matplotlib figures of deteval.viz.plots read COCO and VOC results; "
+                         "the inline figures are drawn")
     return iou_threshold, score_threshold, int(gallery)
 
 
@@ -79,6 +99,15 @@ def clean(value: Any) -> Any:
 
 
 def evaluate(gt: Any, dt: Any, protocol: str, iou_threshold: float):
+    if protocol == "lvis":
+        from ..data import Dataset
+        from ..protocols.lvis import evaluate_lvis
+
+        if isinstance(gt, Dataset):
+            raise TypeError("the LVIS protocol reads an LVIS annotation file, its dict or "
+                            "an LVISGroundTruth (its federated keys: neg_category_ids, "
+                            "not_exhaustive_category_ids, frequency); got a Dataset")
+        return evaluate_lvis(gt, dt)
     if protocol == "coco":
         from ..protocols.coco import evaluate_coco
 
@@ -90,11 +119,10 @@ def evaluate(gt: Any, dt: Any, protocol: str, iou_threshold: float):
 
 
 def summary(result: Any, protocol: str) -> dict[str, Any]:
-    if protocol == "coco":
-        from ..protocols.coco import STAT_NAMES
-
+    if protocol in ("coco", "lvis"):
         rows = []
-        for name, value, line in zip(STAT_NAMES, result.stats.tolist(), result.summary_lines):
+        for name, value, line in zip(result.stat_names, result.stats.tolist(),
+                                     result.summary_lines):
             setting = line[line.index("@[") + 2:line.rindex("]")].strip()
             setting = re.sub(r"\s*=\s*", "=", " ".join(setting.split()))
             rows.append({"name": name, "setting": setting, "value": value})
@@ -115,7 +143,7 @@ def per_class_rows(result: Any, protocol: str, cm: Any, points: Any) -> list[dic
     at_threshold = {row["name"]: row for row in cm.per_class(zero_division=UNDEFINED)}
     best = {row["name"]: row for row in points.per_class()}
     rows = []
-    if protocol == "coco":
+    if protocol in ("coco", "lvis"):
         base = result.per_class()
     else:
         base = [{"category_id": row["category_id"], "name": row["name"], "AP": row["ap"][0],
@@ -147,6 +175,20 @@ COCO_COLUMNS = (
     ("AR100", "AR100", "ratio", "average recall, maxDets 100"),
     ("n_gt", "objs", "int", "ground-truth objects (crowd regions included)"),
     ("n_detections", "dets", "int", "detections evaluated"),
+)
+LVIS_COLUMNS = (
+    ("name", "class", "text", "category name"),
+    ("category_id", "id", "int", "category id"),
+    ("frequency", "freq.", "text", "LVIS frequency group: r(are), c(ommon), f(requent)"),
+    ("AP", "AP", "ratio", "AP @[IoU=0.50:0.95, area all, maxDets 300] (LVIS)"),
+    ("AP50", "AP50", "ratio", "AP @[IoU=0.50]"),
+    ("AP75", "AP75", "ratio", "AP @[IoU=0.75]"),
+    ("APs", "APs", "ratio", "AP of small objects (area < 32²)"),
+    ("APm", "APm", "ratio", "AP of medium objects"),
+    ("APl", "APl", "ratio", "AP of large objects (area > 96²)"),
+    ("AR", "AR", "ratio", "average recall at the per-image cut (300)"),
+    ("n_gt", "objs", "int", "objects evaluated"),
+    ("n_detections", "dets", "int", "detections evaluated (federated selection)"),
 )
 VOC_COLUMNS = (
     ("name", "class", "text", "category name"),

@@ -6,10 +6,12 @@ panels.
 diagnostic's own ``to_dict()``) for ``payload["panels"]``; the panels below read them there.
 TIDE, LRP and calibration are cheap (under the evaluation's own time) and always run; the
 bootstrap intervals (``ci``: B resamples, each some 5-15% of an evaluation, so B = 1000
-costs dozens of evaluations) and the slices are asked for. With a VOC protocol, TIDE runs
-on the same boxes, and LRP and calibration match by the COCO rule at the report's threshold
-(as the confusion matrix); intervals and slices need the COCO evaluation's match table and
-are refused.
+costs dozens of evaluations) and the slices are asked for. Each reads the report's protocol:
+with a VOC protocol, TIDE runs with ``protocol=`` the report's (the devkit's matching and
+AP), LRP and calibration read the VOC evaluation's own decisions (``lrp_of_result``,
+``calibration(result)``), the intervals are :func:`deteval.bootstrap_voc`'s and the slices
+the VOC numbers per image slice (:mod:`._voc_slices`); ``notes["rules"]`` says which rule
+each panel used.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from ._page import e, figure, table
 
 #: What ``slices=`` may hold: keyword arguments of :func:`deteval.slices`.
 SLICE_OPTIONS = ("by", "tags", "images", "crowding_iou", "border", "aspect_bins")
+#: What ``slices=`` may hold with the VOC and LVIS protocols (image slices, and LVIS's size).
+PROTOCOL_SLICE_OPTIONS = ("by", "tags", "images")
 #: TIDE's rows, in its order, with what each fix does.
 TIDE_LABELS = {"cls": "classification (cls)", "loc": "localisation (loc)",
                "both": "cls and loc (both)", "dupe": "duplicate (dupe)",
@@ -44,36 +48,34 @@ def check_options(protocol: str, ci: Any, confidence: Any, seed: Any,
             raise ValueError(f"ci must be a number of bootstrap resamples >= 1 (or None); "
                              f"got {ci!r}")
         ci = int(ci)
-        if protocol != "coco":
-            raise ValueError("ci: the bootstrap intervals resample the COCO evaluation's match "
-                             f"table; not available with protocol {protocol!r}")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
             or not 0 < confidence < 1:
         raise ValueError(f"ci_confidence must be in (0, 1); got {confidence!r}")
     if slices is not None:
-        if protocol != "coco":
-            raise ValueError("slices: the slice table is of the COCO evaluation; not available "
-                             f"with protocol {protocol!r}")
         if not isinstance(slices, Mapping):
             allowed = ", ".join(SLICE_OPTIONS)
             raise TypeError(f"slices must be a dict of deteval.slices options ({allowed}); "
                             f"got {type(slices).__name__}")
-        unknown = sorted(set(slices) - set(SLICE_OPTIONS))
+        allowed = SLICE_OPTIONS if protocol == "coco" else PROTOCOL_SLICE_OPTIONS
+        unknown = sorted(set(slices) - set(allowed))
         if unknown:
-            raise ValueError(f"slices: unknown option(s) {', '.join(unknown)}; choose from "
-                             f"{', '.join(SLICE_OPTIONS)}")
+            raise ValueError(f"slices: unknown option(s) {', '.join(unknown)} with protocol "
+                             f"{protocol!r}; choose from {', '.join(allowed)}")
         slices = dict(slices)
+        if protocol != "coco":
+            from ._voc_slices import check_keys
+
+            check_keys(slices.get("by"), protocol)
     return ci, float(confidence), seed, slices
 
 
 def _coco_at(run: Any, tau: float) -> Any:
     """A COCO evaluation whose first IoU threshold is ``tau`` and max-detections 100: the
     report's own when it is one, else one at ``tau`` alone on the same data."""
-    from ..protocols.coco import COCOResult, evaluate_coco
+    from ..protocols.coco import evaluate_coco
 
     result = run.result
-    if isinstance(result, COCOResult) and result.params.iou_thresholds[0] == tau \
-            and result.params.max_detections[-1] == 100:
+    if result.params.iou_thresholds[0] == tau and result.params.max_detections[-1] == 100:
         return result
     return evaluate_coco(run.dataset, run.detections, iou_thresholds=(tau,),
                          max_detections=(100, 100, 100))
@@ -82,7 +84,7 @@ def _coco_at(run: Any, tau: float) -> Any:
 def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
             confidence: float, seed: Any, slices: dict | None, step: Any) -> dict[str, Any]:
     """Every diagnostic's numbers (``to_dict()``) by key, and ``notes``: why one is left
-    out, or how it was computed."""
+    out, and (``rules``) by which protocol's rules each panel was computed."""
     from ..diagnostics.calibration import calibration
     from ..diagnostics.lrp import lrp_of_result
     from ..diagnostics.tide import error_attribution
@@ -90,53 +92,92 @@ def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
     out: dict[str, Any] = {}
     notes: dict[str, str] = {}
     try:
-        out["tide"] = error_attribution(run.dataset, run.detections,
-                                        pos_threshold=tau).to_dict()
+        if protocol == "lvis":        # its federated keys, and its geometry
+            out["tide"] = error_attribution(run.result.lvis_gt, run.detections,
+                                            pos_threshold=tau, protocol="lvis",
+                                            iou_type=run.result.params.iou_type).to_dict()
+        else:
+            out["tide"] = error_attribution(run.dataset, run.detections, pos_threshold=tau,
+                                            protocol=protocol).to_dict()
     except ValueError as error:
         notes["tide"] = f"TIDE error attribution left out: {error}"
-    coco = None
-    if tau < 1:
-        coco = _coco_at(run, tau)
-        out["lrp"] = lrp_of_result(coco, tau, 100).to_dict()
+    if tau < 1:     # VOC: the report's evaluation is at tau alone; LVIS at its ten
+        source = _coco_at(run, tau) if protocol == "coco" else run.result
+        out["lrp"] = lrp_of_result(source, tau, 100 if protocol == "coco" else None).to_dict()
     else:
         notes["lrp"] = "LRP left out: it divides by 1 - IoU threshold, and that is 0 here."
     try:
-        source = run.result if protocol == "coco" else coco
-        if source is None:
-            from ..protocols.coco import evaluate_coco
-
-            source = evaluate_coco(run.dataset, run.detections, iou_thresholds=(tau,),
-                                   max_detections=(100, 100, 100))
-        out["calibration"] = calibration(source, iou_threshold=tau).to_dict()
+        out["calibration"] = calibration(run.result, iou_threshold=tau).to_dict()
     except ValueError as error:
         notes["calibration"] = f"Calibration left out: {error}"
-    if protocol != "coco":
-        notes["protocol"] = (f"With the {protocol} protocol, LRP and calibration match by the "
-                             "COCO rule at the report's IoU threshold (as the confusion "
-                             "matrix), not the devkit's; TIDE by its own rule; bootstrap "
-                             "intervals and slices are of COCO evaluations and are not shown.")
+    notes["rules"] = rules_note(protocol, tau)
     step("TIDE, LRP, calibration")
     if ci is not None:
-        from ..diagnostics.bootstrap import bootstrap_coco
-
-        out["intervals"] = bootstrap_coco(run.result, n_resamples=ci, confidence=confidence,
-                                          seed=seed,
-                                          score_threshold=run.score_threshold).to_dict()
+        out["intervals"] = _intervals(run, protocol, ci, confidence, seed)
         step("bootstrap intervals")
     if slices is not None:
-        out["slices"] = _slices(run.result, gt, slices, ci, confidence, seed)
+        out["slices"] = _slices(run.result, gt, protocol, slices, ci, confidence, seed)
         step("slices")
     out["notes"] = notes
     return out
 
 
-def _slices(result: Any, gt: Any, options: dict, ci: int | None, confidence: float,
-            seed: Any) -> dict[str, Any]:
-    from ..diagnostics.slices import slices
+def rules_note(protocol: str, tau: float) -> str:
+    """Which rules each diagnostic panel follows (``notes["rules"]``)."""
+    if protocol == "coco":
+        return (f"Rules: TIDE by tidecv's matching at IoU {tau:g}; LRP, calibration, "
+                "intervals and slices read the COCO evaluation's own match table "
+                "(pycocotools' matching).")
+    if protocol == "lvis":
+        return ("Rules: every panel follows lvis-api: TIDE with protocol='lvis' (the "
+                "federated selection, 300 per image, its AP50 as TIDE's AP at IoU 0.5), LRP "
+                "and calibration read the LVIS evaluation's own true and false positives "
+                "(unmatched detections of not-exhaustive categories left out), the intervals "
+                "are bootstrap_lvis's and the slices the LVIS numbers on each slice's "
+                "images.")
+    return (f"Rules: every panel follows the {protocol} devkit: TIDE with "
+            f"protocol={protocol!r} (the devkit's matching, inclusive pixels, difficult "
+            f"objects, its AP), LRP and calibration read the {protocol} evaluation's own "
+            "true and false positives, the intervals are bootstrap_voc's and the slices "
+            "evaluate_voc on each slice's images.")
 
+
+def _intervals(run: Any, protocol: str, ci: int, confidence: float, seed: Any) -> dict:
+    if protocol == "coco":
+        from ..diagnostics.bootstrap import bootstrap_coco
+
+        return bootstrap_coco(run.result, n_resamples=ci, confidence=confidence, seed=seed,
+                              score_threshold=run.score_threshold).to_dict()
+    if protocol == "lvis":
+        from ..diagnostics.bootstrap_lvis import bootstrap_lvis
+
+        return bootstrap_lvis(run.result, n_resamples=ci, confidence=confidence,
+                              seed=seed).to_dict()
+    from ..diagnostics.bootstrap_voc import bootstrap_voc
+
+    return bootstrap_voc(run.result, n_resamples=ci, confidence=confidence,
+                         seed=seed).to_dict()
+
+
+def _slices(result: Any, gt: Any, protocol: str, options: dict, ci: int | None,
+            confidence: float, seed: Any) -> dict[str, Any]:
     options = dict(options)
     if options.get("images") is None and isinstance(gt, (str, os.PathLike, dict)):
         options["images"] = gt
+    if protocol == "lvis":
+        from ..diagnostics.slices_protocols import protocol_slice_interval, protocol_slices
+
+        interval = None if ci is None else protocol_slice_interval(
+            n_resamples=ci, confidence=confidence, seed=seed)
+        return protocol_slices(result, interval=interval,
+                               **options).to_dict(worst=WORST_SLICES)
+    if protocol != "coco":
+        from ._voc_slices import voc_slices
+
+        return voc_slices(result, ci=ci, confidence=confidence, seed=seed,
+                          **options).to_dict(worst=WORST_SLICES)
+    from ..diagnostics.slices import slices
+
     interval = None
     if ci is not None:
         from ..diagnostics.bootstrap import slice_interval
@@ -165,6 +206,13 @@ def intervals_by_name(numbers: dict[str, Any]) -> dict[str, str]:
     """Each number's interval text, by the bootstrap's name (``AP``, ``AP[cat]`` ...)."""
     return {row["name"]: interval_text(row["low"], row["high"])
             for row in numbers["intervals"]}
+
+
+def bootstrap_name(summary_name: str) -> str:
+    """The bootstrap's name of a summary row: the VOC summary's ``mAP@0.50`` is
+    :func:`deteval.bootstrap_voc`'s ``mAP`` (the report evaluates VOC at one threshold, so
+    the bootstrap has no ``mAP@t`` rows); COCO's names are the bootstrap's."""
+    return "mAP" if summary_name.startswith("mAP@") else summary_name
 
 
 def class_intervals(numbers: dict[str, Any], category_ids: list[int]) -> dict[int, str]:
@@ -197,7 +245,7 @@ def error_attribution_panel(c: Any) -> str | None:
     tide, lrp = panels.get("tide"), panels.get("lrp")
     if tide is None and lrp is None and not panels.get("notes"):
         return None
-    out = [_notes(c, "protocol", "tide", "lrp")]
+    out = [_notes(c, "rules", "tide", "lrp")]
     if tide is not None:
         rows = [dict(row, label=TIDE_LABELS.get(row["error"], row["error"]))
                 for row in tide["summary"]]
@@ -222,7 +270,8 @@ def error_attribution_panel(c: Any) -> str | None:
         columns = [("name", "number", "text", ""), ("what", "what", "text", ""),
                    ("value", "value", "ratio", "lower is better; n/a: no class has objects")]
         intervals = panels.get("intervals")
-        if intervals is not None and lrp["settings"]["iou_threshold"] == 0.5:
+        if intervals is not None and lrp["settings"]["iou_threshold"] == 0.5 \
+                and "oLRP" in intervals_by_name(intervals):
             for row in rows:
                 row["interval"] = ""
             rows[0]["interval"] = intervals_by_name(intervals).get("oLRP", "")
@@ -244,8 +293,9 @@ def calibration_panel(c: Any) -> str | None:
     rel = numbers["reliability"]
     caption = (f"Precision of the detections in each score bin ({numbers['bins']} "
                f"{numbers['binning']} bins, IoU {numbers['iou_threshold']:g}, "
-               f"{numbers['n_detections']} detections), against the diagonal of perfect "
-               "calibration; the dots are the bins' mean scores.")
+               f"{numbers['n_detections']} detections; right: a true positive by the "
+               f"{c.payload['settings']['protocol']} evaluation's own matching), against the "
+               "diagonal of perfect calibration; the dots are the bins' mean scores.")
     rows = [{"name": "D-ECE", "value": numbers["dece"],
              "what": "detection expected calibration error"},
             {"name": "MCE", "value": numbers["mce"], "what": "maximum calibration error"},
@@ -279,14 +329,19 @@ def slices_panel(c: Any) -> str | None:
                ("n_detections", "dets", "int", ""), ("AP", "AP", "ratio", ""),
                ("AP50", "AP50", "ratio", ""), ("AP75", "AP75", "ratio", ""),
                ("AR", "AR", "ratio", "")]
+    protocol = c.payload["settings"]["protocol"]
+    if protocol.startswith("voc"):   # one number per slice, the mAP at the threshold
+        columns = columns[:6]
     intervals = c.payload["panels"].get("intervals")
     if any(row["interval"] for row in rows):
         header = interval_header(intervals) if intervals else "AP CI"
         columns.insert(6, ("interval", f"AP {header}", "text",
                            "bootstrap interval of the slice's AP (image slices)"))
     out = [table(columns, rows, sortable=True, table_id="slices-table",
-                 caption="COCO numbers of each slice (deteval.slices); click a header to "
-                 "sort.")]
+                 caption=("COCO numbers of each slice (deteval.slices)" if protocol == "coco"
+                          else "LVIS numbers of each slice (deteval.slices of the LVIS result)"
+                          if protocol == "lvis" else f"The {protocol} mAP of each image slice "
+                          "(evaluate_voc on its images)") + "; click a header to sort.")]
     by_name = {r["slice"]: r for r in rows}
     if numbers["worst"]:
         out.append("<h3>Worst slices by AP</h3><ol class=\"top\">")

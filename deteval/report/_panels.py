@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _diagnostics, _svg
-from ._data import COCO_COLUMNS, OPERATING_COLUMNS, VOC_COLUMNS, format_value
+from ._data import COCO_COLUMNS, LVIS_COLUMNS, OPERATING_COLUMNS, VOC_COLUMNS, format_value
 from ._page import e, figure, pager, table
 from ._views import ERROR_KINDS
 
@@ -56,7 +56,8 @@ def _summary(c: Context) -> str:
     caption = None
     if intervals is not None:   # the bootstrap interval beside each headline number
         text = _diagnostics.intervals_by_name(intervals)
-        rows = [dict(row, interval=text.get(row["name"], "")) for row in rows]
+        rows = [dict(row, interval=text.get(_diagnostics.bootstrap_name(row["name"]), ""))
+                for row in rows]
         columns += (("interval", _diagnostics.interval_header(intervals), "text",
                      "bootstrap percentile interval"),)
         caption = _diagnostics.method_caption(intervals)
@@ -82,7 +83,8 @@ def class_filter(index: int, name: str) -> str:
 
 def _per_class(c: Context) -> str:
     protocol = c.payload["settings"]["protocol"]
-    columns = (COCO_COLUMNS if protocol == "coco" else VOC_COLUMNS) + OPERATING_COLUMNS
+    columns = {"coco": COCO_COLUMNS, "lvis": LVIS_COLUMNS}.get(protocol, VOC_COLUMNS) \
+        + OPERATING_COLUMNS
     index = {int(i): k for k, i in enumerate(c.dataset.categories.ids.tolist())}
     rows = c.payload["per_class"]
     intervals = c.payload["panels"].get("intervals")

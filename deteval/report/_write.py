@@ -223,7 +223,8 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
     Parameters
     ----------
     gt : Dataset, str, PathLike or dict
-        Ground truth: a :class:`~deteval.data.Dataset` or a COCO instances file (or dict).
+        Ground truth: a :class:`~deteval.data.Dataset` or a COCO instances file (or dict);
+        LVIS: an LVIS annotation file, its dict or an LVISGroundTruth.
     dt : Detections, str, PathLike, list, dict or ndarray
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads.
     out_dir : str or PathLike
@@ -237,8 +238,11 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         the page and in ``results.json``; the next images by errors take their place.
         An image whose size is not the annotation's width and height is drawn in the
         annotation's coordinates, with a warning naming it and a note under it on the page.
-    protocol : {"coco", "voc2007", "voc2012"}
-        COCO (pycocotools numbers) or a VOC devkit preset.
+    protocol : {"coco", "voc2007", "voc2012", "lvis"}
+        COCO (pycocotools numbers), a VOC devkit preset, or LVIS (lvis-api's numbers; ``gt``
+        an LVIS file, dict or LVISGroundTruth). Every diagnostic panel follows the
+        protocol's own rules (docs/report.md §1.10). ``"crowdpose"`` and ``"openimages"`` are
+        refused with the reason (§1.10b).
     iou_threshold : float, default 0.5
         The IoU threshold of the curves, the confusion matrix, the error counts and the
         gallery. COCO: one of its ten thresholds. VOC: the protocol is evaluated at it.
@@ -261,10 +265,12 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
     panels : sequence of Panel, optional
         The page's sections (default :data:`deteval.report.PANELS`).
     ci : int, optional
-        Bootstrap resamples B (:func:`deteval.bootstrap_coco`): the interval of every summary
+        Bootstrap resamples B (:func:`deteval.bootstrap_coco`, VOC
+        :func:`deteval.bootstrap_voc`): the interval of every summary
         number and of each class's AP is shown beside it (and of each image slice's AP).
         Off by default: each resample costs some 5-15% of an evaluation, so B = 1000 costs
-        dozens of evaluations (docs/report.md §1.9). COCO protocol only.
+        dozens of evaluations (docs/report.md §1.9). VOC protocols:
+        :func:`deteval.bootstrap_voc` (the mAP and each class's AP).
     ci_confidence : float, default 0.95
         The intervals' level.
     ci_seed : int or None, default 0
@@ -273,7 +279,9 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         Keyword arguments of :func:`deteval.slices` (``by``, ``tags``, ``images``,
         ``crowding_iou``, ``border``, ``aspect_bins``): the slice table and the worst
         slices. ``images`` (the records of image keys named in ``by``) defaults to ``gt``
-        when it is a file or a dict. COCO protocol only.
+        when it is a file or a dict. VOC protocols: image keys only (``by``, ``tags``,
+        ``images``), each slice's mAP that of :func:`~deteval.evaluate_voc` on its images
+        (docs/report.md §1.10).
     quiet : bool, default True
         When False (and no ``progress`` is given), show a progress bar on stderr if it is a
         terminal.
