@@ -107,6 +107,18 @@ def test_cli_errors_lvis(tmp_path):
     assert code == 1 and "protocol 'lvis' compares boxes, masks or boundaries" in stderr
 
 
+def test_cli_errors_lvis_refuses_reader_options(tmp_path):
+    """--protocol lvis reads the LVIS files itself: a format or reader option would be
+    ignored, so it is refused (it once printed the AP as if --gt-format voc were read)."""
+    files = write_inputs(tmp_path, *_federated_scene())
+    code, stdout, stderr = run_errors(*files, "--protocol", "lvis", "--gt-format", "voc")
+    assert code == 2 and not stdout
+    assert "--gt-format does not apply to --protocol lvis" in stderr
+    code, stdout, stderr = run_errors(*files, "--protocol", "lvis", "--match-by", "id",
+                                      "--box-format", "xyxy")
+    assert code == 2 and "--box-format, --match-by do not apply" in stderr
+
+
 def test_lvis_needs_the_lvis_keys():
     gt, dt = _federated_scene()
     with pytest.raises(TypeError, match="LVIS keys"):
