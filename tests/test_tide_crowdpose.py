@@ -50,3 +50,12 @@ def test_crowdpose_compares_keypoints():
     gt, dt = make_crowdpose_dataset(3)
     with pytest.raises(ValueError, match="'crowdpose' compares keypoints"):
         deteval.error_attribution(gt, dt, protocol="crowdpose", iou_type="bbox")
+
+
+def test_settings_report_the_cap_per_image_and_class():
+    """settings["max_dets"] is CrowdPose's cap (20 per image and class, or max_dets), not
+    None."""
+    gt, dt = make_crowdpose_dataset(3)
+    assert deteval.error_attribution(gt, dt, protocol="crowdpose").settings["max_dets"] == 20
+    r = deteval.error_attribution(gt, dt, protocol="crowdpose", max_dets=2)
+    assert r.settings["max_dets"] == 2
