@@ -52,7 +52,8 @@ def add_parser(commands) -> None:
                         help="also compute optimal LRP, its components and moLRP")
     add_json_output(errors, help="write the numbers as JSON")
     _add_input_options(errors, GT_FORMATS, DETECTION_FORMATS)
-    errors.set_defaults(parser=errors)
+    # --iou-type not given is None: keypoints with --protocol crowdpose, bbox otherwise
+    errors.set_defaults(parser=errors, iou_type=None)
 
 
 def _background(text: str) -> float:
@@ -132,8 +133,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from .draw import geometry, read_shapes
 
     check_outputs(args, files=[("--json", args.json)])
-    if args.protocol == "crowdpose" and args.iou_type == "bbox":   # bbox: the default
-        args.iou_type = "keypoints"
+    if args.iou_type is None:       # (an explicit --iou-type bbox is crowdpose's error)
+        args.iou_type = "keypoints" if args.protocol == "crowdpose" else "bbox"
     options = geometry(args)
     if options["dilation_ratio"] is None:
         options["dilation_ratio"] = 0.02
