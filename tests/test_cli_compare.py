@@ -184,3 +184,20 @@ def test_compare_threads_give_the_same_numbers(files, tmp_path):
         assert status == 0, err
         outputs.append((tmp_path / f"{threads}.json").read_text())
     assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("argv, threshold", [((), 0.5), (("--score-threshold", "0.8"), 0.8)])
+def test_compare_coco_f1_threshold(files, tmp_path, argv, threshold):
+    """The COCO comparison's F1 is compare_coco's at --score-threshold (0.5 when not
+    given); the other protocols refuse the option (test_compare_protocols)."""
+    from deteval import compare_coco, evaluate_coco
+
+    status, _, err = run("compare", files["gt"], files["a"], files["worse"], "--bootstrap",
+                         "20", *argv, "--json", tmp_path / "c.json")
+    assert status == 0, err
+    data = json.loads((tmp_path / "c.json").read_text())
+    f1 = {r["name"]: r for r in data["differences"]}["F1"]
+    expected = compare_coco([evaluate_coco(files["gt"], files[k]) for k in ("a", "worse")],
+                            n_resamples=20, score_threshold=threshold)
+    assert f1["value"] == expected.intervals[1].estimates[expected.names.index("F1")]
+    assert f1["baseline_value"] == expected.intervals[0].estimates[expected.names.index("F1")]

@@ -210,6 +210,10 @@ def test_openimages_files_detecting_other_labels_share_one_label_map(tmp_path):
     ("openimages", ("--iou-type", "bbox"), "--iou-type bbox needs --protocol coco"),
     ("lvis", ("--iou-type", "keypoints"), "--iou-type keypoints needs --protocol coco"),
     ("lvis", ("--fail-if-regression", "F1:0.1"), "unknown number 'F1'"),
+    # F1's threshold: read by COCO alone (it was accepted and ignored by the others)
+    ("lvis", ("--score-threshold", "0.9"), "--score-threshold is F1's threshold"),
+    ("crowdpose", ("--score", "0.9"), "--score-threshold is F1's threshold"),
+    ("voc2007", ("--score-threshold", "0.5"), "it needs --protocol coco"),
 ])
 def test_options_of_another_protocol_are_usage_errors(tmp_path, protocol, argv, message):
     gt, dt = make_lvis_dataset(1, n_images=3)

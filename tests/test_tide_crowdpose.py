@@ -50,3 +50,23 @@ def test_crowdpose_compares_keypoints():
     gt, dt = make_crowdpose_dataset(3)
     with pytest.raises(ValueError, match="'crowdpose' compares keypoints"):
         deteval.error_attribution(gt, dt, protocol="crowdpose", iou_type="bbox")
+
+
+def test_settings_report_the_cap_per_image_and_class():
+    """settings["max_dets"] is CrowdPose's cap (20 per image and class, or max_dets), not
+    None."""
+    gt, dt = make_crowdpose_dataset(3)
+    assert deteval.error_attribution(gt, dt, protocol="crowdpose").settings["max_dets"] == 20
+    r = deteval.error_attribution(gt, dt, protocol="crowdpose", max_dets=2)
+    assert r.settings["max_dets"] == 2
+
+
+def test_cli_errors_crowdpose_refuses_an_explicit_bbox(tmp_path):
+    """--protocol crowdpose implies keypoints when --iou-type is not given; an explicit
+    --iou-type bbox is refused as the function refuses it (it was read as keypoints)."""
+    files = write_inputs(tmp_path, *make_crowdpose_dataset(3))
+    code, stdout, stderr = run_errors(*files, "--protocol", "crowdpose", "--iou-type", "bbox")
+    assert code == 1 and not stdout
+    assert "'crowdpose' compares keypoints; iou_type must be 'keypoints', got 'bbox'" in stderr
+    code, stdout, _ = run_errors(*files, "--protocol", "crowdpose")
+    assert code == 0 and "TIDE keypoints AP" in stdout

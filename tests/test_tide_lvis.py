@@ -107,7 +107,32 @@ def test_cli_errors_lvis(tmp_path):
     assert code == 1 and "protocol 'lvis' compares boxes, masks or boundaries" in stderr
 
 
+def test_cli_errors_lvis_refuses_reader_options(tmp_path):
+    """--protocol lvis reads the LVIS files itself: a format or reader option would be
+    ignored, so it is refused (it once printed the AP as if --gt-format voc were read)."""
+    files = write_inputs(tmp_path, *_federated_scene())
+    code, stdout, stderr = run_errors(*files, "--protocol", "lvis", "--gt-format", "voc")
+    assert code == 2 and not stdout
+    assert "--gt-format does not apply to --protocol lvis" in stderr
+    code, stdout, stderr = run_errors(*files, "--protocol", "lvis", "--match-by", "id",
+                                      "--box-format", "xyxy")
+    assert code == 2 and "--box-format, --match-by do not apply" in stderr
+
+
 def test_lvis_needs_the_lvis_keys():
     gt, dt = _federated_scene()
     with pytest.raises(TypeError, match="LVIS keys"):
         deteval.error_attribution(deteval.read_coco_gt(gt), dt, protocol="lvis")
+
+
+@pytest.mark.parametrize("cap", [None, 1, 3])
+def test_settings_report_the_cap_applied(cap):
+    """settings["max_dets"] is the per-image cap TIDE applied (lvis-api's 300 by default; it
+    was reported as None, the VOC value, whatever max_dets was), and with that cap TIDE's AP
+    is evaluate_lvis(max_detections=cap)'s AP50."""
+    gt, dt = make_lvis_dataset(5)
+    r = deteval.error_attribution(gt, dt, protocol="lvis", max_dets=cap)
+    assert r.settings["max_dets"] == (300 if cap is None else cap)
+    lvis = deteval.evaluate_lvis(gt, dt, max_detections=r.settings["max_dets"])
+    ap50 = lvis.stats_named["AP50"]
+    assert np.isnan(r.ap) if ap50 == -1 else r.ap == 100 * ap50

@@ -47,9 +47,12 @@ def _resamples(text: str) -> int:
 
 
 def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: str,
-                          score_threshold: bool = True) -> None:
+                          score_threshold: bool = True,
+                          score_default: float | None = 0.5) -> None:
     """The resampling options shared by ``compare``, ``coco --ci`` and ``voc --ci``
-    (``--score-threshold`` of F1 unless ``score_threshold`` is False: VOC has no F1)."""
+    (``--score-threshold`` of F1 unless ``score_threshold`` is False: VOC has no F1;
+    ``score_default`` None tells a threshold given from none, for ``compare``, where only
+    the COCO protocol reads it)."""
     parser.add_argument(resamples_flag, type=_resamples, metavar="B",
                         default=None if resamples_flag == "--ci" else 1000,
                         help=f"bootstrap resamples of the images (default 1000, at most "
@@ -61,7 +64,7 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: st
     parser.add_argument("--seed", type=_seed, default=0,
                         help="seed of the resampling (default 0)")
     if score_threshold:
-        add_score_threshold(parser, default=0.5,
+        add_score_threshold(parser, default=score_default,
                             help="score threshold of the F1 number (default 0.5; COCO only)")
 
 
@@ -91,7 +94,7 @@ def add_parser(commands) -> None:
     compare.add_argument("--iou-type", default=None,
                          choices=sorted({t for types in _IOU_TYPES.values() for t in types}),
                          help="what to compare, coco and lvis only (default: bbox)")
-    add_bootstrap_options(compare, resamples_flag="--bootstrap")
+    add_bootstrap_options(compare, resamples_flag="--bootstrap", score_default=None)
     compare.add_argument("--threads", type=_positive_int, default=None, metavar="N",
                          help="threads for the resamples (and the matching of the COCO and VOC "
                          "evaluations) (default: every core of the machine); the numbers are "
@@ -138,6 +141,9 @@ def _check_protocol_options(args) -> None:
         takers = ", ".join(takers[:-1]) + " or " + takers[-1] if len(takers) > 1 else takers[0]
         raise _UsageError(f"--iou-type {args.iou_type} needs --protocol {takers}")
     args.iou_type = args.iou_type or "bbox"
+    if args.score_threshold is not None and args.protocol != "coco":
+        raise _UsageError("--score-threshold is F1's threshold, a COCO number: it needs "
+                          "--protocol coco")
     if args.protocol != "openimages":
         for flag in ("labels", "hierarchy", "classes", "expand_detections"):
             if getattr(args, flag):
@@ -157,7 +163,8 @@ def _run_coco(args):
                for path in args.dt]
     labels = category_labels(prepare(results[0].dataset, results[0].params))
     names = (*results[0].stat_names, F1_NAME, OLRP_NAME, *(f"AP[{n}]" for n in labels))
-    return results, names, partial(compare_coco, score_threshold=args.score_threshold)
+    return results, names, partial(compare_coco, score_threshold=0.5 if args.score_threshold is None
+                                   else args.score_threshold)
 
 
 def _run_voc(args):

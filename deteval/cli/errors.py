@@ -52,7 +52,8 @@ def add_parser(commands) -> None:
                         help="also compute optimal LRP, its components and moLRP")
     add_json_output(errors, help="write the numbers as JSON")
     _add_input_options(errors, GT_FORMATS, DETECTION_FORMATS)
-    errors.set_defaults(parser=errors)
+    # --iou-type not given is None: keypoints with --protocol crowdpose, bbox otherwise
+    errors.set_defaults(parser=errors, iou_type=None)
 
 
 def _background(text: str) -> float:
@@ -106,6 +107,24 @@ def _lrp_text(result) -> str:
     return "\n".join(f"{name:<14} {value:.3f}" for name, value in result.summary().items())
 
 
+#: The reader options (dest, flag) ``--protocol lvis`` does not read: the LVIS files are
+#: read by :func:`~deteval.io.lvis.read_lvis` as they are.
+_NOT_LVIS = (("gt_format", "--gt-format"), ("dt_format", "--dt-format"),
+             ("classes", "--classes"), ("images", "--images"), ("one_based", "--one-based"),
+             ("gt_box_format", "--gt-box-format"), ("names", "--names"),
+             ("box_format", "--box-format"), ("match_by", "--match-by"))
+
+
+def _refuse_lvis_readers(args) -> None:
+    """An input option given with ``--protocol lvis``, which reads the LVIS files itself
+    (the option would be ignored): a usage error."""
+    given = [flag for dest, flag in _NOT_LVIS if getattr(args, dest, None) not in (None, False)]
+    if given:
+        raise _UsageError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not "
+                          "apply to --protocol lvis (GT is an LVIS file, DT an LVIS results "
+                          "file, read as they are)")
+
+
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..diagnostics._tide_rules import check_protocol
     from ..diagnostics.lrp import lrp
@@ -114,14 +133,15 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from .draw import geometry, read_shapes
 
     check_outputs(args, files=[("--json", args.json)])
-    if args.protocol == "crowdpose" and args.iou_type == "bbox":   # bbox: the default
-        args.iou_type = "keypoints"
+    if args.iou_type is None:       # (an explicit --iou-type bbox is crowdpose's error)
+        args.iou_type = "keypoints" if args.protocol == "crowdpose" else "bbox"
     options = geometry(args)
     if options["dilation_ratio"] is None:
         options["dilation_ratio"] = 0.02
     check_protocol(args.protocol, args.iou_type, args.rules)   # before reading the files
     lrp_options = _lrp_options(args, options) if args.lrp else {}
     if args.protocol == "lvis":   # the LVIS keys: read by error_attribution from the files
+        _refuse_lvis_readers(args)
         dataset, detections = args.gt, args.dt
     else:
         gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")

@@ -85,6 +85,9 @@ class TideRules:
         one (COCO's ignored non-crowd objects).
     group_max_dets : int, optional
         Detections matched per (image, class), COCO's ``maxDets`` (default: all).
+    cap : int, optional
+        The protocol's cap on detections as the result's settings report it (``max_dets``),
+        where ``max_dets`` is not it: LVIS's per image, CrowdPose's per image and class.
     """
 
     protocol: str
@@ -101,6 +104,7 @@ class TideRules:
     image_order: np.ndarray | None = None
     region_crowd: np.ndarray | None = None
     group_max_dets: int | None = None
+    cap: int | None = None
 
 
 def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
@@ -223,8 +227,8 @@ def _lvis_rules(lvis: Any, detections: Detections, iou_type: str, floor: float,
     gt_ok = (gt.area > 0) & (gt.area < np.inf)
     present = np.unique((gt.image_index * n_k + gt.category_index)[gt_ok])
     dt_key = detections.image_index * n_k + np.maximum(detections.category_index, 0)
-    evaluated = (top_per_image(detections.image_index, detections.scores,
-                               LVIS.max_detections if max_dets is None else max_dets)
+    cap = LVIS.max_detections if max_dets is None else max_dets
+    evaluated = (top_per_image(detections.image_index, detections.scores, cap)
                  & (detections.category_index >= 0)
                  & (detections.area > 0) & (detections.area < np.inf)
                  & (np.isin(dt_key, present) | np.isin(dt_key, lvis.negative_keys)))
@@ -238,7 +242,7 @@ def _lvis_rules(lvis: Any, detections: Detections, iou_type: str, floor: float,
                      dt_evaluated=evaluated,
                      dt_lenient=np.isin(dt_key, lvis.not_exhaustive_keys),
                      gt_evaluated=gt_ok, image_order=_sorted_positions(dataset.images.ids),
-                     region_crowd=no_crowd)
+                     region_crowd=no_crowd, cap=cap)
 
 
 def _sorted_positions(ids: np.ndarray) -> np.ndarray:
@@ -266,7 +270,8 @@ def _crowdpose_rules(dataset: Dataset, detections: Detections, floor: float,
                      coco_scorer(CROWDPOSE, np.argsort(dataset.categories.ids, kind="stable")),
                      dt_evaluated=scored, image_order=_sorted_positions(dataset.images.ids),
                      region_crowd=gt.iscrowd.copy(),
-                     group_max_dets=20 if max_dets is None else max_dets)
+                     group_max_dets=20 if max_dets is None else max_dets,
+                     cap=20 if max_dets is None else max_dets)
 
 
 def coco_scorer(params: Any, columns: np.ndarray) -> Scorer:

@@ -222,8 +222,10 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
     background_threshold : float, default 0.1
         Background threshold, in ``[0, pos_threshold]``.
     max_dets : int, optional
-        Detections kept per image, all classes together (as tidecv). Default: 100 for
-        ``protocol="coco"``, every detection for VOC.
+        Detections kept per image, all classes together (as tidecv), for COCO (default 100),
+        VOC (default: every detection) and LVIS (default 300, lvis-api's); per image and
+        class for CrowdPose (default 20, its ``maxDets``). ``settings["max_dets"]`` is the
+        cap applied.
     rules : {"deteval", "tidecv"}
         ``"tidecv"`` reproduces tidecv 1.0.1 exactly, including its ordering of tied scores
         in the fixed runs (docs/diagnostics/tide.md §6.1); ``"deteval"`` keeps ties in their
@@ -409,8 +411,8 @@ def _attribute(dataset: Dataset, detections: Detections, tide: TideRules, pos: f
     run = _Run(dt_class, detections.scores, seq, kept, tp, ignored, error, fix_class,
                gt_class, missed)
     settings = {"pos_threshold": pos, "background_threshold": bg,
-                "max_dets": tide.max_dets, "rules": rules, "protocol": tide.protocol,
-                "iou_type": tide.iou_type}
+                "max_dets": tide.max_dets if tide.cap is None else tide.cap, "rules": rules,
+                "protocol": tide.protocol, "iou_type": tide.iou_type}
     return _scores(run, class_ids, class_names, rules, tide, settings)
 
 

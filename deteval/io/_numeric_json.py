@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._threads import resolve_threads, thread_map
-from ._numeric_template import GlueTemplate, byte_windows, word_numbers
+from ._numeric_template import GlueTemplate, _eight_digits, byte_windows, word_numbers
 
 __all__ = ["PIECE_BYTES", "numeric_results_columns", "parse_numbers"]
 
@@ -687,15 +687,6 @@ def _count_first(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             return count, below.view(np.int8)
         np.copyto(at, below.view(np.int8) + np.int8(8 * k), where=below < 8)
     return count, at
-
-
-def _eight_digits(words: np.ndarray) -> np.ndarray:
-    """The value of each word's 8 bytes read as decimal digits 0..9, the first byte the
-    most significant (three multiply-and-shift rounds, pairs then quads then octets)."""
-    words = ((words * np.uint64(10)) + (words >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
-    words = ((words * np.uint64(100)) + (words >> np.uint64(16))) & np.uint64(
-        0x0000FFFF0000FFFF)
-    return ((words * np.uint64(10000)) + (words >> np.uint64(32))) & np.uint64(0xFFFFFFFF)
 
 
 def _exponents(chars, words_at, base, epos, length, has_exp, out) -> np.ndarray:
