@@ -222,3 +222,26 @@ def test_options_of_another_protocol_are_usage_errors(tmp_path, protocol, argv, 
     status, _, err = run("compare", tmp_path / "gt.json", tmp_path / "dt.json",
                          tmp_path / "dt.json", "--protocol", protocol, "--bootstrap", 5, *argv)
     assert status == 2 and message in err, err
+
+
+def test_openimages_results_of_other_labels_or_expansion_are_refused(tmp_path):
+    """The same detections evaluated with other image-level labels, or with the detections
+    expanded up the hierarchy, are not two models: compare refuses them (both change mAP)."""
+    case = Case("openimages", tmp_path)
+    a = case.evaluate("a")
+    with open(case.kwargs["image_labels"]) as f:
+        rows = [line.split(",") for line in f.read().splitlines()[1:]]
+    flipped = [(i, lab, "0" if c == "1" else "1") if n % 2 == 0 else (i, lab, c)
+               for n, (i, lab, c) in enumerate(rows)]
+    other_labels = _write_rows(tmp_path / "flipped.csv", "ImageID,LabelName,Confidence",
+                               flipped)
+    relabelled = deteval.evaluate_openimages(case.paths["gt"], case.paths["a"],
+                                             image_labels=other_labels,
+                                             hierarchy=case.kwargs["hierarchy"],
+                                             classes=a.classes)
+    expanded = case.evaluate("a", classes=a.classes, expand_detections=True)
+    for other in (relabelled, expanded):
+        assert other.mean_ap != a.mean_ap   # else the case would not show anything
+        with pytest.raises(ValueError, match="compare needs the same"):
+            case.compare([a, other], n_resamples=5)
+    assert case.compare([a, case.evaluate("same")], n_resamples=5) is not None

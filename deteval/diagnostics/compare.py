@@ -571,8 +571,9 @@ def compare_openimages(results: Sequence[Any], *, n_resamples: int = 1000,
 
 def _openimages_fingerprint(result: Any) -> tuple:
     """What two Open Images results of one ground truth share: the label map, the images,
-    the (expanded) boxes."""
+    the (expanded) boxes, the verified (image, class) pairs of the image-level labels and
+    whether detections were expanded up the hierarchy."""
     gt = result.gt
     return (tuple(result.classes), np.asarray(result.image_ids, dtype=str),
             np.asarray(gt.image_id, dtype=str), np.asarray(gt.label, dtype=str), gt.xyxy,
-            gt.group_of)
+            gt.group_of, result.verified, result.expand_detections)

@@ -103,6 +103,12 @@ class OpenImagesResult:
     gt_source_row, dt_source_row : ndarray of int64
         Row of each row of ``gt`` (``detections``) in the input before the hierarchy
         expansion (``arange`` without expansion).
+    verified : ndarray of int64, shape (V,), optional
+        The verified (image, class) pairs, sorted, as ``image position * K + class``: the
+        image-level labels (present or absent) and the classes with a box in each image.
+        Only detections of these pairs are evaluated.
+    expand_detections : bool
+        Whether the detections were expanded up the hierarchy.
     """
 
     classes: tuple[str, ...]
@@ -119,6 +125,8 @@ class OpenImagesResult:
     image_ids: np.ndarray | None = None
     gt_source_row: np.ndarray | None = None
     dt_source_row: np.ndarray | None = None
+    verified: np.ndarray | None = None
+    expand_detections: bool = False
 
     def summary(self) -> str:
         """Text summary: mAP and the number of classes evaluated."""
@@ -387,7 +395,9 @@ def evaluate_openimages(gt_boxes: OIDBoxes | str | os.PathLike,
     return OpenImagesResult(classes, frozen(ap), mean_ap, frozen(num_gt), frozen(num_tp),
                             frozen(num_fp), gt, dt, frozen(status), table, tuple(notes),
                             image_ids=frozen(images), gt_source_row=frozen(gt_rows.astype(
-                                np.int64)), dt_source_row=frozen(dt_rows.astype(np.int64)))
+                                np.int64)), dt_source_row=frozen(dt_rows.astype(np.int64)),
+                            verified=frozen(verified.astype(np.int64)),
+                            expand_detections=bool(expand_detections))
 
 
 def _accumulate(match, dt_key, dt_score, gt_key, gt_group, n_class, num_gt):
