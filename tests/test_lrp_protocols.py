@@ -301,3 +301,32 @@ def test_cli_calibration_refuses_an_option_the_protocol_does_not_read(flags, tmp
     assert main(["calibration", *write_pair(tmp_path, gt, dt), *flags],
                 stdout=io.StringIO(), stderr=err) == 2
     assert "does not apply to --protocol" in err.getvalue()
+
+
+def test_cli_calibration_of_voc_at_another_threshold_evaluates_voc_there(tmp_path):
+    import dataclasses
+
+    gt, dt = make_dataset(82, segmentation=False)
+    out_json = tmp_path / "c.json"
+    err = io.StringIO()
+    assert main(["calibration", *write_pair(tmp_path, gt, dt), "--protocol", "voc2007",
+                 "--iou-threshold", "0.7", "--json", str(out_json)],
+                stdout=io.StringIO(), stderr=err) == 0, err.getvalue()
+    at_07 = deteval.evaluate_voc(gt, dt, params=dataclasses.replace(VOC2007,
+                                                                   iou_thresholds=(0.7,)))
+    expected = deteval.calibration(at_07, iou_threshold=0.7)
+    assert json.loads(out_json.read_text()) == plain(expected.to_dict())
+    assert expected.dece != deteval.calibration(deteval.evaluate_voc(gt, dt)).dece
+
+
+@pytest.mark.parametrize("protocol, tau, shown", [("openimages", "0.7", "0.50 only"),
+                                                  ("lvis", "0.72", "0.50, 0.55"),
+                                                  ("crowdpose", "0.3", "0.95 only")])
+def test_cli_calibration_names_the_thresholds_a_protocol_evaluates(protocol, tau, shown,
+                                                                   tmp_path):
+    gt, dt = make_dataset(1, segmentation=False)
+    err = io.StringIO()
+    assert main(["calibration", *write_pair(tmp_path, gt, dt), "--protocol", protocol,
+                 "--iou-threshold", tau], stdout=io.StringIO(), stderr=err) == 2
+    assert f"--iou-threshold {tau}: the {protocol} protocol evaluates IoU" in err.getvalue()
+    assert shown in err.getvalue()

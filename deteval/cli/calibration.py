@@ -75,10 +75,14 @@ def _evaluate(args):
     if protocol == "coco":
         return None
     if protocol.startswith("voc"):
+        import dataclasses
+
         from ..protocols.voc import VOC2007, VOC2012, evaluate_voc
 
-        return evaluate_voc(args.gt, args.dt, params=VOC2007 if protocol == "voc2007"
-                            else VOC2012)
+        params = dataclasses.replace(VOC2007 if protocol == "voc2007" else VOC2012,
+                                     iou_thresholds=(args.iou_threshold,))
+        return evaluate_voc(args.gt, args.dt, params=params)
+    _check_threshold(protocol, args.iou_threshold)
     if protocol == "lvis":
         from ..protocols.lvis import evaluate_lvis
 
@@ -95,6 +99,18 @@ def _evaluate(args):
 
     return evaluate_openimages(args.gt, args.dt, image_labels=args.labels,
                                hierarchy=args.hierarchy)
+
+
+def _check_threshold(protocol: str, tau: float) -> None:
+    """``--iou-threshold`` among the thresholds ``protocol`` evaluates (Open Images: 0.5;
+    LVIS and CrowdPose: COCO's ten), else a usage error naming them."""
+    from ._common import _UsageError
+
+    allowed = (0.5,) if protocol == "openimages" else tuple(0.5 + 0.05 * i for i in range(10))
+    if min(abs(tau - t) for t in allowed) > 1e-9:
+        shown = ", ".join(f"{t:.2f}" for t in allowed)
+        raise _UsageError(f"--iou-threshold {tau:g}: the {protocol} protocol evaluates IoU "
+                          f"{shown} only")
 
 
 def _fmt(value) -> str:
