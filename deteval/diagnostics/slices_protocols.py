@@ -124,7 +124,8 @@ def protocol_slices(result: Any, *, by: Any = None, tags: Any = None, images: An
         Image slices: the protocol's numbers by name (LVIS: its 13 stats, with ``AR`` the
         ``AR@300`` one; CrowdPose: its 9; Open Images: ``AP`` and ``AP50``, both the mAP@0.5 of the
         slice; VOC: ``AP``, the slice's ``mean_ap``, and with several IoU thresholds its
-        ``mAP@t`` at each, named as :func:`~deteval.bootstrap_voc` names them);
+        ``mAP@t`` at each, named as :func:`~deteval.bootstrap_voc` names them, ``AP50`` and
+        ``AP75`` the ones at 0.5 and 0.75);
         equal to the protocol run on the slice's images (VOC: :func:`~deteval.evaluate_voc`
         with ``image_ids`` the slice's). ``settings["protocol"]`` is the kind (``"voc"``).
 
@@ -249,10 +250,16 @@ def _image_slice(kind: str, result: Any, weighted: Any, key: str, label: str,
 
 def _voc_stats(weighted: Any, numbers: Any) -> dict:
     """A VOC slice's stats from :meth:`WeightedVOC.numbers`' ``mAP`` and ``mAP@t`` (the
-    per-class AP left out): ``AP`` the mAP, -1 where undefined."""
+    per-class AP left out): ``AP`` the mAP, -1 where undefined; with several thresholds,
+    ``mAP@0.50`` and ``mAP@0.75`` also listed as ``AP50`` and ``AP75`` (detectron2's names,
+    which the slice table reads)."""
     head = [n for n in weighted.names if not n.startswith("AP[")]
-    return {"AP" if n == "mAP" else n: -1.0 if np.isnan(v) else float(v)
-            for n, v in zip(head, numbers)}
+    stats = {"AP" if n == "mAP" else n: -1.0 if np.isnan(v) else float(v)
+             for n, v in zip(head, numbers)}
+    for t, name in zip(weighted.params.iou_thresholds, head[1:]):
+        if t in (0.5, 0.75):
+            stats.setdefault(f"AP{round(100 * t)}", stats[name])
+    return stats
 
 
 def _column_ids(kind: str, result: Any, weighted: Any) -> np.ndarray:
