@@ -247,7 +247,7 @@ def test_voc_refuses_object_slices_and_a_result_without_match_table():
         deteval.slices(result, dt)
     evaluator = deteval.Evaluator(gt, protocol="voc2012")
     evaluator.update(dt)
-    with pytest.raises(ValueError, match="slices of a VOC result: .*match table"):
+    with pytest.raises(ValueError, match="slices need a result of evaluate_voc .*match table"):
         deteval.slices(evaluator.compute(), tags=tags)
 
 
@@ -301,3 +301,6 @@ def test_cli_voc_slices_of_a_voc_folder_by_file_name(tmp_path):
                if halves[name]["half"] == s["value"]]
         alone = deteval.evaluate_voc(folder, tmp_path / "dt.json", image_ids=ids)
         assert (s["stats"]["AP"], s["n_images"]) == (alone.mean_ap, len(ids))
+    # An image key without tags: the folder's records have none.
+    status, _, err = _run("voc", tmp_path / "voc", tmp_path / "dt.json", "--slice", "half")
+    assert status == 2 and "is read as voc: give the tags with --slice-file" in err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _report_voc, _voc_json, _voc_preset, _write_json
+from ._common import _report_voc, _UsageError, _voc_json, _voc_preset, _write_json
 from ._lrp import add_lrp_option, lrp_of, print_lrp
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
@@ -55,7 +55,15 @@ def run(args, out: TextIO, err: TextIO) -> int:
     check_outputs(args, files=[("--json", args.json), ("--table", args.table)])
     check_table(args)
     preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{args.year}"
+    if args.slices:   # an object property: refused before anything is read
+        from ..diagnostics.slices_protocols import check_keys
+
+        check_keys(args.slices, "voc")
     inputs = _read_inputs(args)
+    if args.slices and not args.slice_file and inputs.gt_format != "coco":
+        raise _UsageError(f"--slice reads image keys of a COCO ground truth's image records; "
+                          f"{args.gt} is read as {inputs.gt_format}: give the tags with "
+                          "--slice-file (by image id or file name)")
     options = ({} if args.iou_thresholds is None
                else {"iou_thresholds": tuple(args.iou_thresholds)})
     result = evaluate_voc(inputs.dataset, inputs.detections, params=_voc_preset(preset),

@@ -183,8 +183,9 @@ def _weighted(result: Any) -> tuple[str, Any, Any]:
 
         try:
             weighted = WeightedVOC(result)
-        except ValueError as error:     # a streaming Evaluator's result: no match table
-            raise ValueError(f"slices of a VOC result: {error}") from None
+        except ValueError:              # a streaming Evaluator's result: no match table
+            raise ValueError("slices need a result of evaluate_voc (with its match table); "
+                             "a streaming Evaluator's result keeps none") from None
         return "voc", weighted, result.dataset
     if isinstance(result, LVISResult):
         from .bootstrap_lvis import WeightedLVIS
