@@ -1,7 +1,9 @@
-"""Slices of LVIS, CrowdPose and Open Images results (deteval/diagnostics/slices_protocols.py,
-docs/diagnostics/slices.md §7): each image slice's numbers equal the protocol run on a
-ground truth and detections cut down to the slice's images, bit for bit; the object
-properties each protocol cannot slice exactly are refused; the command line."""
+"""Slices of LVIS, CrowdPose, Open Images and Pascal VOC results
+(deteval/diagnostics/slices_protocols.py, docs/diagnostics/slices.md §7): each image slice's
+numbers equal the protocol run on a ground truth and detections cut down to the slice's
+images (VOC: ``evaluate_voc(..., image_ids=...)``), bit for bit; a slice's interval is the
+protocol's bootstrap with the slice's images drawn; the object properties each protocol
+cannot slice exactly are refused; the command line."""
 
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ from lvisgen import make_lvis_dataset
 
 import deteval
 from deteval.cli import main
+from deteval.demo import make_demo
+from deteval.diagnostics.bootstrap_voc import voc_number_names
+from deteval.diagnostics.slices import OBJECT_SLICES
 from deteval.diagnostics.slices_protocols import protocol_slice_interval, protocol_slices
 
 
@@ -150,3 +155,152 @@ def test_cli_slices(tmp_path):
     (boxes, dets), options = oidgen.write_problem(tmp_path)
     status, _, err = _run("openimages", boxes, dets, "--slice", "size")
     assert status != 0 and "Open Images has no area ranges" in err
+
+
+# ------------------------------------------------------------------------------------------
+# Pascal VOC
+# ------------------------------------------------------------------------------------------
+
+VOC_PRESETS = {"voc2007": deteval.VOC2007, "voc2012": deteval.VOC2012,
+               "detectron2": deteval.DETECTRON2_VOC2007}
+
+
+def _voc_data(seed: int) -> tuple[dict, list, dict]:
+    """A demo set with difficult objects (``iscrowd``) and a tag ``group`` (some untagged)."""
+    gt, dt = make_demo(seed=seed, n_images=24)
+    for i, annotation in enumerate(gt["annotations"]):
+        if i % 6 == 2:
+            annotation["iscrowd"] = 1
+    return gt, dt, _tag(gt, seed)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("preset", list(VOC_PRESETS))
+def test_voc_image_slices_equal_evaluate_voc_on_those_images(preset, seed):
+    gt, dt, tags = _voc_data(seed)
+    # Evaluated images: all but a few (a slice holds only its evaluated images).
+    evaluated = [image["id"] for image in gt["images"]][2:]
+    result = deteval.evaluate_voc(gt, dt, params=VOC_PRESETS[preset], image_ids=evaluated)
+    sliced = deteval.slices(result, by=["group"], tags=tags)
+    assert [s.value for s in sliced] == sorted({t["group"] for t in tags.values()} - {""})
+    assert sliced.settings == {"protocol": "voc"}
+    several = len(result.params.iou_thresholds) > 1
+    assert sliced.overall["AP"] == result.mean_ap
+    differs = False
+    for s in sliced:
+        ids = sorted(_ids(tags, s.value) & set(evaluated))
+        alone = deteval.evaluate_voc(gt, dt, params=VOC_PRESETS[preset], image_ids=ids)
+        expected = {"AP": -1.0 if np.isnan(alone.mean_ap) else alone.mean_ap}
+        if several:       # detectron2: each threshold's mAP too, AP50 and AP75 by name
+            names = voc_number_names(alone)[1:1 + len(alone.map)]
+            expected.update(zip(names, alone.map.tolist()))
+            expected.update(AP50=alone.map[0], AP75=alone.map[5])
+        assert s.stats == expected
+        assert (s.kind, s.n_images, s.interval) == ("image", len(ids), None)
+        assert s.n_gt == int(alone.n_positives.sum())
+        assert s.n_detections == int(alone.n_detections.sum())
+        differs |= s.stats["AP"] != result.mean_ap
+    assert differs        # the slices are not the whole evaluation
+
+
+@pytest.mark.parametrize("preset", ["voc2007", "voc2012"])
+def test_voc_slice_interval_is_bootstrap_voc_with_the_same_draws(preset):
+    gt, dt, tags = _voc_data(4)
+    result = deteval.evaluate_voc(gt, dt, params=VOC_PRESETS[preset])
+    B, seed = 25, 3
+    interval = protocol_slice_interval(n_resamples=B, seed=seed)
+    sliced = deteval.slices(result, by="group", tags=tags, interval=interval)
+    ids = np.asarray(result.params.image_ids)
+    finite = 0
+    for s in sliced:
+        alone = deteval.evaluate_voc(gt, dt, params=VOC_PRESETS[preset],
+                                     image_ids=sorted(_ids(tags, s.value)))
+        columns = np.flatnonzero(np.isin(ids, list(_ids(tags, s.value))))
+        # Weight 1 on the slice's images is the slice evaluated alone.
+        ones = np.zeros((1, len(ids)), dtype=np.int64)
+        ones[0, columns] = 1
+        assert deteval.bootstrap_voc(result, weights=ones).samples[0, 0] == alone.mean_ap
+        # The interval: the slice's images drawn with replacement, the others weight 0.
+        rng = np.random.default_rng(seed)
+        weights = np.zeros((B, len(ids)), dtype=np.int64)
+        for b, draw in enumerate(columns[rng.integers(0, len(columns), (B, len(columns)))]):
+            np.add.at(weights[b], draw, 1)
+        expected = deteval.bootstrap_voc(result, weights=weights).interval("mAP")
+        assert np.array_equal(s.interval, expected, equal_nan=True)
+        # ... which is the bootstrap of the slice alone with the same seed.
+        assert np.array_equal(s.interval, deteval.bootstrap_voc(
+            alone, n_resamples=B, seed=seed).interval("mAP"), equal_nan=True)
+        finite += bool(np.isfinite(s.interval).all() and s.interval[0] < s.interval[1])
+    assert finite
+
+
+def test_voc_refuses_object_slices_and_a_result_without_match_table():
+    gt, dt, tags = _voc_data(1)
+    result = deteval.evaluate_voc(gt, dt)
+    for key in OBJECT_SLICES:
+        with pytest.raises(ValueError, match=f"slices by '{key}' are not available for VOC "
+                           "results: the VOC protocol has no area ranges"):
+            deteval.slices(result, by=["group", key], tags=tags)
+    # Every key of the tags, and no object property, by default.
+    assert {s.key for s in deteval.slices(result, tags=tags)} == {"group"}
+    with pytest.raises(TypeError, match="takes no detections"):
+        deteval.slices(result, dt)
+    evaluator = deteval.Evaluator(gt, protocol="voc2012")
+    evaluator.update(dt)
+    with pytest.raises(ValueError, match="slices need a result of evaluate_voc .*match table"):
+        deteval.slices(evaluator.compute(), tags=tags)
+
+
+def test_cli_voc_slices(tmp_path):
+    gt, dt, tags = _voc_data(2)
+    for image in gt["images"]:
+        image["site"] = ["north", "south", "east"][image["id"] % 3]
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dt))
+    (tmp_path / "tags.json").write_text(json.dumps({str(k): v for k, v in tags.items()}))
+    out_json = tmp_path / "out.json"
+    status, out, err = _run("voc", tmp_path / "gt.json", tmp_path / "dt.json", "--year", 2007,
+                            "--slice", "site", "--slice-file", tmp_path / "tags.json",
+                            "--ci", 12, "--seed", 4, "--json", out_json)
+    assert status == 0, err
+    assert "site=north" in out and "group=" in out and "worst slices by AP" in out
+    result = deteval.evaluate_voc(gt, dt, params=deteval.VOC2007)
+    expected = deteval.slices(result, by=["site", "group"], tags=tags, images=gt,
+                              interval=protocol_slice_interval(n_resamples=12, seed=4))
+    payload = json.loads(out_json.read_text())
+    assert payload["slices"] == json.loads(json.dumps(expected.to_dict()))
+    assert all(s["interval"] is not None for s in payload["slices"]["slices"])
+    assert payload["intervals"] == json.loads(json.dumps(deteval.bootstrap_voc(
+        result, n_resamples=12, seed=4).to_dict()))
+
+    status, _, err = _run("voc", tmp_path / "gt.json", tmp_path / "dt.json", "--slice", "size")
+    assert status != 0 and "slices by 'size' are not available for VOC results" in err
+
+
+def test_cli_voc_slices_of_a_voc_folder_by_file_name(tmp_path):
+    """Ground truth in another format: the tags name the images by file name."""
+    gt, dt, _ = _voc_data(3)
+    dataset = deteval.read_coco_gt(gt)
+    deteval.write_gt(dataset, tmp_path / "voc", "voc")
+    (tmp_path / "dt.json").write_text(json.dumps(
+        {"images": gt["images"], "categories": gt["categories"], "annotations": dt}))
+    halves = {image["file_name"]: {"half": "a" if k % 2 else "b"}
+              for k, image in enumerate(gt["images"])}
+    (tmp_path / "tags.json").write_text(json.dumps(halves))
+    out_json = tmp_path / "out.json"
+    status, _, err = _run("voc", tmp_path / "voc", tmp_path / "dt.json", "--slice-file",
+                          tmp_path / "tags.json", "--json", out_json)
+    assert status == 0, err
+    payload = json.loads(out_json.read_text())
+    folder = deteval.read_gt(tmp_path / "voc", "voc")
+    assert payload["map"] == deteval.evaluate_voc(folder, tmp_path / "dt.json").map.tolist()
+    slices = payload["slices"]["slices"]
+    assert [s["value"] for s in slices] == ["a", "b"]
+    for s in slices:
+        ids = [i for i, name in zip(folder.images.ids.tolist(), folder.images.file_names)
+               if halves[name]["half"] == s["value"]]
+        alone = deteval.evaluate_voc(folder, tmp_path / "dt.json", image_ids=ids)
+        assert (s["stats"]["AP"], s["n_images"]) == (alone.mean_ap, len(ids))
+    # An image key without tags: the folder's records have none.
+    status, _, err = _run("voc", tmp_path / "voc", tmp_path / "dt.json", "--slice", "half")
+    assert status == 2 and "is read as voc: give the tags with --slice-file" in err

@@ -287,6 +287,7 @@ class _Inputs(NamedTuple):
     box_format: str | None     # the layout the detection boxes were read in
     class_names: bool          # class indices mapped through --names
     dt_format: str
+    gt_format: str = "coco"    # the ground truth's (coco: its image records have keys too)
 
 
 # The box layout each detection format stores (txt and csv: --box-format).
@@ -349,4 +350,5 @@ def _read_inputs(args, *, repair_polygons: bool = False) -> _Inputs:
         raise FormatError(error.message, source=source, record=error.record, hint=error.hint,
                           cli_hint=cli_hint) from None
     box_format = _STORED_BOX_FORMAT.get(dt_format, options.get("box_format", "xyxy"))
-    return _Inputs(dataset, detections, notes, box_format, "names" in options, dt_format)
+    return _Inputs(dataset, detections, notes, box_format, "names" in options, dt_format,
+                   gt_format)

@@ -1,5 +1,5 @@
 """``--ci B`` (with ``--confidence`` and ``--seed``) and ``--slice KEY`` / ``--slice-file``
-of ``deteval lvis``, ``crowdpose`` and ``openimages``: image-bootstrap intervals of the
+of ``deteval lvis``, ``crowdpose``, ``openimages`` and ``voc``: image-bootstrap intervals of the
 protocol's numbers (docs/diagnostics/bootstrap.md §13) and its numbers per image slice
 (docs/diagnostics/slices.md §7), printed after the summary and added to ``--json``."""
 
@@ -31,15 +31,17 @@ def print_intervals(intervals, out) -> None:
         print(intervals.table(), file=out)
 
 
-def add_protocol_slice_options(parser, *, records: bool) -> None:
+def add_protocol_slice_options(parser, *, records: bool, size: bool | None = None) -> None:
     """``--slice KEY`` (repeatable) and ``--slice-file TAGS`` (``records``: the ground
-    truth's image records have keys too)."""
+    truth's image records have keys too; ``size``: the protocol has area ranges, default
+    ``records``)."""
+    size = records if size is None else size
     parser.add_argument("--slice", dest="slices", action="append", metavar="KEY",
                         help="also report the numbers per slice: an image key of "
                         + ("the ground truth's images records or of " if records else "")
                         + "--slice-file (one slice per value; equal to the protocol run on "
                         "those images)" + (", or 'size' (the protocol's area ranges)"
-                                           if records else "") + "; repeatable")
+                                           if size else "") + "; repeatable")
     parser.add_argument("--slice-file", metavar="TAGS", help="image tags: a CSV (an "
                         + ("image_id or file_name" if records else "ImageID (image_id)")
                         + " column, a column per key) or a JSON {image id: {key: value}}; "

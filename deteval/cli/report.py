@@ -111,10 +111,10 @@ def _diagnostic_settings(args) -> dict:
     if args.dt_b is not None and (keys or tags):
         raise _UsageError("--slice and --slice-file are of a one-run report (GT DT)")
     if args.protocol != "coco" and keys:
-        from ..report._voc_slices import check_keys
+        from ..report._diagnostics import check_slice_keys
 
         try:
-            check_keys(keys, args.protocol)
+            check_slice_keys(keys, args.protocol)
         except ValueError as error:
             raise _UsageError(f"--slice: {error}") from None
     slices = None

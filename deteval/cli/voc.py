@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ._common import _report_voc, _voc_json, _voc_preset, _write_json
+from ._common import _report_voc, _UsageError, _voc_json, _voc_preset, _write_json
 from ._lrp import add_lrp_option, lrp_of, print_lrp
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
+from ._protocol_diagnostics import (
+    add_interval_options,
+    add_protocol_slice_options,
+    diagnostics_of,
+    print_diagnostics,
+)
 from ._shared_options import add_iou_thresholds, add_json_output, add_threads
 from ._table import add_table_options, check_table, write_table_output
 from .check import run_checks
@@ -35,39 +41,43 @@ def add_parser(commands) -> None:
     _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
     add_threads(voc)
     add_lrp_option(voc)
-    from .compare import add_bootstrap_options
-
-    add_bootstrap_options(voc.add_argument_group("confidence intervals"),
-                          resamples_flag="--ci", score_threshold=False)
+    add_interval_options(voc)
+    add_protocol_slice_options(voc, records=True, size=False)
     voc.set_defaults(parser=voc)
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
+    from functools import partial
+
+    from ..diagnostics.bootstrap_voc import bootstrap_voc
     from ..protocols.voc import evaluate_voc
 
     check_outputs(args, files=[("--json", args.json), ("--table", args.table)])
     check_table(args)
     preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{args.year}"
+    if args.slices:   # an object property: refused before anything is read
+        from ..diagnostics.slices_protocols import check_keys
+
+        check_keys(args.slices, "voc")
     inputs = _read_inputs(args)
+    if args.slices and not args.slice_file and inputs.gt_format != "coco":
+        raise _UsageError(f"--slice reads image keys of a COCO ground truth's image records; "
+                          f"{args.gt} is read as {inputs.gt_format}: give the tags with "
+                          "--slice-file (by image id or file name)")
     options = ({} if args.iou_thresholds is None
                else {"iou_thresholds": tuple(args.iou_thresholds)})
     result = evaluate_voc(inputs.dataset, inputs.detections, params=_voc_preset(preset),
                           threads=args.threads, **options)
     hazards = run_checks(args, inputs, err)
-    intervals = None
-    if args.ci is not None:
-        from ..diagnostics.bootstrap_voc import bootstrap_voc
-
-        intervals = bootstrap_voc(result, n_resamples=args.ci, confidence=args.confidence,
-                                  seed=args.seed, threads=args.threads)
-    extra = {} if intervals is None else {"intervals": intervals.to_dict()}
+    # Image keys of the ground truth's records when it is a COCO file (other formats: tags).
+    intervals, sliced, extra = diagnostics_of(args, result,
+                                              partial(bootstrap_voc, threads=args.threads),
+                                              records=inputs.gt_format == "coco")
     lrp_result = lrp_of(args, result, extra)
     write_table_output(args, result)   # after what can fail: a failed run writes nothing
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, {**_voc_json(result, preset), "warnings": hazards, **extra})
     _report_voc(result, out, err)
-    if intervals is not None:
-        print(file=out)
-        print(intervals.table(), file=out)
+    print_diagnostics(intervals, sliced, out, err)
     print_lrp(lrp_result, out)
     return 0

@@ -152,6 +152,9 @@ class WeightedVOC:
         # Column of each row of the images table (-1: not evaluated); random resamples draw
         # the evaluated images in the ground truth's order, as bootstrap_coco does.
         column = index_in(result.dataset.images.ids, ctx.image_ids)
+        #: The weight column of each row of the images table (-1: not evaluated), and the
+        #: image id of each column (the slices read both).
+        self.column, self.image_ids = column, ctx.image_ids
         self._drawn = column.compress(ctx.image_ok & (column >= 0))
         order, bounds = np.asarray(result._order), np.asarray(result._bounds)
         status = result.matches.detection_status(0).take(order, axis=1)      # (T, n)

@@ -601,9 +601,9 @@ def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images:
     gt : Dataset, str, PathLike, dict or COCOResult
         Ground truth (then ``dt`` and ``options`` go to :func:`~deteval.evaluate_coco`), or
         a result of :func:`~deteval.evaluate_coco`, whose match table is reused. An
-        ``LVISResult``, ``CrowdPoseResult`` or ``OpenImagesResult`` is sliced by its own
-        protocol (:func:`~deteval.diagnostics.slices_protocols.protocol_slices`: image keys
-        and ``size``).
+        ``LVISResult``, ``CrowdPoseResult``, ``OpenImagesResult`` or ``VOCResult`` is sliced
+        by its own protocol (:func:`~deteval.diagnostics.slices_protocols.protocol_slices`:
+        image keys, and ``size`` for LVIS and CrowdPose).
     dt : Detections, str, PathLike, list, dict or ndarray, optional
     by : str or sequence of str, optional
         What to slice by, in this order: an object property (``"size"``, ``"aspect"``,
@@ -644,7 +644,7 @@ def slices(gt: Any, dt: Any = None, *, by: Any = None, tags: Any = None, images:
     """
     from ..protocols.coco import COCOResult, evaluate_coco
 
-    if type(gt).__name__ in ("LVISResult", "CrowdPoseResult", "OpenImagesResult"):
+    if type(gt).__name__ in ("LVISResult", "CrowdPoseResult", "OpenImagesResult", "VOCResult"):
         from .slices_protocols import protocol_slices  # their rules: slices.md §7
 
         if dt is not None or options:

@@ -10,8 +10,8 @@ costs dozens of evaluations) and the slices are asked for. Each reads the report
 with a VOC protocol, TIDE runs with ``protocol=`` the report's (the devkit's matching and
 AP), LRP and calibration read the VOC evaluation's own decisions (``lrp_of_result``,
 ``calibration(result)``), the intervals are :func:`deteval.bootstrap_voc`'s and the slices
-the VOC numbers per image slice (:mod:`._voc_slices`); ``notes["rules"]`` says which rule
-each panel used.
+the VOC numbers per image slice (:func:`deteval.slices` of the VOC result); ``notes["rules"]``
+says which rule each panel used.
 """
 
 from __future__ import annotations
@@ -63,10 +63,23 @@ def check_options(protocol: str, ci: Any, confidence: Any, seed: Any,
                              f"{protocol!r}; choose from {', '.join(allowed)}")
         slices = dict(slices)
         if protocol != "coco":
-            from ._voc_slices import check_keys
-
-            check_keys(slices.get("by"), protocol)
+            check_slice_keys(slices.get("by"), protocol)
     return ci, float(confidence), seed, slices
+
+
+def check_slice_keys(by: Any, protocol: str) -> list[str] | None:
+    """The keys of ``by`` as a list (None: every key of the tags), an object property the
+    report's protocol (VOC: any; LVIS: but ``size``) cannot slice refused by
+    :func:`deteval.diagnostics.slices_protocols.check_keys`, the message naming the report.
+
+    >>> check_slice_keys(["site"], "voc2007")
+    ['site']
+    """
+    from ..diagnostics.slices_protocols import check_keys
+
+    if protocol == "lvis":
+        return check_keys(by, "lvis", subject="an LVIS report")
+    return check_keys(by, "voc", subject="a VOC report")
 
 
 def _coco_at(run: Any, tau: float) -> Any:
@@ -161,28 +174,18 @@ def _intervals(run: Any, protocol: str, ci: int, confidence: float, seed: Any) -
 
 def _slices(result: Any, gt: Any, protocol: str, options: dict, ci: int | None,
             confidence: float, seed: Any) -> dict[str, Any]:
+    from ..diagnostics.slices import slices
+
     options = dict(options)
     if options.get("images") is None and isinstance(gt, (str, os.PathLike, dict)):
         options["images"] = gt
-    if protocol == "lvis":
-        from ..diagnostics.slices_protocols import protocol_slice_interval, protocol_slices
-
-        interval = None if ci is None else protocol_slice_interval(
-            n_resamples=ci, confidence=confidence, seed=seed)
-        return protocol_slices(result, interval=interval,
-                               **options).to_dict(worst=WORST_SLICES)
-    if protocol != "coco":
-        from ._voc_slices import voc_slices
-
-        return voc_slices(result, ci=ci, confidence=confidence, seed=seed,
-                          **options).to_dict(worst=WORST_SLICES)
-    from ..diagnostics.slices import slices
-
     interval = None
-    if ci is not None:
+    if ci is not None:   # LVIS and VOC: the protocol's own bootstrap of the slice alone
         from ..diagnostics.bootstrap import slice_interval
+        from ..diagnostics.slices_protocols import protocol_slice_interval
 
-        interval = slice_interval(n_resamples=ci, confidence=confidence, seed=seed)
+        make = slice_interval if protocol == "coco" else protocol_slice_interval
+        interval = make(n_resamples=ci, confidence=confidence, seed=seed)
     return slices(result, interval=interval, **options).to_dict(worst=WORST_SLICES)
 
 
