@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["AP_METHODS", "interpolated_average_precision"]
+__all__ = ["AP_METHODS", "envelope_at", "interpolated_average_precision"]
 
 #: The interpolation rules :func:`interpolated_average_precision` knows.
 AP_METHODS = ("voc11", "voc11-devkit", "all-points", "coco101")
@@ -69,6 +69,36 @@ _COCO101_THRESHOLDS = np.linspace(0.0, 1.0, 101)
 SAMPLED_RECALL_THRESHOLDS = {"voc11": _VOC11_THRESHOLDS,
                              "voc11-devkit": _VOC11_DEVKIT_THRESHOLDS,
                              "coco101": _COCO101_THRESHOLDS}
+
+
+def envelope_at(recall: np.ndarray, precision: np.ndarray,
+                thresholds: np.ndarray) -> np.ndarray:
+    """The precision envelope (running maximum from the right) read at the first point whose
+    recall reaches each threshold, 0 where none does: how the devkit's 11-point AP, COCO's
+    ``accumulate`` and lvis-api sample a curve.
+
+    Parameters
+    ----------
+    recall, precision : ndarray of float64, shape (n,)
+        The curve, recall non-decreasing (detections in descending score order).
+    thresholds : ndarray of float64, shape (T,)
+
+    Returns
+    -------
+    ndarray of float64, shape (T,)
+
+    Examples
+    --------
+    >>> envelope_at(np.array([0.5, 0.5, 1.0]), np.array([1.0, 0.5, 2 / 3]),
+    ...             np.array([0.0, 0.6, 1.0, 1.1])).tolist()
+    [1.0, 0.6666666666666666, 0.6666666666666666, 0.0]
+    """
+    envelope = np.maximum.accumulate(precision[::-1])[::-1]
+    first = np.searchsorted(recall, thresholds, side="left")
+    reached = first < len(recall)
+    samples = np.zeros(len(thresholds))
+    samples[reached] = envelope[first[reached]]
+    return samples
 
 
 def _curve(name: str, values: Any, *, allow_nan: bool) -> np.ndarray:
@@ -161,11 +191,8 @@ def interpolated_average_precision(recall: Any, precision: Any, *,
         thresholds = _VOC11_THRESHOLDS if method == "voc11" else _VOC11_DEVKIT_THRESHOLDS
         # max(precision[recall >= t]) = the running maximum from the right, read at the
         # first point reaching t (recall is sorted).
-        envelope = np.maximum.accumulate(prec[::-1])[::-1]
-        first = np.searchsorted(rec, thresholds, side="left")
         ap = 0.0
-        for index in first.tolist():
-            p = float(envelope[index]) if index < len(rec) else 0.0
+        for p in envelope_at(rec, prec, thresholds).tolist():
             ap = ap + p / 11.0  # in this order, as the references accumulate
         return ap
     if method == "all-points":
@@ -175,12 +202,7 @@ def interpolated_average_precision(recall: Any, precision: Any, *,
         changes = np.flatnonzero(mrec[1:] != mrec[:-1])
         return float(np.sum((mrec[changes + 1] - mrec[changes]) * mpre[changes + 1]))
     # coco101
-    envelope = np.maximum.accumulate(prec[::-1])[::-1]
-    first = np.searchsorted(rec, _COCO101_THRESHOLDS, side="left")
-    reached = first < len(rec)
-    samples = np.zeros(len(_COCO101_THRESHOLDS))
-    samples[reached] = envelope[first[reached]]
-    return float(np.mean(samples))
+    return float(np.mean(envelope_at(rec, prec, _COCO101_THRESHOLDS)))
 
 
 # Until protocols/voc.py imports the new name; a silent alias, so that the protocol itself

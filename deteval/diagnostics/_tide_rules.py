@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ap import envelope_at
 from ..data import Dataset, Detections
 
 #: The protocols whose rules TIDE can follow.
@@ -290,11 +291,7 @@ def coco_scorer(params: Any, columns: np.ndarray) -> Scorer:
             tp = np.cumsum(hits).astype(np.float64)
             fp = np.cumsum(~hits).astype(np.float64)
             precision = tp / (fp + tp + np.spacing(1))
-            envelope = np.maximum.accumulate(precision[::-1])[::-1]
-            at = np.searchsorted(tp / positives[c], recall, side="left")
-            reached = at < len(envelope)
-            q[:, c] = 0.0
-            q[reached, c] = envelope[at[reached]]
+            q[:, c] = envelope_at(tp / positives[c], precision, recall)
         valid = q[0] > -1
         ap = np.full(n_c, np.nan)
         ap[valid] = q[:, valid].mean(axis=0) * 100
