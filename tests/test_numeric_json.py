@@ -379,10 +379,12 @@ def test_seventeen_digit_files_left_to_msgspec():
     assert not results_module._short_numbers(b"[]")
 
 
-def test_results_file_read_where_it_lies(tmp_path, monkeypatch):
-    """A file the numpy reader accepts is read mapped into memory (``mapped_file``), never
-    copied into bytes (``read_json_bytes`` is not called), with the detections of the
-    msgspec path; a file it refuses is read as before, errors worded alike."""
+def test_results_file_read_once_and_checked_only_when_refused(tmp_path, monkeypatch):
+    """A file the numpy reader accepts is read once into bytes (not mapped: a file truncated
+    by another process while mapped would end the process with SIGBUS) and its text is not
+    checked again (``checked_json_bytes`` is not called: the reader takes ASCII only), with
+    the detections of the msgspec path; a file it refuses is checked and read as before,
+    errors worded alike."""
     records = _records(4, 1200)
     dataset = read_coco_gt({
         "images": [{"id": i, "width": 9, "height": 9}
@@ -393,7 +395,7 @@ def test_results_file_read_where_it_lies(tmp_path, monkeypatch):
     assert path.stat().st_size >= results_module._NUMERIC_MIN_BYTES
     expected = _read_without_numeric(path, dataset, monkeypatch)
     with monkeypatch.context() as patch:
-        patch.setattr(results_module, "read_json_bytes", None)     # calling it would fail
+        patch.setattr(results_module, "checked_json_bytes", None)   # calling it would fail
         got = read_coco_results(path, dataset)
     for field in ("image_index", "category_index", "boxes", "scores", "area", "xywh",
                   "category_ids"):

@@ -238,35 +238,6 @@ def array_pieces(raw: bytes, piece_bytes: int | None = None) -> Iterator[bytes]:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-@contextmanager
-def mapped_file(path: str | os.PathLike, *, what: str) -> Iterator[Any]:
-    """The content of a regular file mapped into memory, read-only (an ``mmap``: the
-    kernel's cached pages, no copy of the text), or None where it is not mapped: an empty
-    file, one larger than :data:`MAX_INPUT_BYTES`, a file system without ``mmap``. The
-    caller then reads it with :func:`read_bytes`, which words any error. Errors opening it
-    are :func:`open_input`'s. Unmapped when the block ends (left to the collector if an
-    array still views it).
-    """
-    import mmap
-
-    with open_input(path, what=what) as handle:
-        size = os.fstat(handle.fileno()).st_size
-        text = None
-        if 0 < size <= MAX_INPUT_BYTES:
-            try:
-                text = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError):
-                text = None
-    try:
-        yield text
-    finally:
-        if text is not None:
-            try:
-                text.close()
-            except BufferError:     # (an array made from it is still alive somewhere)
-                pass
-
-
 def read_json_bytes(path: str | os.PathLike, *, what: str) -> bytes:
     """The content of a JSON file, checked as every JSON reader path must agree on it.
 
@@ -276,7 +247,12 @@ def read_json_bytes(path: str | os.PathLike, *, what: str) -> bytes:
     (``"\\ud800"``), which is no character (orjson refuses it; Python's json would let it
     through to fail later when printed).
     """
-    raw = read_bytes(path, what=what)
+    return checked_json_bytes(read_bytes(path, what=what), path, what=what)
+
+
+def checked_json_bytes(raw: bytes, path: str | os.PathLike, *, what: str) -> bytes:
+    """``raw``, the content of the JSON file ``path``, after :func:`read_json_bytes`'s
+    checks (for a caller that read the bytes itself)."""
     check_utf8(raw, source=str(path), what=what)
     if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):    # a fast scan first
         load_json(path, what=what, raw=raw)   # refuses a lone surrogate, naming the line

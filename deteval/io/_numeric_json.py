@@ -81,8 +81,8 @@ def numeric_results_columns(raw: Any, *, threads: int | None = 1,
 
     Parameters
     ----------
-    raw : bytes or mmap.mmap
-        The whole file (its bytes, or the file mapped into memory: :func:`mapped_file`).
+    raw : bytes
+        The whole file.
     threads : int or None
         Threads to parse the pieces on (None: every core). The output does not depend on it.
     piece_bytes : int, optional

@@ -15,10 +15,11 @@ from ...errors import FormatError
 from .._json import (
     JSONDocument,
     box_column,
+    checked_json_bytes,
     gc_paused,
     load_json,
-    mapped_file,
     number_column,
+    read_bytes,
     read_json_bytes,
     source_name,
 )
@@ -202,14 +203,15 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
         if isinstance(source, (str, os.PathLike)):
             # String ids of the ground truth: the general path numbers the results' alike.
             columns = None
-            if not dataset.string_ids:
-                # The numpy reader reads the file where it lies (mapped: no copy of it);
-                # any text it refuses is read again below, and words its own errors.
-                with mapped_file(source, what="results") as text:
-                    if (text is not None and len(text) >= _NUMERIC_MIN_BYTES
-                            and _short_numbers(text)):
-                        columns = numeric_results_columns(text, threads=threads)
-            raw = b"" if columns is not None else read_json_bytes(source, what="results")
+            # Read, not mapped: a file truncated by another process while mapped would end
+            # this one with SIGBUS and no message. The numpy reader accepts ASCII only, so
+            # the UTF-8 and escape checks run only on a text it refuses.
+            raw = read_bytes(source, what="results")
+            if (not dataset.string_ids and len(raw) >= _NUMERIC_MIN_BYTES
+                    and _short_numbers(raw)):
+                columns = numeric_results_columns(raw, threads=threads)
+            if columns is None:
+                raw = checked_json_bytes(raw, source, what="results")
             if columns is None and not dataset.string_ids:
                 columns = _typed_results_columns(raw)
             if columns is not None:
