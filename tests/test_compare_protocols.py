@@ -210,6 +210,9 @@ def test_openimages_files_detecting_other_labels_share_one_label_map(tmp_path):
     ("openimages", ("--iou-type", "bbox"), "--iou-type bbox needs --protocol coco"),
     ("lvis", ("--iou-type", "keypoints"), "--iou-type keypoints needs --protocol coco"),
     ("lvis", ("--fail-if-regression", "F1:0.1"), "unknown number 'F1'"),
+    ("lvis", ("--score-threshold", "0.5"), "--score-threshold is F1's score threshold"),
+    ("crowdpose", ("--score", "0.3"), "--protocol crowdpose has no F1"),
+    ("voc2007", ("--score-threshold", "0"), "--protocol voc2007 has no F1"),
 ])
 def test_options_of_another_protocol_are_usage_errors(tmp_path, protocol, argv, message):
     gt, dt = make_lvis_dataset(1, n_images=3)

@@ -104,7 +104,8 @@ def test_cli_errors_lvis(tmp_path):
     assert code == 0, stderr
     assert "TIDE bbox AP @ 0.50 (LVIS): 50.00" in stdout
     code, _, stderr = run_errors(*files, "--protocol", "lvis", "--iou-type", "keypoints")
-    assert code == 1 and "protocol 'lvis' compares boxes, masks or boundaries" in stderr
+    assert code == 2, stderr      # a usage error naming the flag, before any file is read
+    assert "error: --iou-type: protocol 'lvis' compares boxes, masks or boundaries" in stderr
 
 
 def test_lvis_needs_the_lvis_keys():

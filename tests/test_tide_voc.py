@@ -122,4 +122,6 @@ def test_cli_errors_voc_xml(voc_sample_dir, tmp_path):
 def test_cli_errors_refuses_voc_with_a_geometry(tmp_path):
     files = write_inputs(tmp_path, *make_dataset(3, segmentation=False))
     code, _, stderr = run_errors(*files, "--protocol", "voc2012", "--iou-type", "polygon")
-    assert code == 1 and "protocol 'voc2012' compares boxes" in stderr
+    assert code == 2 and "error: --iou-type: protocol 'voc2012' compares boxes" in stderr
+    code, _, stderr = run_errors(*files, "--protocol", "voc2007", "--rules", "tidecv")
+    assert code == 2 and "error: --rules: rules='tidecv' reproduces tidecv's" in stderr

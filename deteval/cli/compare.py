@@ -92,6 +92,7 @@ def add_parser(commands) -> None:
                          choices=sorted({t for types in _IOU_TYPES.values() for t in types}),
                          help="what to compare, coco and lvis only (default: bbox)")
     add_bootstrap_options(compare, resamples_flag="--bootstrap")
+    compare.set_defaults(score_threshold=None)    # given with another protocol: refused
     compare.add_argument("--threads", type=_positive_int, default=None, metavar="N",
                          help="threads for the resamples (and the matching of the COCO and VOC "
                          "evaluations) (default: every core of the machine); the numbers are "
@@ -138,6 +139,9 @@ def _check_protocol_options(args) -> None:
         takers = ", ".join(takers[:-1]) + " or " + takers[-1] if len(takers) > 1 else takers[0]
         raise _UsageError(f"--iou-type {args.iou_type} needs --protocol {takers}")
     args.iou_type = args.iou_type or "bbox"
+    if args.score_threshold is not None and args.protocol != "coco":
+        raise _UsageError(f"--score-threshold is F1's score threshold, --protocol coco only; "
+                          f"--protocol {args.protocol} has no F1")
     if args.protocol != "openimages":
         for flag in ("labels", "hierarchy", "classes", "expand_detections"):
             if getattr(args, flag):
@@ -157,7 +161,8 @@ def _run_coco(args):
                for path in args.dt]
     labels = category_labels(prepare(results[0].dataset, results[0].params))
     names = (*results[0].stat_names, F1_NAME, OLRP_NAME, *(f"AP[{n}]" for n in labels))
-    return results, names, partial(compare_coco, score_threshold=args.score_threshold)
+    return results, names, partial(compare_coco, score_threshold=0.5 if args.score_threshold is None
+                                   else args.score_threshold)
 
 
 def _run_voc(args):
