@@ -689,10 +689,10 @@ _MAKERS = {"compare": _compare_case, "coco-options": _coco_options_case,
 
 
 def make_command_case(kind: str, rng: random.Random) -> Case:
-    """A case of ``kind`` (one of ``generators.COMMAND_KINDS``)."""
-    return _MAKERS[kind](rng)
+    """A case of ``kind`` (one of ``generators.COMMAND_KINDS``; those of the protocols'
+    options are made by :mod:`.protocols`, which imports this module)."""
+    if kind in _MAKERS:
+        return _MAKERS[kind](rng)
+    from .protocols import MAKERS
 
-
-from .protocols import MAKERS as _PROTOCOL_MAKERS  # noqa: E402 - protocols uses this module
-
-_MAKERS.update(_PROTOCOL_MAKERS)
+    return MAKERS[kind](rng)
