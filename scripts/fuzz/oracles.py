@@ -87,7 +87,9 @@ def _other_command(oracle: dict, metrics: dict | None) -> list[tuple[str, list, 
     * ``key``: the JSON has ``oracle["key"]`` (``--lrp``'s ``lrp``);
     * ``differential``: ``oracle["ours"]`` of this run's JSON equals ``oracle["theirs"]`` x
       ``scale`` of ``oracle["argv"]``'s (to 9 digits), when that command accepts the files;
-    * ``accepts``: what ``oracle["argv"]`` accepts (exit 0), this command accepted too.
+    * ``accepts``: what ``oracle["argv"]`` accepts (exit 0), this command accepted too,
+      unless its error says ``oracle["unless"]`` (a refusal of its own: scores that are not
+      confidences).
     """
     if oracle["read"] == "key":
         return [(f"'{oracle['key']}' in the JSON", [1.0],
@@ -101,6 +103,10 @@ def _other_command(oracle: dict, metrics: dict | None) -> list[tuple[str, list, 
     if oracle["read"] == "accepts":
         if rc != 0:
             return [(oracle["label"], [1.0], f"refused: {' '.join(oracle['argv'][:1])}")]
+        stderr = Path("stderr.txt").read_text("utf-8", "replace") if Path(
+            "stderr.txt").is_file() else ""
+        if metrics is None and oracle.get("unless") and oracle["unless"] in stderr:
+            return [(oracle["label"], [1.0], f"refused: {oracle['unless']}")]
         return [(f"{oracle['label']} accepts what {oracle['argv'][0]} accepts",
                  [float(metrics is not None)], [1.0])]
     if reference is None or metrics is None:
