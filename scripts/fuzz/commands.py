@@ -188,7 +188,9 @@ def _compare_case(rng: random.Random) -> Case:
     if bad_output is not None:
         case.special = special
     if argv[-1] == dt_names[0] and len(argv) == 3:
-        case.expect, case.names = (2,), ["baseline", *case.names]
+        # a baseline alone is a usage error; an output that is an input may be seen first
+        case.expect = (2,) if bad_output is None else (1, 2)
+        case.names = ["baseline", *case.names]
     return case
 
 
