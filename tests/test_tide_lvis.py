@@ -112,3 +112,19 @@ def test_lvis_needs_the_lvis_keys():
     gt, dt = _federated_scene()
     with pytest.raises(TypeError, match="LVIS keys"):
         deteval.error_attribution(deteval.read_coco_gt(gt), dt, protocol="lvis")
+
+
+def test_an_unmatched_detection_beyond_area_all_is_ignored_as_lvis_api_does(tmp_path):
+    """A detection of area > 1e10 (lvis-api's range "all") that matches nothing takes no part
+    in LVISEval; TIDE counted it a false positive, and its AP left the protocol's AP50 (found
+    by the fuzzer's differential oracle)."""
+    gt, dt = make_lvis_dataset(3, n_images=4)
+    image = gt["images"][0]["id"]
+    category = gt["annotations"][0]["category_id"]
+    dt.append({"image_id": image, "category_id": category, "score": 0.99,
+               "bbox": [1.0, 9.0e6, 2.0e4, 1.0e7]})     # area 2e11, far from every object
+    gt_path, dt_path = write_inputs(tmp_path, gt, dt)
+    tide = deteval.error_attribution(gt_path, dt_path, protocol="lvis")
+    lvis = deteval.evaluate_lvis(gt_path, dt_path)
+    assert tide.ap == pytest.approx(100 * lvis.stats_named["AP50"], abs=1e-9)
+    assert lvis.stats_named["AP50"] > 0
