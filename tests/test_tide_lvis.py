@@ -128,3 +128,16 @@ def test_an_unmatched_detection_beyond_area_all_is_ignored_as_lvis_api_does(tmp_
     lvis = deteval.evaluate_lvis(gt_path, dt_path)
     assert tide.ap == pytest.approx(100 * lvis.stats_named["AP50"], abs=1e-9)
     assert lvis.stats_named["AP50"] > 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_objects_beyond_area_all_are_ignored_as_lvis_api_does(tmp_path, seed):
+    """Objects whose 'area' is above 1e10 are ignored in LVISEval's area 'all' (not counted,
+    a detection on one takes no part); TIDE counted them, and its AP left the AP50."""
+    gt, dt = make_lvis_dataset(seed, n_images=4)
+    for ann in gt["annotations"][:3]:
+        ann["area"] = 2e11
+    gt_path, dt_path = write_inputs(tmp_path, gt, dt)
+    tide = deteval.error_attribution(gt_path, dt_path, protocol="lvis")
+    lvis = deteval.evaluate_lvis(gt_path, dt_path)
+    assert tide.ap == pytest.approx(100 * lvis.stats_named["AP50"], abs=1e-9)

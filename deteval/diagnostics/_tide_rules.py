@@ -234,7 +234,8 @@ def _lvis_rules(lvis: Any, detections: Detections, iou_type: str, floor: float,
                                       dilation_ratio=dilation_ratio),
                            dataset, detections, np.arange(len(gt)), detections.as_xywh(),
                            gt.as_xywh(), no_crowd)
-    return TideRules("lvis", iou_type, pair, gt.ignore & gt_ok, "coco", None, False,
+    beyond = gt.area > LVIS.area_ranges[0][1]       # lvis-api ignores them in area 'all'
+    return TideRules("lvis", iou_type, pair, (gt.ignore | beyond) & gt_ok, "coco", None, False,
                      coco_scorer(LVIS, np.argsort(dataset.categories.ids, kind="stable")),
                      dt_evaluated=evaluated,
                      # lvis-api also ignores an unmatched detection beyond area 'all'
