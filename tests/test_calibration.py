@@ -162,6 +162,43 @@ def test_scores_outside_the_unit_interval_are_refused_by_row(tmp_path):
     assert f"{path}: results[2]" in err.getvalue()
 
 
+def test_cli_protocol_names_the_results_file_of_a_score_outside_the_unit_interval(tmp_path):
+    """--protocol voc2007 (a protocol's result, not a file, reaches calibration): the error
+    still names DT and the row, exit 1, no --json written."""
+    gt, results = make_demo(seed=0, n_images=3)
+    results[2]["score"] = 1.5
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    err = io.StringIO()
+    assert main(["calibration", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
+                 "--protocol", "voc2007", "--json", str(tmp_path / "out.json")],
+                stdout=io.StringIO(), stderr=err) == 1
+    assert f"error: {tmp_path / 'dt.json'}: detection row[" in err.getvalue()
+    assert "score 1.5" in err.getvalue() and not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("protocol, threshold, evaluated", [
+    ("openimages", "0.75", "0.50 only"), ("lvis", "0.42", "0.50, 0.55, 0.60"),
+])
+def test_cli_protocol_refuses_a_threshold_it_does_not_decide_at_naming_the_flag(
+        tmp_path, protocol, threshold, evaluated):
+    gt, results = make_demo(seed=0, n_images=3)
+    if protocol == "lvis":
+        for category in gt["categories"]:
+            category["frequency"] = "f"
+        for image in gt["images"]:
+            image["neg_category_ids"], image["not_exhaustive_category_ids"] = [], []
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    err = io.StringIO()
+    assert main(["calibration", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
+                 "--protocol", protocol, "--iou-threshold", threshold, "--json",
+                 str(tmp_path / "out.json")], stdout=io.StringIO(), stderr=err) == 2
+    assert (f"error: --iou-threshold {threshold}: the {protocol} protocol evaluates IoU "
+            f"{evaluated}") in err.getvalue()
+    assert not (tmp_path / "out.json").exists()
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"bins": 0}, "bins must be an integer from 1 to 10,000"),
     ({"bins": 10_001}, "bins must be an integer from 1 to 10,000"),

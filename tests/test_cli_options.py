@@ -59,6 +59,23 @@ def test_settings_errors_name_the_flag_not_the_python_argument():
     assert status == 1 and "--kpt-sigmas must be a list of positive numbers" in err
 
 
+@pytest.mark.parametrize("command", [
+    ("coco",), ("lvis",), ("errors",), ("errors", "--protocol", "lvis"),
+    ("draw", "--out", "drawn"),
+])
+@pytest.mark.parametrize("ratio", ["-1", "nan", "inf", "-0.02"])
+def test_a_dilation_ratio_below_zero_or_not_finite_is_a_usage_error_naming_the_flag(
+        command, ratio, tmp_path):
+    """Once an exit 1 whose message named neither the flag nor a file (the library's
+    ``dilation_ratio must be ...``); refused by the parser before any file is read."""
+    status, _, err = run(command[0], tmp_path / "gt.json", tmp_path / "dt.json", *command[1:],
+                         "--iou-type", "boundary", "--dilation-ratio", ratio)
+    assert status == 2, err
+    assert (f"argument --dilation-ratio: expected a boundary width ratio in [0, inf); got "
+            f"'{ratio}'") in err
+    assert not (tmp_path / "drawn").exists()
+
+
 def test_the_summary_reading_maxdets_100_without_100_explains_the_minus_one():
     """The README's `--max-dets '1 10 300'`: AP (first line) is -1, and a note says why."""
     status, out, err = run("coco", DEMO_GT, DEMO_DT, "--max-dets", "1 10 300")

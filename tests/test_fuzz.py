@@ -21,6 +21,8 @@ from fuzz.runner import CHECKS, run, run_case, summary_line  # noqa: E402
 
 SUBSET = 80
 COMMANDS_SUBSET = 40
+#: The cases of scripts/fuzz/protocols.py (their own test below).
+PROTOCOL_KINDS = ("errors-protocol", "lrp", "calibration-protocol", "compare-protocol")
 
 
 def test_a_seeded_subset_of_mutants_gets_clean_answers_and_pycocotools_numbers():
@@ -35,12 +37,46 @@ def test_a_seeded_subset_of_mutants_gets_clean_answers_and_pycocotools_numbers()
 def test_a_seeded_subset_of_the_commands_cases_gets_clean_answers():
     """crowdpose, calibration, compare, coco/voc options, report, draw, errors, check,
     lvis: well-formed, malformed and bad-option cases each answer as their case allows."""
-    kinds = tuple(k for k, _ in COMMAND_KINDS)
+    kinds = tuple(k for k, _ in COMMAND_KINDS if k not in PROTOCOL_KINDS)
     total = run(COMMANDS_SUBSET, seed=23, timeout=20, kinds=kinds)
     failed = {check: total[check] for check in CHECKS if total[check]}
     assert not failed, (summary_line(total), total["failures"][:5])
     assert total["ok"] > 0 and total["usage"] > 0 and total["compared"] > 0
     assert set(total["kinds"]) <= set(kinds) | {"errors", "check"}
+
+
+def test_a_seeded_subset_of_the_protocol_cases_gets_clean_answers():
+    """errors --protocol/--iou-type, --lrp of voc/lvis/openimages/crowdpose, calibration
+    --protocol and compare --protocol lvis|crowdpose|openimages (scripts/fuzz/protocols.py):
+    clean answers, and the differential oracles (TIDE's AP against the protocol's command,
+    calibration accepting what the protocol's command accepts) ran."""
+    total = run(30, seed=11, timeout=20, kinds=PROTOCOL_KINDS)
+    failed = {check: total[check] for check in CHECKS if total[check]}
+    assert not failed, (summary_line(total), total["failures"][:5])
+    assert total["ok"] > 0 and total["usage"] > 0 and total["compared"] > 0
+    assert set(total["kinds"]) == set(PROTOCOL_KINDS)
+
+
+@pytest.mark.parametrize(("reference", "check"), [(0.4, "divergence"), (0.5, None)])
+def test_the_runner_compares_a_command_with_its_differential_oracle(monkeypatch, reference,
+                                                                    check):
+    import deteval.cli
+
+    def main(argv):
+        name = "reference.json" if argv[0] == "voc" else "metrics.json"
+        Path(name).write_text('{"tide": {"ap": 50.0}}' if argv[0] == "errors"
+                              else f'{{"mean_ap": {reference}}}')
+        return 0
+
+    monkeypatch.setattr(deteval.cli, "main", main)
+    case = Case("probe", {"gt.json": b"{}", "dt.json": b"[]"},
+                ["errors", "gt.json", "dt.json", "--json", "metrics.json"],
+                outputs=["metrics.json"], expect=(0,),
+                oracle={"read": "differential", "label": "AP", "ours": "tide.ap",
+                        "theirs": "mean_ap", "scale": 100.0,
+                        "argv": ["voc", "gt.json", "dt.json", "--json", "reference.json"]})
+    outcome = run_case(case, timeout=2)
+    assert outcome["compared"] and set(outcome["failed"]) == ({check} - {None}), outcome
 
 
 def test_every_command_has_cases():

@@ -330,3 +330,17 @@ def test_cli_calibration_names_the_thresholds_a_protocol_evaluates(protocol, tau
                  "--iou-threshold", tau], stdout=io.StringIO(), stderr=err) == 2
     assert f"--iou-threshold {tau}: the {protocol} protocol evaluates IoU" in err.getvalue()
     assert shown in err.getvalue()
+def test_openimages_lrp_without_any_ground_truth_box_is_undefined_not_a_crash(tmp_path):
+    """A box CSV with its header only (found by the fuzzer): the decisions indexed the empty
+    group-of column with 0 (IndexError, a traceback from `openimages --lrp`)."""
+    (tmp_path / "boxes.csv").write_text("ImageID,Source,LabelName,Confidence,XMin,XMax,YMin,"
+                                        "YMax,IsOccluded,IsTruncated,IsGroupOf,IsDepiction\n")
+    (tmp_path / "dets.csv").write_text("ImageID,LabelName,Score,XMin,XMax,YMin,YMax\n"
+                                       "b,/m/01,0.464,0.0211,0.3446,0.0350,0.2350\n")
+    (tmp_path / "labels.csv").write_text("ImageID,Source,LabelName,Confidence\n"
+                                         "b,verification,/m/01,1\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["openimages", str(tmp_path / "boxes.csv"), str(tmp_path / "dets.csv"),
+                 "--labels", str(tmp_path / "labels.csv"), "--lrp", "--json",
+                 str(tmp_path / "m.json")], stdout=out, stderr=err) == 0, err.getvalue()
+    assert json.loads((tmp_path / "m.json").read_text())["lrp"]["summary"]["moLRP"] == -1

@@ -104,7 +104,8 @@ def test_cli_errors_lvis(tmp_path):
     assert code == 0, stderr
     assert "TIDE bbox AP @ 0.50 (LVIS): 50.00" in stdout
     code, _, stderr = run_errors(*files, "--protocol", "lvis", "--iou-type", "keypoints")
-    assert code == 1 and "protocol 'lvis' compares boxes, masks or boundaries" in stderr
+    assert code == 2, stderr      # a usage error naming the flag, before any file is read
+    assert "error: --iou-type: protocol 'lvis' compares boxes, masks or boundaries" in stderr
 
 
 def test_cli_errors_lvis_refuses_reader_options(tmp_path):
@@ -136,3 +137,30 @@ def test_settings_report_the_cap_applied(cap):
     lvis = deteval.evaluate_lvis(gt, dt, max_detections=r.settings["max_dets"])
     ap50 = lvis.stats_named["AP50"]
     assert np.isnan(r.ap) if ap50 == -1 else r.ap == 100 * ap50
+def test_an_unmatched_detection_beyond_area_all_is_ignored_as_lvis_api_does(tmp_path):
+    """A detection of area > 1e10 (lvis-api's range "all") that matches nothing takes no part
+    in LVISEval; TIDE counted it a false positive, and its AP left the protocol's AP50 (found
+    by the fuzzer's differential oracle)."""
+    gt, dt = make_lvis_dataset(3, n_images=4)
+    image = gt["images"][0]["id"]
+    category = gt["annotations"][0]["category_id"]
+    dt.append({"image_id": image, "category_id": category, "score": 0.99,
+               "bbox": [1.0, 9.0e6, 2.0e4, 1.0e7]})     # area 2e11, far from every object
+    gt_path, dt_path = write_inputs(tmp_path, gt, dt)
+    tide = deteval.error_attribution(gt_path, dt_path, protocol="lvis")
+    lvis = deteval.evaluate_lvis(gt_path, dt_path)
+    assert tide.ap == pytest.approx(100 * lvis.stats_named["AP50"], abs=1e-9)
+    assert lvis.stats_named["AP50"] > 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_objects_beyond_area_all_are_ignored_as_lvis_api_does(tmp_path, seed):
+    """Objects whose 'area' is above 1e10 are ignored in LVISEval's area 'all' (not counted,
+    a detection on one takes no part); TIDE counted them, and its AP left the AP50."""
+    gt, dt = make_lvis_dataset(seed, n_images=4)
+    for ann in gt["annotations"][:3]:
+        ann["area"] = 2e11
+    gt_path, dt_path = write_inputs(tmp_path, gt, dt)
+    tide = deteval.error_attribution(gt_path, dt_path, protocol="lvis")
+    lvis = deteval.evaluate_lvis(gt_path, dt_path)
+    assert tide.ap == pytest.approx(100 * lvis.stats_named["AP50"], abs=1e-9)

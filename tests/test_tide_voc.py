@@ -122,4 +122,35 @@ def test_cli_errors_voc_xml(voc_sample_dir, tmp_path):
 def test_cli_errors_refuses_voc_with_a_geometry(tmp_path):
     files = write_inputs(tmp_path, *make_dataset(3, segmentation=False))
     code, _, stderr = run_errors(*files, "--protocol", "voc2012", "--iou-type", "polygon")
-    assert code == 1 and "protocol 'voc2012' compares boxes" in stderr
+    assert code == 2 and "error: --iou-type: protocol 'voc2012' compares boxes" in stderr
+    code, _, stderr = run_errors(*files, "--protocol", "voc2007", "--rules", "tidecv")
+    assert code == 2 and "error: --rules: rules='tidecv' reproduces tidecv's" in stderr
+
+
+def test_background_threshold_zero_fixes_no_error_on_an_object_of_another_class(tmp_path):
+    """A car detection overlapping nothing, on an image with only a dog, is a localisation
+    error at --background-threshold 0 (IoU 0 >= 0). tidecv fixes it on the image's first
+    object whatever its class (the argmax of an all-zero row); with VOC's rules that made a
+    car true positive beyond the cars (recall 2) and an exit 1 from deep inside. Fixed, it
+    goes: the car AP reaches 100, the mAP 50 (the dog is missed either way)."""
+    gt = {"images": [{"id": 1, "width": 100, "height": 100},
+                     {"id": 2, "width": 100, "height": 100}],
+          "annotations": [
+              {"id": 1, "image_id": 1, "category_id": 1, "bbox": [10, 10, 30, 30],
+               "area": 900, "iscrowd": 0},
+              {"id": 2, "image_id": 2, "category_id": 2, "bbox": [10, 10, 20, 20],
+               "area": 400, "iscrowd": 0}],
+          "categories": [{"id": 1, "name": "car"}, {"id": 2, "name": "dog"}]}
+    dt = [{"image_id": 1, "category_id": 1, "score": 0.5, "bbox": [10, 10, 30, 30]},
+          {"image_id": 2, "category_id": 1, "score": 0.9, "bbox": [60, 60, 20, 20]}]
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dt))
+    for protocol in ("voc2007", "voc2012"):
+        out = tmp_path / f"{protocol}.json"
+        code, _, stderr = run_errors(tmp_path / "gt.json", tmp_path / "dt.json", "--protocol",
+                                     protocol, "--background-threshold", "0", "--json", out)
+        assert code == 0, stderr
+        tide = json.loads(out.read_text())["tide"]
+        dap = {row["error"]: (row["dap"], row["count"]) for row in tide["summary"]}
+        assert tide["ap"] == pytest.approx(25.0)
+        assert dap["loc"] == (pytest.approx(25.0), 1) and dap["miss"] == (pytest.approx(25.0), 1)

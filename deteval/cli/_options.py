@@ -125,6 +125,10 @@ def _unit_float(what: str, *, open_low: bool = False, high: float | None = 1.0):
     return parse
 
 
+#: ``--dilation-ratio``: a finite number >= 0 (0: a one-pixel boundary, as the reference).
+_dilation_ratio = _unit_float("boundary width ratio", high=None)
+
+
 def _positive_int(text: str) -> int:
     value = int(text) if re.fullmatch(r"\+?[0-9]+", text) else 0
     if value < 1:
@@ -144,7 +148,7 @@ def _add_coco_options(parser: argparse.ArgumentParser) -> None:
                         "of the masks, Cheng et al. 2021), keypoints (OKS), polygon "
                         "('polygon' or polygon 'segmentation' fields), rotated ('rbox' = "
                         "[cx, cy, w, h, angle_degrees]) (default: bbox)")
-    parser.add_argument("--dilation-ratio", type=_float_text, default=None, metavar="R",
+    parser.add_argument("--dilation-ratio", type=_dilation_ratio, default=None, metavar="R",
                         help="boundary: boundary width as a fraction of the image diagonal "
                         "(default: 0.02)")
     parser.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",

@@ -157,8 +157,16 @@ def run(args, out: TextIO, err: TextIO) -> int:
                              iou_type=args.iou_type or "bbox",
                              max_detections=args.cal_max_dets or 100)
     else:
-        result = calibration(evaluated, iou_threshold=args.iou_threshold, bins=args.bins,
-                             binning=args.binning)
+        from ..errors import FormatError
+
+        try:
+            result = calibration(evaluated, iou_threshold=args.iou_threshold, bins=args.bins,
+                                 binning=args.binning)
+        except FormatError as error:    # a score out of [0, 1]: of the results file DT
+            if error.source is not None:
+                raise
+            raise FormatError(error.message, source=str(args.dt), record=error.record,
+                              hint=error.hint, cli_hint=error.cli_hint) from None
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, result.to_dict())
     if args.plot:

@@ -11,7 +11,7 @@ from ._common import _UsageError
 from ._options import (
     _GT_OPTIONS,
     _add_input_options,
-    _float_text,
+    _dilation_ratio,
     _guess_format,
     _int_text,
     _number_list,
@@ -120,7 +120,7 @@ def add_geometry_options(parser, *, what: str) -> None:
     parser.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",
                         help="keypoints: OKS sigmas, one per keypoint, for the matching and "
                         "the joints' tolerance (default: COCO person)")
-    parser.add_argument("--dilation-ratio", type=_float_text, default=None, metavar="R",
+    parser.add_argument("--dilation-ratio", type=_dilation_ratio, default=None, metavar="R",
                         help="boundary: boundary width as a fraction of the image diagonal "
                         "(default: 0.02)")
 

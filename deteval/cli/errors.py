@@ -138,7 +138,11 @@ def run(args, out: TextIO, err: TextIO) -> int:
     options = geometry(args)
     if options["dilation_ratio"] is None:
         options["dilation_ratio"] = 0.02
-    check_protocol(args.protocol, args.iou_type, args.rules)   # before reading the files
+    try:
+        check_protocol(args.protocol, args.iou_type, args.rules)   # before reading the files
+    except ValueError as error:     # a usage error: the flag it is about, then why
+        flag = "--rules" if str(error).startswith("rules=") else "--iou-type"
+        raise _UsageError(f"{flag}: {error}") from None
     lrp_options = _lrp_options(args, options) if args.lrp else {}
     if args.protocol == "lvis":   # the LVIS keys: read by error_attribution from the files
         _refuse_lvis_readers(args)

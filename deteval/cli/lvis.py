@@ -6,7 +6,7 @@ from typing import TextIO
 
 from ._common import _write_and_report
 from ._lrp import add_lrp_option, lrp_of, print_lrp
-from ._options import _float_text, _positive_int
+from ._options import _dilation_ratio, _positive_int
 from ._outputs import check_outputs
 from ._protocol_diagnostics import (
     add_interval_options,
@@ -31,7 +31,7 @@ def add_parser(commands) -> None:
     lvis.add_argument("--iou-type", default="bbox", choices=["bbox", "segm", "boundary"],
                       help="what to compare: bbox, segm (masks) or boundary (boundary IoU "
                       "of the masks, boundary-iou-api's LVIS rule) (default: bbox)")
-    lvis.add_argument("--dilation-ratio", type=_float_text, default=None, metavar="R",
+    lvis.add_argument("--dilation-ratio", type=_dilation_ratio, default=None, metavar="R",
                       help="boundary: boundary width as a fraction of the image diagonal "
                       "(default: 0.02)")
     lvis.add_argument("--max-dets", type=_positive_int, default=300, dest="per_image",

@@ -333,8 +333,9 @@ def _openimages(result: Any, tau: float | None, with_iou: bool,
     dt_k[evaluated] = class_index(dt.label[evaluated], result.classes, "", None)
     counted = np.flatnonzero((status == TP) | (status == FP)) if with_order \
         else np.zeros(0, np.int64)
-    carrier = (status[counted] == TP) & (dt_match[counted] >= 0) \
-        & gt.group_of[np.maximum(dt_match[counted], 0)]
+    matched = (status[counted] == TP) & (dt_match[counted] >= 0)
+    carrier = np.zeros(len(counted), bool)      # no ground-truth box: nothing to index
+    carrier[matched] = np.asarray(gt.group_of, bool)[dt_match[counted][matched]]
     images = np.asarray(result.image_ids).astype(str)
     img = np.searchsorted(images, dt.image_id[counted].astype(str))
     position = np.where(carrier, MAX_PER_CLASS + dt_match[counted], table.dt_rank[counted])

@@ -76,7 +76,8 @@ class TideRules:
     dt_evaluated : ndarray of bool, shape (n_dt,), optional
         Detections the protocol evaluates (default: those of a known category).
     dt_lenient : ndarray of bool, shape (n_dt,), optional
-        Detections that take no part when unmatched (LVIS: not-exhaustive categories).
+        Detections that take no part when unmatched (LVIS: not-exhaustive categories, and
+        an area beyond lvis-api's range "all", 1e10).
     gt_evaluated : ndarray of bool, shape (n_gt,), optional
         Objects the protocol evaluates (default: all).
     image_order : ndarray of int, shape (n_images,), optional
@@ -238,10 +239,13 @@ def _lvis_rules(lvis: Any, detections: Detections, iou_type: str, floor: float,
                                       dilation_ratio=dilation_ratio),
                            dataset, detections, np.arange(len(gt)), detections.as_xywh(),
                            gt.as_xywh(), no_crowd)
-    return TideRules("lvis", iou_type, pair, gt.ignore & gt_ok, "coco", None, False,
+    beyond = gt.area > LVIS.area_ranges[0][1]       # lvis-api ignores them in area 'all'
+    return TideRules("lvis", iou_type, pair, (gt.ignore | beyond) & gt_ok, "coco", None, False,
                      coco_scorer(LVIS, np.argsort(dataset.categories.ids, kind="stable")),
                      dt_evaluated=evaluated,
-                     dt_lenient=np.isin(dt_key, lvis.not_exhaustive_keys),
+                     # lvis-api also ignores an unmatched detection beyond area 'all'
+                     dt_lenient=np.isin(dt_key, lvis.not_exhaustive_keys)
+                     | (detections.area > LVIS.area_ranges[0][1]),
                      gt_evaluated=gt_ok, image_order=_sorted_positions(dataset.images.ids),
                      region_crowd=no_crowd, cap=cap)
 

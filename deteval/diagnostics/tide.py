@@ -383,7 +383,12 @@ def _attribute(dataset: Dataset, detections: Detections, tide: TideRules, pos: f
     same = gt_class[pair_gt] == dt_class[pair_dt]
     positive = ious > 0
     loc_gt, loc_v = best_per_detection(pair_dt, pair_gt, ious, same & positive, n_dt)
-    loc_gt = np.where(loc_gt >= 0, loc_gt, first_gt)  # argmax of an all-zero row: column 0
+    if tide.protocol == "coco":   # tidecv: the argmax of an all-zero row is column 0
+        loc_gt = np.where(loc_gt >= 0, loc_gt, first_gt)
+    # Another protocol fixes a localisation error only on an object of the detection's class
+    # that it overlaps: with --background-threshold 0, column 0 (of any class) made the fix
+    # a true positive beyond the class's objects, a recall above 1 the VOC, LVIS and
+    # CrowdPose curves refuse.
     cls_gt, cls_v = best_per_detection(pair_dt, pair_gt, ious, ~same & positive, n_dt)
     _, dup_v = best_per_detection(pair_dt, pair_gt, ious, same & used[pair_gt], n_dt)
     _, any_v = best_per_detection(pair_dt, pair_gt, ious, positive, n_dt)

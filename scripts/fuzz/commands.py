@@ -188,7 +188,9 @@ def _compare_case(rng: random.Random) -> Case:
     if bad_output is not None:
         case.special = special
     if argv[-1] == dt_names[0] and len(argv) == 3:
-        case.expect, case.names = (2,), ["baseline", *case.names]
+        # a baseline alone is a usage error; an output that is an input may be seen first
+        case.expect = (2,) if bad_output is None else (1, 2)
+        case.names = ["baseline", *case.names]
     return case
 
 
@@ -566,9 +568,9 @@ def _report_case(rng: random.Random) -> Case:
 DRAW_TYPES = ("bbox", "segm", "boundary", "keypoints", "polygon", "rotated")
 
 
-def _draw_case(rng: random.Random) -> Case:
-    shape = _shape(rng)
-    iou_type = rng.choice(DRAW_TYPES)
+def geometry_pair(rng: random.Random, iou_type: str) -> tuple[dict, list]:
+    """A COCO pair for ``iou_type`` (one of :data:`DRAW_TYPES`): polygons as the results'
+    boxes, rotated boxes (``rbox``) around the boxes."""
     source = {"boundary": "segm", "polygon": "segm", "rotated": "bbox"}.get(iou_type, iou_type)
     gt = coco_gt(rng, source)
     dt = coco_results(rng, gt, source)
@@ -581,6 +583,13 @@ def _draw_case(rng: random.Random) -> Case:
         for record in gt["annotations"] + dt:
             x, y, w, h = record["bbox"]
             record["rbox"] = [x + w / 2, y + h / 2, w, h, rng.choice((0, 15, -30, 90))]
+    return gt, dt
+
+
+def _draw_case(rng: random.Random) -> Case:
+    shape = _shape(rng)
+    iou_type = rng.choice(DRAW_TYPES)
+    gt, dt = geometry_pair(rng, iou_type)
     gt_raw, (dt_raw,), _ = _mutated_coco(rng, gt, [dt], well_formed=shape != "input")
     files = {"gt.json": gt_raw, "dt.json": dt_raw, **_images(rng, gt, shape)}
     bad_output = None
@@ -617,6 +626,16 @@ def _draw_case(rng: random.Random) -> Case:
                    bad_output=bad_output)
 
 
+def hierarchy_file(rng: random.Random, shape: str) -> bytes:
+    """An Open Images hierarchy of the labels /m/01 and /m/02 (mutated, at times, when the
+    shape is ``input``)."""
+    tree = {"LabelName": "/m/root", "Subcategory": [
+        {"LabelName": "/m/01", "Subcategory": [{"LabelName": "/m/02"}]}]}
+    if shape == "input" and rng.random() < 0.5:
+        tree = mutate_tree(rng, tree, 2)
+    return dump_json(tree)
+
+
 def _openimages_command_case(rng: random.Random) -> Case:
     """``deteval openimages`` on a box CSV, a detection CSV and image-level labels."""
     shape = _shape(rng)
@@ -648,10 +667,7 @@ def _openimages_command_case(rng: random.Random) -> Case:
     if rng.random() < 0.3:
         opts.add("--per-class", None)
     if rng.random() < 0.5:
-        files["h.json"] = dump_json({"LabelName": "/m/root", "Subcategory": [
-            {"LabelName": "/m/01", "Subcategory": [{"LabelName": "/m/02"}]}]})
-        if shape == "input" and rng.random() < 0.5:
-            files["h.json"] = dump_json(mutate_tree(rng, json.loads(files["h.json"]), 2))
+        files["h.json"] = hierarchy_file(rng, shape)
         opts.add("--hierarchy", "h.json", late=("boxes.csv", "missing.json"))
         if rng.random() < 0.5:
             opts.add("--expand-detections", None)
@@ -675,5 +691,10 @@ _MAKERS = {"compare": _compare_case, "coco-options": _coco_options_case,
 
 
 def make_command_case(kind: str, rng: random.Random) -> Case:
-    """A case of ``kind`` (one of ``generators.COMMAND_KINDS``)."""
-    return _MAKERS[kind](rng)
+    """A case of ``kind`` (one of ``generators.COMMAND_KINDS``; those of the protocols'
+    options are made by :mod:`.protocols`, which imports this module)."""
+    if kind in _MAKERS:
+        return _MAKERS[kind](rng)
+    from .protocols import MAKERS
+
+    return MAKERS[kind](rng)

@@ -410,7 +410,8 @@ def _classify_case(rng: random.Random) -> Case:
 #: and their weights.
 COMMAND_KINDS = (("compare", 10), ("coco-options", 14), ("voc-options", 5), ("crowdpose", 6),
                  ("calibration", 6), ("errors-check", 4), ("lvis", 3), ("report", 4),
-                 ("draw", 5), ("openimages-command", 3))
+                 ("draw", 5), ("openimages-command", 3), ("errors-protocol", 6), ("lrp", 4),
+                 ("calibration-protocol", 5), ("compare-protocol", 4))
 
 #: Every kind of case and its weight.
 KINDS = (("coco-bbox", 22), ("coco-segm", 22), ("coco-keypoints", 14), ("voc", 8),

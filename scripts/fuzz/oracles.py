@@ -50,6 +50,8 @@ def pycocotools_stats(gt: str, dt: str, iou_type: str, image_ids: list | None = 
 def comparisons(oracle: dict, metrics: dict) -> list[tuple[str, list, Any]]:
     """What to compare for one case: ``(label, ours, theirs)`` (``theirs`` a string when
     pycocotools refused the input)."""
+    if oracle.get("read") in ("differential", "accepts", "key"):
+        return _other_command(oracle, metrics)
     gt, iou_type = oracle["gt"], oracle["iou_type"]
     out: list[tuple[str, list, Any]] = []
     if oracle.get("read") == "compare":
@@ -71,6 +73,49 @@ def comparisons(oracle: dict, metrics: dict) -> list[tuple[str, list, Any]]:
         out.append((f"slice {piece['key']}={piece['value']}", list(piece["stats"].values()),
                     theirs))
     return out
+
+
+def _field(doc: Any, dotted: str) -> Any:
+    for key in dotted.split("."):
+        doc = doc[key]
+    return doc
+
+
+def _other_command(oracle: dict, metrics: dict | None) -> list[tuple[str, list, Any]]:
+    """The oracles that are deteval's own commands (scripts/fuzz/protocols.py):
+
+    * ``key``: the JSON has ``oracle["key"]`` (``--lrp``'s ``lrp``);
+    * ``differential``: ``oracle["ours"]`` of this run's JSON equals ``oracle["theirs"]`` x
+      ``scale`` of ``oracle["argv"]``'s (to 9 digits), when that command accepts the files;
+    * ``accepts``: what ``oracle["argv"]`` accepts (exit 0), this command accepted too,
+      unless its error says ``oracle["unless"]`` (a refusal of its own: scores that are not
+      confidences).
+    """
+    if oracle["read"] == "key":
+        return [(f"'{oracle['key']}' in the JSON", [1.0],
+                 [float(metrics is not None and oracle["key"] in metrics)])]
+    from deteval.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        rc = main(oracle["argv"])
+    reference = read_metrics("reference.json") if rc == 0 else None
+    Path("reference.json").unlink(missing_ok=True)
+    if oracle["read"] == "accepts":
+        if rc != 0:
+            return [(oracle["label"], [1.0], f"refused: {' '.join(oracle['argv'][:1])}")]
+        stderr = Path("stderr.txt").read_text("utf-8", "replace") if Path(
+            "stderr.txt").is_file() else ""
+        if metrics is None and oracle.get("unless") and oracle["unless"] in stderr:
+            return [(oracle["label"], [1.0], f"refused: {oracle['unless']}")]
+        return [(f"{oracle['label']} accepts what {oracle['argv'][0]} accepts",
+                 [float(metrics is not None)], [1.0])]
+    if reference is None or metrics is None:
+        return [(oracle["label"], [], f"refused: {oracle['argv'][0]} status {rc}")]
+    ours, theirs = _field(metrics, oracle["ours"]), _field(reference, oracle["theirs"])
+    ours = float("nan") if ours is None else float(ours)          # NaN is null in JSON
+    theirs = float("nan") if theirs is None else float(theirs) * oracle["scale"]
+    return [(f"{oracle['label']} vs {oracle['argv'][0]}", [round(ours, 9)],
+             [round(theirs, 9)])]
 
 
 def read_metrics(path: str = "metrics.json") -> dict | None:
