@@ -333,8 +333,16 @@ def state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
     """
     kept = np.flatnonzero(table.dt_kept)
     n_t, n_gt = len(table.iou_thresholds), table.n_gt
-    ignored = table.gt_ignore.ravel().take(table.match_area * n_gt + table.match_gt)
-    at = table.match_area * n_t
+    # The match columns are narrow integers: products in a type that holds them, in place
+    # (these temporaries are as long as the match columns).
+    wide = np.int32 if len(table.area_ranges) * max(n_gt, n_t) < 2**31 else np.int64
+    flat = table.match_area.astype(wide)
+    flat *= n_gt
+    flat += table.match_gt
+    ignored = table.gt_ignore.ravel().take(flat)
+    del flat
+    at = table.match_area.astype(wide)
+    at *= n_t
     at += table.match_threshold
     at = _narrow(at, np.int16)
     if len(kept) == table.n_detections:     # every detection kept: no copies of the table
@@ -568,7 +576,7 @@ def _unpermute_gt(table: MatchTable, perm: np.ndarray) -> MatchTable:
 #: Rows of the state accumulated together (whole categories; a larger category is one
 #: piece): bounds accumulation's temporaries, and is the unit handed to threads. The pieces
 #: depend on the data alone, never on the number of threads.
-_ACCUMULATE_ROWS = 1 << 16
+_ACCUMULATE_ROWS = 1 << 15
 
 
 def accumulate_stage(ctx: COCOContext, state: COCOState, *, threads: int | None = None):
