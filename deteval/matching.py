@@ -344,12 +344,16 @@ def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold
     group_of_dt = dt_group[dt_kept_rows]
     n_groups = int(max(gt_group.max(initial=-1), group_of_dt.max(initial=-1))) + 1
     per_group = np.bincount(gt_group[gt_rows], minlength=n_groups)
-    first = (np.cumsum(per_group) - per_group)[group_of_dt]
-    count = per_group[group_of_dt]
+    # (per kept detection, alive through the chunks: int32 where the objects fit)
+    small = np.int32 if len(gt_group) < 2**31 else np.int64
+    first = (np.cumsum(per_group) - per_group).astype(small).take(group_of_dt)
+    count = per_group.astype(small).take(group_of_dt)
+    del group_of_dt
     # Split the detections where the running pair count crosses a multiple of the chunk.
-    ends = np.cumsum(count)
+    ends = np.cumsum(count, dtype=np.int64)
     cuts = np.searchsorted(ends, np.arange(_PAIR_CHUNK, ends[-1] if len(ends) else 0,
                                            _PAIR_CHUNK), side="right")
+    del ends
 
     def chunk(bounds):
         lo, hi = bounds
