@@ -94,6 +94,36 @@ def rank_within_groups(sorted_groups: np.ndarray) -> np.ndarray:
     return np.arange(len(sorted_groups)) - np.repeat(starts, lengths)
 
 
+#: The integer types of the match columns, narrowest first: a column is stored as the first
+#: that holds its values (int8 area and threshold indices and int32 rows in practice). The
+#: match columns are the largest arrays of a table, alive until the end of an evaluation.
+MATCH_COLUMN_TYPES = {
+    "match_area": (np.int8, np.int16, np.int32, np.int64),
+    "match_threshold": (np.int8, np.int16, np.int32, np.int64),
+    "match_dt": (np.int32, np.int64),
+    "match_gt": (np.int32, np.int64),
+}
+
+
+def narrow_match_column(name: str, values: np.ndarray) -> np.ndarray:
+    """``values`` as the narrowest type of ``MATCH_COLUMN_TYPES[name]`` that holds them
+    (``values`` itself when it has that type or is not of integers).
+
+    >>> narrow_match_column("match_dt", np.array([0, 2**31])).dtype.name
+    'int64'
+    >>> narrow_match_column("match_area", np.array([0, 3])).dtype.name
+    'int8'
+    """
+    if values.dtype.kind not in "iu":
+        return values
+    lo, hi = (int(values.min()), int(values.max())) if values.size else (0, 0)
+    for dtype in MATCH_COLUMN_TYPES[name]:
+        info = np.iinfo(dtype)
+        if info.min <= lo and hi <= info.max:
+            return values.astype(dtype, copy=False)
+    return values
+
+
 @dataclass(frozen=True, eq=False)
 class MatchTable:
     """Result of matching: for every detection and IoU threshold, what it matched.
@@ -123,7 +153,8 @@ class MatchTable:
         Ignored per area range: crowd/ignore flag, or area outside the range.
     match_area, match_threshold, match_dt, match_gt : ndarray of int, shape (n_matches,)
         One row per match: area range index, threshold index, detection row, GT row (in
-        no particular order).
+        no particular order). Stored narrow (:data:`MATCH_COLUMN_TYPES`): int8 indices and
+        int32 rows unless the values need more; compute products in int64.
     dt_best_gt : ndarray of int, shape (n_dt,), optional
         VOC rule only: the object each detection looked at (the highest IoU in its group,
         the first on ties), -1 where no object overlaps it or it was not evaluated. With
@@ -152,6 +183,11 @@ class MatchTable:
     def __post_init__(self) -> None:
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
+            if name in MATCH_COLUMN_TYPES and isinstance(value, np.ndarray):
+                narrow = narrow_match_column(name, value)
+                if narrow is not value:     # a new array, the table's own
+                    object.__setattr__(self, name, frozen(narrow))
+                    continue
             if isinstance(value, np.ndarray) and value.flags.writeable:
                 # copy: never make the caller's own arrays read-only
                 object.__setattr__(self, name, frozen(value.copy()))
@@ -266,11 +302,11 @@ class MatchTable:
         code = code.ravel()
         matches = np.full(n_dt * n_t, -1, dtype=np.int64)
         rows = self._rows(area_index)
-        at = self.match_dt[rows] * n_t + self.match_threshold[rows]
+        at = self.match_dt[rows].astype(np.int64) * n_t + self.match_threshold[rows]
         matches[at] = self.match_gt[rows]
         kept = self.dt_kept[self.match_dt[rows]]
         status = np.where(self.gt_ignore[area_index][self.match_gt[rows]], IGNORED, TP)
-        code[at[kept]] = (self.match_threshold[rows] * 4 + status + 1)[kept]
+        code[at[kept]] = (self.match_threshold[rows].astype(np.int64) * 4 + status + 1)[kept]
         # Each distinct text written once; the chunks of rows look theirs up. Labels never
         # used are left out, so that the field is as wide as the longest one used.
         used = np.bincount(code, minlength=len(labels)) > 0
@@ -308,12 +344,16 @@ def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold
     group_of_dt = dt_group[dt_kept_rows]
     n_groups = int(max(gt_group.max(initial=-1), group_of_dt.max(initial=-1))) + 1
     per_group = np.bincount(gt_group[gt_rows], minlength=n_groups)
-    first = (np.cumsum(per_group) - per_group)[group_of_dt]
-    count = per_group[group_of_dt]
+    # (per kept detection, alive through the chunks: int32 where the objects fit)
+    small = np.int32 if len(gt_group) < 2**31 else np.int64
+    first = (np.cumsum(per_group) - per_group).astype(small).take(group_of_dt)
+    count = per_group.astype(small).take(group_of_dt)
+    del group_of_dt
     # Split the detections where the running pair count crosses a multiple of the chunk.
-    ends = np.cumsum(count)
+    ends = np.cumsum(count, dtype=np.int64)
     cuts = np.searchsorted(ends, np.arange(_PAIR_CHUNK, ends[-1] if len(ends) else 0,
                                            _PAIR_CHUNK), side="right")
+    del ends
 
     def chunk(bounds):
         lo, hi = bounds
@@ -489,11 +529,10 @@ def match_detections(
         gt_crowd=gt_crowd, gt_ignored=gt_ignored, similarity=similarity,
         thresholds=thresholds, n_areas=n_a, threads=threads)
 
-    def cat(parts):
-        column = (np.concatenate(parts).astype(np.int64, copy=False) if parts
-                  else np.zeros(0, np.int64))
+    def cat(name, parts):
+        column = np.concatenate(parts) if parts else np.zeros(0, np.int64)
         parts.clear()   # each column's parts freed before the next is joined
-        return frozen(column)
+        return frozen(narrow_match_column(name, column))
 
     # Every array below is this function's own: frozen here, the table keeps it uncopied.
     return MatchTable(
@@ -503,8 +542,9 @@ def match_detections(
         gt_evaluated=frozen(gt_evaluated),
         gt_crowd=frozen(np.array(gt_crowd, dtype=bool)),
         gt_ignore=frozen(gt_ignored & gt_evaluated),
-        match_area=cat(found_a), match_threshold=cat(found_t),
-        match_dt=cat(found_d), match_gt=cat(found_g))
+        match_area=cat("match_area", found_a),
+        match_threshold=cat("match_threshold", found_t),
+        match_dt=cat("match_dt", found_d), match_gt=cat("match_gt", found_g))
 
 
 def _rank_in_groups(dt_group: np.ndarray, dt_scores: np.ndarray,
@@ -562,6 +602,12 @@ def _match_coco(*, dt_group, dt_rank, kept_rows, gt_group, gt_crowd, gt_ignored,
 
     taken = np.zeros((n_a, n_t, n_gt), dtype=bool)
     found_a, found_t, found_d, found_g = [], [], [], []
+    # The parts in the table's narrow types from the start (MATCH_COLUMN_TYPES): they are
+    # the largest arrays of the match stage.
+    a_type, t_type, d_type, g_type = (
+        narrow_match_column(name, np.array([0, max(size - 1, 0)])).dtype
+        for name, size in (("match_area", n_a), ("match_threshold", n_t),
+                           ("match_dt", len(dt_group)), ("match_gt", n_gt)))
     thr = effective[None, :, None]
     all_areas = np.arange(n_a)
     # Each pair's preference as one int64 when every similarity is in [0, 2) (IoU and OKS
@@ -600,9 +646,10 @@ def _match_coco(*, dt_group, dt_rank, kept_rows, gt_group, gt_crowd, gt_ignored,
         a_idx, t_idx = np.divmod(at // chosen.shape[2], n_t)
         g_rows = p_gt.take(picked)
         taken.ravel()[(a_idx * n_t + t_idx) * n_gt + g_rows] = True
-        d_rows = p_dt.take(picked)
+        d_rows = p_dt.take(picked).astype(d_type)
+        a_idx, t_idx, g_rows = a_idx.astype(a_type), t_idx.astype(t_type), g_rows.astype(g_type)
         if one_range:       # the same matches in every range
-            a_idx = np.repeat(all_areas, len(picked))
+            a_idx = np.repeat(all_areas.astype(a_type), len(picked))
             t_idx, d_rows, g_rows = (np.tile(v, n_a) for v in (t_idx, d_rows, g_rows))
         found_a.append(a_idx)
         found_t.append(t_idx)
@@ -658,6 +705,5 @@ def _match_voc(*, dt_group, dt_rank, dt_kept, dt_score_rank, dt_out, kept_rows, 
         iou_thresholds=thresholds.copy(), area_ranges=area_ranges.copy(), dt_rank=dt_rank,
         dt_kept=dt_kept, dt_score_rank=dt_score_rank, dt_out_of_range=dt_out,
         gt_evaluated=gt_group >= 0, gt_crowd=np.asarray(gt_crowd, bool).copy(),
-        gt_ignore=gt_ignored, match_area=a_idx.astype(np.int64),
-        match_threshold=t_idx.astype(np.int64), match_dt=cand[c_idx].astype(np.int64),
-        match_gt=cand_gt[c_idx].astype(np.int64), dt_best_gt=best_gt, dt_best_iou=best_iou)
+        gt_ignore=gt_ignored, match_area=a_idx, match_threshold=t_idx, match_dt=cand[c_idx],
+        match_gt=cand_gt[c_idx], dt_best_gt=best_gt, dt_best_iou=best_iou)

@@ -324,6 +324,39 @@ def test_views(table):
         table.match_dt[0] = 3
 
 
+def test_match_columns_are_stored_narrow(table):
+    # int8 indices and int32 rows (docs/match-table.md §2): the views and exports stay int64
+    assert [getattr(table, f"match_{c}").dtype for c in ("area", "threshold", "dt", "gt")] \
+        == [np.int8, np.int8, np.int32, np.int32]
+    assert table.detection_matches(0).dtype == table.gt_matches(0).dtype == np.int64
+
+
+def test_match_columns_widen_for_values_that_need_it(table):
+    columns = {"match_area": np.array([0, 200]), "match_threshold": np.array([3, 40000]),
+               "match_dt": np.array([0, 2**31]), "match_gt": np.array([1, 2**31 - 1])}
+    wide = MatchTable(**{**{f: getattr(table, f) for f in table.__dataclass_fields__},
+                         **columns})
+    assert [getattr(wide, name).dtype for name in columns] \
+        == [np.int16, np.int32, np.int64, np.int32]
+    for name, values in columns.items():
+        assert getattr(wide, name).tolist() == values.tolist()
+        assert values.dtype == np.int64 and values.flags.writeable   # the caller's, untouched
+
+
+def test_narrow_match_columns_give_the_same_csv_past_the_narrow_ranges():
+    # Products of the narrow columns (threshold * 4 in to_csv's codes, past int8 here) are
+    # computed in int64.
+    n_dt, n_t = 3, 100
+    ious = np.array([[0.0], [0.0], [0.99]])
+    inputs = matcher_inputs(ious, [0.9, 0.8, 0.7], thresholds=tuple(np.linspace(0.05, 0.95, n_t)))
+    table = match_detections(**inputs)
+    assert table.match_threshold.dtype == np.int8 and len(table.match_dt) == n_t
+    rows = list(csv.reader(io.StringIO(table.to_csv())))[1:]
+    assert len(rows) == n_dt * n_t
+    assert [r[2:] for r in rows[2 * n_t:]] == [["TP", "0"]] * n_t
+    assert [r[2] for r in rows[:2 * n_t]] == ["FP"] * (2 * n_t)
+
+
 def test_to_dict(table):
     exported = table.to_dict(1)
     assert set(exported) == {"iou_thresholds", "dt_rank", "dt_match", "dt_status", "gt_match",

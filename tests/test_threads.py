@@ -186,3 +186,19 @@ def test_streaming_state_pieces_equal_one_shot(monkeypatch):
     result = evaluator.compute()
     for name in ("stats", "precision", "recall", "scores"):
         assert np.array_equal(getattr(reference, name), getattr(result, name)), name
+
+
+def test_the_state_is_kept_in_small_types_and_accumulates_alike():
+    # The state lives through accumulation, the peak of an evaluation's memory: int32
+    # positions and int16 events (accumulation reads any integer type, as for compact()).
+    gt, results = make_dataset(5, n_images=6, n_categories=4)
+    result = deteval.evaluate_coco(gt, results)
+    ctx = _coco_stages.prepare(result.dataset, result.params)
+    state = _coco_stages.state_of_result(ctx, result)
+    assert (state.image.dtype, state.category.dtype, state.event_at.dtype) \
+        == (np.int32, np.int32, np.int16)
+    wide = dataclasses.replace(state, **{name: getattr(state, name).astype(np.int64)
+                                         for name in ("image", "category", "event_at")})
+    for ours, theirs in zip(_coco_stages.accumulate_stage(ctx, wide),
+                            (result.precision, result.recall, result.scores)):
+        assert np.array_equal(ours, theirs)

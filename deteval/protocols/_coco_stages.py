@@ -324,23 +324,48 @@ def state_of_result(ctx: COCOContext, result: COCOResult) -> COCOState:
 
 
 def state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
-              scores: np.ndarray) -> COCOState:
-    """The kept detections' rows of a match table."""
+             scores: np.ndarray) -> COCOState:
+    """The kept detections' rows of a match table.
+
+    Image and category positions are stored as int32 and ``event_at`` as int16 where they
+    fit (the state is internal; accumulation reads any integer type): the state is alive
+    at the peak of an evaluation's memory.
+    """
     kept = np.flatnonzero(table.dt_kept)
     n_t, n_gt = len(table.iou_thresholds), table.n_gt
-    ignored = table.gt_ignore.ravel().take(table.match_area * n_gt + table.match_gt)
-    at = table.match_area * n_t + table.match_threshold
-    if len(kept) == table.n_detections:     # every detection kept: no copies
-        return COCOState(image=dt_img, category=dt_k, score=scores, rank=table.dt_rank,
+    # The match columns are narrow integers: products in a type that holds them, in place
+    # (these temporaries are as long as the match columns).
+    wide = np.int32 if len(table.area_ranges) * max(n_gt, n_t) < 2**31 else np.int64
+    flat = table.match_area.astype(wide)
+    flat *= n_gt
+    flat += table.match_gt
+    ignored = table.gt_ignore.ravel().take(flat)
+    del flat
+    at = table.match_area.astype(wide)
+    at *= n_t
+    at += table.match_threshold
+    at = _narrow(at, np.int16)
+    if len(kept) == table.n_detections:     # every detection kept: no copies of the table
+        return COCOState(image=_narrow(dt_img, np.int32), category=_narrow(dt_k, np.int32),
+                         score=scores, rank=table.dt_rank,
                          out_of_range=table.dt_out_of_range, event_row=table.match_dt,
                          event_at=at, event_ignored=ignored, score_rank=table.dt_score_rank)
     row_of = np.full(table.n_detections, -1, dtype=np.int64)
     row_of[kept] = np.arange(len(kept))
-    return COCOState(image=dt_img.take(kept), category=dt_k.take(kept),
+    return COCOState(image=_narrow(dt_img.take(kept), np.int32),
+                     category=_narrow(dt_k.take(kept), np.int32),
                      score=scores.take(kept), rank=table.dt_rank.take(kept),
                      out_of_range=table.dt_out_of_range.take(kept, axis=1),
                      event_row=row_of.take(table.match_dt), event_at=at,
                      event_ignored=ignored, score_rank=table.dt_score_rank.take(kept))
+
+
+def _narrow(values: np.ndarray, dtype) -> np.ndarray:
+    """``values`` (non-negative integers) as ``dtype`` when they fit, else unchanged."""
+    try:
+        return small(values, dtype)
+    except OverflowError:
+        return values
 
 
 def pair_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
@@ -551,7 +576,7 @@ def _unpermute_gt(table: MatchTable, perm: np.ndarray) -> MatchTable:
 #: Rows of the state accumulated together (whole categories; a larger category is one
 #: piece): bounds accumulation's temporaries, and is the unit handed to threads. The pieces
 #: depend on the data alone, never on the number of threads.
-_ACCUMULATE_ROWS = 1 << 16
+_ACCUMULATE_ROWS = 1 << 15
 
 
 def accumulate_stage(ctx: COCOContext, state: COCOState, *, threads: int | None = None):

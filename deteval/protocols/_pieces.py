@@ -50,14 +50,17 @@ def state_pieces(state: Any, bounds: np.ndarray) -> list[tuple[int, int, Callabl
     # Small piece numbers: numpy's stable sort of 16-bit keys is a linear radix sort.
     piece_of_k = np.repeat(np.arange(n_pieces, dtype=np.uint16 if n_pieces <= 1 << 16
                                      else np.int64), np.diff(bounds))
-    row_piece = piece_of_k.take(np.asarray(state.category, dtype=np.int64))
-    rows = np.argsort(row_piece, kind="stable")
+    row_piece = piece_of_k.take(state.category)
+    # Row and event indices as int32 where they fit: they live through the whole
+    # accumulation, the peak of an evaluation's memory.
+    index = np.int32 if max(len(row_piece), len(state.event_row)) < 2**31 else np.int64
+    rows = np.argsort(row_piece, kind="stable").astype(index)
     row_start = np.r_[0, np.cumsum(np.bincount(row_piece, minlength=n_pieces))]
-    new_row = np.empty(len(rows), dtype=np.int64)     # each row's position in its piece
+    new_row = np.empty(len(rows), dtype=index)     # each row's position in its piece
     new_row[rows] = np.arange(len(rows)) - row_start.take(row_piece.take(rows))
-    ev_row = np.asarray(state.event_row, dtype=np.int64)
+    ev_row = state.event_row
     ev_piece = row_piece.take(ev_row)
-    events = np.argsort(ev_piece, kind="stable")
+    events = np.argsort(ev_piece, kind="stable").astype(index)
     ev_start = np.r_[0, np.cumsum(np.bincount(ev_piece, minlength=n_pieces))]
     del row_piece, ev_piece
 

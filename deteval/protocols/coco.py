@@ -523,11 +523,11 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     dataset, detections, load_notes = load_coco_pair(gt, dt, p.iou_type, invalid, match_by)
     loaded = time.perf_counter()
     ctx = prepare(dataset, p)
-    matched = match_stage(ctx, detections, threads=threads)
-    n_unknown = int(np.count_nonzero((detections.category_index < 0)
-                                     & (matched.dt_category < 0)))
-    return finish(ctx, matched.state, n_detections=len(detections), n_unknown=n_unknown,
-                  matches=matched.table, detections=detections,
+    table, state, dt_category = match_stage(ctx, detections, threads=threads)
+    n_unknown = int(np.count_nonzero((detections.category_index < 0) & (dt_category < 0)))
+    del dt_category     # (not kept alive through accumulation, the peak of the memory)
+    return finish(ctx, state, n_detections=len(detections), n_unknown=n_unknown,
+                  matches=table, detections=detections,
                   times=(started, loaded, time.perf_counter()), load_notes=load_notes,
                   threads=threads)
 
