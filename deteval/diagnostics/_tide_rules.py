@@ -330,12 +330,12 @@ def openimages_tide(result: Any) -> tuple[Dataset, Detections, TideRules]:
     from ..data import Categories, GroundTruth, Images
     from ..matching import IGNORED, NOT_EVALUATED, TP
     from ..protocols._openimages_match import overlaps
-    from ..protocols.openimages import MAX_PER_CLASS, _image_codes, class_index
+    from ..protocols.openimages import MAX_PER_CLASS, class_index, image_codes
 
     gt, dt, classes = result.gt, result.detections, result.classes
     images = result.image_ids
     n_img, n_gt, n_dt = len(images), len(gt.label), len(dt.label)
-    gt_img, dt_img = _image_codes(gt.image_id, images), _image_codes(dt.image_id, images)
+    gt_img, dt_img = image_codes(gt.image_id, images), image_codes(dt.image_id, images)
     gt_cls = class_index(gt.label, classes, "box", gt.source)
     dt_cls = class_index(dt.label, classes, "detection", dt.source)
     # detections on unknown images go to one more image without objects (never evaluated)

@@ -23,7 +23,10 @@ below point there.
   boundary IoU, OKS, polygon or rotated-box IoU), the rest unchanged.
 * **VOC** (§8): ``protocol="voc2007"|"voc2012"`` takes the devkit's IoU, matching rule
   (:func:`~deteval.matching.match_detections` with ``rule="voc"``), difficult objects and AP
-  instead; what differs is gathered in :mod:`deteval.diagnostics._tide_rules`.
+  instead; what differs is gathered in :mod:`deteval.diagnostics._tide_rules`. LVIS,
+  CrowdPose (§8.1, §8.2) likewise; Open Images (§8.3) reads
+  :func:`~deteval.evaluate_openimages`' own match (verified labels, group-of boxes,
+  hierarchy) and the TF tool's AP.
 
 >>> import deteval
 >>> gt = {"images": [{"id": 1, "width": 10, "height": 10}],
@@ -68,7 +71,7 @@ class ErrorAttribution:
     ----------
     ap : float
         mAP at ``pos_threshold`` by the protocol's AP: tidecv's for ``"coco"`` (§5), the
-        devkit's for VOC (§8).
+        devkit's for VOC (§8), the protocol's for LVIS, CrowdPose and Open Images (§8.1-3).
     error_names : tuple of str
         ``("cls", "loc", "both", "dupe", "bkg", "miss")``.
     dap : ndarray, shape (6,)
