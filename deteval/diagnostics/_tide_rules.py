@@ -63,11 +63,11 @@ class TideRules:
     regions : ndarray of bool, shape (n_gt,)
         Ignore regions (COCO: crowd regions, and for keypoints objects without keypoints;
         VOC: difficult objects): never missed, never an error's target.
-    matcher : {"coco", "voc"}
+    matcher : {"coco", "voc", "openimages"}
         ``"coco"``: tidecv's greedy rule (the unused object of highest similarity, the first
         on ties; a region absorbs an unmatched detection whose similarity is ``> pos``).
         ``"voc"``: the devkit's (the best object, used or not; a region absorbs a detection
-        whose best object it is).
+        whose best object it is). ``"openimages"``: the protocol's own match, ``matched``.
     max_dets : int or None
         Detections kept per image, all classes together (None: all).
     tidecv : bool
