@@ -291,6 +291,9 @@ DIAGNOSTICS = [
         gt, dt, protocol="lvis"), _tide_numbers),
     crowdpose_entry("error_attribution crowdpose", lambda gt, dt: deteval.error_attribution(
         gt, dt, protocol="crowdpose"), _tide_numbers),
+    openimages_entry("error_attribution openimages", lambda gt, dt, **kw:
+                     deteval.error_attribution(gt, dt, protocol="openimages", **kw),
+                     _tide_numbers),
     detection_entry("lrp", deteval.lrp, lambda r: r.stats.tolist()),
     detection_entry("calibration", deteval.calibration,
                     lambda r: [r.dece, r.count.tolist(), r.tp.tolist(), r.class_dece.tolist()],

@@ -15,6 +15,7 @@ def add_parser(commands) -> None:
     """Add the ``errors`` command to the subparsers ``commands``."""
     from .._format_names import DETECTION_FORMATS, GT_FORMATS
     from .draw import add_geometry_options
+    from .openimages import add_openimages_inputs
 
     errors = commands.add_parser(
         "errors", help="TIDE error attribution: what each error type costs in AP",
@@ -22,9 +23,10 @@ def add_parser(commands) -> None:
         "the dAP of the classification, localisation, both, duplicate, background and "
         "missed errors, and of the false-positive and false-negative oracles, for every "
         "--iou-type (the evaluation's similarity) and, with --protocol voc2007|voc2012|"
-        "lvis|crowdpose, with that protocol's matching and AP (with no error fixed, TIDE's "
-        "AP is the protocol's AP at the threshold). Ground truth and detections may be in "
-        "any supported format (guessed from the paths unless --gt-format/--dt-format say). "
+        "lvis|crowdpose|openimages, with that protocol's matching and AP (with no error "
+        "fixed, TIDE's AP is the protocol's AP at the threshold). Ground truth and "
+        "detections may be in any supported format (guessed from the paths unless "
+        "--gt-format/--dt-format say). "
         "With --lrp, also optimal LRP (equal to the LRP-Error fork of pycocotools).")
     errors.add_argument("--pos-threshold", type=_unit_float("IoU threshold", open_low=True),
                         default=0.5, metavar="IOU",
@@ -39,11 +41,14 @@ def add_parser(commands) -> None:
     errors.add_argument("--rules", choices=("deteval", "tidecv"), default="deteval",
                         help="tidecv: reproduce tidecv's ordering of tied scores in the "
                         "fixed runs (see docs/diagnostics/tide.md); --protocol coco only")
-    add_protocol(errors, default="coco", extra=("lvis", "crowdpose"), help="whose matching and "
-                 "AP: coco (tidecv's, the default), voc2007 (devkit, 11-point AP), voc2012 "
-                 "(devkit, all-points AP; VOC compares boxes with the +1 pixel IoU, difficult "
-                 "objects ignored), lvis (lvis-api's federated rules and AP; GT an LVIS file) "
-                 "or crowdpose (xtcocotools' CrowdPose keypoints; implies --iou-type keypoints)")
+    add_protocol(errors, default="coco", extra=("lvis", "crowdpose", "openimages"),
+                 help="whose matching and AP: coco (tidecv's, the default), voc2007 (devkit, "
+                 "11-point AP), voc2012 (devkit, all-points AP; VOC compares boxes with the +1 "
+                 "pixel IoU, difficult objects ignored), lvis (lvis-api's federated rules and "
+                 "AP; GT an LVIS file), crowdpose (xtcocotools' CrowdPose keypoints; implies "
+                 "--iou-type keypoints) or openimages (the challenge's match and AP at IoU 0.5; "
+                 "GT the challenge box CSV, DT its prediction CSV, with --labels, --hierarchy, "
+                 "--classes, --expand-detections)")
     add_geometry_options(errors, what="what to compare: bbox, segm (mask IoU, tidecv's mask "
                          "mode), boundary (boundary IoU), keypoints (OKS), polygon, rotated "
                          "('rbox'); COCO files for all but bbox (default: bbox)")
@@ -52,6 +57,9 @@ def add_parser(commands) -> None:
                         help="also compute optimal LRP, its components and moLRP")
     add_json_output(errors, help="write the numbers as JSON")
     _add_input_options(errors, GT_FORMATS, DETECTION_FORMATS)
+    add_openimages_inputs(errors.add_argument_group("Open Images inputs (--protocol "
+                                                    "openimages; --classes is its label map)"),
+                          classes=False)
     # --iou-type not given is None: keypoints with --protocol crowdpose, bbox otherwise
     errors.set_defaults(parser=errors, iou_type=None)
 
@@ -67,7 +75,7 @@ def _background(text: str) -> float:
 
 #: How the table names each VOC protocol's AP.
 _AP_NAMES = {"voc2007": "VOC2007 11-point", "voc2012": "VOC2012 all-points",
-             "lvis": "LVIS", "crowdpose": "CrowdPose"}
+             "lvis": "LVIS", "crowdpose": "CrowdPose", "openimages": "Open Images challenge"}
 
 
 def _table(result) -> str:
@@ -125,6 +133,41 @@ def _refuse_lvis_readers(args) -> None:
                           "file, read as they are)")
 
 
+#: The reader options ``--protocol openimages`` does not read (the challenge CSVs are read
+#: as they are; ``--classes`` is its label map).
+_NOT_OPENIMAGES = tuple(option for option in _NOT_LVIS if option[0] != "classes")
+#: The Open Images inputs, which no other protocol reads.
+_OPENIMAGES_ONLY = (("labels", "--labels"), ("hierarchy", "--hierarchy"),
+                    ("expand_detections", "--expand-detections"))
+
+
+def _openimages_inputs(args) -> dict:
+    """The keywords ``--protocol openimages`` passes to :func:`error_attribution`; a usage
+    error for a reader option it would ignore, or for an Open Images input without it."""
+    from .openimages import openimages_classes
+
+    if args.protocol != "openimages":
+        given = [flag for dest, flag in _OPENIMAGES_ONLY if getattr(args, dest, None)]
+        if given:
+            raise _UsageError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} "
+                              "--protocol openimages")
+        return {}
+    if args.pos_threshold != 0.5:
+        raise _UsageError(f"--pos-threshold: protocol 'openimages' matches at IoU 0.5 only "
+                          f"(the challenge's threshold); got {args.pos_threshold}")
+    if args.tide_max_dets is not None:
+        raise _UsageError("--max-detections does not apply to --protocol openimages (the "
+                          "challenge keeps 10000 detections per image and class)")
+    given = [flag for dest, flag in _NOT_OPENIMAGES
+             if getattr(args, dest, None) not in (None, False)]
+    if given:
+        raise _UsageError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not "
+                          "apply to --protocol openimages (GT the challenge box CSV, DT its "
+                          "prediction CSV, read as they are)")
+    return {"image_labels": args.labels, "hierarchy": args.hierarchy,
+            "classes": openimages_classes(args), "expand_detections": args.expand_detections}
+
+
 def run(args, out: TextIO, err: TextIO) -> int:
     from ..diagnostics._tide_rules import check_protocol
     from ..diagnostics.lrp import lrp
@@ -144,8 +187,10 @@ def run(args, out: TextIO, err: TextIO) -> int:
         flag = "--rules" if str(error).startswith("rules=") else "--iou-type"
         raise _UsageError(f"{flag}: {error}") from None
     lrp_options = _lrp_options(args, options) if args.lrp else {}
-    if args.protocol == "lvis":   # the LVIS keys: read by error_attribution from the files
-        _refuse_lvis_readers(args)
+    oid = _openimages_inputs(args)
+    if args.protocol in ("lvis", "openimages"):   # read by error_attribution from the files
+        if args.protocol == "lvis":
+            _refuse_lvis_readers(args)
         dataset, detections = args.gt, args.dt
     else:
         gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
@@ -157,7 +202,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     result = error_attribution(dataset, detections, pos_threshold=args.pos_threshold,
                                background_threshold=args.background_threshold,
                                max_dets=args.tide_max_dets, rules=args.rules,
-                               protocol=args.protocol, **options)
+                               protocol=args.protocol, **options, **oid)
     payload = {"tide": result.to_dict()}
     lrp_result = None
     if args.lrp:

@@ -17,6 +17,9 @@ them once, for every protocol and geometry; what differs is gathered here in a
 * ``protocol="lvis"``: lvis-api's federated selection (300 detections per image; only the
   categories an image lists as positive or negative; unmatched detections of its
   not-exhaustive categories take no part), COCO's greedy rule, and lvis-api's AP.
+* ``protocol="openimages"``: the match of :func:`~deteval.evaluate_openimages` itself
+  (:func:`openimages_tide`: its verified detections, group-of boxes, hierarchy expansion),
+  the TF tool's IoU, and its per-class AP and mAP.
 
 >>> from deteval.data import Categories, Dataset, Detections, GroundTruth, Images
 >>> ds = Dataset(Images(ids=[1]), Categories(ids=[1]),
@@ -39,7 +42,7 @@ from ..ap import envelope_at
 from ..data import Dataset, Detections
 
 #: The protocols whose rules TIDE can follow.
-PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis", "crowdpose")
+PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis", "crowdpose", "openimages")
 _X = np.arange(101) / 100  # tidecv's recall points, i / 100 (not np.linspace)
 
 #: ``score(cls, score, good, key, positives, n_c) -> (class AP, mAP)``, both in percent.
@@ -60,11 +63,11 @@ class TideRules:
     regions : ndarray of bool, shape (n_gt,)
         Ignore regions (COCO: crowd regions, and for keypoints objects without keypoints;
         VOC: difficult objects): never missed, never an error's target.
-    matcher : {"coco", "voc"}
+    matcher : {"coco", "voc", "openimages"}
         ``"coco"``: tidecv's greedy rule (the unused object of highest similarity, the first
         on ties; a region absorbs an unmatched detection whose similarity is ``> pos``).
         ``"voc"``: the devkit's (the best object, used or not; a region absorbs a detection
-        whose best object it is).
+        whose best object it is). ``"openimages"``: the protocol's own match, ``matched``.
     max_dets : int or None
         Detections kept per image, all classes together (None: all).
     tidecv : bool
@@ -90,6 +93,10 @@ class TideRules:
     cap : int, optional
         The protocol's cap on detections as the result's settings report it (``max_dets``),
         where ``max_dets`` is not it: LVIS's per image, CrowdPose's per image and class.
+    matched : tuple of ndarray, optional
+        The protocol's own match, read instead of matching again (Open Images: the match of
+        :func:`~deteval.evaluate_openimages`): ``(seq, rank, kept, tp, ignored, used)`` as
+        ``tide._match`` returns them.
     """
 
     protocol: str
@@ -107,6 +114,7 @@ class TideRules:
     region_crowd: np.ndarray | None = None
     group_max_dets: int | None = None
     cap: int | None = None
+    matched: tuple[np.ndarray, ...] | None = None
 
 
 def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
@@ -124,6 +132,9 @@ def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
     if protocol == "lvis" and iou_type not in ("bbox", "segm", "boundary"):
         raise ValueError(f"protocol 'lvis' compares boxes, masks or boundaries; iou_type "
                          f"must be 'bbox', 'segm' or 'boundary', got {iou_type!r}")
+    if protocol == "openimages" and iou_type != "bbox":
+        raise ValueError(f"protocol 'openimages' compares boxes; iou_type must be 'bbox', got "
+                         f"{iou_type!r}")
     if protocol != "coco" and rules == "tidecv":
         raise ValueError(f"rules='tidecv' reproduces tidecv's COCO runs; with protocol "
                          f"{protocol!r} use rules='deteval'")
@@ -304,3 +315,89 @@ def coco_scorer(params: Any, columns: np.ndarray) -> Scorer:
         return ap, float(np.mean(values)) * 100 if len(values) else float("nan")
 
     return score
+
+
+def openimages_tide(result: Any) -> tuple[Dataset, Detections, TideRules]:
+    """The dataset, the detections and the :class:`TideRules` of an
+    :class:`~deteval.protocols.openimages.OpenImagesResult` (docs/diagnostics/tide.md §8.3).
+
+    The match is the result's own (no second matcher): its true positives (a hit group-of
+    box's true positive carried by its highest-scoring detection), its absorbed detections
+    (ignored: no error) and its evaluated detections; the objects are its expanded boxes,
+    group-of boxes included (each counts once, as in ``num_gt``); the images are its
+    ``image_ids`` (detections on other images are not evaluated); the classes its label map.
+    """
+    from ..data import Categories, GroundTruth, Images
+    from ..matching import IGNORED, NOT_EVALUATED, TP
+    from ..protocols._openimages_match import overlaps
+    from ..protocols.openimages import MAX_PER_CLASS, class_index, image_codes
+
+    gt, dt, classes = result.gt, result.detections, result.classes
+    images = result.image_ids
+    n_img, n_gt, n_dt = len(images), len(gt.label), len(dt.label)
+    gt_img, dt_img = image_codes(gt.image_id, images), image_codes(dt.image_id, images)
+    gt_cls = class_index(gt.label, classes, "box", gt.source)
+    dt_cls = class_index(dt.label, classes, "detection", dt.source)
+    # detections on unknown images go to one more image without objects (never evaluated)
+    dataset = Dataset(Images(ids=np.arange(n_img + 1)),
+                      Categories(ids=np.arange(len(classes)), names=tuple(classes)),
+                      GroundTruth(image_index=gt_img, category_index=gt_cls,
+                                  boxes=np.asarray(gt.xyxy, np.float64).reshape(-1, 4)))
+    detections = Detections(image_index=np.where(dt_img >= 0, dt_img, n_img),
+                            category_index=dt_cls,
+                            boxes=np.asarray(dt.xyxy, np.float64).reshape(-1, 4),
+                            scores=np.asarray(dt.score, np.float64))
+    yx = [1, 0, 3, 2]   # the TF tool's (ymin, xmin, ymax, xmax)
+    dt_yx, gt_yx = np.asarray(dt.xyxy)[:, yx], np.asarray(gt.xyxy)[:, yx]
+
+    def pair(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
+        iou, _ = overlaps(dt_yx[d_rows].reshape(-1, 4), gt_yx[g_rows].reshape(-1, 4))
+        return np.nan_to_num(iou, nan=0.0)      # a box without area: IoU 0, as in the tool
+
+    status, table = result.dt_status, result.matches
+    matched_gt = np.full(n_dt, -1, dtype=np.int64)
+    matched_gt[table.match_dt] = table.match_gt
+    kept = status != NOT_EVALUATED
+    tp = status == TP
+    ignored = status == IGNORED
+    used = np.zeros(n_gt, bool)
+    used[matched_gt[tp]] = True
+    # Equal scores: the order the tool ranks a class's entries in (its accumulation's order,
+    # image then rank in the (image, class), a hit group-of box's entry after the
+    # detections, then its unstable descending argsort), kept by every fixed run.
+    group = np.asarray(gt.group_of, bool)
+    hit_position = np.cumsum(group & used) - 1
+    position = np.where(kept, table.dt_rank, 0)
+    rep = tp & (matched_gt >= 0)
+    rep[rep] = group[matched_gt[rep]]
+    position[rep] = MAX_PER_CLASS + hit_position[matched_gt[rep]]
+    points = np.flatnonzero(kept & ~ignored)
+    points = points[np.lexsort((position[points], dt_img[points], dt_cls[points]))]
+    seq = np.zeros(n_dt, dtype=np.int64)
+    bounds = np.searchsorted(dt_cls[points], np.arange(len(classes) + 1))
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        block = points[lo:hi]
+        seq[block[np.argsort(dt.score[block])[::-1]]] = np.arange(hi - lo)
+    rank = np.empty(n_dt, dtype=np.int64)
+    rank[np.lexsort((np.arange(n_dt), -detections.scores))] = np.arange(n_dt)
+    return dataset, detections, TideRules(
+        "openimages", "bbox", pair, np.zeros(n_gt, bool), "openimages", None, False,
+        openimages_score, dt_evaluated=kept, cap=MAX_PER_CLASS,
+        matched=(seq, rank, kept, tp, ignored, used))
+
+
+def openimages_score(cls: np.ndarray, score: np.ndarray, good: np.ndarray, key: np.ndarray,
+                     positives: np.ndarray, n_c: int) -> tuple[np.ndarray, float]:
+    """The TF tool's AP of every class (its arithmetic on the class's points by descending
+    score, ties in ``key`` order; NaN for a class without objects) and its mAP (the mean of
+    the others), both times 100."""
+    from ..protocols._openimages_match import ranked_average_precision
+
+    good, n_points, starts = _by_class(cls, score, good, key, n_c)
+    ap = np.full(n_c, np.nan)
+    for c in np.flatnonzero(positives > 0).tolist():
+        ap[c] = ranked_average_precision(good[starts[c]:starts[c] + n_points[c]]
+                                         .astype(np.float64), float(positives[c]))
+    if np.isnan(ap).all():
+        return ap * 100, float("nan")
+    return ap * 100, float(np.nanmean(ap)) * 100      # evaluate_openimages' mean, exactly

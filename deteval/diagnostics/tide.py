@@ -23,7 +23,10 @@ below point there.
   boundary IoU, OKS, polygon or rotated-box IoU), the rest unchanged.
 * **VOC** (§8): ``protocol="voc2007"|"voc2012"`` takes the devkit's IoU, matching rule
   (:func:`~deteval.matching.match_detections` with ``rule="voc"``), difficult objects and AP
-  instead; what differs is gathered in :mod:`deteval.diagnostics._tide_rules`.
+  instead; what differs is gathered in :mod:`deteval.diagnostics._tide_rules`. LVIS,
+  CrowdPose (§8.1, §8.2) likewise; Open Images (§8.3) reads
+  :func:`~deteval.evaluate_openimages`' own match (verified labels, group-of boxes,
+  hierarchy) and the TF tool's AP.
 
 >>> import deteval
 >>> gt = {"images": [{"id": 1, "width": 10, "height": 10}],
@@ -68,7 +71,7 @@ class ErrorAttribution:
     ----------
     ap : float
         mAP at ``pos_threshold`` by the protocol's AP: tidecv's for ``"coco"`` (§5), the
-        devkit's for VOC (§8).
+        devkit's for VOC (§8), the protocol's for LVIS, CrowdPose and Open Images (§8.1-3).
     error_names : tuple of str
         ``("cls", "loc", "both", "dupe", "bkg", "miss")``.
     dap : ndarray, shape (6,)
@@ -204,7 +207,9 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
                       background_threshold: float = 0.1, max_dets: int | None = None,
                       rules: str = "deteval", iou_type: str | None = None,
                       protocol: str = "coco", keypoint_sigmas: Any = None,
-                      dilation_ratio: float = 0.02) -> ErrorAttribution:
+                      dilation_ratio: float = 0.02, image_labels: Any = None,
+                      hierarchy: Any = None, classes: Any = None,
+                      expand_detections: bool = False) -> ErrorAttribution:
     """TIDE's six error types and the AP each costs, per class and overall.
 
     Parameters
@@ -235,7 +240,7 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         boundary IoU, OKS, polygon IoU, rotated-box IoU. Default: ``"keypoints"`` for
         CrowdPose, ``"bbox"`` otherwise. VOC compares boxes only, LVIS boxes, masks or
         boundaries, CrowdPose keypoints.
-    protocol : {"coco", "voc2007", "voc2012", "lvis", "crowdpose"}
+    protocol : {"coco", "voc2007", "voc2012", "lvis", "crowdpose", "openimages"}
         ``"coco"``: tidecv's matching and AP. ``"voc2007"`` / ``"voc2012"``: the devkit's
         matching (+1 pixel IoU, difficult objects), and its 11-point or all-points AP
         (§8): with no error fixed, ``ap`` is ``evaluate_voc``'s mAP times 100.
@@ -243,12 +248,20 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         :class:`~deteval.io.lvis.LVISGroundTruth`): with no error fixed, ``ap`` is
         ``evaluate_lvis``'s AP50 times 100 (at ``pos_threshold`` 0.5). ``"crowdpose"``:
         xtcocotools' CrowdPose keypoint rules and AP (§8.2): ``evaluate_crowdpose``'s AP50
-        times 100.
+        times 100. ``"openimages"``: the match of :func:`~deteval.evaluate_openimages`
+        (``gt`` its boxes, ``dt`` its detections: OID objects or challenge CSV paths; §8.3),
+        IoU 0.5 only: ``ap`` is its ``mean_ap`` times 100; ``class_ids`` are the label
+        map's positions, ``class_names`` its labels, and ``dt_error`` / ``gt_missed`` index
+        the result's (expanded) ``detections`` / ``gt``.
     keypoint_sigmas : sequence of float or dict {category_id: sequence}, optional
         OKS sigmas for ``iou_type="keypoints"`` (default: COCO's 17 person sigmas;
         CrowdPose's 14 with ``protocol="crowdpose"``).
     dilation_ratio : float, default 0.02
         Boundary width for ``iou_type="boundary"``.
+    image_labels, hierarchy, classes, expand_detections
+        ``protocol="openimages"`` only: as :func:`~deteval.evaluate_openimages` takes them
+        (verified image-level labels, the class hierarchy, the label map, detections given
+        to ancestor classes).
 
     Returns
     -------
@@ -273,6 +286,14 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         iou_type = "keypoints" if protocol == "crowdpose" else "bbox"
     check_iou_type(iou_type)
     check_protocol(protocol, iou_type, rules)
+    oid = {"image_labels": image_labels, "hierarchy": hierarchy, "classes": classes,
+           "expand_detections": expand_detections}
+    if protocol == "openimages":
+        return _openimages(gt, dt, pos, bg, max_dets, rules, oid)
+    given = [name for name, value in oid.items() if value not in (None, False)]
+    if given:
+        raise ValueError(f"{', '.join(given)} apply to protocol 'openimages' only; got "
+                         f"protocol {protocol!r}")
     dataset, detections, lvis = _load(gt, dt, iou_type, protocol)
     if len(detections) and np.isnan(detections.scores).any():
         raise ValueError("detections.scores must not be NaN")
@@ -280,6 +301,24 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
                       max_dets=None if max_dets is None else int(max_dets),
                       keypoint_sigmas=keypoint_sigmas, dilation_ratio=dilation_ratio,
                       lvis=lvis)
+    return _attribute(dataset, detections, tide, pos, bg, rules)
+
+
+def _openimages(gt: Any, dt: Any, pos: float, bg: float, max_dets: Any, rules: str,
+                oid: dict) -> ErrorAttribution:
+    """§8.3: TIDE on the match of :func:`~deteval.evaluate_openimages`."""
+    from ..protocols.openimages import IOU_THRESHOLD, evaluate_openimages
+    from ._tide_rules import openimages_tide
+
+    if pos != IOU_THRESHOLD:
+        raise ValueError(f"protocol 'openimages' matches at IoU 0.5 only (the challenge's "
+                         f"threshold, also its group-of IoA); pos_threshold must be 0.5, got "
+                         f"{pos!r}")
+    if max_dets is not None:
+        raise ValueError("protocol 'openimages' keeps the challenge's cap (10000 detections "
+                         f"per image and class); max_dets must be None, got {max_dets!r}")
+    result = evaluate_openimages(gt, dt, **oid)
+    dataset, detections, tide = openimages_tide(result)
     return _attribute(dataset, detections, tide, pos, bg, rules)
 
 
@@ -302,6 +341,8 @@ class _Run:
 def _match(dataset: Dataset, detections: Detections, dt_class: np.ndarray, tide: TideRules,
            pos: float) -> tuple[np.ndarray, ...]:
     """§2, §8: kept detections, their order, true positives, absorbed ones, used objects."""
+    if tide.matched is not None:     # Open Images: the protocol's own match (§8.3)
+        return tide.matched
     objects = dataset.gt
     n_dt, n_gt = len(detections), len(objects)
     n_c = max(int(dt_class.max(initial=-1)) + 1, len(dataset.categories))

@@ -183,7 +183,12 @@ def tf_average_precision(scores: np.ndarray, labels: np.ndarray, num_gt: float) 
     if num_gt == 0:
         return float("nan")
     order = np.argsort(scores)[::-1]
-    tp = labels[order]
+    return ranked_average_precision(labels[order], num_gt)
+
+
+def ranked_average_precision(tp: np.ndarray, num_gt: float) -> float:
+    """:func:`tf_average_precision` of weights already in ranking order (the arithmetic
+    after the tool's sort; TIDE's fixed runs keep the protocol's order of tied scores)."""
     fp = (tp <= 0).astype(float)
     cum_tp, cum_fp = np.cumsum(tp), np.cumsum(fp)
     precision = cum_tp.astype(float) / (cum_tp + cum_fp)

@@ -288,7 +288,7 @@ def class_index(labels: np.ndarray, classes: tuple[str, ...], what: str, source)
     return codes[inverse.ravel()] if len(labels) else np.zeros(0, np.int64)
 
 
-def _image_codes(ids: np.ndarray, images: np.ndarray) -> np.ndarray:
+def image_codes(ids: np.ndarray, images: np.ndarray) -> np.ndarray:
     """Index of each id in the sorted ``images``; -1 when absent."""
     if len(images) == 0 or len(ids) == 0:
         return np.full(len(ids), -1, dtype=np.int64)
@@ -354,10 +354,10 @@ def evaluate_openimages(gt_boxes: OIDBoxes | str | os.PathLike,
     dt_cls = class_index(dt.label, classes, "detection", dt.source)
 
     images = np.unique(np.r_[gt.image_id, labels.image_id].astype(str))
-    gt_img = _image_codes(gt.image_id, images)
-    dt_img = _image_codes(dt.image_id, images)
+    gt_img = image_codes(gt.image_id, images)
+    dt_img = image_codes(dt.image_id, images)
     gt_key = gt_img * n_class + gt_cls
-    verified = np.unique(np.r_[_image_codes(labels.image_id, images) * n_class + lab_cls, gt_key])
+    verified = np.unique(np.r_[image_codes(labels.image_id, images) * n_class + lab_cls, gt_key])
     dt_key = np.where(dt_img >= 0, dt_img * n_class + dt_cls, -1)
     allowed = (dt_img >= 0) & np.isin(dt_key, verified)
     xyxy = dt.xyxy
