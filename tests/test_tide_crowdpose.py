@@ -66,7 +66,8 @@ def test_cli_errors_crowdpose_refuses_an_explicit_bbox(tmp_path):
     --iou-type bbox is refused as the function refuses it (it was read as keypoints)."""
     files = write_inputs(tmp_path, *make_crowdpose_dataset(3))
     code, stdout, stderr = run_errors(*files, "--protocol", "crowdpose", "--iou-type", "bbox")
-    assert code == 1 and not stdout
-    assert "'crowdpose' compares keypoints; iou_type must be 'keypoints', got 'bbox'" in stderr
+    assert code == 2 and not stdout     # a usage error naming the flag
+    assert ("--iou-type: protocol 'crowdpose' compares keypoints; iou_type must be "
+            "'keypoints', got 'bbox'") in stderr
     code, stdout, _ = run_errors(*files, "--protocol", "crowdpose")
     assert code == 0 and "TIDE keypoints AP" in stdout
