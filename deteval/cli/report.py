@@ -46,8 +46,9 @@ def add_parser(commands) -> None:
     add_protocol(report, default="coco", extra=("lvis", "crowdpose", "openimages"),
                  help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits; lvis: "
                  "lvis-api (GT an LVIS annotation file, DT a COCO results file, as deteval "
-                 "lvis reads them); crowdpose and openimages are refused, saying why "
-                 "(default: coco)")
+                 "lvis reads them); crowdpose: xtcocotools' CrowdPose rules (GT a CrowdPose "
+                 "keypoint file with crowdIndex, DT COCO keypoint results, as deteval "
+                 "crowdpose reads them); openimages is refused, saying why (default: coco)")
     add_iou_threshold(report, help="IoU threshold of the curves, confusion matrix, error "
                       "counts and gallery (coco: one of 0.50, 0.55, ..., 0.95; voc: the "
                       "protocol's threshold; default: 0.5)")
@@ -101,13 +102,16 @@ def _diagnostic_settings(args) -> dict:
     if args.protocol in NOT_REPORTED:
         raise _UsageError(f"--protocol {args.protocol} is not available in the report: "
                           f"{NOT_REPORTED[args.protocol]}")
-    if args.protocol == "lvis" and {args.gt_format, args.dt_format} - {None, "coco"}:
-        raise _UsageError("--protocol lvis reads an LVIS annotation file and a COCO results "
-                          "file (as deteval lvis does); --gt-format/--dt-format name other "
-                          "formats")
-    if args.protocol == "lvis" and args.figure_format != "inline":
-        raise _UsageError("--figure-format png/svg is not available with --protocol lvis: "
-                          "the matplotlib figures read COCO and VOC results")
+    read_as = {"lvis": "an LVIS annotation file and a COCO results file (as deteval lvis "
+                       "does)",
+               "crowdpose": "a CrowdPose keypoint file (images with crowdIndex) and COCO "
+                            "keypoint results (as deteval crowdpose does)"}
+    if args.protocol in read_as and {args.gt_format, args.dt_format} - {None, "coco"}:
+        raise _UsageError(f"--protocol {args.protocol} reads {read_as[args.protocol]}; "
+                          "--gt-format/--dt-format name other formats")
+    if args.protocol in read_as and args.figure_format != "inline":
+        raise _UsageError(f"--figure-format png/svg is not available with --protocol "
+                          f"{args.protocol}: the matplotlib figures read COCO and VOC results")
     if args.dt_b is not None and (keys or tags):
         raise _UsageError("--slice and --slice-file are of a one-run report (GT DT)")
     if args.protocol != "coco" and keys:
@@ -155,7 +159,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     reader_args.gt_format = gt_format
     if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
         reader_args.images = None
-    if args.protocol == "lvis":   # read as deteval lvis reads them: the federated keys too
+    if args.protocol in ("lvis", "crowdpose"):   # read as deteval lvis / crowdpose read
+        # them: the federated keys, the crowdIndex too
         inputs = argparse.Namespace(dataset=args.gt, detections=args.dt)
     else:
         inputs = _read_inputs(reader_args)
@@ -170,7 +175,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                      figure_format=args.figure_format, progress=bar,
                                      **settings, **diagnostics)
             else:
-                if args.protocol == "lvis":
+                if args.protocol in ("lvis", "crowdpose"):
                     second = argparse.Namespace(detections=args.dt_b)
                 else:
                     second = _read_inputs(argparse.Namespace(**{**vars(reader_args),

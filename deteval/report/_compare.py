@@ -72,6 +72,11 @@ def paired_intervals(runs: list[Any], names: Sequence[str], ci: int, confidence:
         result = compare_coco(results, n_resamples=ci, confidence=confidence, seed=seed,
                               score_threshold=0.5 if score_threshold is None
                               else score_threshold, models=list(names))
+    elif protocol == "crowdpose":
+        from ..diagnostics.compare import compare_crowdpose
+
+        result = compare_crowdpose(results, n_resamples=ci, confidence=confidence, seed=seed,
+                                   models=list(names))
     elif protocol == "lvis":
         from ..diagnostics.compare import compare_lvis
 
@@ -329,7 +334,9 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
                  + (gallery if images_path is not None else 0))
     try:
         run_a = analyse(gt, dt_a, protocol, iou_threshold, score_threshold, step)
-        run_b = analyse(run_a.result.lvis_gt if protocol == "lvis" else run_a.dataset, dt_b,
+        # LVIS and CrowdPose: the ground truth with its federated keys / crowdIndex
+        second_gt = {"lvis": getattr(run_a.result, "lvis_gt", None), "crowdpose": gt}
+        run_b = analyse(second_gt.get(protocol, run_a.dataset), dt_b,
                         protocol, iou_threshold, score_threshold, step)
         dataset = run_a.dataset
         files: dict[str, bytes] = {}

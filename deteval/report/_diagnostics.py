@@ -69,7 +69,7 @@ def check_options(protocol: str, ci: Any, confidence: Any, seed: Any,
 
 def check_slice_keys(by: Any, protocol: str) -> list[str] | None:
     """The keys of ``by`` as a list (None: every key of the tags), an object property the
-    report's protocol (VOC: any; LVIS: but ``size``) cannot slice refused by
+    report's protocol (VOC: any; LVIS, CrowdPose: but ``size``) cannot slice refused by
     :func:`deteval.diagnostics.slices_protocols.check_keys`, the message naming the report.
 
     >>> check_slice_keys(["site"], "voc2007")
@@ -79,6 +79,8 @@ def check_slice_keys(by: Any, protocol: str) -> list[str] | None:
 
     if protocol == "lvis":
         return check_keys(by, "lvis", subject="an LVIS report")
+    if protocol == "crowdpose":
+        return check_keys(by, "crowdpose", subject="a CrowdPose report")
     return check_keys(by, "voc", subject="a VOC report")
 
 
@@ -109,6 +111,11 @@ def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
             out["tide"] = error_attribution(run.result.lvis_gt, run.detections,
                                             pos_threshold=tau, protocol="lvis",
                                             iou_type=run.result.params.iou_type).to_dict()
+        elif protocol == "crowdpose":   # its OKS (sigmas, 0.53 areas), maxDets 20, AP50
+            out["tide"] = error_attribution(run.result.dataset, run.result.detections,
+                                            pos_threshold=tau, protocol="crowdpose",
+                                            keypoint_sigmas=run.result.params.keypoint_sigmas
+                                            ).to_dict()
         else:
             out["tide"] = error_attribution(run.dataset, run.detections, pos_threshold=tau,
                                             protocol=protocol).to_dict()
@@ -141,6 +148,13 @@ def rules_note(protocol: str, tau: float) -> str:
         return (f"Rules: TIDE by tidecv's matching at IoU {tau:g}; LRP, calibration, "
                 "intervals and slices read the COCO evaluation's own match table "
                 "(pycocotools' matching).")
+    if protocol == "crowdpose":
+        return ("Rules: every panel follows xtcocotools' CrowdPose rules: TIDE with "
+                "protocol='crowdpose' (its OKS with the CrowdPose sigmas and areas, 20 "
+                f"results per image and class, its AP at OKS {tau:g} as TIDE's AP), LRP and "
+                "calibration read the CrowdPose evaluation's own true and false positives, "
+                "the intervals are bootstrap_crowdpose's and the slices the CrowdPose numbers "
+                "on each slice's images.")
     if protocol == "lvis":
         return ("Rules: every panel follows lvis-api: TIDE with protocol='lvis' (the "
                 "federated selection, 300 per image, its AP50 as TIDE's AP at IoU 0.5), LRP "
@@ -166,6 +180,11 @@ def _intervals(run: Any, protocol: str, ci: int, confidence: float, seed: Any) -
 
         return bootstrap_lvis(run.result, n_resamples=ci, confidence=confidence,
                               seed=seed).to_dict()
+    if protocol == "crowdpose":
+        from ..diagnostics.bootstrap_crowdpose import bootstrap_crowdpose
+
+        return bootstrap_crowdpose(run.result, n_resamples=ci, confidence=confidence,
+                                   seed=seed).to_dict()
     from ..diagnostics.bootstrap_voc import bootstrap_voc
 
     return bootstrap_voc(run.result, n_resamples=ci, confidence=confidence,
@@ -343,7 +362,9 @@ def slices_panel(c: Any) -> str | None:
     out = [table(columns, rows, sortable=True, table_id="slices-table",
                  caption=("COCO numbers of each slice (deteval.slices)" if protocol == "coco"
                           else "LVIS numbers of each slice (deteval.slices of the LVIS result)"
-                          if protocol == "lvis" else f"The {protocol} mAP of each image slice "
+                          if protocol == "lvis" else "CrowdPose numbers of each slice "
+                          "(deteval.slices of the CrowdPose result)"
+                          if protocol == "crowdpose" else f"The {protocol} mAP of each image slice "
                           "(evaluate_voc on its images)") + "; click a header to sort.")]
     by_name = {r["slice"]: r for r in rows}
     if numbers["worst"]:

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _diagnostics, _svg
-from ._data import COCO_COLUMNS, LVIS_COLUMNS, OPERATING_COLUMNS, VOC_COLUMNS, format_value
+from ._data import (
+    COCO_COLUMNS,
+    CROWDPOSE_COLUMNS,
+    LVIS_COLUMNS,
+    OPERATING_COLUMNS,
+    VOC_COLUMNS,
+    format_value,
+)
 from ._page import e, figure, pager, table
 from ._views import ERROR_KINDS
 
@@ -83,7 +90,8 @@ def class_filter(index: int, name: str) -> str:
 
 def _per_class(c: Context) -> str:
     protocol = c.payload["settings"]["protocol"]
-    columns = {"coco": COCO_COLUMNS, "lvis": LVIS_COLUMNS}.get(protocol, VOC_COLUMNS) \
+    columns = {"coco": COCO_COLUMNS, "lvis": LVIS_COLUMNS,
+               "crowdpose": CROWDPOSE_COLUMNS}.get(protocol, VOC_COLUMNS) \
         + OPERATING_COLUMNS
     index = {int(i): k for k, i in enumerate(c.dataset.categories.ids.tolist())}
     rows = c.payload["per_class"]

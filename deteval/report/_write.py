@@ -78,6 +78,11 @@ def analyse(gt: Any, dt: Any, protocol: str, iou_threshold: float,
     step("evaluated")
     # The evaluation's similarity (mask IoU, OKS, ...): the figures show its matches.
     geometry = {"iou_type": getattr(result.params, "iou_type", "bbox")}
+    if protocol == "crowdpose":   # OKS with CrowdPose's sigmas and areas (0.53 of the box)
+        from ..protocols.crowdpose import scaled_dataset
+
+        dataset = scaled_dataset(dataset, result.params)
+        geometry = {"iou_type": "keypoints", "keypoint_sigmas": result.params.keypoint_sigmas}
     points = operating_points(dataset, detections, iou_threshold=iou_threshold, **geometry)
     if score_threshold is None:
         score, source = f1_optimal_score(points)
