@@ -61,7 +61,8 @@ def comparison(runs: list[Any], names: Sequence[str], protocol: str,
 def paired_intervals(runs: list[Any], names: Sequence[str], ci: int, confidence: float,
                      seed: Any, score_threshold: float | None,
                      protocol: str = "coco") -> dict[str, Any]:
-    """:func:`deteval.compare_coco` (VOC protocols: :func:`deteval.compare_voc`) of the two
+    """:func:`deteval.compare_coco` (VOC protocols: :func:`deteval.compare_voc`; LVIS
+    :func:`deteval.compare_lvis`, CrowdPose :func:`deteval.compare_crowdpose`) of the two
     runs (B paired resamples): its numbers (``to_dict()``), and by summary name and by
     category id the interval of the difference and its p-value (Holm-adjusted for the
     classes). The VOC summary's ``mAP@t`` is the comparison's ``mAP``."""

@@ -11,7 +11,7 @@ import numpy as np
 
 #: The protocols :func:`~deteval.report.write_report` runs.
 PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis", "crowdpose")
-#: Protocols deteval evaluates that the report does not, and why (docs/report.md §1.10b).
+#: Protocols deteval evaluates that the report does not, and why (docs/report.md §1.10c).
 NOT_REPORTED = {
     "openimages": "an Open Images result holds no Dataset of the images and classes the "
                   "report's tables, figures and gallery are built from (its image ids are "

@@ -243,11 +243,12 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         the page and in ``results.json``; the next images by errors take their place.
         An image whose size is not the annotation's width and height is drawn in the
         annotation's coordinates, with a warning naming it and a note under it on the page.
-    protocol : {"coco", "voc2007", "voc2012", "lvis"}
-        COCO (pycocotools numbers), a VOC devkit preset, or LVIS (lvis-api's numbers; ``gt``
-        an LVIS file, dict or LVISGroundTruth). Every diagnostic panel follows the
-        protocol's own rules (docs/report.md §1.10). ``"crowdpose"`` and ``"openimages"`` are
-        refused with the reason (§1.10b).
+    protocol : {"coco", "voc2007", "voc2012", "lvis", "crowdpose"}
+        COCO (pycocotools numbers), a VOC devkit preset, LVIS (lvis-api's numbers; ``gt``
+        an LVIS file, dict or LVISGroundTruth) or CrowdPose (xtcocotools' numbers; ``gt`` a
+        CrowdPose keypoint file or dict with each image's ``crowdIndex``, ``dt`` keypoint
+        results; §1.10b). Every diagnostic panel follows the protocol's own rules
+        (docs/report.md §1.10). ``"openimages"`` is refused with the reason (§1.10c).
     iou_threshold : float, default 0.5
         The IoU threshold of the curves, the confusion matrix, the error counts and the
         gallery. COCO: one of its ten thresholds. VOC: the protocol is evaluated at it.
@@ -275,7 +276,8 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         number and of each class's AP is shown beside it (and of each image slice's AP).
         Off by default: each resample costs some 5-15% of an evaluation, so B = 1000 costs
         dozens of evaluations (docs/report.md §1.9). VOC protocols:
-        :func:`deteval.bootstrap_voc` (the mAP and each class's AP).
+        :func:`deteval.bootstrap_voc` (the mAP and each class's AP); LVIS
+        :func:`deteval.bootstrap_lvis`, CrowdPose :func:`deteval.bootstrap_crowdpose`.
     ci_confidence : float, default 0.95
         The intervals' level.
     ci_seed : int or None, default 0
@@ -286,7 +288,7 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         slices. ``images`` (the records of image keys named in ``by``) defaults to ``gt``
         when it is a file or a dict. VOC protocols: image keys only (``by``, ``tags``,
         ``images``), each slice's mAP that of :func:`~deteval.evaluate_voc` on its images
-        (docs/report.md §1.10).
+        (docs/report.md §1.10); LVIS and CrowdPose: image keys and ``size``.
     quiet : bool, default True
         When False (and no ``progress`` is given), show a progress bar on stderr if it is a
         terminal.
