@@ -110,6 +110,7 @@ def test_page_shows_the_intervals_and_panels(full):
     assert [row["AP"] for row in slices] == [
         "n/a" if s["stats"]["AP"] < 0 else f"{s['stats']['AP']:.3f}"
         for s in payload["panels"]["slices"]["slices"]]
+    assert "errors and gallery at OKS &ge; 0.5" in page
     assert "protocol=&#x27;crowdpose&#x27;" in section(page, "error-attribution")
     assert 'class="bar bin"' in section(page, "calibration")
 
@@ -179,6 +180,16 @@ def test_cli_crowdpose_report_and_refusals(data, tmp_path):
         result, by=["size"], images=str(tmp_path / "gt.json"),
         interval=protocol_slice_interval(n_resamples=10, seed=0)).to_dict(worst=5))
     assert f"AP = {result.stats[0]:.3f} (crowdpose)" in out
+    other = [dict(d, score=d["score"] * 0.5) if i % 3 else d for i, d in enumerate(dt)]
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    code, out, err = run_cli(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
+                             str(tmp_path / "other.json"), "--out", str(tmp_path / "compared"),
+                             "--protocol", "crowdpose", "--ci", "5", "--run-names", "a", "b")
+    assert code == 0, err
+    payload = json.loads((tmp_path / "compared" / "results.json").read_text())
+    assert payload["panels"]["comparison_intervals"] == plain(deteval.compare_crowdpose(
+        [result, deteval.evaluate_crowdpose(gt, other)], n_resamples=5, seed=0,
+        models=["a", "b"]).to_dict())
     for extra, message in ((["--gt-format", "yolo"], "--protocol crowdpose reads a CrowdPose"),
                            (["--figure-format", "svg"], "not available with --protocol "
                             "crowdpose"),

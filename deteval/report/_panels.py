@@ -255,9 +255,10 @@ def _figure_files(c: Context) -> str | None:
 def meta_line(payload: dict[str, Any]) -> str:
     """The line under the title: protocol, sizes, thresholds, version."""
     data, settings = payload["dataset"], payload["settings"]
+    similarity = "OKS" if settings["protocol"] == "crowdpose" else "IoU"
     return (f"Protocol <b>{e(settings['protocol'])}</b> &middot; {data['images']} images, "
             f"{data['categories']} categories, {data['objects']} objects, "
-            f"{data['detections']} detections &middot; errors and gallery at IoU &ge; "
+            f"{data['detections']} detections &middot; errors and gallery at {similarity} &ge; "
             f"{e(format(settings['iou_threshold'], 'g'))} and score &ge; "
             f"{e(format_value(settings['score_threshold'], 'score'))} "
             f"({e(settings['score_threshold_source'])}) &middot; deteval "
