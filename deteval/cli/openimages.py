@@ -42,18 +42,21 @@ def add_parser(commands) -> None:
     oid.set_defaults(parser=oid)
 
 
-def add_openimages_inputs(parser) -> None:
+def add_openimages_inputs(parser, *, classes: bool = True) -> None:
     """``--labels``, ``--hierarchy``, ``--classes`` and ``--expand-detections``: the inputs
     of an Open Images evaluation besides the boxes and the detections (``deteval
-    openimages``, ``deteval compare --protocol openimages``)."""
+    openimages``, ``deteval compare --protocol openimages``); ``classes=False``: a parser
+    that has its own ``--classes`` (``deteval report``, whose reader option it is)."""
     parser.add_argument("--labels", metavar="IMAGE_LABELS.csv",
                         help="verified image-level labels (ImageID, LabelName, Confidence "
                         "1/0)")
     parser.add_argument("--hierarchy", metavar="H.json",
                         help="class hierarchy (LabelName / Subcategory): expands boxes and "
                         "labels")
-    parser.add_argument("--classes", metavar="FILE",
-                        help="label map: one LabelName per line (default: every label seen)")
+    if classes:
+        parser.add_argument("--classes", metavar="FILE",
+                            help="label map: one LabelName per line (default: every label "
+                            "seen)")
     parser.add_argument("--expand-detections", action="store_true",
                         help="also give detections to ancestor classes (not the official "
                         "rule)")

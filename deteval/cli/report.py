@@ -48,7 +48,10 @@ def add_parser(commands) -> None:
                  "lvis-api (GT an LVIS annotation file, DT a COCO results file, as deteval "
                  "lvis reads them); crowdpose: xtcocotools' CrowdPose rules (GT a CrowdPose "
                  "keypoint file with crowdIndex, DT COCO keypoint results, as deteval "
-                 "crowdpose reads them); openimages is refused, saying why (default: coco)")
+                 "crowdpose reads them); openimages: the challenge's AP@0.5 (GT the boxes "
+                 "CSV, DT the detections CSV, with --labels, --hierarchy, --classes, as "
+                 "deteval openimages reads them; no figures by score, no gallery) "
+                 "(default: coco)")
     add_iou_threshold(report, help="IoU threshold of the curves, confusion matrix, error "
                       "counts and gallery (coco: one of 0.50, 0.55, ..., 0.95; voc: the "
                       "protocol's threshold; default: 0.5)")
@@ -69,6 +72,11 @@ def add_parser(commands) -> None:
                         help="names of the two runs in a comparison (default: their file "
                         "names)")
     _add_diagnostic_options(report)
+    from .openimages import add_openimages_inputs
+
+    add_openimages_inputs(report.add_argument_group(
+        "Open Images inputs (--protocol openimages; --classes FILE is its label map)"),
+        classes=False)
     report.set_defaults(parser=report)
 
 
@@ -95,17 +103,18 @@ def _add_diagnostic_options(report) -> None:
 def _diagnostic_settings(args) -> dict:
     """The report's ``ci`` and ``slices`` arguments from the options, refused where they do
     not apply."""
-    from ..report._data import NOT_REPORTED
     from ._common import _UsageError
 
     keys, tags = args.slices, args.slice_file
-    if args.protocol in NOT_REPORTED:
-        raise _UsageError(f"--protocol {args.protocol} is not available in the report: "
-                          f"{NOT_REPORTED[args.protocol]}")
     read_as = {"lvis": "an LVIS annotation file and a COCO results file (as deteval lvis "
                        "does)",
                "crowdpose": "a CrowdPose keypoint file (images with crowdIndex) and COCO "
                             "keypoint results (as deteval crowdpose does)"}
+    if args.protocol == "openimages":
+        _check_openimages(args)
+    elif any((args.labels, args.hierarchy, args.expand_detections)):
+        raise _UsageError("--labels, --hierarchy and --expand-detections need --protocol "
+                          "openimages")
     if args.protocol in read_as and {args.gt_format, args.dt_format} - {None, "coco"}:
         raise _UsageError(f"--protocol {args.protocol} reads {read_as[args.protocol]}; "
                           "--gt-format/--dt-format name other formats")
@@ -127,9 +136,55 @@ def _diagnostic_settings(args) -> dict:
 
         if keys and tags:   # every key of the file is sliced too, after the named ones
             keys = keys + [key for key in tag_keys(tags) if key not in keys]
-        slices = {"by": keys, "tags": tags, "images": args.gt if keys else None}
+        slices = {"by": keys, "tags": tags}
+        if args.protocol != "openimages":   # its image ids are the tags file's alone
+            slices["images"] = args.gt if keys else None
     return {"ci": args.ci, "ci_confidence": args.confidence, "ci_seed": args.seed,
             **({} if slices is None else {"slices": slices})}
+
+
+def _check_openimages(args) -> None:
+    """The options an Open Images report refuses, by flag."""
+    from ._common import _UsageError
+
+    refused = [flag for flag, given in (("--gt-format", args.gt_format),
+                                        ("--dt-format", args.dt_format),
+                                        ("--images", args.images),
+                                        ("--score-threshold", args.score_threshold),
+                                        ("DT_B", args.dt_b))
+               if given is not None]
+    if args.figure_format != "inline":
+        refused.append("--figure-format")
+    if refused:
+        raise _UsageError(f"--protocol openimages reads a boxes CSV and a detections CSV (as "
+                          f"deteval openimages does) and has no figures by score, gallery or "
+                          f"comparison page; {', '.join(refused)} cannot be used with it")
+
+
+def _openimages_report(args, diagnostics: dict, out: TextIO, err: TextIO) -> int:
+    """``--protocol openimages``: the challenge files, read as ``deteval openimages`` reads
+    them."""
+    import json
+
+    from .._progress import ProgressBar
+    from ..report import write_report
+    from .openimages import openimages_classes
+
+    options = {"image_labels": args.labels, "hierarchy": args.hierarchy,
+               "classes": openimages_classes(args),
+               "expand_detections": args.expand_detections}
+    with ProgressBar(stream=err, quiet=args.quiet) as bar:
+        index = write_report(args.gt, args.dt, args.out, protocol="openimages",
+                             openimages=options, single_file=args.single_file,
+                             iou_threshold=args.iou_threshold, progress=bar,
+                             **diagnostics)
+    print(f"deteval report: {index.resolve()}", file=out)
+    if not args.single_file:
+        payload = json.loads((index.parent / "results.json").read_text(encoding="utf-8"))
+        first = payload["summary"]["rows"][0]
+        value = "n/a" if first["value"] is None else f"{first['value']:.3f}"
+        print(f"{first['name']} = {value} (openimages); no gallery (Open Images)", file=out)
+    return 0
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
@@ -152,6 +207,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     elif args.run_names:
         raise DetevalError("--run-names names the two runs of a comparison (GT DT_A DT_B)")
     diagnostics = _diagnostic_settings(args)   # before any file is read
+    if args.protocol == "openimages":
+        return _openimages_report(args, diagnostics, out, err)
     # --images is the gallery's folder; it goes to the ground-truth reader only when that
     # format reads image sizes from it (a COCO file has them).
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")

@@ -323,6 +323,11 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
 
     iou_threshold, score_threshold, gallery = check_settings(
         protocol, iou_threshold, score_threshold, gallery, "inline")
+    if protocol == "openimages":
+        raise ValueError("protocol 'openimages' is not available in a comparison report: its "
+                         "page is built from a Dataset of the images and classes, and an Open "
+                         "Images result has none; use deteval compare --protocol openimages "
+                         "(compare_openimages)")
     ci, ci_confidence, ci_seed, _ = check_options(protocol, ci, ci_confidence, ci_seed, None)
     if ci is not None and intervals is not None:
         raise ValueError("give ci (the paired bootstrap) or intervals (your own), not both")

@@ -10,14 +10,7 @@ from typing import Any
 import numpy as np
 
 #: The protocols :func:`~deteval.report.write_report` runs.
-PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis", "crowdpose")
-#: Protocols deteval evaluates that the report does not, and why (docs/report.md §1.10c).
-NOT_REPORTED = {
-    "openimages": "an Open Images result holds no Dataset of the images and classes the "
-                  "report's tables, figures and gallery are built from (its image ids are "
-                  "strings, its classes a label map); use deteval openimages (with --ci, "
-                  "--slice, --lrp) and deteval calibration --protocol openimages",
-}
+PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis", "crowdpose", "openimages")
 #: ``inline``: the figures are drawn in the page (SVG, no matplotlib); ``png`` / ``svg``:
 #: also the matplotlib figures of :mod:`deteval.viz.plots`, as files.
 FIGURE_FORMATS = ("inline", "png", "svg")
@@ -28,9 +21,6 @@ UNDEFINED = float("nan")
 
 def check_settings(protocol: Any, iou_threshold: Any, score_threshold: Any, gallery: Any,
                     figure_format: Any) -> tuple[float, float | None, int]:
-    if protocol in NOT_REPORTED:
-        raise ValueError(f"protocol {protocol!r} is not available in the report: "
-                         f"{NOT_REPORTED[protocol]}")
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(map(repr, PROTOCOLS))}; "
                          f"got {protocol!r}")

@@ -222,7 +222,8 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
                  single_file: bool = False, panels: Sequence[Panel] | None = None,
                  ci: int | None = None, ci_confidence: float = 0.95, ci_seed: Any = 0,
                  slices: dict[str, Any] | None = None, quiet: bool = True,
-                 progress: Callable[[int, int, str], None] | None = None) -> Path:
+                 progress: Callable[[int, int, str], None] | None = None,
+                 openimages: dict[str, Any] | None = None) -> Path:
     """Evaluate and write a self-contained HTML report into the folder ``out_dir``.
 
     Parameters
@@ -318,6 +319,14 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         protocol, iou_threshold, score_threshold, gallery, figure_format)
     ci, ci_confidence, ci_seed, slices = check_options(protocol, ci, ci_confidence, ci_seed,
                                                        slices)
+    if protocol == "openimages":
+        from ._openimages import check_openimages
+
+        openimages = check_openimages(openimages, iou_threshold, score_threshold,
+                                      figure_format, images_dir)
+    elif openimages is not None:
+        raise ValueError(f"openimages (the options of evaluate_openimages) needs "
+                         f"protocol='openimages'; got protocol {protocol!r}")
     if figure_format != "inline":
         from ..viz.plots import require_matplotlib
 
@@ -327,6 +336,17 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
     extra = 1 + (ci is not None) + (slices is not None)
     step = Steps(progress, quiet, 6 + extra
                  + (gallery * 3 // 2 if images_path is not None else 0))
+    if protocol == "openimages":
+        from ._openimages import write
+
+        try:
+            index = write(gt, dt, out, options=openimages, ci=ci, confidence=ci_confidence,
+                          seed=ci_seed, slices=slices, single_file=single_file,
+                          gallery=gallery, title=title, panels=panels, step=step)
+            step("written", last=True)
+        finally:
+            step.close()
+        return index
     try:
         run = analyse(gt, dt, protocol, iou_threshold, score_threshold, step)
         diagnostics = compute(run, gt, protocol, iou_threshold, ci=ci, confidence=ci_confidence,
