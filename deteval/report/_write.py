@@ -230,7 +230,8 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
     ----------
     gt : Dataset, str, PathLike or dict
         Ground truth: a :class:`~deteval.data.Dataset` or a COCO instances file (or dict);
-        LVIS: an LVIS annotation file, its dict or an LVISGroundTruth.
+        LVIS: an LVIS annotation file, its dict or an LVISGroundTruth; CrowdPose: its
+        keypoint file or dict; Open Images: the boxes CSV or an OIDBoxes.
     dt : Detections, str, PathLike, list, dict or ndarray
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads.
     out_dir : str or PathLike
@@ -244,12 +245,14 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         the page and in ``results.json``; the next images by errors take their place.
         An image whose size is not the annotation's width and height is drawn in the
         annotation's coordinates, with a warning naming it and a note under it on the page.
-    protocol : {"coco", "voc2007", "voc2012", "lvis", "crowdpose"}
+    protocol : {"coco", "voc2007", "voc2012", "lvis", "crowdpose", "openimages"}
         COCO (pycocotools numbers), a VOC devkit preset, LVIS (lvis-api's numbers; ``gt``
         an LVIS file, dict or LVISGroundTruth) or CrowdPose (xtcocotools' numbers; ``gt`` a
         CrowdPose keypoint file or dict with each image's ``crowdIndex``, ``dt`` keypoint
-        results; §1.10b). Every diagnostic panel follows the protocol's own rules
-        (docs/report.md §1.10). ``"openimages"`` is refused with the reason (§1.10c).
+        results; §1.10b) or Open Images (the challenge's mAP; ``gt`` the boxes CSV or
+        OIDBoxes, ``dt`` the detections CSV, ``openimages`` the other inputs; §1.10c: no
+        figures by score, no gallery). Every diagnostic panel follows the protocol's own
+        rules (docs/report.md §1.10).
     iou_threshold : float, default 0.5
         The IoU threshold of the curves, the confusion matrix, the error counts and the
         gallery. COCO: one of its ten thresholds. VOC: the protocol is evaluated at it.
@@ -278,7 +281,8 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         Off by default: each resample costs some 5-15% of an evaluation, so B = 1000 costs
         dozens of evaluations (docs/report.md §1.9). VOC protocols:
         :func:`deteval.bootstrap_voc` (the mAP and each class's AP); LVIS
-        :func:`deteval.bootstrap_lvis`, CrowdPose :func:`deteval.bootstrap_crowdpose`.
+        :func:`deteval.bootstrap_lvis`, CrowdPose :func:`deteval.bootstrap_crowdpose`, Open
+        Images :func:`deteval.bootstrap_openimages`.
     ci_confidence : float, default 0.95
         The intervals' level.
     ci_seed : int or None, default 0
@@ -289,12 +293,17 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         slices. ``images`` (the records of image keys named in ``by``) defaults to ``gt``
         when it is a file or a dict. VOC protocols: image keys only (``by``, ``tags``,
         ``images``), each slice's mAP that of :func:`~deteval.evaluate_voc` on its images
-        (docs/report.md §1.10); LVIS and CrowdPose: image keys and ``size``.
+        (docs/report.md §1.10); LVIS and CrowdPose: image keys and ``size``; Open Images:
+        ``by`` and ``tags`` (image slices of the tags).
     quiet : bool, default True
         When False (and no ``progress`` is given), show a progress bar on stderr if it is a
         terminal.
     progress : callable, optional
         Called as ``progress(done, total, step)`` after each step; overrides ``quiet``.
+    openimages : dict, optional
+        With ``protocol="openimages"``: keyword arguments of
+        :func:`~deteval.evaluate_openimages` (``image_labels``, ``hierarchy``, ``classes``,
+        ``expand_detections``); refused with another protocol.
 
     Returns
     -------
