@@ -4,13 +4,14 @@ Each number in results.json equals the library function called directly on a sep
 ``evaluate_openimages`` of the same files (its mAP, summary lines and per-class rows,
 ``lrp_of_result``, ``calibration``, ``bootstrap_openimages`` with the same seed, ``slices``
 of the result with ``protocol_slice_interval``), bit for bit; TIDE is left out with a note
-saying why; what the protocol cannot do (other thresholds, a score threshold, object
-slices, images, png figures, a comparison) is refused, in Python and on the command line,
-before anything is written."""
+saying why; the comparison of two runs equals ``compare_openimages``; what the protocol
+cannot do (other thresholds, a score threshold, object slices, images, png figures) is
+refused, in Python and on the command line, before anything is written."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from oidgen import write_problem
@@ -110,14 +111,57 @@ def test_refusals_name_what_and_why(data, tmp_path, options, message):
     assert not (tmp_path / "out").exists()
 
 
-def test_openimages_options_need_the_protocol_and_a_comparison_is_refused(data, tmp_path):
+def test_openimages_options_need_the_protocol(data, tmp_path):
     boxes, dets, options, _ = data
     with pytest.raises(ValueError, match="needs protocol='openimages'"):
         write_report(boxes, dets, tmp_path / "out", openimages=options)
-    with pytest.raises(ValueError, match="not available in a comparison report"):
+    with pytest.raises(ValueError, match="needs protocol='openimages'"):
         compare_report(boxes, dets, dets, tmp_path / "out", names=("a", "b"),
-                       protocol="openimages")
+                       openimages=options)
+    with pytest.raises(ValueError, match="images_dir is not available"):
+        compare_report(boxes, dets, dets, tmp_path / "out", names=("a", "b"),
+                       protocol="openimages", images_dir=tmp_path)
     assert not (tmp_path / "out").exists()
+
+
+def halved(dets: str, folder) -> str:
+    """The detections CSV without every other row: another run."""
+    lines = Path(dets).read_text(encoding="utf-8").splitlines()
+    path = folder / "halved.csv"
+    path.write_text("\n".join([lines[0], *lines[1::2]]) + "\n")
+    return str(path)
+
+
+def test_comparison_is_compare_openimages(data, tmp_path):
+    boxes, dets, options, _ = data
+    other = halved(dets, tmp_path)
+    index = compare_report(boxes, dets, other, tmp_path / "out", names=("base", "halved"),
+                           protocol="openimages", openimages=options, ci=B)
+    payload = json.loads((tmp_path / "out" / "results.json").read_text())
+    results = [deteval.evaluate_openimages(boxes, d, **options) for d in (dets, other)]
+    seen = sorted(set(results[0].classes) | set(results[1].classes))
+    assert list(results[1].classes) != seen   # the second run lost a class the first has:
+    results = [deteval.evaluate_openimages(boxes, d, classes=seen, **options)  # both on all
+               for d in (dets, other)]
+    assert results[0].mean_ap != results[1].mean_ap
+    direct = deteval.compare_openimages(results, n_resamples=B, seed=0,
+                                        models=["base", "halved"])
+    assert payload["panels"]["comparison_intervals"] == plain(direct.to_dict())
+    (row,) = payload["comparison"]["summary"]
+    assert (row["a"], row["b"]) == (results[0].mean_ap, results[1].mean_ap)
+    assert row["interval"] == list(direct.interval_of(1, "mAP"))
+    assert row["p_value"] == direct.p_value_of(1, "mAP")
+    def json_value(value):   # NaN (a class without ground truth) is null in results.json
+        return None if value != value else value
+
+    for row in payload["comparison"]["per_class"]:
+        name = f"AP[{row['class']}]"
+        assert row["AP_diff_interval"] == [json_value(v) for v in direct.interval_of(1, name)]
+        assert row["AP_p"] == json_value(direct.p_value_of(1, name))
+    assert any(row["AP_p"] is not None for row in payload["comparison"]["per_class"])
+    shown = tables(index.read_text())["summary-table"]
+    assert [r["95% CI"] for r in shown] == ["[{:+.3f}, {:+.3f}]".format(
+        *direct.interval_of(1, "mAP"))]
 
 
 def test_cli_openimages_report_and_refusals(data, tmp_path):
@@ -134,7 +178,8 @@ def test_cli_openimages_report_and_refusals(data, tmp_path):
         result, n_resamples=10, seed=0).to_dict())
     assert f"mAP = {result.mean_ap:.3f} (openimages)" in out
     for runs, extra, message in (([], ["--images", str(tmp_path)], "--images cannot be used"),
-                                 ([dets], [], "DT_B cannot be used"),
+                                 ([], ["--score-threshold", "0.3"],
+                                  "--score-threshold cannot be used"),
                                  ([], ["--slice", "size"], "not available for an Open Images "
                                   "report")):
         code, _, err = run_cli(boxes, dets, *runs, *inputs, *extra, "--out",
@@ -144,3 +189,12 @@ def test_cli_openimages_report_and_refusals(data, tmp_path):
     code, _, err = run_cli(boxes, dets, "--labels", options["image_labels"], "--out",
                            str(tmp_path / "refused"))
     assert code == 2 and "need --protocol openimages" in err
+    code, out, err = run_cli(boxes, dets, halved(dets, tmp_path), *inputs, "--out",
+                             str(tmp_path / "compared"), "--ci", "5", "--run-names", "a", "b")
+    assert code == 0, err
+    payload = json.loads((tmp_path / "compared" / "results.json").read_text())
+    other = deteval.evaluate_openimages(boxes, tmp_path / "halved.csv",
+                                        classes=list(result.classes), **options)
+    assert payload["panels"]["comparison_intervals"] == plain(deteval.compare_openimages(
+        [result, other], n_resamples=5, seed=0, models=["a", "b"]).to_dict())
+    assert f"mAP: a {result.mean_ap:.3f}, b {other.mean_ap:.3f} (openimages)" in out

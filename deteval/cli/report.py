@@ -150,15 +150,14 @@ def _check_openimages(args) -> None:
     refused = [flag for flag, given in (("--gt-format", args.gt_format),
                                         ("--dt-format", args.dt_format),
                                         ("--images", args.images),
-                                        ("--score-threshold", args.score_threshold),
-                                        ("DT_B", args.dt_b))
+                                        ("--score-threshold", args.score_threshold))
                if given is not None]
     if args.figure_format != "inline":
         refused.append("--figure-format")
     if refused:
         raise _UsageError(f"--protocol openimages reads a boxes CSV and a detections CSV (as "
-                          f"deteval openimages does) and has no figures by score, gallery or "
-                          f"comparison page; {', '.join(refused)} cannot be used with it")
+                          f"deteval openimages does) and has no figures by score or gallery; "
+                          f"{', '.join(refused)} cannot be used with it")
 
 
 def _openimages_report(args, diagnostics: dict, out: TextIO, err: TextIO) -> int:
@@ -167,23 +166,36 @@ def _openimages_report(args, diagnostics: dict, out: TextIO, err: TextIO) -> int
     import json
 
     from .._progress import ProgressBar
-    from ..report import write_report
+    from ..report import compare_report, write_report
     from .openimages import openimages_classes
 
     options = {"image_labels": args.labels, "hierarchy": args.hierarchy,
                "classes": openimages_classes(args),
                "expand_detections": args.expand_detections}
+    settings = dict(protocol="openimages", openimages=options, single_file=args.single_file,
+                    iou_threshold=args.iou_threshold)
     with ProgressBar(stream=err, quiet=args.quiet) as bar:
-        index = write_report(args.gt, args.dt, args.out, protocol="openimages",
-                             openimages=options, single_file=args.single_file,
-                             iou_threshold=args.iou_threshold, progress=bar,
-                             **diagnostics)
+        if args.dt_b is None:
+            index = write_report(args.gt, args.dt, args.out, progress=bar, **settings,
+                                 **diagnostics)
+        else:
+            names = args.run_names or _run_names(args.dt, args.dt_b)
+            index = compare_report(args.gt, args.dt, args.dt_b, args.out, names=names,
+                                   progress=bar, **settings, **diagnostics)
     print(f"deteval report: {index.resolve()}", file=out)
-    if not args.single_file:
-        payload = json.loads((index.parent / "results.json").read_text(encoding="utf-8"))
+    if args.single_file:
+        return 0
+    payload = json.loads((index.parent / "results.json").read_text(encoding="utf-8"))
+    if args.dt_b is None:
         first = payload["summary"]["rows"][0]
         value = "n/a" if first["value"] is None else f"{first['value']:.3f}"
         print(f"{first['name']} = {value} (openimages); no gallery (Open Images)", file=out)
+    else:
+        first = payload["comparison"]["summary"][0]
+        a, b = (("n/a" if v is None else f"{v:.3f}") for v in (first["a"], first["b"]))
+        print(f"{first['name']}: {payload['runs'][0]['name']} {a}, "
+              f"{payload['runs'][1]['name']} {b} (openimages); no gallery (Open Images)",
+              file=out)
     return 0
 
 

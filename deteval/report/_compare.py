@@ -259,7 +259,8 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
                    intervals: Callable[[Any, Any], dict[str, Any]] | None = None,
                    ci: int | None = None, ci_confidence: float = 0.95, ci_seed: Any = 0,
                    panels: Sequence[Panel] | None = None, quiet: bool = True,
-                   progress: Callable[[int, int, str], None] | None = None) -> Path:
+                   progress: Callable[[int, int, str], None] | None = None,
+                   openimages: dict[str, Any] | None = None) -> Path:
     """Evaluate two runs on the same ground truth and write a report comparing them.
 
     Parameters are those of :func:`~deteval.report.write_report`, with:
@@ -323,12 +324,18 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
 
     iou_threshold, score_threshold, gallery = check_settings(
         protocol, iou_threshold, score_threshold, gallery, "inline")
-    if protocol == "openimages":
-        raise ValueError("protocol 'openimages' is not available in a comparison report: its "
-                         "page is built from a Dataset of the images and classes, and an Open "
-                         "Images result has none; use deteval compare --protocol openimages "
-                         "(compare_openimages)")
     ci, ci_confidence, ci_seed, _ = check_options(protocol, ci, ci_confidence, ci_seed, None)
+    if protocol == "openimages":
+        from ._openimages import check_openimages
+
+        openimages = check_openimages(openimages, iou_threshold, score_threshold, "inline",
+                                      images_dir)
+        if intervals is not None:
+            raise ValueError("intervals is not available with the Open Images protocol; "
+                             "ci gives compare_openimages's paired intervals")
+    elif openimages is not None:
+        raise ValueError(f"openimages (the options of evaluate_openimages) needs "
+                         f"protocol='openimages'; got protocol {protocol!r}")
     if ci is not None and intervals is not None:
         raise ValueError("give ci (the paired bootstrap) or intervals (your own), not both")
     names = [str(n) for n in names]
@@ -338,6 +345,18 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
     images_path = check_output(out, single_file, images_dir)
     step = Steps(progress, quiet, 6 + (ci is not None)
                  + (gallery if images_path is not None else 0))
+    if protocol == "openimages":
+        from ._openimages import compare_write
+
+        try:
+            index = compare_write(gt, dt_a, dt_b, out, names=names, options=openimages, ci=ci,
+                                  confidence=ci_confidence, seed=ci_seed,
+                                  single_file=single_file, title=title, panels=panels,
+                                  step=step)
+            step("written", last=True)
+        finally:
+            step.close()
+        return index
     try:
         run_a = analyse(gt, dt_a, protocol, iou_threshold, score_threshold, step)
         # LVIS and CrowdPose: the ground truth with its federated keys / crowdIndex
@@ -391,22 +410,19 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
         title = default_title(dataset, title or f"deteval comparison: {names[0]} vs {names[1]}")
 
         def build(src: Any) -> str:
-            from ._page import shell
+            from ._panels import page
 
             context = Context(payload, (run_a.result, run_b.result), dataset,
                               (run_a.detections, run_b.detections), (run_a.cm, run_b.cm),
                               (run_a.points, run_b.points), (run_a.outcomes, run_b.outcomes),
                               src, views)
-            sections = [(p.key, p.title, body) for p in (panels or COMPARE_PANELS)
-                        if (body := p.build(context)) is not None]
             data = payload["dataset"]
             meta = (f"Protocol <b>{e(protocol)}</b> &middot; {data['images']} images, "
                     f"{data['categories']} categories, {data['objects']} objects &middot; "
                     f"{e(names[0])}: {payload['runs'][0]['detections']} detections, "
                     f"{e(names[1])}: {payload['runs'][1]['detections']} detections &middot; "
                     f"IoU {iou_threshold:g} &middot; deteval {e(__version__)}")
-            footer = f"Written by deteval {e(__version__)}."
-            return shell(title, meta, sections, footer, payload if single_file else None)
+            return page(title, meta, panels or COMPARE_PANELS, context, single_file)
 
         index = finish(out, single_file, files, payload, build)
         step("written", last=True)

@@ -140,11 +140,13 @@ def default_panels() -> list[Any]:
             Panel("calibration", "Calibration", calibration_panel)]
 
 
-def meta(payload: dict[str, Any]) -> str:
+def meta(payload: dict[str, Any], *, runs: str | None = None) -> str:
+    """The line under the title; ``runs``: the detections of each run (a comparison)."""
     data = payload["dataset"]
+    detections = runs or f"{data['detections']} detections"
     return (f"Protocol <b>openimages</b> &middot; {data['images']} images, "
             f"{data['categories']} classes, {data['objects']} boxes ({data['group_of']} "
-            f"group-of), {data['detections']} detections &middot; AP@0.5IOU &middot; "
+            f"group-of), {detections} &middot; AP@0.5IOU &middot; "
             f"deteval {e(payload['deteval_version'])}")
 
 
@@ -154,7 +156,7 @@ def write(gt: Any, dt: Any, out: Path, *, options: dict[str, Any], ci: int | Non
     """Evaluate and write the Open Images report (the checks are done)."""
     from .. import __version__
     from ._diagnostics import compute
-    from ._panels import Context
+    from ._panels import Context, page
     from ._write import finish
 
     result = evaluate(gt, dt, options)
@@ -179,14 +181,122 @@ def write(gt: Any, dt: Any, out: Path, *, options: dict[str, Any], ci: int | Non
                                          if isinstance(gt, (str, os.PathLike)) else "")
 
     def build(src: Any) -> str:
-        from ._page import shell
-
         context = Context(payload, result, None, None, None, None, None, src, {})
-        sections = [(p.key, p.title, body) for p in (panels or default_panels())
-                    if (body := p.build(context)) is not None]
-        footer = (f"Written by deteval {__version__}. Every number on this page is in "
-                  + ("the results-json script of this page." if single_file
-                     else "results.json."))
-        return shell(title, meta(payload), sections, footer, payload if single_file else None)
+        return page(title, meta(payload), panels or default_panels(), context, single_file)
+
+    return finish(out, single_file, {}, payload, build)
+
+
+# --------------------------------------------------------------------------------------
+# Comparing two runs
+# --------------------------------------------------------------------------------------
+
+
+def _difference(a: Any, b: Any) -> Any:
+    return None if a is None or b is None or a != a or b != b else b - a
+
+
+def compared(results: list[Any], names: list[str], ci: int | None, confidence: float,
+             seed: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The comparison's summary and per-class rows (with ``ci``, the paired intervals and
+    Holm-adjusted p-values of :func:`deteval.compare_openimages`), and its panels."""
+    a, b = results
+    summary_rows = [{"name": "mAP", "setting": summary(a)["rows"][0]["setting"],
+                     "a": a.mean_ap, "b": b.mean_ap,
+                     "difference": _difference(a.mean_ap, b.mean_ap)}]
+    class_rows = [{"class": name, "AP_a": ap_a, "AP_b": ap_b,
+                   "AP_diff": _difference(ap_a, ap_b)}
+                  for name, ap_a, ap_b in zip(a.classes, a.ap.tolist(), b.ap.tolist())]
+    panels_numbers: dict[str, Any] = {}
+    numbers: dict[str, Any] = {"summary": summary_rows, "per_class": class_rows}
+    if ci is not None:
+        from ..diagnostics.compare import compare_openimages
+
+        direct = compare_openimages(results, n_resamples=ci, confidence=confidence, seed=seed,
+                                    models=names)
+        for row in summary_rows:
+            row["interval"] = list(direct.interval_of(1, row["name"]))
+            row["p_value"] = direct.p_value_of(1, row["name"])
+        for row in class_rows:
+            row["AP_diff_interval"] = list(direct.interval_of(1, f"AP[{row['class']}]"))
+            row["AP_p"] = direct.p_value_of(1, f"AP[{row['class']}]")
+        numbers["interval_header"] = f"{100 * confidence:g}% CI"
+        panels_numbers["comparison_intervals"] = direct.to_dict()
+    return numbers, panels_numbers
+
+
+def _interval_text(value: Any) -> str:
+    if value is None or any(v is None for v in value):
+        return ""
+    return "[{:+.3f}, {:+.3f}]".format(*value)
+
+
+def _compare_summary_panel(c: Any) -> str:
+    numbers, names = c.payload["comparison"], [r["name"] for r in c.payload["runs"]]
+    columns = [("name", "metric", "text", ""), ("setting", "setting", "text", ""),
+               ("a", names[0], "ratio", ""), ("b", names[1], "ratio", ""),
+               ("difference", "B − A", "signed", "")]
+    rows = numbers["summary"]
+    if "interval_header" in numbers:
+        rows = [dict(row, interval_text=_interval_text(row.get("interval"))) for row in rows]
+        columns += [("interval_text", numbers["interval_header"], "text",
+                     "paired bootstrap interval of the difference"),
+                    ("p_value", "p", "ratio", "two-sided p-value")]
+    return (table(columns, rows, table_id="summary-table")
+            + f'<p class="muted note">{e(LEFT_OUT)}</p>')
+
+
+def _compare_class_panel(c: Any) -> str:
+    numbers, names = c.payload["comparison"], [r["name"] for r in c.payload["runs"]]
+    columns = [("class", "class", "text", "LabelName"), ("AP_a", f"AP {names[0]}", "ratio", ""),
+               ("AP_b", f"AP {names[1]}", "ratio", ""), ("AP_diff", "ΔAP", "signed", "B − A")]
+    rows = numbers["per_class"]
+    if "interval_header" in numbers:
+        rows = [dict(row, interval_text=_interval_text(row.get("AP_diff_interval")))
+                for row in rows]
+        columns += [("interval_text", f"ΔAP {numbers['interval_header']}", "text", ""),
+                    ("AP_p", "p (Holm)", "ratio", "Holm-adjusted across the classes")]
+    return table(columns, rows, sortable=True, table_id="compare-class-table", boxed=True,
+                 caption="Click a header to sort (by ΔAP: what changed).")
+
+
+def compare_write(gt: Any, dt_a: Any, dt_b: Any, out: Path, *, names: list[str],
+                  options: dict[str, Any], ci: int | None, confidence: float, seed: Any,
+                  single_file: bool, title: str | None, panels: Any, step: Any) -> Path:
+    """Evaluate both runs and write the Open Images comparison (the checks are done). Without
+    a label map, both runs are evaluated on the union of their classes (as ``deteval compare
+    --protocol openimages``)."""
+    from .. import __version__
+    from ._panels import Context, Panel, page
+    from ._write import finish
+
+    results = [evaluate(gt, dt, options) for dt in (dt_a, dt_b)]
+    if list(results[0].classes) != list(results[1].classes):
+        seen = sorted(set(results[0].classes) | set(results[1].classes))
+        results = [evaluate(gt, dt, {**options, "classes": seen}) for dt in (dt_a, dt_b)]
+    step("evaluated")
+    numbers, panels_numbers = compared(results, names, ci, confidence, seed)
+    payload = clean({
+        "deteval_version": __version__,
+        "settings": {"protocol": "openimages", "iou_threshold": 0.5, "score_threshold": None,
+                     "gallery": 0, "images_dir": None, "single_file": bool(single_file)},
+        "dataset": dataset_numbers(results[0], gt),
+        "runs": [{"name": name, "detections": len(r.detections)}
+                 for name, r in zip(names, results)],
+        "comparison": numbers,
+        "left_out": LEFT_OUT,
+        "gallery": {"images": [], "skipped": [], "legend": [], "why_empty": LEFT_OUT},
+        "notes": list(results[0].notes) + list(results[1].notes),
+        "panels": panels_numbers,
+    })
+    title = title or f"deteval comparison: {names[0]} vs {names[1]}"
+    default = [Panel("summary", "Summary", _compare_summary_panel),
+               Panel("per-class", "Per class", _compare_class_panel)]
+
+    def build(src: Any) -> str:
+        context = Context(payload, tuple(results), None, None, None, None, None, src, {})
+        runs = ", ".join(f"{e(run['name'])}: {run['detections']} detections"
+                         for run in payload["runs"])
+        return page(title, meta(payload, runs=runs), panels or default, context, single_file)
 
     return finish(out, single_file, {}, payload, build)

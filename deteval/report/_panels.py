@@ -252,6 +252,21 @@ def _figure_files(c: Context) -> str | None:
                             for name, path in files.items()) + "</ul>"
 
 
+def page(title: str, meta: str, panels: Any, context: Context, single_file: bool) -> str:
+    """The whole page: a section for each of ``panels`` that has a body, under ``title`` and
+    the ``meta`` line; the footer says where every number is (results.json, or the page's
+    results-json script)."""
+    from ._page import shell
+
+    payload = context.payload
+    sections = [(p.key, p.title, body) for p in panels
+                if (body := p.build(context)) is not None]
+    footer = (f"Written by deteval {e(payload['deteval_version'])}. Every number on this page "
+              "is in " + ("the results-json script of this page." if single_file
+                          else "results.json."))
+    return shell(title, meta, sections, footer, payload if single_file else None)
+
+
 def meta_line(payload: dict[str, Any]) -> str:
     """The line under the title: protocol, sizes, thresholds, version."""
     data, settings = payload["dataset"], payload["settings"]

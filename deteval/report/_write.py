@@ -24,7 +24,7 @@ from ._data import (
     summary,
 )
 from ._files import Sources, write_folder, write_page
-from ._panels import PANELS, Context, Panel, meta_line
+from ._panels import PANELS, Context, Panel, meta_line, page
 
 _WARN_NAMES = 5                   # how many skipped images a warning names
 _FIGURES = ("pr_curves", "f1_curve", "confusion", "ap_bars")
@@ -404,20 +404,10 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         title = default_title(dataset, title)
 
         def build(src: Sources) -> str:
-            from ._page import shell
-
             context = Context(payload, run.result, dataset, detections, cm, run.points,
                               outcomes, src, views)
-            sections = []
-            for panel in PANELS if panels is None else panels:
-                body = panel.build(context)
-                if body is not None:
-                    sections.append((panel.key, panel.title, body))
-            footer = (f"Written by deteval {payload['deteval_version']}. Every number on this "
-                      "page is in " + ("the results-json script of this page."
-                                       if single_file else "results.json."))
-            return shell(title, meta_line(payload), sections, footer,
-                         payload if single_file else None)
+            return page(title, meta_line(payload), PANELS if panels is None else panels,
+                        context, single_file)
 
         index = finish(out, single_file, files, payload, build)
         step("written", last=True)
