@@ -279,7 +279,9 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
         of the difference B - A of that summary number; shown beside the differences.
     ci : int, optional
         Bootstrap resamples B of :func:`deteval.compare_coco` (VOC protocols:
-        :func:`deteval.compare_voc`; paired: both runs on the same resamples): the interval
+        :func:`deteval.compare_voc`, LVIS :func:`deteval.compare_lvis`, CrowdPose
+        :func:`deteval.compare_crowdpose`, Open Images :func:`deteval.compare_openimages`;
+        paired: both runs on the same resamples): the interval
         of each difference and its p-value beside the summary numbers, and per class beside
         ΔAP (Holm-adjusted); its numbers are in ``results.json``
         (``panels.comparison_intervals``). Not with ``intervals``; about B / 25
@@ -287,7 +289,11 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
     ci_confidence : float, default 0.95
     ci_seed : int or None, default 0
     panels : sequence of Panel, optional
-        The page's sections (default ``COMPARE_PANELS``).
+        The page's sections (default ``COMPARE_PANELS``; Open Images: its summary and
+        per-class comparison).
+    openimages : dict, optional
+        With ``protocol="openimages"``: keyword arguments of
+        :func:`~deteval.evaluate_openimages` for both runs (docs/report.md §1.10c).
 
     Returns
     -------
