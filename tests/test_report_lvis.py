@@ -1,11 +1,10 @@
-"""The report with the LVIS protocol, and the protocols it refuses.
+"""The report with the LVIS protocol.
 
 Each LVIS number in results.json equals the library function called directly on a
 separate ``evaluate_lvis`` (its stats and per-class rows, TIDE with ``protocol="lvis"``,
 ``lrp_of_result``, ``calibration``, ``bootstrap_lvis`` with the same seed, ``slices`` of the
-result with ``protocol_slice_interval``, ``compare_lvis``), bit for bit; CrowdPose and Open
-Images are refused with the reason, in Python and on the command line, before anything is
-written."""
+result with ``protocol_slice_interval``, ``compare_lvis``), bit for bit; what LVIS cannot do is
+refused with the reason, in Python and on the command line, before anything is written."""
 
 from __future__ import annotations
 
@@ -102,8 +101,6 @@ def test_comparison_is_compare_lvis(data, tmp_path):
 
 
 @pytest.mark.parametrize("options, error, message", [
-    ({"protocol": "crowdpose"}, ValueError, "'crowdpose' is not available in the report"),
-    ({"protocol": "openimages"}, ValueError, "'openimages' is not available in the report"),
     ({"protocol": "lvis", "slices": {"by": ["aspect"]}}, ValueError, "LVIS would have to"),
     ({"protocol": "lvis", "figure_format": "png"}, ValueError, "not available with the LVIS"),
     ({"protocol": "lvis", "iou_threshold": 0.52}, ValueError, "for the LVIS protocol"),
@@ -146,8 +143,3 @@ def test_cli_lvis_report_and_refusals(data, tmp_path):
     code, _, err = run_cli(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--out",
                            str(tmp_path / "yolo"), "--protocol", "lvis", "--gt-format", "yolo")
     assert code == 2 and "--protocol lvis reads an LVIS annotation file" in err
-    for protocol in ("crowdpose", "openimages"):
-        code, _, err = run_cli(str(tmp_path / "gt.json"), str(tmp_path / "dt.json"), "--out",
-                               str(tmp_path / protocol), "--protocol", protocol)
-        assert code == 2 and f"--protocol {protocol} is not available in the report" in err
-        assert not (tmp_path / protocol).exists()

@@ -45,8 +45,9 @@ def add_parser(commands) -> None:
 def add_openimages_inputs(parser, *, classes: bool = True) -> None:
     """``--labels``, ``--hierarchy``, ``--classes`` and ``--expand-detections``: the inputs
     of an Open Images evaluation besides the boxes and the detections (``deteval
-    openimages``, ``deteval compare --protocol openimages``; ``deteval errors``, whose
-    reader options have ``--classes`` already, with ``classes=False``)."""
+    openimages``, ``deteval compare --protocol openimages``); ``classes=False``: a parser
+    that has its own ``--classes`` (``deteval errors`` and ``deteval report``, whose reader
+    option it is)."""
     parser.add_argument("--labels", metavar="IMAGE_LABELS.csv",
                         help="verified image-level labels (ImageID, LabelName, Confidence "
                         "1/0)")

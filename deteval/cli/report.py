@@ -46,7 +46,11 @@ def add_parser(commands) -> None:
     add_protocol(report, default="coco", extra=("lvis", "crowdpose", "openimages"),
                  help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits; lvis: "
                  "lvis-api (GT an LVIS annotation file, DT a COCO results file, as deteval "
-                 "lvis reads them); crowdpose and openimages are refused, saying why "
+                 "lvis reads them); crowdpose: xtcocotools' CrowdPose rules (GT a CrowdPose "
+                 "keypoint file with crowdIndex, DT COCO keypoint results, as deteval "
+                 "crowdpose reads them); openimages: the challenge's AP@0.5 (GT the boxes "
+                 "CSV, DT the detections CSV, with --labels, --hierarchy, --classes, as "
+                 "deteval openimages reads them; no figures by score, no gallery) "
                  "(default: coco)")
     add_iou_threshold(report, help="IoU threshold of the curves, confusion matrix, error "
                       "counts and gallery (coco: one of 0.50, 0.55, ..., 0.95; voc: the "
@@ -68,6 +72,11 @@ def add_parser(commands) -> None:
                         help="names of the two runs in a comparison (default: their file "
                         "names)")
     _add_diagnostic_options(report)
+    from .openimages import add_openimages_inputs
+
+    add_openimages_inputs(report.add_argument_group(
+        "Open Images inputs (--protocol openimages; --classes FILE is its label map)"),
+        classes=False)
     report.set_defaults(parser=report)
 
 
@@ -94,20 +103,24 @@ def _add_diagnostic_options(report) -> None:
 def _diagnostic_settings(args) -> dict:
     """The report's ``ci`` and ``slices`` arguments from the options, refused where they do
     not apply."""
-    from ..report._data import NOT_REPORTED
     from ._common import _UsageError
 
     keys, tags = args.slices, args.slice_file
-    if args.protocol in NOT_REPORTED:
-        raise _UsageError(f"--protocol {args.protocol} is not available in the report: "
-                          f"{NOT_REPORTED[args.protocol]}")
-    if args.protocol == "lvis" and {args.gt_format, args.dt_format} - {None, "coco"}:
-        raise _UsageError("--protocol lvis reads an LVIS annotation file and a COCO results "
-                          "file (as deteval lvis does); --gt-format/--dt-format name other "
-                          "formats")
-    if args.protocol == "lvis" and args.figure_format != "inline":
-        raise _UsageError("--figure-format png/svg is not available with --protocol lvis: "
-                          "the matplotlib figures read COCO and VOC results")
+    read_as = {"lvis": "an LVIS annotation file and a COCO results file (as deteval lvis "
+                       "does)",
+               "crowdpose": "a CrowdPose keypoint file (images with crowdIndex) and COCO "
+                            "keypoint results (as deteval crowdpose does)"}
+    if args.protocol == "openimages":
+        _check_openimages(args)
+    elif any((args.labels, args.hierarchy, args.expand_detections)):
+        raise _UsageError("--labels, --hierarchy and --expand-detections need --protocol "
+                          "openimages")
+    if args.protocol in read_as and {args.gt_format, args.dt_format} - {None, "coco"}:
+        raise _UsageError(f"--protocol {args.protocol} reads {read_as[args.protocol]}; "
+                          "--gt-format/--dt-format name other formats")
+    if args.protocol in read_as and args.figure_format != "inline":
+        raise _UsageError(f"--figure-format png/svg is not available with --protocol "
+                          f"{args.protocol}: the matplotlib figures read COCO and VOC results")
     if args.dt_b is not None and (keys or tags):
         raise _UsageError("--slice and --slice-file are of a one-run report (GT DT)")
     if args.protocol != "coco" and keys:
@@ -123,9 +136,67 @@ def _diagnostic_settings(args) -> dict:
 
         if keys and tags:   # every key of the file is sliced too, after the named ones
             keys = keys + [key for key in tag_keys(tags) if key not in keys]
-        slices = {"by": keys, "tags": tags, "images": args.gt if keys else None}
+        slices = {"by": keys, "tags": tags}
+        if args.protocol != "openimages":   # its image ids are the tags file's alone
+            slices["images"] = args.gt if keys else None
     return {"ci": args.ci, "ci_confidence": args.confidence, "ci_seed": args.seed,
             **({} if slices is None else {"slices": slices})}
+
+
+def _check_openimages(args) -> None:
+    """The options an Open Images report refuses, by flag."""
+    from ._common import _UsageError
+
+    refused = [flag for flag, given in (("--gt-format", args.gt_format),
+                                        ("--dt-format", args.dt_format),
+                                        ("--images", args.images),
+                                        ("--score-threshold", args.score_threshold))
+               if given is not None]
+    if args.figure_format != "inline":
+        refused.append("--figure-format")
+    if refused:
+        raise _UsageError(f"--protocol openimages reads a boxes CSV and a detections CSV (as "
+                          f"deteval openimages does) and has no figures by score or gallery; "
+                          f"{', '.join(refused)} cannot be used with it")
+
+
+def _openimages_report(args, diagnostics: dict, out: TextIO, err: TextIO) -> int:
+    """``--protocol openimages``: the challenge files, read as ``deteval openimages`` reads
+    them."""
+    import json
+
+    from .._progress import ProgressBar
+    from ..report import compare_report, write_report
+    from .openimages import openimages_classes
+
+    options = {"image_labels": args.labels, "hierarchy": args.hierarchy,
+               "classes": openimages_classes(args),
+               "expand_detections": args.expand_detections}
+    settings = dict(protocol="openimages", openimages=options, single_file=args.single_file,
+                    iou_threshold=args.iou_threshold)
+    with ProgressBar(stream=err, quiet=args.quiet) as bar:
+        if args.dt_b is None:
+            index = write_report(args.gt, args.dt, args.out, progress=bar, **settings,
+                                 **diagnostics)
+        else:
+            names = args.run_names or _run_names(args.dt, args.dt_b)
+            index = compare_report(args.gt, args.dt, args.dt_b, args.out, names=names,
+                                   progress=bar, **settings, **diagnostics)
+    print(f"deteval report: {index.resolve()}", file=out)
+    if args.single_file:
+        return 0
+    payload = json.loads((index.parent / "results.json").read_text(encoding="utf-8"))
+    if args.dt_b is None:
+        first = payload["summary"]["rows"][0]
+        value = "n/a" if first["value"] is None else f"{first['value']:.3f}"
+        print(f"{first['name']} = {value} (openimages); no gallery (Open Images)", file=out)
+    else:
+        first = payload["comparison"]["summary"][0]
+        a, b = (("n/a" if v is None else f"{v:.3f}") for v in (first["a"], first["b"]))
+        print(f"{first['name']}: {payload['runs'][0]['name']} {a}, "
+              f"{payload['runs'][1]['name']} {b} (openimages); no gallery (Open Images)",
+              file=out)
+    return 0
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
@@ -148,6 +219,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     elif args.run_names:
         raise DetevalError("--run-names names the two runs of a comparison (GT DT_A DT_B)")
     diagnostics = _diagnostic_settings(args)   # before any file is read
+    if args.protocol == "openimages":
+        return _openimages_report(args, diagnostics, out, err)
     # --images is the gallery's folder; it goes to the ground-truth reader only when that
     # format reads image sizes from it (a COCO file has them).
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
@@ -155,7 +228,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     reader_args.gt_format = gt_format
     if gt_format not in next(f for dest, _, f in _GT_OPTIONS if dest == "images"):
         reader_args.images = None
-    if args.protocol == "lvis":   # read as deteval lvis reads them: the federated keys too
+    if args.protocol in ("lvis", "crowdpose"):   # read as deteval lvis / crowdpose read
+        # them: the federated keys, the crowdIndex too
         inputs = argparse.Namespace(dataset=args.gt, detections=args.dt)
     else:
         inputs = _read_inputs(reader_args)
@@ -170,7 +244,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                      figure_format=args.figure_format, progress=bar,
                                      **settings, **diagnostics)
             else:
-                if args.protocol == "lvis":
+                if args.protocol in ("lvis", "crowdpose"):
                     second = argparse.Namespace(detections=args.dt_b)
                 else:
                     second = _read_inputs(argparse.Namespace(**{**vars(reader_args),

@@ -4,8 +4,9 @@
 whole, with no network access and nothing outside it (or, with ``single_file=True``, one
 HTML file with everything embedded):
 
-* ``index.html``: the summary (the 12 COCO numbers, the VOC mAP or LVIS's 13), a per-class
-  table (sorted by a click on a header, filtered by a search box, shown 50 rows at a time),
+* ``index.html``: the summary (the 12 COCO numbers, the VOC mAP, LVIS's 13 or
+  CrowdPose's 9), a per-class table (sorted by a click on a header, filtered by a search
+  box, shown 50 rows at a time),
   the mean precision-recall curve with small multiples of the best and worst classes, the
   F1 curve, AP per class, the confusion heatmap (log colours, confused classes side by
   side, at most 30 classes) with the list of top confusions, the error counts, TIDE's dAP

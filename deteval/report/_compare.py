@@ -61,7 +61,8 @@ def comparison(runs: list[Any], names: Sequence[str], protocol: str,
 def paired_intervals(runs: list[Any], names: Sequence[str], ci: int, confidence: float,
                      seed: Any, score_threshold: float | None,
                      protocol: str = "coco") -> dict[str, Any]:
-    """:func:`deteval.compare_coco` (VOC protocols: :func:`deteval.compare_voc`) of the two
+    """:func:`deteval.compare_coco` (VOC protocols: :func:`deteval.compare_voc`; LVIS
+    :func:`deteval.compare_lvis`, CrowdPose :func:`deteval.compare_crowdpose`) of the two
     runs (B paired resamples): its numbers (``to_dict()``), and by summary name and by
     category id the interval of the difference and its p-value (Holm-adjusted for the
     classes). The VOC summary's ``mAP@t`` is the comparison's ``mAP``."""
@@ -72,6 +73,11 @@ def paired_intervals(runs: list[Any], names: Sequence[str], ci: int, confidence:
         result = compare_coco(results, n_resamples=ci, confidence=confidence, seed=seed,
                               score_threshold=0.5 if score_threshold is None
                               else score_threshold, models=list(names))
+    elif protocol == "crowdpose":
+        from ..diagnostics.compare import compare_crowdpose
+
+        result = compare_crowdpose(results, n_resamples=ci, confidence=confidence, seed=seed,
+                                   models=list(names))
     elif protocol == "lvis":
         from ..diagnostics.compare import compare_lvis
 
@@ -253,7 +259,8 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
                    intervals: Callable[[Any, Any], dict[str, Any]] | None = None,
                    ci: int | None = None, ci_confidence: float = 0.95, ci_seed: Any = 0,
                    panels: Sequence[Panel] | None = None, quiet: bool = True,
-                   progress: Callable[[int, int, str], None] | None = None) -> Path:
+                   progress: Callable[[int, int, str], None] | None = None,
+                   openimages: dict[str, Any] | None = None) -> Path:
     """Evaluate two runs on the same ground truth and write a report comparing them.
 
     Parameters are those of :func:`~deteval.report.write_report`, with:
@@ -272,7 +279,9 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
         of the difference B - A of that summary number; shown beside the differences.
     ci : int, optional
         Bootstrap resamples B of :func:`deteval.compare_coco` (VOC protocols:
-        :func:`deteval.compare_voc`; paired: both runs on the same resamples): the interval
+        :func:`deteval.compare_voc`, LVIS :func:`deteval.compare_lvis`, CrowdPose
+        :func:`deteval.compare_crowdpose`, Open Images :func:`deteval.compare_openimages`;
+        paired: both runs on the same resamples): the interval
         of each difference and its p-value beside the summary numbers, and per class beside
         ΔAP (Holm-adjusted); its numbers are in ``results.json``
         (``panels.comparison_intervals``). Not with ``intervals``; about B / 25
@@ -280,7 +289,11 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
     ci_confidence : float, default 0.95
     ci_seed : int or None, default 0
     panels : sequence of Panel, optional
-        The page's sections (default ``COMPARE_PANELS``).
+        The page's sections (default ``COMPARE_PANELS``; Open Images: its summary and
+        per-class comparison).
+    openimages : dict, optional
+        With ``protocol="openimages"``: keyword arguments of
+        :func:`~deteval.evaluate_openimages` for both runs (docs/report.md §1.10c).
 
     Returns
     -------
@@ -318,6 +331,17 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
     iou_threshold, score_threshold, gallery = check_settings(
         protocol, iou_threshold, score_threshold, gallery, "inline")
     ci, ci_confidence, ci_seed, _ = check_options(protocol, ci, ci_confidence, ci_seed, None)
+    if protocol == "openimages":
+        from ._openimages import check_openimages
+
+        openimages = check_openimages(openimages, iou_threshold, score_threshold, "inline",
+                                      images_dir)
+        if intervals is not None:
+            raise ValueError("intervals is not available with the Open Images protocol; "
+                             "ci gives compare_openimages's paired intervals")
+    elif openimages is not None:
+        raise ValueError(f"openimages (the options of evaluate_openimages) needs "
+                         f"protocol='openimages'; got protocol {protocol!r}")
     if ci is not None and intervals is not None:
         raise ValueError("give ci (the paired bootstrap) or intervals (your own), not both")
     names = [str(n) for n in names]
@@ -327,9 +351,23 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
     images_path = check_output(out, single_file, images_dir)
     step = Steps(progress, quiet, 6 + (ci is not None)
                  + (gallery if images_path is not None else 0))
+    if protocol == "openimages":
+        from ._openimages import compare_write
+
+        try:
+            index = compare_write(gt, dt_a, dt_b, out, names=names, options=openimages, ci=ci,
+                                  confidence=ci_confidence, seed=ci_seed,
+                                  single_file=single_file, title=title, panels=panels,
+                                  step=step)
+            step("written", last=True)
+        finally:
+            step.close()
+        return index
     try:
         run_a = analyse(gt, dt_a, protocol, iou_threshold, score_threshold, step)
-        run_b = analyse(run_a.result.lvis_gt if protocol == "lvis" else run_a.dataset, dt_b,
+        # LVIS and CrowdPose: the ground truth with its federated keys / crowdIndex
+        second_gt = {"lvis": getattr(run_a.result, "lvis_gt", None), "crowdpose": gt}
+        run_b = analyse(second_gt.get(protocol, run_a.dataset), dt_b,
                         protocol, iou_threshold, score_threshold, step)
         dataset = run_a.dataset
         files: dict[str, bytes] = {}
@@ -378,22 +416,19 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
         title = default_title(dataset, title or f"deteval comparison: {names[0]} vs {names[1]}")
 
         def build(src: Any) -> str:
-            from ._page import shell
+            from ._panels import page
 
             context = Context(payload, (run_a.result, run_b.result), dataset,
                               (run_a.detections, run_b.detections), (run_a.cm, run_b.cm),
                               (run_a.points, run_b.points), (run_a.outcomes, run_b.outcomes),
                               src, views)
-            sections = [(p.key, p.title, body) for p in (panels or COMPARE_PANELS)
-                        if (body := p.build(context)) is not None]
             data = payload["dataset"]
             meta = (f"Protocol <b>{e(protocol)}</b> &middot; {data['images']} images, "
                     f"{data['categories']} categories, {data['objects']} objects &middot; "
                     f"{e(names[0])}: {payload['runs'][0]['detections']} detections, "
                     f"{e(names[1])}: {payload['runs'][1]['detections']} detections &middot; "
                     f"IoU {iou_threshold:g} &middot; deteval {e(__version__)}")
-            footer = f"Written by deteval {e(__version__)}."
-            return shell(title, meta, sections, footer, payload if single_file else None)
+            return page(title, meta, panels or COMPARE_PANELS, context, single_file)
 
         index = finish(out, single_file, files, payload, build)
         step("written", last=True)

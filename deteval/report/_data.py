@@ -10,19 +10,7 @@ from typing import Any
 import numpy as np
 
 #: The protocols :func:`~deteval.report.write_report` runs.
-PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis")
-#: Protocols deteval evaluates that the report does not, and why (docs/report.md §1.10b).
-NOT_REPORTED = {
-    "crowdpose": "the report's figures (curves by score, confusion matrix, error counts, "
-                 "gallery) match boxes by the COCO rule, and CrowdPose compares keypoints "
-                 "by its own OKS with crowd-index areas; use deteval crowdpose (with --ci, "
-                 "--slice, --lrp), deteval errors --protocol crowdpose and deteval "
-                 "calibration --protocol crowdpose",
-    "openimages": "an Open Images result holds no Dataset of the images and classes the "
-                  "report's tables, figures and gallery are built from (its image ids are "
-                  "strings, its classes a label map); use deteval openimages (with --ci, "
-                  "--slice, --lrp) and deteval calibration --protocol openimages",
-}
+PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis", "crowdpose", "openimages")
 #: ``inline``: the figures are drawn in the page (SVG, no matplotlib); ``png`` / ``svg``:
 #: also the matplotlib figures of :mod:`deteval.viz.plots`, as files.
 FIGURE_FORMATS = ("inline", "png", "svg")
@@ -33,9 +21,6 @@ UNDEFINED = float("nan")
 
 def check_settings(protocol: Any, iou_threshold: Any, score_threshold: Any, gallery: Any,
                     figure_format: Any) -> tuple[float, float | None, int]:
-    if protocol in NOT_REPORTED:
-        raise ValueError(f"protocol {protocol!r} is not available in the report: "
-                         f"{NOT_REPORTED[protocol]}")
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(map(repr, PROTOCOLS))}; "
                          f"got {protocol!r}")
@@ -48,12 +33,13 @@ def check_settings(protocol: Any, iou_threshold: Any, score_threshold: Any, gall
     iou_threshold = float(iou_threshold)
     if not (math.isfinite(iou_threshold) and 0 < iou_threshold <= 1):
         raise ValueError(f"iou_threshold must be in (0, 1]; got {iou_threshold!r}")
-    if protocol in ("coco", "lvis"):
+    if protocol in ("coco", "lvis", "crowdpose"):
         from ..protocols.coco import COCO
 
         if not any(abs(t - iou_threshold) < 1e-9 for t in COCO.iou_thresholds):
+            name = {"crowdpose": "CrowdPose"}.get(protocol, protocol.upper())
             raise ValueError(f"iou_threshold must be one of the COCO thresholds (0.50, 0.55, "
-                             f"..., 0.95) for the {protocol.upper()} protocol; got "
+                             f"..., 0.95) for the {name} protocol; got "
                              f"{iou_threshold!r}")
         iou_threshold = next(t for t in COCO.iou_thresholds if abs(t - iou_threshold) < 1e-9)
     if score_threshold is not None:
@@ -68,10 +54,11 @@ def check_settings(protocol: Any, iou_threshold: Any, score_threshold: Any, gall
     if figure_format not in FIGURE_FORMATS:
         raise ValueError(f"figure_format must be one of {', '.join(map(repr, FIGURE_FORMATS))}; "
                          f"got {figure_format!r}")
-    if protocol == "lvis" and figure_format != "inline":
-        raise ValueError("figure_format png/svg is not available with the LVIS protocol: the "
-                         "matplotlib figures of deteval.viz.plots read COCO and VOC results; "
-                         "the inline figures are drawn")
+    if protocol in ("lvis", "crowdpose") and figure_format != "inline":
+        name = "LVIS" if protocol == "lvis" else "CrowdPose"
+        raise ValueError(f"figure_format png/svg is not available with the {name} protocol: "
+                         "the matplotlib figures of deteval.viz.plots read COCO and VOC "
+                         "results; the inline figures are drawn")
     return iou_threshold, score_threshold, int(gallery)
 
 
@@ -108,6 +95,10 @@ def evaluate(gt: Any, dt: Any, protocol: str, iou_threshold: float):
                             "an LVISGroundTruth (its federated keys: neg_category_ids, "
                             "not_exhaustive_category_ids, frequency); got a Dataset")
         return evaluate_lvis(gt, dt)
+    if protocol == "crowdpose":   # as deteval crowdpose: the file's crowdIndex, its sigmas
+        from ..protocols.crowdpose import evaluate_crowdpose
+
+        return evaluate_crowdpose(gt, dt)
     if protocol == "coco":
         from ..protocols.coco import evaluate_coco
 
@@ -119,7 +110,7 @@ def evaluate(gt: Any, dt: Any, protocol: str, iou_threshold: float):
 
 
 def summary(result: Any, protocol: str) -> dict[str, Any]:
-    if protocol in ("coco", "lvis"):
+    if protocol in ("coco", "lvis", "crowdpose"):
         rows = []
         for name, value, line in zip(result.stat_names, result.stats.tolist(),
                                      result.summary_lines):
@@ -143,7 +134,7 @@ def per_class_rows(result: Any, protocol: str, cm: Any, points: Any) -> list[dic
     at_threshold = {row["name"]: row for row in cm.per_class(zero_division=UNDEFINED)}
     best = {row["name"]: row for row in points.per_class()}
     rows = []
-    if protocol in ("coco", "lvis"):
+    if protocol in ("coco", "lvis", "crowdpose"):
         base = result.per_class()
     else:
         base = [{"category_id": row["category_id"], "name": row["name"], "AP": row["ap"][0],
@@ -189,6 +180,16 @@ LVIS_COLUMNS = (
     ("AR", "AR", "ratio", "average recall at the per-image cut (300)"),
     ("n_gt", "objs", "int", "objects evaluated"),
     ("n_detections", "dets", "int", "detections evaluated (federated selection)"),
+)
+CROWDPOSE_COLUMNS = (
+    ("name", "class", "text", "category name"),
+    ("category_id", "id", "int", "category id"),
+    ("AP", "AP", "ratio", "AP @[OKS=0.50:0.95, maxDets 20] (CrowdPose)"),
+    ("AP50", "AP50", "ratio", "AP @[OKS=0.50]"),
+    ("AP75", "AP75", "ratio", "AP @[OKS=0.75]"),
+    ("AR", "AR", "ratio", "average recall, maxDets 20"),
+    ("n_gt", "objs", "int", "ground-truth objects (crowd regions included)"),
+    ("n_detections", "dets", "int", "results evaluated (a keypoint score above 0)"),
 )
 VOC_COLUMNS = (
     ("name", "class", "text", "category name"),

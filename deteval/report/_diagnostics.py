@@ -56,7 +56,8 @@ def check_options(protocol: str, ci: Any, confidence: Any, seed: Any,
             allowed = ", ".join(SLICE_OPTIONS)
             raise TypeError(f"slices must be a dict of deteval.slices options ({allowed}); "
                             f"got {type(slices).__name__}")
-        allowed = SLICE_OPTIONS if protocol == "coco" else PROTOCOL_SLICE_OPTIONS
+        allowed = SLICE_OPTIONS if protocol == "coco" else ("by", "tags") \
+            if protocol == "openimages" else PROTOCOL_SLICE_OPTIONS
         unknown = sorted(set(slices) - set(allowed))
         if unknown:
             raise ValueError(f"slices: unknown option(s) {', '.join(unknown)} with protocol "
@@ -69,7 +70,7 @@ def check_options(protocol: str, ci: Any, confidence: Any, seed: Any,
 
 def check_slice_keys(by: Any, protocol: str) -> list[str] | None:
     """The keys of ``by`` as a list (None: every key of the tags), an object property the
-    report's protocol (VOC: any; LVIS: but ``size``) cannot slice refused by
+    report's protocol (VOC: any; LVIS, CrowdPose: but ``size``) cannot slice refused by
     :func:`deteval.diagnostics.slices_protocols.check_keys`, the message naming the report.
 
     >>> check_slice_keys(["site"], "voc2007")
@@ -79,6 +80,10 @@ def check_slice_keys(by: Any, protocol: str) -> list[str] | None:
 
     if protocol == "lvis":
         return check_keys(by, "lvis", subject="an LVIS report")
+    if protocol == "crowdpose":
+        return check_keys(by, "crowdpose", subject="a CrowdPose report")
+    if protocol == "openimages":
+        return check_keys(by, "openimages", subject="an Open Images report")
     return check_keys(by, "voc", subject="a VOC report")
 
 
@@ -105,10 +110,17 @@ def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
     out: dict[str, Any] = {}
     notes: dict[str, str] = {}
     try:
-        if protocol == "lvis":        # its federated keys, and its geometry
+        if protocol == "openimages":   # on the inputs: _openimages.write runs it
+            pass
+        elif protocol == "lvis":        # its federated keys, and its geometry
             out["tide"] = error_attribution(run.result.lvis_gt, run.detections,
                                             pos_threshold=tau, protocol="lvis",
                                             iou_type=run.result.params.iou_type).to_dict()
+        elif protocol == "crowdpose":   # its OKS (sigmas, 0.53 areas), maxDets 20, AP50
+            out["tide"] = error_attribution(run.result.dataset, run.result.detections,
+                                            pos_threshold=tau, protocol="crowdpose",
+                                            keypoint_sigmas=run.result.params.keypoint_sigmas
+                                            ).to_dict()
         else:
             out["tide"] = error_attribution(run.dataset, run.detections, pos_threshold=tau,
                                             protocol=protocol).to_dict()
@@ -141,6 +153,20 @@ def rules_note(protocol: str, tau: float) -> str:
         return (f"Rules: TIDE by tidecv's matching at IoU {tau:g}; LRP, calibration, "
                 "intervals and slices read the COCO evaluation's own match table "
                 "(pycocotools' matching).")
+    if protocol == "openimages":
+        return ("Rules: every panel follows the Open Images challenge rules (TensorFlow OD "
+                "API): TIDE with protocol='openimages' (the challenge's match, its mAP as "
+                "TIDE's AP), LRP and calibration read the Open Images evaluation's own true and "
+                "false positives (group-of boxes, verified labels, the hierarchy), the "
+                "intervals are bootstrap_openimages's and the slices the challenge mAP on "
+                "each slice's images.")
+    if protocol == "crowdpose":
+        return ("Rules: every panel follows xtcocotools' CrowdPose rules: TIDE with "
+                "protocol='crowdpose' (its OKS with the CrowdPose sigmas and areas, 20 "
+                f"results per image and class, its AP at OKS {tau:g} as TIDE's AP), LRP and "
+                "calibration read the CrowdPose evaluation's own true and false positives, "
+                "the intervals are bootstrap_crowdpose's and the slices the CrowdPose numbers "
+                "on each slice's images.")
     if protocol == "lvis":
         return ("Rules: every panel follows lvis-api: TIDE with protocol='lvis' (the "
                 "federated selection, 300 per image, its AP50 as TIDE's AP at IoU 0.5), LRP "
@@ -166,6 +192,16 @@ def _intervals(run: Any, protocol: str, ci: int, confidence: float, seed: Any) -
 
         return bootstrap_lvis(run.result, n_resamples=ci, confidence=confidence,
                               seed=seed).to_dict()
+    if protocol == "openimages":
+        from ..diagnostics.bootstrap_openimages import bootstrap_openimages
+
+        return bootstrap_openimages(run.result, n_resamples=ci, confidence=confidence,
+                                    seed=seed).to_dict()
+    if protocol == "crowdpose":
+        from ..diagnostics.bootstrap_crowdpose import bootstrap_crowdpose
+
+        return bootstrap_crowdpose(run.result, n_resamples=ci, confidence=confidence,
+                                   seed=seed).to_dict()
     from ..diagnostics.bootstrap_voc import bootstrap_voc
 
     return bootstrap_voc(run.result, n_resamples=ci, confidence=confidence,
@@ -333,7 +369,7 @@ def slices_panel(c: Any) -> str | None:
                ("AP50", "AP50", "ratio", ""), ("AP75", "AP75", "ratio", ""),
                ("AR", "AR", "ratio", "")]
     protocol = c.payload["settings"]["protocol"]
-    if protocol.startswith("voc"):   # one number per slice, the mAP at the threshold
+    if protocol.startswith("voc") or protocol == "openimages":   # one number: the mAP
         columns = columns[:6]
     intervals = c.payload["panels"].get("intervals")
     if any(row["interval"] for row in rows):
@@ -343,8 +379,12 @@ def slices_panel(c: Any) -> str | None:
     out = [table(columns, rows, sortable=True, table_id="slices-table",
                  caption=("COCO numbers of each slice (deteval.slices)" if protocol == "coco"
                           else "LVIS numbers of each slice (deteval.slices of the LVIS result)"
-                          if protocol == "lvis" else f"The {protocol} mAP of each image slice "
-                          "(evaluate_voc on its images)") + "; click a header to sort.")]
+                          if protocol == "lvis" else "CrowdPose numbers of each slice "
+                          "(deteval.slices of the CrowdPose result)"
+                          if protocol == "crowdpose" else "The Open Images mAP of each image "
+                          "slice (deteval.slices of the Open Images result)"
+                          if protocol == "openimages" else f"The {protocol} mAP of each image "
+                          "slice (evaluate_voc on its images)") + "; click a header to sort.")]
     by_name = {r["slice"]: r for r in rows}
     if numbers["worst"]:
         out.append("<h3>Worst slices by AP</h3><ol class=\"top\">")

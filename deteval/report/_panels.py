@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _diagnostics, _svg
-from ._data import COCO_COLUMNS, LVIS_COLUMNS, OPERATING_COLUMNS, VOC_COLUMNS, format_value
+from ._data import (
+    COCO_COLUMNS,
+    CROWDPOSE_COLUMNS,
+    LVIS_COLUMNS,
+    OPERATING_COLUMNS,
+    VOC_COLUMNS,
+    format_value,
+)
 from ._page import e, figure, pager, table
 from ._views import ERROR_KINDS
 
@@ -83,7 +90,8 @@ def class_filter(index: int, name: str) -> str:
 
 def _per_class(c: Context) -> str:
     protocol = c.payload["settings"]["protocol"]
-    columns = {"coco": COCO_COLUMNS, "lvis": LVIS_COLUMNS}.get(protocol, VOC_COLUMNS) \
+    columns = {"coco": COCO_COLUMNS, "lvis": LVIS_COLUMNS,
+               "crowdpose": CROWDPOSE_COLUMNS}.get(protocol, VOC_COLUMNS) \
         + OPERATING_COLUMNS
     index = {int(i): k for k, i in enumerate(c.dataset.categories.ids.tolist())}
     rows = c.payload["per_class"]
@@ -244,12 +252,28 @@ def _figure_files(c: Context) -> str | None:
                             for name, path in files.items()) + "</ul>"
 
 
+def page(title: str, meta: str, panels: Any, context: Context, single_file: bool) -> str:
+    """The whole page: a section for each of ``panels`` that has a body, under ``title`` and
+    the ``meta`` line; the footer says where every number is (results.json, or the page's
+    results-json script)."""
+    from ._page import shell
+
+    payload = context.payload
+    sections = [(p.key, p.title, body) for p in panels
+                if (body := p.build(context)) is not None]
+    footer = (f"Written by deteval {e(payload['deteval_version'])}. Every number on this page "
+              "is in " + ("the results-json script of this page." if single_file
+                          else "results.json."))
+    return shell(title, meta, sections, footer, payload if single_file else None)
+
+
 def meta_line(payload: dict[str, Any]) -> str:
     """The line under the title: protocol, sizes, thresholds, version."""
     data, settings = payload["dataset"], payload["settings"]
+    similarity = "OKS" if settings["protocol"] == "crowdpose" else "IoU"
     return (f"Protocol <b>{e(settings['protocol'])}</b> &middot; {data['images']} images, "
             f"{data['categories']} categories, {data['objects']} objects, "
-            f"{data['detections']} detections &middot; errors and gallery at IoU &ge; "
+            f"{data['detections']} detections &middot; errors and gallery at {similarity} &ge; "
             f"{e(format(settings['iou_threshold'], 'g'))} and score &ge; "
             f"{e(format_value(settings['score_threshold'], 'score'))} "
             f"({e(settings['score_threshold_source'])}) &middot; deteval "

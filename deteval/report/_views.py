@@ -133,20 +133,23 @@ def pr_view(result: Any, protocol: str, iou_threshold: float) -> dict[str, Any]:
     """The mean precision-recall curve and the curves of the best and worst classes.
 
     COCO: class curves are ``precision[t, :, k, area all, maxDets 100]`` (LVIS:
-    ``precision[t, :, k, area all]``, at its per-image cut) on the 101 recall thresholds,
-    the mean curve their mean over the classes with ground truth, its AP the mean as
-    pycocotools averages. VOC: class curves are ``result.pr_curve`` (thinned), the mean
-    curve the mean of their interpolated precision on the same 101 recall levels, and the
-    AP shown the protocol's mAP. Classes are ranked by their AP (ties: category order).
+    ``precision[t, :, k, area all]``, at its per-image cut; CrowdPose: at its maxDets 20)
+    on the 101 recall thresholds, the mean curve their mean over the classes with ground
+    truth, its AP the mean as pycocotools averages. VOC: class curves are
+    ``result.pr_curve`` (thinned), the mean curve the mean of their interpolated precision
+    on the same 101 recall levels, and the AP shown the protocol's mAP. Classes are ranked
+    by their AP (ties: category order).
     """
     grid = np.linspace(0.0, 1.0, 101)
     names = result.category_names
     curves: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    if protocol in ("coco", "lvis"):
+    if protocol in ("coco", "lvis", "crowdpose"):
         p = result.params
         t = next(i for i, v in enumerate(p.iou_thresholds) if abs(v - iou_threshold) < 1e-9)
         if protocol == "lvis":       # (T, R, K, A): one max-detections setting, the cut
             block = np.asarray(result.precision[t, :, :, 0], dtype=np.float64)
+        elif protocol == "crowdpose":   # (T, R, K, A, 1): maxDets 20
+            block = np.asarray(result.precision[t, :, :, 0, 0], dtype=np.float64)
         else:
             m = p.max_detections.index(100) if 100 in p.max_detections else -1
             block = np.asarray(result.precision[t, :, :, 0, m], dtype=np.float64)

@@ -24,7 +24,7 @@ from ._data import (
     summary,
 )
 from ._files import Sources, write_folder, write_page
-from ._panels import PANELS, Context, Panel, meta_line
+from ._panels import PANELS, Context, Panel, meta_line, page
 
 _WARN_NAMES = 5                   # how many skipped images a warning names
 _FIGURES = ("pr_curves", "f1_curve", "confusion", "ap_bars")
@@ -78,6 +78,11 @@ def analyse(gt: Any, dt: Any, protocol: str, iou_threshold: float,
     step("evaluated")
     # The evaluation's similarity (mask IoU, OKS, ...): the figures show its matches.
     geometry = {"iou_type": getattr(result.params, "iou_type", "bbox")}
+    if protocol == "crowdpose":   # OKS with CrowdPose's sigmas and areas (0.53 of the box)
+        from ..protocols.crowdpose import scaled_dataset
+
+        dataset = scaled_dataset(dataset, result.params)
+        geometry = {"iou_type": "keypoints", "keypoint_sigmas": result.params.keypoint_sigmas}
     points = operating_points(dataset, detections, iou_threshold=iou_threshold, **geometry)
     if score_threshold is None:
         score, source = f1_optimal_score(points)
@@ -217,14 +222,16 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
                  single_file: bool = False, panels: Sequence[Panel] | None = None,
                  ci: int | None = None, ci_confidence: float = 0.95, ci_seed: Any = 0,
                  slices: dict[str, Any] | None = None, quiet: bool = True,
-                 progress: Callable[[int, int, str], None] | None = None) -> Path:
+                 progress: Callable[[int, int, str], None] | None = None,
+                 openimages: dict[str, Any] | None = None) -> Path:
     """Evaluate and write a self-contained HTML report into the folder ``out_dir``.
 
     Parameters
     ----------
     gt : Dataset, str, PathLike or dict
         Ground truth: a :class:`~deteval.data.Dataset` or a COCO instances file (or dict);
-        LVIS: an LVIS annotation file, its dict or an LVISGroundTruth.
+        LVIS: an LVIS annotation file, its dict or an LVISGroundTruth; CrowdPose: its
+        keypoint file or dict; Open Images: the boxes CSV or an OIDBoxes.
     dt : Detections, str, PathLike, list, dict or ndarray
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads.
     out_dir : str or PathLike
@@ -238,11 +245,14 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         the page and in ``results.json``; the next images by errors take their place.
         An image whose size is not the annotation's width and height is drawn in the
         annotation's coordinates, with a warning naming it and a note under it on the page.
-    protocol : {"coco", "voc2007", "voc2012", "lvis"}
-        COCO (pycocotools numbers), a VOC devkit preset, or LVIS (lvis-api's numbers; ``gt``
-        an LVIS file, dict or LVISGroundTruth). Every diagnostic panel follows the
-        protocol's own rules (docs/report.md §1.10). ``"crowdpose"`` and ``"openimages"`` are
-        refused with the reason (§1.10b).
+    protocol : {"coco", "voc2007", "voc2012", "lvis", "crowdpose", "openimages"}
+        COCO (pycocotools numbers), a VOC devkit preset, LVIS (lvis-api's numbers; ``gt``
+        an LVIS file, dict or LVISGroundTruth) or CrowdPose (xtcocotools' numbers; ``gt`` a
+        CrowdPose keypoint file or dict with each image's ``crowdIndex``, ``dt`` keypoint
+        results; §1.10b) or Open Images (the challenge's mAP; ``gt`` the boxes CSV or
+        OIDBoxes, ``dt`` the detections CSV, ``openimages`` the other inputs; §1.10c: no
+        figures by score, no gallery). Every diagnostic panel follows the protocol's own
+        rules (docs/report.md §1.10).
     iou_threshold : float, default 0.5
         The IoU threshold of the curves, the confusion matrix, the error counts and the
         gallery. COCO: one of its ten thresholds. VOC: the protocol is evaluated at it.
@@ -270,7 +280,9 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         number and of each class's AP is shown beside it (and of each image slice's AP).
         Off by default: each resample costs some 5-15% of an evaluation, so B = 1000 costs
         dozens of evaluations (docs/report.md §1.9). VOC protocols:
-        :func:`deteval.bootstrap_voc` (the mAP and each class's AP).
+        :func:`deteval.bootstrap_voc` (the mAP and each class's AP); LVIS
+        :func:`deteval.bootstrap_lvis`, CrowdPose :func:`deteval.bootstrap_crowdpose`, Open
+        Images :func:`deteval.bootstrap_openimages`.
     ci_confidence : float, default 0.95
         The intervals' level.
     ci_seed : int or None, default 0
@@ -281,12 +293,17 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         slices. ``images`` (the records of image keys named in ``by``) defaults to ``gt``
         when it is a file or a dict. VOC protocols: image keys only (``by``, ``tags``,
         ``images``), each slice's mAP that of :func:`~deteval.evaluate_voc` on its images
-        (docs/report.md §1.10).
+        (docs/report.md §1.10); LVIS and CrowdPose: image keys and ``size``; Open Images:
+        ``by`` and ``tags`` (image slices of the tags).
     quiet : bool, default True
         When False (and no ``progress`` is given), show a progress bar on stderr if it is a
         terminal.
     progress : callable, optional
         Called as ``progress(done, total, step)`` after each step; overrides ``quiet``.
+    openimages : dict, optional
+        With ``protocol="openimages"``: keyword arguments of
+        :func:`~deteval.evaluate_openimages` (``image_labels``, ``hierarchy``, ``classes``,
+        ``expand_detections``); refused with another protocol.
 
     Returns
     -------
@@ -311,6 +328,14 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         protocol, iou_threshold, score_threshold, gallery, figure_format)
     ci, ci_confidence, ci_seed, slices = check_options(protocol, ci, ci_confidence, ci_seed,
                                                        slices)
+    if protocol == "openimages":
+        from ._openimages import check_openimages
+
+        openimages = check_openimages(openimages, iou_threshold, score_threshold,
+                                      figure_format, images_dir)
+    elif openimages is not None:
+        raise ValueError(f"openimages (the options of evaluate_openimages) needs "
+                         f"protocol='openimages'; got protocol {protocol!r}")
     if figure_format != "inline":
         from ..viz.plots import require_matplotlib
 
@@ -320,6 +345,17 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
     extra = 1 + (ci is not None) + (slices is not None)
     step = Steps(progress, quiet, 6 + extra
                  + (gallery * 3 // 2 if images_path is not None else 0))
+    if protocol == "openimages":
+        from ._openimages import write
+
+        try:
+            index = write(gt, dt, out, options=openimages, ci=ci, confidence=ci_confidence,
+                          seed=ci_seed, slices=slices, single_file=single_file,
+                          gallery=gallery, title=title, panels=panels, step=step)
+            step("written", last=True)
+        finally:
+            step.close()
+        return index
     try:
         run = analyse(gt, dt, protocol, iou_threshold, score_threshold, step)
         diagnostics = compute(run, gt, protocol, iou_threshold, ci=ci, confidence=ci_confidence,
@@ -368,20 +404,10 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         title = default_title(dataset, title)
 
         def build(src: Sources) -> str:
-            from ._page import shell
-
             context = Context(payload, run.result, dataset, detections, cm, run.points,
                               outcomes, src, views)
-            sections = []
-            for panel in PANELS if panels is None else panels:
-                body = panel.build(context)
-                if body is not None:
-                    sections.append((panel.key, panel.title, body))
-            footer = (f"Written by deteval {payload['deteval_version']}. Every number on this "
-                      "page is in " + ("the results-json script of this page."
-                                       if single_file else "results.json."))
-            return shell(title, meta_line(payload), sections, footer,
-                         payload if single_file else None)
+            return page(title, meta_line(payload), PANELS if panels is None else panels,
+                        context, single_file)
 
         index = finish(out, single_file, files, payload, build)
         step("written", last=True)
