@@ -280,6 +280,19 @@ def test_cli_refuses_more_bins_than_the_limit_naming_the_flag(tmp_path):
                  "--bins", "10000"], stdout=io.StringIO(), stderr=io.StringIO()) == 0
 
 
+def test_cli_refuses_a_plot_format_it_cannot_write_as_a_usage_error(tmp_path):
+    # was: exit 1, as if the inputs were wrong
+    gt, results = make_demo(seed=2, n_images=2)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
+    err = io.StringIO()
+    assert main(["calibration", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
+                 "--plot", str(tmp_path / "r.pdf"), "--json", str(tmp_path / "c.json")],
+                stdout=io.StringIO(), stderr=err) == 2
+    assert "--plot: path must end in .png or .svg" in err.getvalue()
+    assert not (tmp_path / "c.json").exists() and not (tmp_path / "r.pdf").exists()
+
+
 def _has_matplotlib() -> bool:
     try:
         import matplotlib  # noqa: F401

@@ -148,7 +148,12 @@ def run(args, out: TextIO, err: TextIO) -> int:
     if args.plot:
         from ..viz.plots import check_path, require_matplotlib
 
-        check_path(args.plot)
+        try:
+            check_path(args.plot)
+        except ValueError as error:     # a usage error: nothing was read yet
+            from ._common import _UsageError
+
+            raise _UsageError(f"--plot: {error}") from None
         require_matplotlib()
     evaluated = _evaluate(args)
     if evaluated is None:
