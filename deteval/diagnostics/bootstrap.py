@@ -282,14 +282,17 @@ def interval_result(weighted: Any, samples: np.ndarray, *, confidence: float,
 
 
 def run_bootstrap(weighted: Any, *, n_resamples: int, confidence: float, seed: Any,
-                  weights: np.ndarray | None, category_ids: np.ndarray) -> BootstrapResult:
+                  weights: np.ndarray | None, threads: int) -> BootstrapResult:
     """The numbers of ``weighted`` (``WeightedLVIS``, ``WeightedCrowdPose``,
-    ``WeightedOpenImages``) on each resample, and their intervals (the settings checked by the
-    caller, before any work)."""
+    ``WeightedOpenImages``: its ``names``, ``estimates``, ``category_ids``,
+    ``category_names``, ``resamples`` and ``numbers(w)``) on each resample, computed on up
+    to ``threads`` threads (:func:`resampled`: identical for every ``threads``), and their
+    intervals. The settings are checked by the caller, before any work."""
     rows = weighted.resamples(n_resamples, seed, weights)
-    samples = np.array([weighted.numbers(w) for w in rows], dtype=np.float64)
-    return bootstrap_result(weighted.names, weighted.estimates, samples,
-                            confidence=confidence, seed=seed, category_ids=category_ids,
+    samples = resampled(weighted.numbers, rows, threads)
+    return bootstrap_result(weighted.names, weighted.estimates,
+                            samples.reshape(-1, len(weighted.names)), confidence=confidence,
+                            seed=seed, category_ids=weighted.category_ids,
                             category_names=weighted.category_names)
 
 

@@ -34,8 +34,8 @@ import numpy as np
 
 from .._threads import resolve_threads
 from ._bootstrap_plans import COCOPlan
-from .bootstrap import BootstrapResult, check_settings, resample_rows
-from .bootstrap_lvis import _distinct_names, run_threaded
+from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
+from .bootstrap_lvis import _distinct_names
 
 __all__ = ["WeightedCrowdPose", "bootstrap_crowdpose", "crowdpose_number_names"]
 
@@ -72,7 +72,7 @@ def bootstrap_crowdpose(result: Any, *, n_resamples: int = 1000, confidence: flo
     """
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
-    return run_threaded(WeightedCrowdPose(result), n_resamples=n_resamples,
+    return run_bootstrap(WeightedCrowdPose(result), n_resamples=n_resamples,
                         confidence=confidence, seed=seed, weights=weights, threads=threads)
 
 

@@ -38,15 +38,9 @@ import numpy as np
 
 from .._threads import resolve_threads
 from ._bootstrap_plans import COCOPlan
-from .bootstrap import (
-    BootstrapResult,
-    bootstrap_result,
-    check_settings,
-    resample_rows,
-    resampled,
-)
+from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
 
-__all__ = ["WeightedLVIS", "bootstrap_lvis", "lvis_number_names", "run_threaded"]
+__all__ = ["WeightedLVIS", "bootstrap_lvis", "lvis_number_names"]
 
 
 def bootstrap_lvis(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
@@ -81,24 +75,8 @@ def bootstrap_lvis(result: Any, *, n_resamples: int = 1000, confidence: float = 
     """
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
-    return run_threaded(WeightedLVIS(result), n_resamples=n_resamples, confidence=confidence,
+    return run_bootstrap(WeightedLVIS(result), n_resamples=n_resamples, confidence=confidence,
                         seed=seed, weights=weights, threads=threads)
-
-
-def run_threaded(weighted: Any, *, n_resamples: int, confidence: float, seed: Any,
-                 weights: np.ndarray | None, threads: int) -> BootstrapResult:
-    """The numbers of ``weighted`` (``WeightedLVIS``, ``WeightedCrowdPose``,
-    ``WeightedOpenImages``: its ``names``, ``estimates``, ``category_ids``,
-    ``category_names``, ``resamples`` and ``numbers(w)``) on each resample, computed on up
-    to ``threads`` threads as :func:`~deteval.diagnostics.bootstrap.bootstrap_coco` does
-    (each resample's numbers depend on its weights alone: identical for every ``threads``),
-    and their intervals. The settings are checked by the caller, before any work."""
-    rows = weighted.resamples(n_resamples, seed, weights)
-    samples = resampled(weighted.numbers, rows, threads)
-    return bootstrap_result(weighted.names, weighted.estimates,
-                            samples.reshape(-1, len(weighted.names)), confidence=confidence,
-                            seed=seed, category_ids=weighted.category_ids,
-                            category_names=weighted.category_names)
 
 
 def lvis_number_names(result: Any) -> tuple[str, ...]:

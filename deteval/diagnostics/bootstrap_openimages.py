@@ -37,8 +37,7 @@ from typing import Any
 import numpy as np
 
 from .._threads import resolve_threads
-from .bootstrap import BootstrapResult, check_settings, resample_rows
-from .bootstrap_lvis import run_threaded
+from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
 
 __all__ = ["WeightedOpenImages", "bootstrap_openimages", "openimages_number_names"]
 
@@ -75,7 +74,7 @@ def bootstrap_openimages(result: Any, *, n_resamples: int = 1000, confidence: fl
     """
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
-    return run_threaded(WeightedOpenImages(result), n_resamples=n_resamples,
+    return run_bootstrap(WeightedOpenImages(result), n_resamples=n_resamples,
                         confidence=confidence, seed=seed, weights=weights, threads=threads)
 
 
