@@ -64,8 +64,8 @@ _FLAGS = {"iou_type": "--iou-type", "cal_max_dets": "--max-detections", "labels"
 
 
 def _evaluate(args):
-    """The ``--protocol``'s result; None for coco (``calibration(gt, dt)`` evaluates at the
-    one threshold itself). An option the protocol does not read is a usage error."""
+    """The ``--protocol``'s result (coco: at the one threshold, as ``calibration(gt, dt)``
+    evaluates). An option the protocol does not read is a usage error."""
     from ._common import _UsageError
 
     protocol = args.protocol
@@ -73,7 +73,11 @@ def _evaluate(args):
         if getattr(args, name) is not None and name not in _READS.get(protocol, ()):
             raise _UsageError(f"{flag} does not apply to --protocol {protocol}")
     if protocol == "coco":
-        return None
+        from ..protocols.coco import evaluate_coco
+
+        m = args.cal_max_dets or 100
+        return evaluate_coco(args.gt, args.dt, iou_type=args.iou_type or "bbox",
+                             iou_thresholds=(args.iou_threshold,), max_detections=(m, m, m))
     if protocol.startswith("voc"):
         import dataclasses
 
@@ -99,6 +103,11 @@ def _evaluate(args):
 
     return evaluate_openimages(args.gt, args.dt, image_labels=args.labels,
                                hierarchy=args.hierarchy)
+
+
+#: In the one COCO note that is about the summary's numbers, not the inputs (a stat -1 when
+#: --max-detections is not 100): calibration prints no summary.
+_SUMMARY_NOTE = "pycocotools' summary reads"
 
 
 def _check_threshold(protocol: str, tau: float) -> None:
@@ -155,23 +164,26 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
             raise _UsageError(f"--plot: {error}") from None
         require_matplotlib()
-    evaluated = _evaluate(args)
-    if evaluated is None:
-        result = calibration(args.gt, args.dt, iou_threshold=args.iou_threshold,
-                             bins=args.bins, binning=args.binning,
-                             iou_type=args.iou_type or "bbox",
-                             max_detections=args.cal_max_dets or 100)
-    else:
-        from ..errors import FormatError
+    from ..errors import FormatError
 
-        try:
+    evaluated = _evaluate(args)
+    try:
+        if args.protocol == "coco":     # calibration(gt, dt)'s steps: errors name results[i]
+            from ..diagnostics.calibration import _calibration
+
+            result = _calibration(evaluated, args.iou_threshold, args.bins, args.binning,
+                                  source=str(args.dt))
+        else:
             result = calibration(evaluated, iou_threshold=args.iou_threshold, bins=args.bins,
                                  binning=args.binning)
-        except FormatError as error:    # a score out of [0, 1]: of the results file DT
-            if error.source is not None:
-                raise
-            raise FormatError(error.message, source=str(args.dt), record=error.record,
-                              hint=error.hint, cli_hint=error.cli_hint) from None
+    except FormatError as error:    # a score out of [0, 1]: of the results file DT
+        if error.source is not None:
+            raise
+        raise FormatError(error.message, source=str(args.dt), record=error.record,
+                          hint=error.hint, cli_hint=error.cli_hint) from None
+    for note in evaluated.notes:    # what the protocol's command says it left out
+        if _SUMMARY_NOTE not in note:
+            print(f"deteval: note: {note}", file=err)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, result.to_dict())
     if args.plot:
