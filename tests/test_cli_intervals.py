@@ -29,11 +29,6 @@ def run(*argv) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-def _write_rows(path, header: str, rows: list) -> str:
-    path.write_text("\n".join([header] + [",".join(map(str, r)) for r in rows]) + "\n")
-    return str(path)
-
-
 @pytest.fixture(scope="module")
 def protocol_files(tmp_path_factory):
     """``{protocol: [GT, DT]}`` of the three commands."""
@@ -46,8 +41,8 @@ def protocol_files(tmp_path_factory):
         files[protocol] = [folder / f"{protocol}_gt.json", folder / f"{protocol}_dt.json"]
     boxes, _, dets, _, _ = oidgen.make_problem(0, n_images=6, n_classes=3)
     files["openimages"] = [
-        _write_rows(folder / "gt.csv", "ImageID,LabelName,XMin,XMax,YMin,YMax,IsGroupOf", boxes),
-        _write_rows(folder / "dt.csv", "ImageID,LabelName,Score,XMin,XMax,YMin,YMax", dets)]
+        oidgen.write_rows(folder / "gt.csv", oidgen.BOXES_HEADER, boxes),
+        oidgen.write_rows(folder / "dt.csv", oidgen.DETECTIONS_HEADER, dets)]
     return files
 
 

@@ -32,11 +32,6 @@ def notes(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("deteval: note: ")]
 
 
-def _write_rows(path, header: str, rows: list) -> str:
-    path.write_text("\n".join([header] + [",".join(map(str, r)) for r in rows]) + "\n")
-    return str(path)
-
-
 @pytest.fixture(scope="module")
 def lvis_files(tmp_path_factory):
     """An LVIS case with results of an unknown category, of zero area and unverified (the
@@ -117,11 +112,10 @@ def _protocol_files(protocol: str, folder) -> tuple[list, list]:
     if protocol == "openimages":
         boxes, labels, dets, _, _ = oidgen.make_problem(0, n_images=8, n_classes=4)
         dets = [r[:2] + (min(max(r[2], 0.0), 1.0),) + r[3:] for r in dets]   # confidences
-        gt = _write_rows(folder / "gt.csv", "ImageID,LabelName,XMin,XMax,YMin,YMax,IsGroupOf",
-                         boxes)
-        dt = _write_rows(folder / "dt.csv", "ImageID,LabelName,Score,XMin,XMax,YMin,YMax", dets)
-        extra = ["--labels", _write_rows(folder / "labels.csv",
-                                         "ImageID,LabelName,Confidence", labels)]
+        gt = oidgen.write_rows(folder / "gt.csv", oidgen.BOXES_HEADER, boxes)
+        dt = oidgen.write_rows(folder / "dt.csv", oidgen.DETECTIONS_HEADER, dets)
+        extra = ["--labels", oidgen.write_rows(folder / "labels.csv", oidgen.LABELS_HEADER,
+                                               labels)]
         return ["openimages", gt, dt, *extra], [gt, dt, *extra]
     if protocol == "crowdpose":
         gt, dt = make_crowdpose_dataset(0, n_images=6)
