@@ -199,7 +199,8 @@ def _run_voc(args):
     from ..protocols.voc import evaluate_voc
     from .voc import voc_settings
 
-    _, options = voc_settings(args, args.protocol[3:])
+    _, options = voc_settings(args.protocol[3:], detectron2=args.detectron2,
+                              iou_thresholds=args.iou_thresholds)
     results = [evaluate_voc(args.gt, path, threads=args.threads, **options)
                for path in args.dt]
     return results, voc_number_names(results[0]), compare_voc

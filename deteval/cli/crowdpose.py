@@ -41,13 +41,14 @@ def add_parser(commands) -> None:
     crowdpose.set_defaults(parser=crowdpose)
 
 
-def add_crowdpose_options(parser) -> None:
+def add_crowdpose_options(parser, *, sigmas_default: str = "CrowdPose's 14") -> None:
     """``--kpt-sigmas`` and ``--use-area``: the OKS of a CrowdPose evaluation (``deteval
-    crowdpose``, ``deteval compare --protocol crowdpose``, ``deteval calibration --protocol
-    crowdpose``); :func:`crowdpose_options` reads them."""
+    crowdpose``, ``deteval compare --protocol crowdpose``, ``deteval calibration``, where
+    the sigmas serve COCO keypoints too: ``sigmas_default`` says the defaults);
+    :func:`crowdpose_options` reads them."""
     parser.add_argument("--kpt-sigmas", type=_number_list(float),
                         metavar="'0.079 0.079 ...'",
-                        help="OKS sigmas, one per keypoint (default: CrowdPose's 14)")
+                        help=f"OKS sigmas, one per keypoint (default: {sigmas_default})")
     parser.add_argument("--use-area", action="store_true",
                         help="scale OKS by the file's area instead of h * w * 0.53 "
                         "(xtcocotools' use_area=True)")

@@ -99,7 +99,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ._protocol_diagnostics import intervals_of, print_intervals
     from .voc import voc_settings
 
-    preset, options = voc_settings(args, args.protocol[3:])
+    preset, options = voc_settings(args.protocol[3:], detectron2=args.detectron2,
+                                   iou_thresholds=args.iou_thresholds)
     result = evaluate_voc(dataset, detections, threads=args.threads, **options)
     hazards = run_checks(args, inputs, err)
     intervals = intervals_of(args, result, partial(bootstrap_voc, threads=args.threads))

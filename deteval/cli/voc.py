@@ -47,19 +47,27 @@ def add_voc_options(parser) -> None:
     """``--detectron2`` and ``--iou-thresholds``: the VOC settings besides the year
     (``deteval voc``, ``deteval eval`` and ``deteval compare`` with ``--protocol
     voc2007|voc2012``); :func:`voc_settings` reads them."""
-    parser.add_argument("--detectron2", action="store_true",
-                        help="detectron2's PascalVOCDetectionEvaluator: IoU > t for t = "
-                        "0.50:0.05:0.95, detections rounded as its result files")
+    add_detectron2(parser)
     add_iou_thresholds(parser, help="IoU threshold(s) (default: the preset's)")
 
 
-def voc_settings(args, year: str) -> tuple[str, dict]:
+def add_detectron2(parser) -> None:
+    """``--detectron2``: detectron2's VOC preset instead of the devkit's (alone: ``deteval
+    calibration``, whose one threshold is ``--iou-threshold``)."""
+    parser.add_argument("--detectron2", action="store_true",
+                        help="detectron2's PascalVOCDetectionEvaluator: IoU > t for t = "
+                        "0.50:0.05:0.95, detections rounded as its result files")
+
+
+def voc_settings(year: str, *, detectron2: bool,
+                 iou_thresholds: list[float] | None) -> tuple[str, dict]:
     """The preset's name (``VOC2007``, ``DETECTRON2_VOC2012``, ...) and the keywords of
-    :func:`~deteval.evaluate_voc` (``params=``, ``iou_thresholds=``) the options give."""
-    preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{year}"
+    :func:`~deteval.evaluate_voc` (``params=``, ``iou_thresholds=``) of ``--detectron2`` and
+    ``--iou-thresholds`` (None: the preset's)."""
+    preset = f"{'DETECTRON2_' if detectron2 else ''}VOC{year}"
     options = {"params": _voc_preset(preset)}
-    if args.iou_thresholds is not None:
-        options["iou_thresholds"] = tuple(args.iou_thresholds)
+    if iou_thresholds is not None:
+        options["iou_thresholds"] = tuple(iou_thresholds)
     return preset, options
 
 
@@ -71,7 +79,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     check_outputs(args, files=[("--json", args.json), ("--table", args.table)])
     check_table(args)
-    preset, options = voc_settings(args, args.year)
+    preset, options = voc_settings(args.year, detectron2=args.detectron2,
+                                   iou_thresholds=args.iou_thresholds)
     if args.slices:   # an object property: refused before anything is read
         from ..diagnostics.slices_protocols import check_keys
 
