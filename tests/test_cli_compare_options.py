@@ -1,7 +1,7 @@
 """The settings of each protocol's own command in ``deteval compare --protocol P``
 (``--detectron2`` and ``--iou-thresholds`` of ``deteval voc``, ``--max-dets`` and
 ``--dilation-ratio`` of ``deteval lvis``, ``--kpt-sigmas`` and ``--use-area`` of ``deteval
-crowdpose``): the compared numbers of each file equal the protocol command's numbers with
+crowdpose``, ``--kpt-sigmas`` of ``deteval coco --iou-type keypoints``): the compared numbers of each file equal the protocol command's numbers with
 the same options (its ``--json``), the options change them (so the test can tell), the
 validation is the command's, and another protocol's options are usage errors."""
 
@@ -84,6 +84,18 @@ def test_compare_crowdpose_numbers_are_deteval_crowdposes_with_the_options(
     assert {name: got[name] for name in expected} == expected
 
 
+def test_compare_coco_keypoints_takes_the_sigmas_of_deteval_coco(crowdpose_files, tmp_path):
+    """COCO keypoints of 14-keypoint persons: COCO's 17 person sigmas do not fit them."""
+    gt, dt = crowdpose_files
+    options = ("--iou-type", "keypoints", "--kpt-sigmas", SIGMAS)
+    expected = _as_compared(stats_of(own(["coco", gt, dt, "--no-check"], options, tmp_path)))
+    other = ("--iou-type", "keypoints", "--kpt-sigmas", " ".join(["0.2"] * 14))
+    assert expected != _as_compared(stats_of(own(["coco", gt, dt, "--no-check"], other,
+                                                  tmp_path)))
+    got = compared(gt, dt, "coco", options, tmp_path)
+    assert {name: got[name] for name in expected} == expected
+
+
 @pytest.mark.parametrize("options", [("--max-dets", "7"), ("--max-dets", "1")])
 def test_compare_lvis_numbers_are_deteval_lviss_with_max_dets(lvis_files, options, tmp_path):
     gt, dt = lvis_files
@@ -147,7 +159,7 @@ def test_compare_validates_the_options_as_the_protocols_command(
     ("lvis", ("--iou-thresholds", "0.5"), "--iou-thresholds needs --protocol voc2007 or "
      "voc2012"),
     ("coco", ("--max-dets", "10"), "--max-dets needs --protocol lvis"),
-    ("voc2007", ("--kpt-sigmas", "0.1"), "--kpt-sigmas needs --protocol crowdpose"),
+    ("voc2007", ("--kpt-sigmas", "0.1"), "--kpt-sigmas needs --protocol coco or crowdpose"),
     ("lvis", ("--use-area",), "--use-area needs --protocol crowdpose"),
     ("crowdpose", ("--dilation-ratio", "0.1"), "--dilation-ratio needs --protocol coco or "
      "lvis"),

@@ -118,8 +118,9 @@ def add_parser(commands) -> None:
     add_json_output(compare, help="write every model's intervals and the differences as JSON")
     add_voc_options(compare.add_argument_group("VOC settings (--protocol voc2007|voc2012)"))
     add_max_dets(compare.add_argument_group("LVIS settings (--protocol lvis)"), default=None)
-    add_crowdpose_options(compare.add_argument_group("CrowdPose settings (--protocol "
-                                                     "crowdpose)"))
+    add_crowdpose_options(compare.add_argument_group("keypoint settings (--kpt-sigmas: "
+                                                     "coco keypoints and crowdpose)"),
+                          sigmas_default="COCO person; CrowdPose's 14 with crowdpose")
     add_openimages_inputs(compare.add_argument_group("Open Images inputs (--protocol "
                                                      "openimages)"))
     compare.set_defaults(parser=compare)
@@ -168,7 +169,7 @@ def _check_protocol_options(args) -> None:
 _PROTOCOL_OPTIONS = {
     "detectron2": ("voc2007", "voc2012"), "iou_thresholds": ("voc2007", "voc2012"),
     "dilation_ratio": ("coco", "lvis"), "per_image": ("lvis",),
-    "kpt_sigmas": ("crowdpose",), "use_area": ("crowdpose",),
+    "kpt_sigmas": ("coco", "crowdpose"), "use_area": ("crowdpose",),
     **{dest: ("openimages",) for dest in ("labels", "hierarchy", "classes",
                                           "expand_detections")}}
 
@@ -183,6 +184,8 @@ def _run_coco(args):
     from ..protocols.coco import evaluate_coco
 
     options = {} if args.dilation_ratio is None else {"dilation_ratio": args.dilation_ratio}
+    if args.kpt_sigmas is not None:
+        options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
     results = [evaluate_coco(args.gt, path, iou_type=args.iou_type, threads=args.threads,
                              **options) for path in args.dt]
     labels = category_labels(prepare(results[0].dataset, results[0].params))
