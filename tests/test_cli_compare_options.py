@@ -1,9 +1,10 @@
 """The settings of each protocol's own command in ``deteval compare --protocol P``
 (``--detectron2`` and ``--iou-thresholds`` of ``deteval voc``, ``--max-dets`` and
 ``--dilation-ratio`` of ``deteval lvis``, ``--kpt-sigmas`` and ``--use-area`` of ``deteval
-crowdpose``, ``--kpt-sigmas`` of ``deteval coco --iou-type keypoints``): the compared numbers of each file equal the protocol command's numbers with
-the same options (its ``--json``), the options change them (so the test can tell), the
-validation is the command's, and another protocol's options are usage errors."""
+crowdpose``, ``--kpt-sigmas`` of ``deteval coco --iou-type keypoints``): the compared
+numbers of each file equal the protocol command's numbers with the same options (its
+``--json``), the options change them (so the test can tell), the validation is the
+command's, and another protocol's options are usage errors."""
 
 from __future__ import annotations
 

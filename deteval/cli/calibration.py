@@ -126,6 +126,9 @@ def _evaluate(args):
                                expand_detections=args.expand_detections)
 
 
+#: How calibration(result) names a detection (it knows no file).
+_ROW = "detection row"
+
 #: In the one COCO note that is about the summary's numbers, not the inputs (a stat -1 when
 #: --max-detections is not 100): calibration prints no summary.
 _SUMMARY_NOTE = "pycocotools' summary reads"
@@ -189,18 +192,17 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     evaluated = _evaluate(args)
     try:
-        if args.protocol == "coco":     # calibration(gt, dt)'s steps: errors name results[i]
-            from ..diagnostics.calibration import _calibration
-
-            result = _calibration(evaluated, args.iou_threshold, args.bins, args.binning,
-                                  source=str(args.dt))
-        else:
-            result = calibration(evaluated, iou_threshold=args.iou_threshold, bins=args.bins,
-                                 binning=args.binning)
+        result = calibration(evaluated, iou_threshold=args.iou_threshold, bins=args.bins,
+                             binning=args.binning)
     except FormatError as error:    # a score out of [0, 1]: of the results file DT
         if error.source is not None:
             raise
-        raise FormatError(error.message, source=str(args.dt), record=error.record,
+        record = error.record
+        if args.protocol == "coco" and record and record.startswith(_ROW):
+            # DT is a COCO results file, read in its order: row i is its results[i], the
+            # record calibration(gt, dt) names
+            record = "results" + record[len(_ROW):]
+        raise FormatError(error.message, source=str(args.dt), record=record,
                           hint=error.hint, cli_hint=error.cli_hint) from None
     for note in evaluated.notes:    # what the protocol's command says it left out
         if _SUMMARY_NOTE not in note:

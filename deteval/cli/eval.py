@@ -23,8 +23,9 @@ def add_parser(commands) -> None:
         "eval", help="read ground truth and detections in any format, run one protocol",
         description="The general entry: read ground truth and detections in any supported "
         "format (guessed from the paths unless --gt-format/--dt-format say) and evaluate "
-        "them with the COCO protocol (the output of `deteval coco`) or a VOC devkit preset "
-        "(the output of `deteval voc`).")
+        "them with the COCO protocol (the output of `deteval coco`) or a VOC preset, the "
+        "devkit's or detectron2's (the output of `deteval voc`); --ci adds the "
+        "image-bootstrap intervals of those commands.")
     add_protocol(eval_, default=None,
                  help="coco: pycocotools COCOeval; voc2007/voc2012: the devkits")
     add_json_output(eval_, help="also write the results as JSON")
