@@ -107,6 +107,18 @@ def to_objects(gt_rows, label_rows, det_rows):
     return gt, labels, dt
 
 
+#: The headers of the challenge's box, image-label and prediction CSVs.
+BOXES_HEADER = "ImageID,LabelName,XMin,XMax,YMin,YMax,IsGroupOf"
+LABELS_HEADER = "ImageID,LabelName,Confidence"
+DETECTIONS_HEADER = "ImageID,LabelName,Score,XMin,XMax,YMin,YMax"
+
+
+def write_rows(path, header: str, rows: list) -> str:
+    """Write ``rows`` (tuples) under ``header`` as a CSV file; returns its path as str."""
+    path.write_text("\n".join([header] + [",".join(map(str, r)) for r in rows]) + "\n")
+    return str(path)
+
+
 def write_problem(folder, seed: int = 3, *, rng: np.random.Generator | None = None,
                   empty: bool = False, nan: bool = False):
     """Write one problem as challenge files; returns ``(args, kwargs)`` of
@@ -130,14 +142,9 @@ def write_problem(folder, seed: int = 3, *, rng: np.random.Generator | None = No
     if nan and det_rows:
         det_rows[0] = det_rows[0][:2] + (float("nan"),) + det_rows[0][3:]
 
-    def write(name, header, rows):
-        path = folder / name
-        path.write_text("\n".join([header] + [",".join(map(str, r)) for r in rows]) + "\n")
-        return path
-
-    boxes = write("boxes.csv", "ImageID,LabelName,XMin,XMax,YMin,YMax,IsGroupOf", gt_rows)
-    labels = write("labels.csv", "ImageID,LabelName,Confidence", label_rows)
-    dets = write("dets.csv", "ImageID,LabelName,Score,XMin,XMax,YMin,YMax", det_rows)
+    boxes = Path(write_rows(folder / "boxes.csv", BOXES_HEADER, gt_rows))
+    labels = Path(write_rows(folder / "labels.csv", LABELS_HEADER, label_rows))
+    dets = Path(write_rows(folder / "dets.csv", DETECTIONS_HEADER, det_rows))
     tree = folder / "hierarchy.json"
     tree.write_text(json.dumps(hierarchy))
     return (boxes, dets), {"image_labels": labels, "hierarchy": tree}

@@ -140,7 +140,12 @@ def _positive_int(text: str) -> int:
 
 
 def _add_coco_options(parser: argparse.ArgumentParser) -> None:
-    from ._shared_options import add_json_output, add_matches_output, add_per_class
+    from ._shared_options import (
+        add_dilation_ratio,
+        add_json_output,
+        add_matches_output,
+        add_per_class,
+    )
 
     parser.add_argument("--iou-type", default="bbox",
                         choices=["bbox", "segm", "boundary", "keypoints", "polygon", "rotated"],
@@ -148,9 +153,7 @@ def _add_coco_options(parser: argparse.ArgumentParser) -> None:
                         "of the masks, Cheng et al. 2021), keypoints (OKS), polygon "
                         "('polygon' or polygon 'segmentation' fields), rotated ('rbox' = "
                         "[cx, cy, w, h, angle_degrees]) (default: bbox)")
-    parser.add_argument("--dilation-ratio", type=_dilation_ratio, default=None, metavar="R",
-                        help="boundary: boundary width as a fraction of the image diagonal "
-                        "(default: 0.02)")
+    add_dilation_ratio(parser)
     parser.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",
                         help="keypoints: OKS sigmas, one per keypoint (default: COCO person)")
     parser.add_argument("--repair-polygons", action="store_true",

@@ -6,15 +6,34 @@ protocol's numbers (docs/diagnostics/bootstrap.md §13) and its numbers per imag
 from __future__ import annotations
 
 __all__ = ["add_interval_options", "add_protocol_slice_options", "diagnostics_of",
-           "intervals_of", "print_diagnostics", "print_intervals"]
+           "intervals_of", "print_diagnostics", "print_intervals", "resample_threads"]
 
 
-def add_interval_options(parser) -> None:
-    """``--ci B``, ``--confidence LEVEL``, ``--seed N`` (no F1 score threshold)."""
+def add_interval_options(parser, *, threads: bool = False) -> None:
+    """``--ci B``, ``--confidence LEVEL``, ``--seed N`` (no F1 score threshold); with
+    ``threads``, ``--threads N`` too, the resamples' threads (for the commands whose
+    evaluation has none: ``lvis``, ``crowdpose``, ``openimages``; see
+    :func:`resample_threads`)."""
+    from ._shared_options import add_threads
     from .compare import add_bootstrap_options
 
-    add_bootstrap_options(parser.add_argument_group("confidence intervals"),
-                          resamples_flag="--ci", score_threshold=False)
+    group = parser.add_argument_group("confidence intervals")
+    add_bootstrap_options(group, resamples_flag="--ci", score_threshold=False)
+    if threads:
+        add_threads(group, what="the resamples of --ci")
+
+
+def resample_threads(args, bootstrap):
+    """``bootstrap`` with ``threads=`` the ``--threads`` of :func:`add_interval_options`;
+    ``--threads`` without ``--ci`` is a usage error (nothing else runs on threads)."""
+    from functools import partial
+
+    if args.threads is not None and args.ci is None:
+        from ._common import _UsageError
+
+        raise _UsageError(f"--threads N sets the threads of the resamples of --ci B; `deteval "
+                          f"{args.command}` runs nothing else on threads: it needs --ci")
+    return partial(bootstrap, threads=args.threads)
 
 
 def intervals_of(args, result, bootstrap):

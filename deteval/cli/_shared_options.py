@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._options import _iou_list, _positive_int, _unit_float
+from ._options import _dilation_ratio, _iou_list, _positive_int, _unit_float
 
 _IOU_HELP = "IoU threshold, in (0, 1] (default: 0.5)"
 _SCORE_HELP = "leave out detections scoring below S (default: 0, keep all)"
@@ -71,9 +71,19 @@ def add_matches_output(parser: argparse.ArgumentParser, *,
     parser.add_argument("--matches", metavar="OUT.csv", help=help)
 
 
-def add_threads(parser: argparse.ArgumentParser) -> None:
-    """``--threads N``: threads for matching and accumulation, as ``args.threads`` (None:
+def add_threads(parser: argparse.ArgumentParser, *,
+                what: str = "matching and accumulation") -> None:
+    """``--threads N``: threads for ``what`` (matching and accumulation; the resamples of
+    ``--ci`` where the protocol's evaluation has no threads), as ``args.threads`` (None:
     every core)."""
     parser.add_argument("--threads", type=_positive_int, default=None, metavar="N",
-                        help="threads for matching and accumulation (default: every core of "
-                        "the machine); the numbers are identical for every N")
+                        help=f"threads for {what} (default: every core of the machine); the "
+                        "numbers are identical for every N")
+
+
+def add_dilation_ratio(parser: argparse.ArgumentParser) -> None:
+    """``--dilation-ratio R``: the boundary width of ``--iou-type boundary``, a number >= 0,
+    as ``args.dilation_ratio`` (None: the protocol's default, 0.02)."""
+    parser.add_argument("--dilation-ratio", type=_dilation_ratio, default=None, metavar="R",
+                        help="boundary: boundary width as a fraction of the image diagonal "
+                        "(default: 0.02)")

@@ -9,6 +9,7 @@ from ._options import _positive_int
 from ._outputs import check_outputs, write_output
 from ._shared_options import (
     ALL_PROTOCOLS,
+    add_dilation_ratio,
     add_iou_threshold,
     add_json_output,
     add_per_class,
@@ -18,6 +19,10 @@ from ._shared_options import (
 
 def add_parser(commands) -> None:
     """Add the ``calibration`` command to the subparsers ``commands``."""
+    from .crowdpose import add_crowdpose_options
+    from .openimages import add_openimages_inputs
+    from .voc import add_detectron2
+
     cal = commands.add_parser(
         "calibration", help="confidence calibration: D-ECE and the reliability diagram",
         description="Detection expected calibration error (Küppers et al. 2020): the "
@@ -32,10 +37,6 @@ def add_parser(commands) -> None:
                  help="whose decisions make a detection right or wrong: COCO matching "
                  "(default), the VOC devkit's, LVIS's (federated), Open Images' (group-of "
                  "boxes, verified labels) or CrowdPose's (OKS)")
-    cal.add_argument("--labels", metavar="IMAGE_LABELS.csv",
-                     help="openimages: verified image-level labels")
-    cal.add_argument("--hierarchy", metavar="H.json",
-                     help="openimages: class hierarchy, boxes and labels expanded")
     add_iou_threshold(cal, help="a detection is right when it is a true positive at this "
                       "IoU threshold, in (0, 1] (default: 0.5)")
     cal.add_argument("--bins", type=_positive_int, default=10, metavar="N",
@@ -49,39 +50,60 @@ def add_parser(commands) -> None:
     cal.add_argument("--max-detections", dest="cal_max_dets", type=_positive_int, default=None,
                      metavar="N", help="coco: detections evaluated per image and category "
                      "(default 100); lvis: per image (default 300)")
+    add_dilation_ratio(cal)
     add_per_class(cal, help="also print a table per class")
     add_json_output(cal, help="write the numbers as JSON")
     cal.add_argument("--plot", metavar="OUT.png",
                      help="draw the reliability diagram (.png or .svg; needs matplotlib)")
+    add_detectron2(cal.add_argument_group("VOC settings (--protocol voc2007|voc2012)"))
+    add_crowdpose_options(cal.add_argument_group("keypoint settings (--kpt-sigmas: coco "
+                                                 "keypoints and crowdpose)"),
+                          sigmas_default="COCO person; CrowdPose's 14 with crowdpose")
+    add_openimages_inputs(cal.add_argument_group("Open Images inputs (--protocol "
+                                                 "openimages)"))
     cal.set_defaults(parser=cal)
 
 
-# The options each protocol reads besides GT and DT.
-_READS = {"coco": ("iou_type", "cal_max_dets"), "lvis": ("iou_type", "cal_max_dets"),
-          "openimages": ("labels", "hierarchy")}
-_FLAGS = {"iou_type": "--iou-type", "cal_max_dets": "--max-detections", "labels": "--labels",
-          "hierarchy": "--hierarchy"}
+# The options each protocol reads besides GT and DT (each protocol command's own).
+_READS = {"coco": ("iou_type", "cal_max_dets", "dilation_ratio", "kpt_sigmas"),
+          "lvis": ("iou_type", "cal_max_dets", "dilation_ratio"),
+          "voc2007": ("detectron2",), "voc2012": ("detectron2",),
+          "crowdpose": ("kpt_sigmas", "use_area"),
+          "openimages": ("labels", "hierarchy", "classes", "expand_detections")}
+_FLAGS = {"iou_type": "--iou-type", "cal_max_dets": "--max-detections",
+          "dilation_ratio": "--dilation-ratio", "kpt_sigmas": "--kpt-sigmas",
+          "use_area": "--use-area", "detectron2": "--detectron2", "labels": "--labels",
+          "hierarchy": "--hierarchy", "classes": "--classes",
+          "expand_detections": "--expand-detections"}
 
 
 def _evaluate(args):
-    """The ``--protocol``'s result; None for coco (``calibration(gt, dt)`` evaluates at the
-    one threshold itself). An option the protocol does not read is a usage error."""
+    """The ``--protocol``'s result (coco: at the one threshold, as ``calibration(gt, dt)``
+    evaluates). An option the protocol does not read is a usage error."""
     from ._common import _UsageError
 
     protocol = args.protocol
     for name, flag in _FLAGS.items():
-        if getattr(args, name) is not None and name not in _READS.get(protocol, ()):
+        if getattr(args, name) not in (None, False) and name not in _READS.get(protocol, ()):
             raise _UsageError(f"{flag} does not apply to --protocol {protocol}")
+    geometry = {} if args.dilation_ratio is None else {"dilation_ratio": args.dilation_ratio}
     if protocol == "coco":
-        return None
+        from ..protocols.coco import evaluate_coco
+
+        m = args.cal_max_dets or 100
+        if args.kpt_sigmas is not None:
+            geometry["keypoint_sigmas"] = tuple(args.kpt_sigmas)
+        return evaluate_coco(args.gt, args.dt, iou_type=args.iou_type or "bbox",
+                             iou_thresholds=(args.iou_threshold,), max_detections=(m, m, m),
+                             **geometry)
     if protocol.startswith("voc"):
-        import dataclasses
+        from ..protocols.voc import evaluate_voc
+        from .voc import voc_settings
 
-        from ..protocols.voc import VOC2007, VOC2012, evaluate_voc
-
-        params = dataclasses.replace(VOC2007 if protocol == "voc2007" else VOC2012,
-                                     iou_thresholds=(args.iou_threshold,))
-        return evaluate_voc(args.gt, args.dt, params=params)
+        # the preset (the devkit's or --detectron2) at the one threshold
+        _, options = voc_settings(protocol[3:], detectron2=args.detectron2,
+                                  iou_thresholds=[args.iou_threshold])
+        return evaluate_voc(args.gt, args.dt, **options)
     _check_threshold(protocol, args.iou_threshold)
     if protocol == "lvis":
         from ..protocols.lvis import evaluate_lvis
@@ -90,15 +112,26 @@ def _evaluate(args):
             raise _UsageError(f"--iou-type {args.iou_type}: LVIS compares bbox, segm or "
                               "boundary")
         return evaluate_lvis(args.gt, args.dt, iou_type=args.iou_type or "bbox",
-                             max_detections=args.cal_max_dets or 300)
+                             max_detections=args.cal_max_dets or 300, **geometry)
     if protocol == "crowdpose":
         from ..protocols.crowdpose import evaluate_crowdpose
+        from .crowdpose import crowdpose_options
 
-        return evaluate_crowdpose(args.gt, args.dt)
+        return evaluate_crowdpose(args.gt, args.dt, **crowdpose_options(args))
     from ..protocols.openimages import evaluate_openimages
+    from .openimages import openimages_classes
 
     return evaluate_openimages(args.gt, args.dt, image_labels=args.labels,
-                               hierarchy=args.hierarchy)
+                               hierarchy=args.hierarchy, classes=openimages_classes(args),
+                               expand_detections=args.expand_detections)
+
+
+#: How calibration(result) names a detection (it knows no file).
+_ROW = "detection row"
+
+#: In the one COCO note that is about the summary's numbers, not the inputs (a stat -1 when
+#: --max-detections is not 100): calibration prints no summary.
+_SUMMARY_NOTE = "pycocotools' summary reads"
 
 
 def _check_threshold(protocol: str, tau: float) -> None:
@@ -155,23 +188,25 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
             raise _UsageError(f"--plot: {error}") from None
         require_matplotlib()
-    evaluated = _evaluate(args)
-    if evaluated is None:
-        result = calibration(args.gt, args.dt, iou_threshold=args.iou_threshold,
-                             bins=args.bins, binning=args.binning,
-                             iou_type=args.iou_type or "bbox",
-                             max_detections=args.cal_max_dets or 100)
-    else:
-        from ..errors import FormatError
+    from ..errors import FormatError
 
-        try:
-            result = calibration(evaluated, iou_threshold=args.iou_threshold, bins=args.bins,
-                                 binning=args.binning)
-        except FormatError as error:    # a score out of [0, 1]: of the results file DT
-            if error.source is not None:
-                raise
-            raise FormatError(error.message, source=str(args.dt), record=error.record,
-                              hint=error.hint, cli_hint=error.cli_hint) from None
+    evaluated = _evaluate(args)
+    try:
+        result = calibration(evaluated, iou_threshold=args.iou_threshold, bins=args.bins,
+                             binning=args.binning)
+    except FormatError as error:    # a score out of [0, 1]: of the results file DT
+        if error.source is not None:
+            raise
+        record = error.record
+        if args.protocol == "coco" and record and record.startswith(_ROW):
+            # DT is a COCO results file, read in its order: row i is its results[i], the
+            # record calibration(gt, dt) names
+            record = "results" + record[len(_ROW):]
+        raise FormatError(error.message, source=str(args.dt), record=record,
+                          hint=error.hint, cli_hint=error.cli_hint) from None
+    for note in evaluated.notes:    # what the protocol's command says it left out
+        if _SUMMARY_NOTE not in note:
+            print(f"deteval: note: {note}", file=err)
     if args.json:   # files first: written whatever happens to stdout
         _write_json(args.json, result.to_dict())
     if args.plot:

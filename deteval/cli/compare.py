@@ -10,7 +10,14 @@ from typing import TextIO
 from ._common import _UsageError, _write_json
 from ._options import _positive_int, _seed
 from ._outputs import check_outputs
-from ._shared_options import PROTOCOLS, add_json_output, add_per_class, add_score_threshold
+from ._shared_options import (
+    PROTOCOLS,
+    add_dilation_ratio,
+    add_json_output,
+    add_per_class,
+    add_score_threshold,
+    add_threads,
+)
 
 #: The most resamples ``--ci`` and ``--bootstrap`` accept: B resamples keep a (B, numbers)
 #: array of float64 per model (LVIS: 1,200 numbers, 1 GB at this B) and cost B times a
@@ -70,7 +77,10 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: st
 
 def add_parser(commands) -> None:
     """Add the ``compare`` command to the subparsers ``commands``."""
+    from .crowdpose import add_crowdpose_options
+    from .lvis import add_max_dets
     from .openimages import add_openimages_inputs
+    from .voc import add_voc_options
 
     compare = commands.add_parser(
         "compare", help="paired bootstrap comparison of detectors on one ground truth (COCO, "
@@ -94,11 +104,10 @@ def add_parser(commands) -> None:
     compare.add_argument("--iou-type", default=None,
                          choices=sorted({t for types in _IOU_TYPES.values() for t in types}),
                          help="what to compare, coco and lvis only (default: bbox)")
+    add_dilation_ratio(compare)
     add_bootstrap_options(compare, resamples_flag="--bootstrap", score_default=None)
-    compare.add_argument("--threads", type=_positive_int, default=None, metavar="N",
-                         help="threads for the resamples (and the matching of the COCO and VOC "
-                         "evaluations) (default: every core of the machine); the numbers are "
-                         "identical for every N")
+    add_threads(compare, what="the resamples (and the matching of the COCO and VOC "
+                "evaluations)")
     compare.add_argument("--fail-if-regression", action="append", default=[],
                          metavar="METRIC:TOLERANCE",
                          help="exit 1 when a model is significantly worse than the baseline "
@@ -107,6 +116,11 @@ def add_parser(commands) -> None:
                          "e.g. AP:0.005; repeatable")
     add_per_class(compare, help="print the per-class rows too")
     add_json_output(compare, help="write every model's intervals and the differences as JSON")
+    add_voc_options(compare.add_argument_group("VOC settings (--protocol voc2007|voc2012)"))
+    add_max_dets(compare.add_argument_group("LVIS settings (--protocol lvis)"), default=None)
+    add_crowdpose_options(compare.add_argument_group("keypoint settings (--kpt-sigmas: "
+                                                     "coco keypoints and crowdpose)"),
+                          sigmas_default="COCO person; CrowdPose's 14 with crowdpose")
     add_openimages_inputs(compare.add_argument_group("Open Images inputs (--protocol "
                                                      "openimages)"))
     compare.set_defaults(parser=compare)
@@ -126,8 +140,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
     run_protocol = {"coco": _run_coco, "lvis": _run_lvis, "crowdpose": _run_crowdpose,
                     "openimages": _run_openimages}.get(args.protocol, _run_voc)
     results, names, compare = run_protocol(args)
-    for note in results[0].notes:
-        print(f"deteval: note: {note}", file=err)
+    for label, result in zip(_labels(args.dt), results):   # each file's, as its command's
+        for note in result.notes:
+            print(f"deteval: note: {label}: {note}", file=err)
     _check_rules(rules, names)
     comparison = compare(results, n_resamples=args.bootstrap, confidence=args.confidence,
                          seed=args.seed, models=_labels(args.dt), threads=args.threads)
@@ -144,10 +159,19 @@ def _check_protocol_options(args) -> None:
     if args.score_threshold is not None and args.protocol != "coco":
         raise _UsageError("--score-threshold is F1's threshold, a COCO number: it needs "
                           "--protocol coco")
-    if args.protocol != "openimages":
-        for flag in ("labels", "hierarchy", "classes", "expand_detections"):
-            if getattr(args, flag):
-                raise _UsageError(f"--{flag.replace('_', '-')} needs --protocol openimages")
+    for dest, takers in _PROTOCOL_OPTIONS.items():
+        if getattr(args, dest) not in (None, False) and args.protocol not in takers:
+            flag = "--max-dets" if dest == "per_image" else f"--{dest.replace('_', '-')}"
+            raise _UsageError(f"{flag} needs --protocol {' or '.join(takers)}")
+
+
+#: The options only some protocols read (argparse dest: the protocols).
+_PROTOCOL_OPTIONS = {
+    "detectron2": ("voc2007", "voc2012"), "iou_thresholds": ("voc2007", "voc2012"),
+    "dilation_ratio": ("coco", "lvis"), "per_image": ("lvis",),
+    "kpt_sigmas": ("coco", "crowdpose"), "use_area": ("crowdpose",),
+    **{dest: ("openimages",) for dest in ("labels", "hierarchy", "classes",
+                                          "expand_detections")}}
 
 
 def _run_coco(args):
@@ -159,8 +183,11 @@ def _run_coco(args):
     from ..protocols._coco_stages import prepare
     from ..protocols.coco import evaluate_coco
 
-    results = [evaluate_coco(args.gt, path, iou_type=args.iou_type, threads=args.threads)
-               for path in args.dt]
+    options = {} if args.dilation_ratio is None else {"dilation_ratio": args.dilation_ratio}
+    if args.kpt_sigmas is not None:
+        options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
+    results = [evaluate_coco(args.gt, path, iou_type=args.iou_type, threads=args.threads,
+                             **options) for path in args.dt]
     labels = category_labels(prepare(results[0].dataset, results[0].params))
     names = (*results[0].stat_names, F1_NAME, OLRP_NAME, *(f"AP[{n}]" for n in labels))
     return results, names, partial(compare_coco, score_threshold=0.5 if args.score_threshold is None
@@ -168,35 +195,41 @@ def _run_coco(args):
 
 
 def _run_voc(args):
-    """``--protocol voc2007|voc2012``: the devkit presets, compared by ``compare_voc``."""
+    """``--protocol voc2007|voc2012``: the devkit's presets or detectron2's (``--detectron2``),
+    at the preset's or the ``--iou-thresholds``, compared by ``compare_voc``."""
     from ..diagnostics.bootstrap_voc import voc_number_names
     from ..diagnostics.compare import compare_voc
     from ..protocols.voc import evaluate_voc
-    from ._common import _voc_preset
+    from .voc import voc_settings
 
-    params = _voc_preset(args.protocol.upper())
-    results = [evaluate_voc(args.gt, path, params=params, threads=args.threads)
+    _, options = voc_settings(args.protocol[3:], detectron2=args.detectron2,
+                              iou_thresholds=args.iou_thresholds)
+    results = [evaluate_voc(args.gt, path, threads=args.threads, **options)
                for path in args.dt]
     return results, voc_number_names(results[0]), compare_voc
 
 
 def _run_lvis(args):
-    """``--protocol lvis``: lvis-api's numbers (300 results per image)."""
+    """``--protocol lvis``: lvis-api's numbers (300 results per image unless ``--max-dets``
+    says)."""
     from ..diagnostics.bootstrap_lvis import lvis_number_names
     from ..diagnostics.compare import compare_lvis
     from ..protocols.lvis import evaluate_lvis
+    from .lvis import lvis_options
 
-    results = [evaluate_lvis(args.gt, path, iou_type=args.iou_type) for path in args.dt]
+    results = [evaluate_lvis(args.gt, path, **lvis_options(args)) for path in args.dt]
     return results, lvis_number_names(results[0]), compare_lvis
 
 
 def _run_crowdpose(args):
-    """``--protocol crowdpose``: xtcocotools' ``keypoints_crowd`` numbers."""
+    """``--protocol crowdpose``: xtcocotools' ``keypoints_crowd`` numbers (with
+    ``--kpt-sigmas``, ``--use-area``)."""
     from ..diagnostics.bootstrap_crowdpose import crowdpose_number_names
     from ..diagnostics.compare import compare_crowdpose
     from ..protocols.crowdpose import evaluate_crowdpose
+    from .crowdpose import crowdpose_options
 
-    results = [evaluate_crowdpose(args.gt, path) for path in args.dt]
+    results = [evaluate_crowdpose(args.gt, path, **crowdpose_options(args)) for path in args.dt]
     return results, crowdpose_number_names(results[0]), compare_crowdpose
 
 

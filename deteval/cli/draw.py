@@ -11,7 +11,6 @@ from ._common import _UsageError
 from ._options import (
     _GT_OPTIONS,
     _add_input_options,
-    _dilation_ratio,
     _guess_format,
     _int_text,
     _number_list,
@@ -19,7 +18,7 @@ from ._options import (
     _read_inputs,
 )
 from ._outputs import check_outputs
-from ._shared_options import add_iou_threshold, add_score_threshold
+from ._shared_options import add_dilation_ratio, add_iou_threshold, add_score_threshold
 from .check import checks_of, run_checks
 
 _IOU_TYPES = ("bbox", "segm", "boundary", "keypoints", "polygon", "rotated")
@@ -120,9 +119,7 @@ def add_geometry_options(parser, *, what: str) -> None:
     parser.add_argument("--kpt-sigmas", type=_number_list(float), metavar="'0.26 0.25 ...'",
                         help="keypoints: OKS sigmas, one per keypoint, for the matching and "
                         "the joints' tolerance (default: COCO person)")
-    parser.add_argument("--dilation-ratio", type=_dilation_ratio, default=None, metavar="R",
-                        help="boundary: boundary width as a fraction of the image diagonal "
-                        "(default: 0.02)")
+    add_dilation_ratio(parser)
 
 
 #: How the summaries name the similarity of each --iou-type.

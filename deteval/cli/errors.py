@@ -133,6 +133,23 @@ def _refuse_lvis_readers(args) -> None:
                           "file, read as they are)")
 
 
+def _lvis_inputs(args):
+    """``--protocol lvis``: the LVIS ground truth and the detections, read as
+    :func:`~deteval.diagnostics.tide.error_attribution` reads the files, and the notes
+    ``deteval lvis`` gives on what lvis-api's selection leaves out (the same rule:
+    :func:`~deteval.protocols.lvis.selection_notes` at the ``--max-detections`` cut)."""
+    from .._similarity import read_as
+    from ..io.coco import read_coco_results
+    from ..protocols.lvis import LVIS, lvis_ground_truth, selection_notes
+
+    reader = read_as(args.iou_type)
+    lvis = lvis_ground_truth(args.gt, reader, caller="protocol 'lvis'")
+    detections = read_coco_results(args.dt, lvis.dataset, iou_type=reader)
+    notes = selection_notes(lvis, detections,
+                            max_detections=args.tide_max_dets or LVIS.max_detections)
+    return lvis, detections, notes
+
+
 #: The reader options ``--protocol openimages`` does not read (the challenge CSVs are read
 #: as they are; ``--classes`` is its label map).
 _NOT_OPENIMAGES = tuple(option for option in _NOT_LVIS if option[0] != "classes")
@@ -188,9 +205,11 @@ def run(args, out: TextIO, err: TextIO) -> int:
         raise _UsageError(f"{flag}: {error}") from None
     lrp_options = _lrp_options(args, options) if args.lrp else {}
     oid = _openimages_inputs(args)
-    if args.protocol in ("lvis", "openimages"):   # read by error_attribution from the files
-        if args.protocol == "lvis":
-            _refuse_lvis_readers(args)
+    notes: tuple[str, ...] = ()
+    if args.protocol == "lvis":
+        _refuse_lvis_readers(args)
+        dataset, detections, notes = _lvis_inputs(args)
+    elif args.protocol == "openimages":     # read by error_attribution from the files
         dataset, detections = args.gt, args.dt
     else:
         gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
@@ -203,6 +222,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                background_threshold=args.background_threshold,
                                max_dets=args.tide_max_dets, rules=args.rules,
                                protocol=args.protocol, **options, **oid)
+    for note in notes:
+        print(f"deteval: note: {note}", file=err)
     payload = {"tide": result.to_dict()}
     lrp_result = None
     if args.lrp:

@@ -6,15 +6,21 @@ from typing import TextIO
 
 from ._common import _write_and_report
 from ._lrp import add_lrp_option, lrp_of, print_lrp
-from ._options import _dilation_ratio, _positive_int
+from ._options import _positive_int
 from ._outputs import check_outputs
 from ._protocol_diagnostics import (
     add_interval_options,
     add_protocol_slice_options,
     diagnostics_of,
     print_diagnostics,
+    resample_threads,
 )
-from ._shared_options import add_json_output, add_matches_output, add_per_class
+from ._shared_options import (
+    add_dilation_ratio,
+    add_json_output,
+    add_matches_output,
+    add_per_class,
+)
 from ._table import add_table_options, check_table, write_table_output
 
 
@@ -31,20 +37,35 @@ def add_parser(commands) -> None:
     lvis.add_argument("--iou-type", default="bbox", choices=["bbox", "segm", "boundary"],
                       help="what to compare: bbox, segm (masks) or boundary (boundary IoU "
                       "of the masks, boundary-iou-api's LVIS rule) (default: bbox)")
-    lvis.add_argument("--dilation-ratio", type=_dilation_ratio, default=None, metavar="R",
-                      help="boundary: boundary width as a fraction of the image diagonal "
-                      "(default: 0.02)")
-    lvis.add_argument("--max-dets", type=_positive_int, default=300, dest="per_image",
-                      metavar="N", help="results kept per image, across categories "
-                      "(default: 300)")
+    add_dilation_ratio(lvis)
+    add_max_dets(lvis)
     add_json_output(lvis, help="write stats, summary and per-class table as JSON")
     add_per_class(lvis)
     add_matches_output(lvis)
     add_table_options(lvis)
-    add_interval_options(lvis)
+    add_interval_options(lvis, threads=True)
     add_protocol_slice_options(lvis, records=True)
     add_lrp_option(lvis)
     lvis.set_defaults(parser=lvis)
+
+
+def add_max_dets(parser, *, default: int | None = 300) -> None:
+    """``--max-dets N``: LVIS's per-image cut, as ``args.per_image`` (``deteval lvis``;
+    ``deteval compare --protocol lvis`` with ``default`` None, where it is LVIS's only)."""
+    parser.add_argument("--max-dets", type=_positive_int, default=default, dest="per_image",
+                        metavar="N", help="results kept per image, across categories "
+                        "(default: 300)")
+
+
+def lvis_options(args) -> dict:
+    """The keywords of :func:`~deteval.evaluate_lvis` the options give (``--iou-type``,
+    ``--max-dets``, ``--dilation-ratio``)."""
+    options = {"iou_type": args.iou_type}
+    if args.per_image is not None:
+        options["max_detections"] = args.per_image
+    if args.dilation_ratio is not None:
+        options["dilation_ratio"] = args.dilation_ratio
+    return options
 
 
 class _Printed:
@@ -68,15 +89,12 @@ def run(args, out: TextIO, err: TextIO) -> int:
     check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
                                ("--table", args.table)])
     check_table(args)
-    options = {}
-    if args.dilation_ratio is not None:
-        options["dilation_ratio"] = args.dilation_ratio
-    result = evaluate_lvis(args.gt, args.dt, iou_type=args.iou_type,
-                           max_detections=args.per_image, **options)
-    write_table_output(args, result)
     from ..diagnostics.bootstrap_lvis import bootstrap_lvis
 
-    intervals, sliced, extra = diagnostics_of(args, result, bootstrap_lvis, records=True)
+    bootstrap = resample_threads(args, bootstrap_lvis)
+    result = evaluate_lvis(args.gt, args.dt, **lvis_options(args))
+    write_table_output(args, result)
+    intervals, sliced, extra = diagnostics_of(args, result, bootstrap, records=True)
     lrp_result = lrp_of(args, result, extra)
     _write_and_report(args, result, out, err, printed=_Printed(result), extra=extra)
     print_diagnostics(intervals, sliced, out, err)

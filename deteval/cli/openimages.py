@@ -12,6 +12,7 @@ from ._protocol_diagnostics import (
     add_protocol_slice_options,
     diagnostics_of,
     print_diagnostics,
+    resample_threads,
 )
 from ._shared_options import add_json_output, add_matches_output, add_per_class
 from ._table import add_table_options, check_table, write_table_output
@@ -36,7 +37,7 @@ def add_parser(commands) -> None:
     add_per_class(oid)
     add_matches_output(oid, help="write the match table as CSV")
     add_table_options(oid)
-    add_interval_options(oid)
+    add_interval_options(oid, threads=True)
     add_protocol_slice_options(oid, records=False)
     add_lrp_option(oid)
     oid.set_defaults(parser=oid)
@@ -94,14 +95,14 @@ def run(args, out: TextIO, err: TextIO) -> int:
     check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
                                ("--table", args.table)])
     check_table(args)
+    from ..diagnostics.bootstrap_openimages import bootstrap_openimages
+
+    bootstrap = resample_threads(args, bootstrap_openimages)
     classes = openimages_classes(args)
     result = evaluate_openimages(args.gt, args.dt, image_labels=args.labels,
                                  hierarchy=args.hierarchy, classes=classes,
                                  expand_detections=args.expand_detections)
-    from ..diagnostics.bootstrap_openimages import bootstrap_openimages
-
-    intervals, sliced, extra = diagnostics_of(args, result, bootstrap_openimages,
-                                              records=False)
+    intervals, sliced, extra = diagnostics_of(args, result, bootstrap, records=False)
     lrp_result = lrp_of(args, result, extra)
     # Files first: what the user asked for is written whatever happens to stdout.
     if args.json:

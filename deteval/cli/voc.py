@@ -32,10 +32,7 @@ def add_parser(commands) -> None:
     voc.add_argument("--year", choices=["2007", "2012"], default="2012",
                      help="devkit year: 2007 = 11-point AP, 2012 = all-points AP "
                      "(default: 2012)")
-    voc.add_argument("--detectron2", action="store_true",
-                     help="detectron2's PascalVOCDetectionEvaluator: IoU > t for t = "
-                     "0.50:0.05:0.95, detections rounded as its result files")
-    add_iou_thresholds(voc, help="IoU threshold(s) (default: the preset's)")
+    add_voc_options(voc)
     add_json_output(voc, help="write mAP, per-class table, summary and settings as JSON")
     add_table_options(voc)
     _add_input_options(voc, GT_FORMATS, DETECTION_FORMATS)
@@ -46,6 +43,34 @@ def add_parser(commands) -> None:
     voc.set_defaults(parser=voc)
 
 
+def add_voc_options(parser) -> None:
+    """``--detectron2`` and ``--iou-thresholds``: the VOC settings besides the year
+    (``deteval voc``, ``deteval eval`` and ``deteval compare`` with ``--protocol
+    voc2007|voc2012``); :func:`voc_settings` reads them."""
+    add_detectron2(parser)
+    add_iou_thresholds(parser, help="IoU threshold(s) (default: the preset's)")
+
+
+def add_detectron2(parser) -> None:
+    """``--detectron2``: detectron2's VOC preset instead of the devkit's (alone: ``deteval
+    calibration``, whose one threshold is ``--iou-threshold``)."""
+    parser.add_argument("--detectron2", action="store_true",
+                        help="detectron2's PascalVOCDetectionEvaluator: IoU > t for t = "
+                        "0.50:0.05:0.95, detections rounded as its result files")
+
+
+def voc_settings(year: str, *, detectron2: bool,
+                 iou_thresholds: list[float] | None) -> tuple[str, dict]:
+    """The preset's name (``VOC2007``, ``DETECTRON2_VOC2012``, ...) and the keywords of
+    :func:`~deteval.evaluate_voc` (``params=``, ``iou_thresholds=``) of ``--detectron2`` and
+    ``--iou-thresholds`` (None: the preset's)."""
+    preset = f"{'DETECTRON2_' if detectron2 else ''}VOC{year}"
+    options = {"params": _voc_preset(preset)}
+    if iou_thresholds is not None:
+        options["iou_thresholds"] = tuple(iou_thresholds)
+    return preset, options
+
+
 def run(args, out: TextIO, err: TextIO) -> int:
     from functools import partial
 
@@ -54,7 +79,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     check_outputs(args, files=[("--json", args.json), ("--table", args.table)])
     check_table(args)
-    preset = f"{'DETECTRON2_' if args.detectron2 else ''}VOC{args.year}"
+    preset, options = voc_settings(args.year, detectron2=args.detectron2,
+                                   iou_thresholds=args.iou_thresholds)
     if args.slices:   # an object property: refused before anything is read
         from ..diagnostics.slices_protocols import check_keys
 
@@ -64,10 +90,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
         raise _UsageError(f"--slice reads image keys of a COCO ground truth's image records; "
                           f"{args.gt} is read as {inputs.gt_format}: give the tags with "
                           "--slice-file (by image id or file name)")
-    options = ({} if args.iou_thresholds is None
-               else {"iou_thresholds": tuple(args.iou_thresholds)})
-    result = evaluate_voc(inputs.dataset, inputs.detections, params=_voc_preset(preset),
-                          threads=args.threads, **options)
+    result = evaluate_voc(inputs.dataset, inputs.detections, threads=args.threads, **options)
     hazards = run_checks(args, inputs, err)
     # Image keys of the ground truth's records when it is a COCO file (other formats: tags).
     intervals, sliced, extra = diagnostics_of(args, result,

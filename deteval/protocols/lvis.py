@@ -435,7 +435,6 @@ def _match(p: LVISParams, lvis: LVISGroundTruth, detections: Detections):
     """The federated selection, then COCO's greedy matcher over every (image, category)."""
     dataset = lvis.dataset
     gt = dataset.gt
-    n_rows_k = len(dataset.categories)
     # lvis-api's img_ids and cat_ids: sorted ids; groups are image position * K + position.
     image_order = np.argsort(dataset.images.ids, kind="stable")
     image_pos = np.empty(len(image_order), dtype=np.int64)
@@ -445,18 +444,10 @@ def _match(p: LVISParams, lvis: LVISGroundTruth, detections: Detections):
     category_pos[category_rows] = np.arange(len(category_rows))
     n_k = len(category_rows)
 
-    # get_ann_ids keeps areas strictly between 0 and infinity, objects and results alike.
-    gt_ok = (gt.area > 0) & (gt.area < np.inf)
-    gt_key = gt.image_index * n_rows_k + gt.category_index
-    present = np.unique(gt_key[gt_ok])
-
+    s = _selection(lvis, detections, p.max_detections)
+    gt_ok, dt_key = s.gt_ok, s.dt_key
     n_dt = len(detections)
-    in_cut = top_per_image(detections.image_index, detections.scores, p.max_detections)
-    known = detections.category_index >= 0
-    dt_area_ok = (detections.area > 0) & (detections.area < np.inf)
-    dt_key = detections.image_index * n_rows_k + np.maximum(detections.category_index, 0)
-    verified = np.isin(dt_key, present) | np.isin(dt_key, lvis.negative_keys)
-    evaluated = in_cut & known & dt_area_ok & verified
+    evaluated = s.in_cut & s.known & s.area_ok & s.verified
     not_exhaustive = evaluated & np.isin(dt_key, lvis.not_exhaustive_keys)
 
     gt_k = np.where(gt_ok, category_pos[gt.category_index], -1)
@@ -482,20 +473,63 @@ def _match(p: LVISParams, lvis: LVISGroundTruth, detections: Detections):
     table = dataclasses.replace(
         table, dt_out_of_range=table.dt_out_of_range | not_exhaustive[None, :])
 
-    notes = _notes(p, n_dt, in_cut, known, dt_area_ok, verified, gt_ok)
+    notes = _notes(p.max_detections, n_dt, s)
     return table, SimpleNamespace(dt_k=dt_k, dt_img=dt_img, gt_k=gt_k, notes=notes,
                                   category_rows=category_rows,
                                   category_ids=dataset.categories.ids[category_rows].copy())
 
 
-def _notes(p: LVISParams, n_dt: int, in_cut: np.ndarray, known: np.ndarray,
-           area_ok: np.ndarray, verified: np.ndarray, gt_ok: np.ndarray) -> tuple[str, ...]:
+def _selection(lvis: LVISGroundTruth, detections: Detections,
+               max_detections: int) -> SimpleNamespace:
+    """lvis-api's selection, as masks: objects kept (``gt_ok``), and per detection kept by
+    the per-image cut (``in_cut``), of a ground-truth category (``known``), of an area kept
+    (``area_ok``) and of a category verified in its image (``verified``); ``dt_key`` is its
+    (image row, category row) key."""
+    gt, n_rows_k = lvis.dataset.gt, len(lvis.dataset.categories)
+    # get_ann_ids keeps areas strictly between 0 and infinity, objects and results alike.
+    gt_ok = (gt.area > 0) & (gt.area < np.inf)
+    present = np.unique((gt.image_index * n_rows_k + gt.category_index)[gt_ok])
+    dt_key = detections.image_index * n_rows_k + np.maximum(detections.category_index, 0)
+    return SimpleNamespace(
+        gt_ok=gt_ok, dt_key=dt_key,
+        in_cut=top_per_image(detections.image_index, detections.scores, max_detections),
+        known=detections.category_index >= 0,
+        area_ok=(detections.area > 0) & (detections.area < np.inf),
+        verified=np.isin(dt_key, present) | np.isin(dt_key, lvis.negative_keys))
+
+
+def selection_notes(lvis: LVISGroundTruth, detections: Detections, *,
+                    max_detections: int = 300) -> tuple[str, ...]:
+    """The notes :func:`evaluate_lvis` gives (``LVISResult.notes``) on what lvis-api's
+    selection leaves out: detections beyond the per-image cut, of a category_id that is not
+    a ground-truth category, of an area not kept or of a category not verified in their
+    image, and objects of an area not kept. For the commands that apply the selection
+    without evaluating (``deteval errors --protocol lvis``).
+
+    Examples
+    --------
+    >>> from deteval.io.coco import read_coco_results
+    >>> gt = {"images": [{"id": 1, "neg_category_ids": [], "not_exhaustive_category_ids": []}],
+    ...       "categories": [{"id": 1, "name": "a", "frequency": "f"}],
+    ...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+    ...                        "bbox": [0, 0, 10, 10], "area": 100}]}
+    >>> lvis = read_lvis_gt(gt)
+    >>> dt = read_coco_results([{"image_id": 1, "category_id": 7, "bbox": [0, 0, 5, 5],
+    ...                          "score": 0.5}], lvis.dataset)
+    >>> selection_notes(lvis, dt)
+    ('1 detection(s) not evaluated: of a category_id that is not a ground-truth category',)
+    """
+    return _notes(max_detections, len(detections), _selection(lvis, detections, max_detections))
+
+
+def _notes(max_detections: int, n_dt: int, s: SimpleNamespace) -> tuple[str, ...]:
+    in_cut, known, area_ok, verified, gt_ok = s.in_cut, s.known, s.area_ok, s.verified, s.gt_ok
     notes = []
     if n_dt == 0:
         notes.append("no detections: the results are empty, so every category with ground "
                      "truth has AP 0 (lvis-api raises IndexError)")
     counts = (
-        (np.count_nonzero(~in_cut), f"beyond the {p.max_detections} highest-scoring of their "
+        (np.count_nonzero(~in_cut), f"beyond the {max_detections} highest-scoring of their "
          "image (lvis-api keeps that many per image, across categories)"),
         (np.count_nonzero(in_cut & ~known), "of a category_id that is not a ground-truth "
          "category"),
