@@ -82,6 +82,17 @@ def test_version_imports_no_numpy():
         "deteval.cli._common", "deteval.cli._main")]
 
 
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["coco", "--help"]])
+def test_the_program_builds_its_parser_without_numpy_or_ctypes(argv):
+    """``python -m deteval`` (the process's own command line, docs/startup.md §4.1): the
+    settings of its process wait for a command to run (ctypes, for glibc's malloc)."""
+    probe = ("import runpy, sys\n"
+             f"sys.argv = ['deteval', *{argv!r}]\n"
+             "try:\n    runpy.run_module('deteval', run_name='__main__', alter_sys=True)\n"
+             "except SystemExit as exit_:\n    assert not exit_.code, exit_.code\n")
+    assert _heavy(_loaded_after(probe), NOT_FOR_THE_PARSER + ("ctypes",)) == []
+
+
 def test_the_help_lists_every_command():
     import io
 
