@@ -153,6 +153,29 @@ def test_python_m_deteval_coco_imports_only_what_boxes_need(tmp_path):
     assert _heavy(loaded, NOT_FOR_COCO_BBOX + NOT_WITHOUT_OUTPUT_FILES) == []
 
 
+def test_coco_on_boxes_imports_no_pathlib_without_an_editable_finder(tmp_path):
+    """pathlib (with ``urllib.parse`` and ``ipaddress``) is imported where a path is written
+    or resolved, not by a run that writes no file. An editable install's import finder
+    imports it at every start-up, so this probe starts without ``site`` (``-S``), with the
+    repository and the same site-packages on its path, as a regular install runs."""
+    import site
+
+    gt, dt = _tiny_bbox_pair(tmp_path)
+    probe = (f"import sys\nsys.path[:0] = {[str(ROOT), *site.getsitepackages()]!r}\n"
+             "import runpy\n"
+             f"sys.argv = ['deteval', 'coco', {str(gt)!r}, {str(dt)!r}]\n"
+             "try:\n    runpy.run_module('deteval', run_name='__main__', alter_sys=True)\n"
+             "except SystemExit as exit_:\n    assert not exit_.code, exit_.code\n"
+             "print([sys.modules['deteval'].__file__, sorted(sys.modules)])\n")
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    source, loaded = ast.literal_eval(proc.stdout.splitlines()[-1])
+    assert "Average Precision" in proc.stdout and "deteval.protocols.coco" in loaded
+    assert source.startswith(str(ROOT))
+    assert _heavy(loaded, ("pathlib", "urllib", "ipaddress") + NOT_FOR_COCO_BBOX
+                  + NOT_WITHOUT_OUTPUT_FILES) == []
+
+
 @pytest.mark.parametrize("command", ["coco", "voc", "classify"])
 def test_a_command_line_imports_its_command_module_alone(command):
     loaded = _loaded_after(_main_call([command, "--help"]))
