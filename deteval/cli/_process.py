@@ -1,6 +1,6 @@
 """The settings of a ``deteval`` process: what :func:`deteval.cli.main` does to the process when
 it runs the process's own command line (the ``deteval`` program, ``python -m deteval``), never
-when called with ``argv`` from Python. None changes a number (docs/startup.md §4).
+when called with ``argv`` from Python. None changes a number (docs/startup.md §4.1).
 
 Examples
 --------
@@ -35,7 +35,7 @@ def before_numpy() -> None:
     """One OpenBLAS thread, unless the user set ``OPENBLAS_NUM_THREADS`` (or numpy is already
     imported, when it would change nothing): numpy's import would otherwise start a thread
     per core, about 0.05 s of CPU of every command. The commands' BLAS calls are dot products
-    of counts (docs/startup.md §4); their threads are deteval's own (docs/threads.md)."""
+    of counts (docs/startup.md §4.1); their threads are deteval's own (docs/threads.md)."""
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
