@@ -142,3 +142,14 @@ def test_tune_malloc_elsewhere_does_nothing(monkeypatch):
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setenv("MALLOC_TOP_PAD_", "0")
     assert _process.tune_malloc() is False
+    monkeypatch.delenv("MALLOC_TOP_PAD_")
+
+    def musl(name):
+        raise ValueError(f"unrecognized configuration name {name!r}")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "confstr", musl)
+        assert _process.tune_malloc() is False
+    if GLIBC:   # a Python built without ctypes
+        monkeypatch.setitem(sys.modules, "ctypes", None)
+        assert _process.tune_malloc() is False

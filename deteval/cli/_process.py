@@ -55,11 +55,11 @@ def tune_malloc() -> bool:
             return False
     except (ValueError, OSError):   # a C library without the name: not glibc
         return False
-    import ctypes  # (numpy imports it too: no cost for a command that reads numbers)
-
     try:
+        import ctypes  # (numpy imports it too: no cost for a command that reads numbers)
+
         mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    except (ImportError, OSError, AttributeError):   # a Python built without ctypes
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     return all([mallopt(parameter, value) == 1 for parameter, value in MALLOC_SETTINGS])
