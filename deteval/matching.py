@@ -48,7 +48,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -278,6 +277,8 @@ class MatchTable:
 
         text = orjson.dumps({k: v.tolist() for k, v in self.to_dict(area_index).items()}).decode()
         if path is not None:
+            from pathlib import Path
+
             Path(path).write_text(text)
         return text
 

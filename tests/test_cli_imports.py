@@ -82,6 +82,17 @@ def test_version_imports_no_numpy():
         "deteval.cli._common", "deteval.cli._main")]
 
 
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["coco", "--help"]])
+def test_the_program_builds_its_parser_without_numpy_or_ctypes(argv):
+    """``python -m deteval`` (the process's own command line, docs/startup.md §4.1): the
+    settings of its process wait for a command to run (ctypes, for glibc's malloc)."""
+    probe = ("import runpy, sys\n"
+             f"sys.argv = ['deteval', *{argv!r}]\n"
+             "try:\n    runpy.run_module('deteval', run_name='__main__', alter_sys=True)\n"
+             "except SystemExit as exit_:\n    assert not exit_.code, exit_.code\n")
+    assert _heavy(_loaded_after(probe), NOT_FOR_THE_PARSER + ("ctypes",)) == []
+
+
 def test_the_help_lists_every_command():
     import io
 
@@ -140,6 +151,29 @@ def test_python_m_deteval_coco_imports_only_what_boxes_need(tmp_path):
     assert {"deteval.protocols.coco", "numpy", "msgspec"} <= modules   # the log was read
     loaded = modules | set(ast.literal_eval(proc.stdout.splitlines()[-1]))
     assert _heavy(loaded, NOT_FOR_COCO_BBOX + NOT_WITHOUT_OUTPUT_FILES) == []
+
+
+def test_coco_on_boxes_imports_no_pathlib_without_an_editable_finder(tmp_path):
+    """pathlib (with ``urllib.parse`` and ``ipaddress``) is imported where a path is written
+    or resolved, not by a run that writes no file. An editable install's import finder
+    imports it at every start-up, so this probe starts without ``site`` (``-S``), with the
+    repository and the same site-packages on its path, as a regular install runs."""
+    import site
+
+    gt, dt = _tiny_bbox_pair(tmp_path)
+    probe = (f"import sys\nsys.path[:0] = {[str(ROOT), *site.getsitepackages()]!r}\n"
+             "import runpy\n"
+             f"sys.argv = ['deteval', 'coco', {str(gt)!r}, {str(dt)!r}]\n"
+             "try:\n    runpy.run_module('deteval', run_name='__main__', alter_sys=True)\n"
+             "except SystemExit as exit_:\n    assert not exit_.code, exit_.code\n"
+             "print([sys.modules['deteval'].__file__, sorted(sys.modules)])\n")
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    source, loaded = ast.literal_eval(proc.stdout.splitlines()[-1])
+    assert "Average Precision" in proc.stdout and "deteval.protocols.coco" in loaded
+    assert source.startswith(str(ROOT))
+    assert _heavy(loaded, ("pathlib", "urllib", "ipaddress") + NOT_FOR_COCO_BBOX
+                  + NOT_WITHOUT_OUTPUT_FILES) == []
 
 
 @pytest.mark.parametrize("command", ["coco", "voc", "classify"])

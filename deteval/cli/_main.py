@@ -14,15 +14,24 @@ if TYPE_CHECKING:
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
          stderr: TextIO | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
-    if "numpy" not in sys.modules:
-        # The commands use no multithreaded BLAS (their threads are deteval's own,
-        # docs/threads.md); OpenBLAS would start a thread per core when numpy is imported,
-        # about 0.1 s of CPU of every command. A value the user set is kept.
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    """Run the command line; returns the exit status (0 ok, 1 error, 2 usage).
+
+    Without ``argv`` the command line is the process's own (``sys.argv``: the ``deteval``
+    program, ``python -m deteval``), and the process is the command's: ``main`` then also
+    makes the settings of :mod:`deteval.cli._process` (one OpenBLAS thread, glibc malloc's
+    thresholds, ``gc.freeze`` at the end; docs/startup.md §4.1). Called with ``argv``, it
+    leaves the caller's process as it is.
+    """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    argv = list(sys.argv[1:] if argv is None else argv)
+    process = None
+    if argv is None:
+        argv = sys.argv[1:]
+        if argv[:1] != ["--version"]:
+            from . import _process as process
+
+            process.before_numpy()
+    argv = list(argv)
     if argv[:1] == ["--version"]:
         print(version_line(), file=out)  # before the commands' modules are imported
         return 0
@@ -54,6 +63,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
                              f"got {' '.join(map(str, args.max_dets))!r}")
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    if process is not None:
+        process.tune_malloc()   # (after the parsing: --help needs no ctypes)
     from ._outputs import staged_outputs
 
     caught: list = []
@@ -94,6 +105,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         return 130
     finally:
         _print_warnings(caught, err)
+        if process is not None:
+            process.before_exit()
 
 
 #: The commands, in the order --help lists them, and the module of each (in this package).

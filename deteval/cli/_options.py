@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from ._common import _UsageError
@@ -67,7 +67,7 @@ def join_number_lists(argv: Sequence[str]) -> list[str]:
             continue
         values = []
         while (i < len(argv) and re.fullmatch(_NUMBER, argv[i])
-               and not (values and Path(argv[i]).exists())):
+               and not (values and os.path.exists(argv[i]))):
             values.append(argv[i])
             i += 1
         if values:

@@ -21,7 +21,6 @@ import fcntl
 import os
 import stat
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from ..errors import DetevalError
 
@@ -74,6 +73,8 @@ def check_outputs(args, files: Iterable[tuple[str, str | None]] = (),
         if path is None:
             continue
         where = f"{flag} {path}".strip()
+        from pathlib import Path  # (not imported by a run that writes no file)
+
         if not Path(path).resolve().parent.is_dir():
             raise DetevalError(f"cannot write {path}: its folder does not exist")
         real = os.path.realpath(path)
@@ -161,6 +162,7 @@ def write_output(path: str | os.PathLike, content: bytes | Callable[[str], objec
     """
     # here, not at the top: tempfile imports shutil, random, bz2 and lzma
     import tempfile
+    from pathlib import PurePath
 
     path = os.fspath(path)
     try:
@@ -176,7 +178,7 @@ def write_output(path: str | os.PathLike, content: bytes | Callable[[str], objec
         target = os.path.realpath(path)
         folder, name = os.path.split(target)
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.",
-                                         suffix=Path(name).suffix or ".tmp")
+                                         suffix=PurePath(name).suffix or ".tmp")
         try:
             os.chmod(temporary, stat.S_IMODE(info.st_mode) if info is not None
                      else 0o666 & ~_umask())

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 __all__ = ["add_table_options", "check_table", "write_table_output"]
 
@@ -33,7 +32,9 @@ def check_table(args) -> None:
         if args.table_iou is not None:
             raise _UsageError("--table-iou needs --table")
         return
-    kind = _SUFFIXES.get(Path(table).suffix.lower())
+    from pathlib import PurePath
+
+    kind = _SUFFIXES.get(PurePath(table).suffix.lower())
     if kind is None:
         raise _UsageError(f"--table {table}: the suffix must be .csv or .parquet")
     args.table_iou = _threshold(args.table_iou)
@@ -69,6 +70,8 @@ def write_table_output(args, result) -> None:
         thresholds_of(result, args.table_iou)
     except ValueError as error:     # a --table-iou that was not evaluated
         raise _UsageError(f"--table-iou: {error}") from None
-    kind = _SUFFIXES[Path(args.table).suffix.lower()]
+    from pathlib import PurePath
+
+    kind = _SUFFIXES[PurePath(args.table).suffix.lower()]
     write_output(args.table, lambda path: write_table(result, path, format=kind,
                                                       iou_threshold=args.table_iou))

@@ -4,7 +4,6 @@ VOC, LVIS, CrowdPose or Open Images numbers)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TextIO
 
 from ._common import _UsageError, _write_json
@@ -279,5 +278,7 @@ def _finish(args, comparison, rules: list, out: TextIO, err: TextIO) -> int:
 
 def _labels(paths: list[str]) -> list[str]:
     """The files' names, numbered where names repeat (``dt.json#0``, ``dt.json#1``)."""
+    from pathlib import Path
+
     names = [Path(p).name for p in paths]
     return [f"{n}#{i}" if names.count(n) > 1 else n for i, n in enumerate(names)]
