@@ -43,7 +43,7 @@ below point there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -103,6 +103,12 @@ class ErrorAttribution:
     settings : dict
         ``pos_threshold``, ``background_threshold``, ``max_dets``, ``rules``, ``protocol``,
         ``iou_type``.
+    notes : tuple of str
+        What the protocol's rules left out of the inputs, in the words of the protocol's own
+        result notes: Open Images' (``evaluate_openimages``' notes) and VOC's
+        (:func:`deteval.protocols.voc.input_notes`: detections of a category that is not a
+        ground-truth category, crowd regions treated as difficult objects); empty with
+        the other protocols (LVIS: :func:`deteval.protocols.lvis.selection_notes`).
     """
 
     ap: float
@@ -123,6 +129,7 @@ class ErrorAttribution:
     dt_true_positive: np.ndarray
     gt_missed: np.ndarray
     settings: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("dap", "fixed_ap", "counts", "class_ids", "class_ap", "class_dap",
@@ -301,7 +308,12 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
                       max_dets=None if max_dets is None else int(max_dets),
                       keypoint_sigmas=keypoint_sigmas, dilation_ratio=dilation_ratio,
                       lvis=lvis)
-    return _attribute(dataset, detections, tide, pos, bg, rules)
+    result = _attribute(dataset, detections, tide, pos, bg, rules)
+    if protocol.startswith("voc"):
+        from ..protocols.voc import input_notes
+
+        result = replace(result, notes=input_notes(dataset, detections))
+    return result
 
 
 def _openimages(gt: Any, dt: Any, pos: float, bg: float, max_dets: Any, rules: str,
@@ -319,7 +331,7 @@ def _openimages(gt: Any, dt: Any, pos: float, bg: float, max_dets: Any, rules: s
                          f"per image and class); max_dets must be None, got {max_dets!r}")
     result = evaluate_openimages(gt, dt, **oid)
     dataset, detections, tide = openimages_tide(result)
-    return _attribute(dataset, detections, tide, pos, bg, rules)
+    return replace(_attribute(dataset, detections, tide, pos, bg, rules), notes=result.notes)
 
 
 @dataclass(frozen=True)
