@@ -107,8 +107,10 @@ class ErrorAttribution:
         What the protocol's rules left out of the inputs, in the words of the protocol's own
         result notes: Open Images' (``evaluate_openimages``' notes) and VOC's
         (:func:`deteval.protocols.voc.input_notes`: detections of a category that is not a
-        ground-truth category, crowd regions treated as difficult objects); empty with
-        the other protocols (LVIS: :func:`deteval.protocols.lvis.selection_notes`).
+        ground-truth category, crowd regions treated as difficult objects) and CrowdPose's
+        (:func:`deteval.protocols.crowdpose.unscored_notes`: results without a keypoint
+        score above 0); empty with COCO (tidecv's classes of unknown categories) and LVIS
+        (:func:`deteval.protocols.lvis.selection_notes` gives its notes).
     """
 
     ap: float
@@ -313,6 +315,10 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         from ..protocols.voc import input_notes
 
         result = replace(result, notes=input_notes(dataset, detections))
+    elif protocol == "crowdpose":
+        from ..protocols.crowdpose import unscored_notes
+
+        result = replace(result, notes=unscored_notes(detections))
     return result
 
 
