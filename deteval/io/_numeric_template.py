@@ -64,6 +64,12 @@ class GlueTemplate:
         Default: the compact layout (no whitespace).
     separator : bytes
         The text between a record's ``}`` and the next ``{`` (one comma, whitespace).
+    values : dict, optional
+        Per key, the columns of its values (default: the bbox record's, ``bbox`` giving
+        x, y, w, h); a key in ``arrays`` holds a JSON array of that many numbers, any other
+        one number (the keypoint reader's records: :mod:`deteval.io._numeric_keypoints`).
+    arrays : collection of str
+        The keys whose value is an array.
 
     Attributes
     ----------
@@ -80,10 +86,13 @@ class GlueTemplate:
     """
 
     def __init__(self, order: tuple[str, ...], segments: list[bytes] | None = None,
-                 separator: bytes = b","):
+                 separator: bytes = b",", *, values: dict | None = None,
+                 arrays: tuple[str, ...] = ("bbox",)):
+        values_of = _VALUES if values is None else values
         if segments is None:
-            fields = ['"' + key.replace("e", "#") + '":' + ("[#,#,#,#]" if key == "bbox" else "#")
-                      for key in order]
+            fields = ['"' + key.replace("e", "#") + '":'
+                      + ("[" + ",".join("#" * len(values_of[key])) + "]" if key in arrays
+                         else "#") for key in order]
             segments = [s.encode() for s in ("{" + ",".join(fields) + "}").split("#")]
         values: list[int] = []
         glue, run = [segments[0]], 0
@@ -91,7 +100,7 @@ class GlueTemplate:
             for _ in range(key.count("e")):     # a key's e letter: the glue goes on
                 run += 1
                 glue[-1] += b"e" + segments[run]
-            for column in _VALUES[key]:
+            for column in values_of[key]:
                 run += 1
                 values.append(column)
                 glue.append(segments[run])
