@@ -263,6 +263,26 @@ def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type:
     return checked_json_bytes(raw, source, what="results")
 
 
+def keypoint_columns_early(path: Any, *, threads: int | None = 1):
+    """The columns of a keypoint results file read by the numpy reader before its ground
+    truth is known (:func:`deteval._inputs.load_pair` reads the two files at once), or None
+    where :func:`read_coco_results` would not use that reader (a small file, long numbers, a
+    refused text, an unreadable file: its own reading then words the error). Given the
+    ground truth, :func:`~.typed.keypoint_detections_of` makes of them the detections
+    :func:`read_coco_results` gives for the file (when the ground truth's ids are not
+    strings)."""
+    from .._numeric_keypoints import numeric_keypoint_results, short_values
+
+    try:
+        raw = read_bytes(path, what="results")
+    except FormatError:
+        return None
+    if len(raw) < _NUMERIC_MIN_BYTES or not short_values(raw):
+        return None
+    with gc_paused():
+        return numeric_keypoint_results(raw, threads=threads)
+
+
 def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, iou_type: str,
                          invalid: str, section: str) -> Detections:
     """Results with masks, keypoints, polygons or rotated boxes, areas as ``loadRes`` sets."""

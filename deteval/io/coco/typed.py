@@ -329,8 +329,13 @@ def _numeric_keypoint_results(raw: bytes, dataset: Dataset, name: str,
     from .._numeric_keypoints import numeric_keypoint_results
 
     columns = numeric_keypoint_results(raw, threads=threads)
-    if columns is None:
-        return None
+    return None if columns is None else keypoint_detections_of(columns, dataset, name)
+
+
+def keypoint_detections_of(columns: Any, dataset: Dataset, name: str) -> Detections | None:
+    """:func:`_numeric_keypoint_results` given the reader's columns
+    (:class:`~deteval.io._numeric_keypoints.KeypointColumns`, read before the ground truth
+    was known: :func:`deteval._inputs.load_pair`)."""
     image_index = index_in(columns.image_ids, dataset.images.ids)
     if (image_index < 0).any():
         return None
