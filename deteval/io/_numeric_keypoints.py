@@ -53,6 +53,9 @@ _REQUIRED = frozenset({"image_id", "category_id", "keypoints", "score"})
 #: Numbers converted at once (a chunk of whole records): arrays of ~128 KiB that stay in
 #: the cache (docs/fast-reader.md §4).
 _CHUNK_VALUES = 1 << 14
+#: Bytes of text per piece of the ground truth's keypoint lists (mostly 1-3 digit numbers,
+#: ~4 bytes a value): the pieces' value bounds (~32 bytes a value) stay about 1 MiB.
+_LIST_PIECE_BYTES = 1 << 17
 
 
 class KeypointColumns(NamedTuple):
@@ -174,12 +177,13 @@ def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
                            out["keypoints"].reshape(n, -1, 3), xywh)
 
 
-def numeric_keypoint_lists(raws: list) -> np.ndarray | None:
+def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray | None:
     """``(n, K, 3)`` float64: JSON arrays of 3K numbers each (the ``keypoints`` texts of
     ground-truth annotations, as msgspec's ``Raw`` gives them: valid JSON), every number as
     Python's ``float(text)``; None when one is anything else (another length, a value that
     is not a number, whitespace unlike the first's). Read as records ``{"keypoints": ...}``
-    of the fixed-shape reader.
+    of the fixed-shape reader, in pieces of 128 KiB on up to ``threads`` threads (None:
+    every core; the output does not depend on it).
 
     >>> numeric_keypoint_lists([b"[1,2,2]", b"[0.5,7,0]"]).tolist()
     [[[1.0, 2.0, 2.0]], [[0.5, 7.0, 0.0]]]
@@ -195,7 +199,8 @@ def numeric_keypoint_lists(raws: list) -> np.ndarray | None:
         return None
     text = b'[{"keypoints":' + b'},{"keypoints":'.join(raws) + b"}]"
     shape = _Shape(("keypoints",), {"keypoints": len(points)})
-    out = fixed_records(text, (1, len(text) - 1), shape, threads=1)
+    out = fixed_records(text, (1, len(text) - 1), shape, threads=threads,
+                        piece_bytes=_LIST_PIECE_BYTES)
     return None if out is None else out["keypoints"].reshape(len(raws), -1, 3)
 
 

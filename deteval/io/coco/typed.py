@@ -145,7 +145,7 @@ def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     listed = np.array([len(c.keypoints) if c.keypoints else -1 for c in data.categories] or
                       [-1], dtype=np.int64)
     del data, annotations
-    keypoints = numeric_keypoint_lists(texts)
+    keypoints = numeric_keypoint_lists(texts, threads=None)
     del texts
     if keypoints is None:
         return _listed_keypoint_gt(raw, name)
