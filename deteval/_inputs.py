@@ -113,43 +113,36 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
     try:
         dataset = gt if isinstance(gt, Dataset) else read_coco_ground_truth(
             gt, iou_type=iou_type, invalid=invalid)
-    except BaseException:
-        if early is not None:
-            early.wait()     # (the thread ends before the error goes up)
-        raise
+    finally:
+        columns = early.columns() if early is not None else None
     if isinstance(dt, Detections):
         pair = Pair(dataset, dt, notes=dataset.notes)
     else:
         detections, resolved_by, notes = _resolve(dt, dataset, iou_type=iou_type,
                                                   invalid=invalid, match_by=match_by,
-                                                  early=early)
+                                                  early=columns)
         pair = Pair(dataset, detections, resolved_by, dataset.notes + notes)
     check_indices(pair.dataset, pair.detections)
     return pair
 
 
 class _EarlyResults:
-    """A keypoint or segm results file read on a thread of its own while the ground truth
-    is read (the two files at once, on two cores): the numpy keypoint reader, or msgspec and
-    the RLE check, need no ground truth (:func:`~deteval.io.coco.results.
-    keypoint_columns_early`, :func:`~deteval.io.coco.results.segm_columns_early`). The
-    detections are then made as :func:`~deteval.io.coco.read_coco_results` makes them from
-    the same columns, so the pair is the same as when the files are read one after the
-    other; where the early read gives nothing, the file is read as before."""
+    """A keypoint results file read by the numpy reader on a thread of its own while the
+    ground truth is read (the two files at once, on two cores): the reader needs no ground
+    truth (:func:`~deteval.io.coco.results.keypoint_columns_early`). The detections are
+    then made as :func:`~deteval.io.coco.read_coco_results` makes them from the same
+    columns, so the pair is the same as when the files are read one after the other."""
 
-    def __init__(self, path: Any, iou_type: str):
+    def __init__(self, path: Any):
         import threading
 
-        from .io.coco import results
+        from .io.coco.results import keypoint_columns_early
 
-        read_early = {"keypoints": results.keypoint_columns_early,
-                      "segm": results.segm_columns_early}[iou_type]
-        self.iou_type = iou_type
         self._columns: Any = None
 
         def read() -> None:
             try:
-                self._columns = read_early(path)
+                self._columns = keypoint_columns_early(path)
             except Exception:   # noqa: BLE001 (the file is read again, and errors worded)
                 self._columns = None
 
@@ -158,24 +151,14 @@ class _EarlyResults:
 
     @classmethod
     def start(cls, gt: Any, dt: Any, iou_type: str, match_by: str) -> _EarlyResults | None:
-        """Started for two files of a keypoint or segm evaluation resolved by id (a plain
-        results list: the early readers' only case), else None."""
+        """Started for two files of a keypoint evaluation resolved by id (the reader's only
+        case), else None."""
         paths = all(isinstance(x, (str, os.PathLike)) for x in (gt, dt))
-        return (cls(dt, iou_type) if paths and iou_type in ("keypoints", "segm")
-                and match_by != "name" else None)
+        return cls(dt) if paths and iou_type == "keypoints" and match_by != "name" else None
 
-    def wait(self) -> None:
+    def columns(self) -> Any:
         self._thread.join()
-
-    def detections(self, dataset: Dataset, name: str) -> Detections | None:
-        """The detections of the early read against ``dataset``, or None (read as before)."""
-        self.wait()
-        if self._columns is None or dataset.string_ids:
-            return None
-        from .io.coco.typed import keypoint_detections_of, segm_detections_of
-
-        make = keypoint_detections_of if self.iou_type == "keypoints" else segm_detections_of
-        return make(self._columns, dataset, name)
+        return self._columns
 
 
 def _first_byte(path: Any) -> bytes | None:
@@ -263,9 +246,12 @@ def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
 
     name = source_name(source)
     data = source
-    detections = early.detections(dataset, name) if early is not None else None
-    if detections is not None:      # a plain list, read by id
-        return detections, "id", ()
+    if early is not None and not dataset.string_ids:     # a plain list read by id
+        from .io.coco.typed import keypoint_detections_of
+
+        detections = keypoint_detections_of(early, dataset, name)
+        if detections is not None:
+            return detections, "id", ()
     if isinstance(source, (str, os.PathLike)):
         # A plain list (the common file): read once, by read_coco_results.
         if _first_byte(source) == b"[" and match_by != "name":

@@ -324,3 +324,56 @@ def test_ground_truth_reads_as_the_list_decoder(listed, tmp_path):
         if isinstance(b, np.ndarray):
             assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8))
 
+
+# ---------------------------------------------------------------------------------------------
+# Both files at once (load_pair)
+# ---------------------------------------------------------------------------------------------
+
+
+def _pair_files(tmp_path, unknown_image: bool = False):
+    records = _records(6, 800, wide=False)
+    for record in records:
+        record["image_id"] = 1 + record["image_id"] % 3
+    if unknown_image:
+        records[-1]["image_id"] = 99
+    gt = {"images": [{"id": i, "width": 900, "height": 900} for i in (1, 2, 3)],
+          "annotations": [{"id": j + 1, "image_id": 1 + j % 3, "category_id": 1 + j % 2,
+                           "bbox": [10, 10, 300, 300], "area": 9e4, "iscrowd": 0,
+                           "num_keypoints": 17, "keypoints": [100 + j, 200, 2] * 17}
+                          for j in range(12)],
+          "categories": [{"id": c, "name": str(c)} for c in (1, 2)]}
+    gt_path, dt_path = tmp_path / "gt.json", tmp_path / "results.json"
+    gt_path.write_text(json.dumps(gt))
+    dt_path.write_bytes(_text(records, separators=(",", ":")))
+    return gt_path, dt_path
+
+
+def test_files_read_at_once_give_the_pair_read_one_after_the_other(tmp_path, monkeypatch):
+    """``load_pair`` reads a keypoint results file on a thread while it reads the ground
+    truth: the same detections bit for bit as when they are read one after the other, and
+    the same numbers; a file with an unknown image, refused there, gives the same error."""
+    from deteval import _inputs, evaluate_coco
+
+    gt_path, dt_path = _pair_files(tmp_path)
+    used = []
+    early = results_module.keypoint_columns_early
+    monkeypatch.setattr(results_module, "keypoint_columns_early",
+                        lambda *a, **k: used.append(early(*a, **k)) or used[-1])
+    together = _inputs.load_pair(gt_path, dt_path, iou_type="keypoints")
+    assert used and used[0] is not None
+    with monkeypatch.context() as patch:
+        patch.setattr(_inputs._EarlyResults, "start", classmethod(lambda cls, *a: None))
+        apart = _inputs.load_pair(gt_path, dt_path, iou_type="keypoints")
+        expected = evaluate_coco(gt_path, dt_path, iou_type="keypoints")
+    assert len(used) == 1
+    _same_detections(together.detections, apart.detections)
+    got = evaluate_coco(gt_path, dt_path, iou_type="keypoints")
+    assert got.stats.tobytes() == expected.stats.tobytes()
+    gt_path, dt_path = _pair_files(tmp_path, unknown_image=True)
+    with pytest.raises(FormatError) as err:
+        _inputs.load_pair(gt_path, dt_path, iou_type="keypoints")
+    with monkeypatch.context() as patch:
+        patch.setattr(_inputs._EarlyResults, "start", classmethod(lambda cls, *a: None))
+        with pytest.raises(FormatError) as before:
+            _inputs.load_pair(gt_path, dt_path, iou_type="keypoints")
+    assert str(err.value) == str(before.value) and "99" in str(err.value)

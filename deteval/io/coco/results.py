@@ -32,7 +32,6 @@ from .typed import (
     _typed_keypoint_results,
     _typed_results_columns,
     _typed_segm_results,
-    segm_columns_measured,
 )
 
 
@@ -280,20 +279,8 @@ def keypoint_columns_early(path: Any, *, threads: int | None = 1):
         return None
     if len(raw) < _NUMERIC_MIN_BYTES or not short_values(raw):
         return None
-    return numeric_keypoint_results(raw, threads=threads)
-
-
-def segm_columns_early(path: Any):
-    """The columns of a segm results file in the common layout, its masks checked and
-    measured, read before its ground truth is known (as :func:`keypoint_columns_early`), or
-    None where :func:`read_coco_results` reads it otherwise or refuses it (it then reads the
-    file again and words the error). :func:`~.typed.segm_detections_of` makes of them the
-    detections :func:`read_coco_results` gives."""
-    try:
-        raw = read_json_bytes(path, what="results")
-    except FormatError:
-        return None
-    return segm_columns_measured(raw, source_name(path))
+    with gc_paused():
+        return numeric_keypoint_results(raw, threads=threads)
 
 
 def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, iou_type: str,

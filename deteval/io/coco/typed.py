@@ -9,7 +9,7 @@ import dataclasses
 import itertools
 import math
 import operator
-from typing import Annotated, Any, NamedTuple, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import msgspec
 import numpy as np
@@ -361,26 +361,8 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     anything unusual (polygons, uncompressed RLE, some records with a box and some without)
     returns None and the general path reads the file.
     """
-    columns = _segm_columns(raw)
-    return None if columns is None else segm_detections_of(columns, dataset, name)
+    from ...masks import compressed_areas
 
-
-class _SegmColumns(NamedTuple):
-    """The columns of segm results decoded by msgspec (:func:`_segm_columns`), and, when
-    they were read before the ground truth was known, their masks' measures."""
-
-    image_ids: np.ndarray
-    category_ids: np.ndarray
-    scores: np.ndarray
-    masks: np.ndarray
-    sizes: np.ndarray
-    strings: list
-    xywh: np.ndarray | None
-    measured: tuple | None = None
-
-
-def _segm_columns(raw: bytes) -> _SegmColumns | None:
-    """The columns of a segm results file in the common layout (msgspec), or None."""
     records = typed_decode(_SEGM_DECODER, raw)
     if records is None:
         return None
@@ -405,35 +387,7 @@ def _segm_columns(raw: bytes) -> _SegmColumns | None:
             map(operator.attrgetter("bbox"), records)), np.float64, 4 * n).reshape(n, 4)
         if not (np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
             return None
-    return _SegmColumns(image_ids, category_ids, scores, masks, sizes, strings, xywh)
-
-
-def segm_columns_measured(raw: bytes, name: str) -> _SegmColumns | None:
-    """:func:`_segm_columns` with the masks checked and measured
-    (:func:`~deteval.masks.compressed_areas`), before the ground truth is known
-    (:func:`deteval._inputs.load_pair` reads the two files at once); None where that path
-    would not give detections as they are (a malformed string: the file is read again and
-    the error worded in its order)."""
-    from ...errors import FormatError
-    from ...masks import compressed_areas
-
-    columns = _segm_columns(raw)
-    if columns is None:
-        return None
-    try:
-        measured = compressed_areas(columns.strings, columns.sizes, source=name,
-                                    boxes=columns.xywh is None, unbounded=True)
-    except FormatError:
-        return None
-    return columns._replace(measured=measured)
-
-
-def segm_detections_of(columns: _SegmColumns, dataset: Dataset,
-                       name: str) -> Detections | None:
-    """The detections of :func:`_segm_columns` against the ground truth, or None."""
-    from ...masks import compressed_areas
-
-    image_ids, category_ids, scores, masks, sizes, strings, xywh, measured = columns
+    del records
     image_index = index_in(image_ids, dataset.images.ids)
     if (image_index < 0).any():
         return None     # the general path words the error
@@ -444,17 +398,16 @@ def segm_detections_of(columns: _SegmColumns, dataset: Dataset,
                  | (sizes[:, 1] != np.nan_to_num(widths)))).any():
         return None
     labels = lambda i: f"results[{i}]"  # noqa: E731
-    if measured is None:
-        measured = compressed_areas(strings, sizes, source=name, labels=labels,
-                                    boxes=xywh is None, unbounded=True)
     mask_boxes = None
     if xywh is None:    # loadRes: toBbox's box, and the mask's pixel count as area
-        pixels, xywh, unbounded = measured
+        pixels, xywh, unbounded = compressed_areas(strings, sizes, source=name, labels=labels,
+                                                    boxes=True, unbounded=True)
         mask_boxes = xywh
         area = pixels.astype(np.float64)
     else:
         # loadRes: a result with a box gets the box area
-        pixels, unbounded = measured
+        pixels, unbounded = compressed_areas(strings, sizes, source=name, labels=labels,
+                                              unbounded=True)
         area = _box_areas(xywh, name, labels)
     return Detections(image_index=image_index,
                       category_index=index_in(category_ids, dataset.categories.ids),
