@@ -289,9 +289,10 @@ def _extent(x: np.ndarray, y: np.ndarray, kept: np.ndarray | None = None) -> np.
             if kept is None:
                 np.minimum(out[row], values, out=out[row])
                 np.maximum(out[row + 1], values, out=out[row + 1])
-            else:
-                np.minimum(out[row], values, out=out[row], where=kept[:, j])
-                np.maximum(out[row + 1], values, out=out[row + 1], where=kept[:, j])
+            else:   # (np.where: a ufunc's where= takes numpy's slow masked loop)
+                np.minimum(out[row], np.where(kept[:, j], values, np.inf), out=out[row])
+                np.maximum(out[row + 1], np.where(kept[:, j], values, -np.inf),
+                           out=out[row + 1])
     return out.T
 
 
