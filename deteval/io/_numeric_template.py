@@ -210,7 +210,7 @@ def word_numbers(words: np.ndarray, lengths: np.ndarray):
     """
     size = np.minimum(lengths, 8)
     x = words ^ _ZEROS                          # digits 0..9
-    x &= _FIRST[size]                           # the bytes after the number 0
+    x &= _FIRST.take(size)                      # the bytes after the number 0
     negative = (x & np.uint64(0xFF)) == np.uint64(0x2D ^ 0x30)
     x >>= negative.view(np.uint8) << np.uint8(3)    # the sign's byte shifted out
     # Bit 7 of each byte that is not 0..9 (no carry between bytes: (b & 0x7F) + 0x76 < 0x100).
@@ -233,7 +233,7 @@ def word_numbers(words: np.ndarray, lengths: np.ndarray):
     ok &= ~((whole > 1) & ((x & np.uint64(0xFF)) == 0))       # no leading zero
     # Digits moved to the word's end (leading zeros enter), the part before the dot one
     # byte further: the dot closed up. (Shift counts as uint8: uint64 << uint8 is uint64.)
-    before = x & _FIRST[np.minimum(dot, 8)]
+    before = x & _FIRST.take(np.minimum(dot, 8))
     x ^= before
     gap = (8 - count).view(np.uint8)            # 0..8 bytes (garbage where not ok)
     x <<= gap << np.uint8(3)
@@ -242,7 +242,7 @@ def word_numbers(words: np.ndarray, lengths: np.ndarray):
     x |= before
     mantissa = _eight_digits(x)
     values = mantissa.astype(np.float64)
-    values /= _POW10[np.maximum(fraction, 0) * has_dot]
+    values /= _POW10.take(np.maximum(fraction, 0) * has_dot)
     # A JSON integer is read as an int first (msgspec does): "-0" is 0.0, "-0.0" is -0.0.
     # The values are >= +0.0 here: setting the sign bit negates them (a ufunc's where=
     # would take numpy's slow masked loop).
