@@ -109,16 +109,75 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         Detections whose indices do not index the dataset's tables.
     """
     _check_match_by(match_by)
-    dataset = gt if isinstance(gt, Dataset) else read_coco_ground_truth(gt, iou_type=iou_type,
-                                                                       invalid=invalid)
+    early = _EarlyResults.start(gt, dt, iou_type, match_by)
+    try:
+        dataset = gt if isinstance(gt, Dataset) else read_coco_ground_truth(
+            gt, iou_type=iou_type, invalid=invalid)
+    finally:
+        columns = early.columns() if early is not None else None
     if isinstance(dt, Detections):
         pair = Pair(dataset, dt, notes=dataset.notes)
     else:
         detections, resolved_by, notes = _resolve(dt, dataset, iou_type=iou_type,
-                                                  invalid=invalid, match_by=match_by)
+                                                  invalid=invalid, match_by=match_by,
+                                                  early=columns)
         pair = Pair(dataset, detections, resolved_by, dataset.notes + notes)
     check_indices(pair.dataset, pair.detections)
     return pair
+
+
+class _EarlyResults:
+    """A keypoint results file read by the numpy reader on a thread of its own while the
+    ground truth is read (the two files at once, on two cores): the reader needs no ground
+    truth (:func:`~deteval.io.coco.results.keypoint_columns_early`). The detections are
+    then made as :func:`~deteval.io.coco.read_coco_results` makes them from the same
+    columns, so the pair is the same as when the files are read one after the other."""
+
+    def __init__(self, path: Any):
+        import threading
+
+        from .io.coco.results import keypoint_columns_early
+
+        self._columns: Any = None
+
+        def read() -> None:
+            try:
+                self._columns = keypoint_columns_early(path)
+            except Exception:   # noqa: BLE001 (the file is read again, and errors worded)
+                self._columns = None
+
+        self._thread = threading.Thread(target=read, name="deteval-results", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def start(cls, gt: Any, dt: Any, iou_type: str, match_by: str) -> _EarlyResults | None:
+        """Started for two files of a keypoint evaluation resolved by id (the reader's only
+        case), else None."""
+        paths = all(isinstance(x, (str, os.PathLike)) for x in (gt, dt))
+        return cls(dt) if paths and iou_type == "keypoints" and match_by != "name" else None
+
+    def columns(self) -> Any:
+        self._thread.join()
+        return self._columns
+
+
+def _first_byte(path: Any) -> bytes | None:
+    """The first byte after the leading whitespace of a regular file (None: not one, not
+    readable, or only whitespace in its first MiB): whether it holds a list or an object,
+    without reading it whole (:func:`~deteval.io.coco.read_coco_results` then reads it)."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as handle:
+            for _ in range(256):
+                chunk = handle.read(4096).lstrip()
+                if chunk:
+                    return chunk[:1]
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def read_coco_ground_truth(source: Any, **options: Any) -> Dataset:
@@ -182,12 +241,22 @@ def read_coco_detections(source: Any, dataset: Dataset, *, iou_type: str = "bbox
 
 
 def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
-             match_by: str) -> tuple[Detections, str, tuple[str, ...]]:
+             match_by: str, early: Any = None) -> tuple[Detections, str, tuple[str, ...]]:
     from .io.coco import read_coco_results
 
     name = source_name(source)
     data = source
+    if early is not None and not dataset.string_ids:     # a plain list read by id
+        from .io.coco.typed import keypoint_detections_of
+
+        detections = keypoint_detections_of(early, dataset, name)
+        if detections is not None:
+            return detections, "id", ()
     if isinstance(source, (str, os.PathLike)):
+        # A plain list (the common file): read once, by read_coco_results.
+        if _first_byte(source) == b"[" and match_by != "name":
+            return read_coco_results(source, dataset, iou_type=iou_type,
+                                     invalid=invalid), "id", ()
         raw = read_json_bytes(source, what="results")
         if raw.lstrip()[:1] != b"{":  # a plain results list: the typed fast path, by id
             if match_by == "name":

@@ -27,7 +27,12 @@ from .._numeric_json import numeric_results_columns
 from .._shapes import check_iou_type, outline_shapes
 from .columns import _bound_area, _box_areas, _has_box, _keypoint_columns, _xyxy
 from .string_ids import number_result_ids
-from .typed import _typed_keypoint_results, _typed_results_columns, _typed_segm_results
+from .typed import (
+    _numeric_keypoint_results,
+    _typed_keypoint_results,
+    _typed_results_columns,
+    _typed_segm_results,
+)
 
 
 def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detections:
@@ -159,8 +164,9 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     invalid : {"raise", "repair"}
         Self-intersecting polygons: an error, or repaired (``shapely.make_valid``).
     threads : int or None
-        Threads that parse a large bbox results file in the common layout (None: every
-        core); the detections are the same for every value (docs/fast-reader.md).
+        Threads that parse a large bbox or keypoint results file in the common layout
+        (None: every core); the detections are the same for every value
+        (docs/fast-reader.md).
 
     Returns
     -------
@@ -179,7 +185,9 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     name = source_name(source)
     if check_iou_type(iou_type) != "bbox":
         if isinstance(source, (str, os.PathLike)):
-            raw = read_json_bytes(source, what="results")
+            raw = _numeric_keypoints_first(source, dataset, name, iou_type, threads)
+            if isinstance(raw, Detections):
+                return raw
             typed = {"segm": _typed_segm_results,
                      "keypoints": _typed_keypoint_results}.get(iou_type)
             if typed is not None and not dataset.string_ids:   # string ids: numbered below
@@ -235,6 +243,44 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     image_ids, category_ids, scores, xywh, section = columns
     return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
                              lambda i: f"{section}[{i}]")
+
+
+def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type: str,
+                             threads: int | None) -> bytes | Detections:
+    """A keypoint results file of 64 KiB or more with short numbers, read by the numpy
+    reader when it accepts it (docs/keypoint-reader.md); otherwise the file's checked bytes
+    (:func:`read_json_bytes`), for the msgspec and general paths."""
+    if iou_type != "keypoints" or dataset.string_ids:
+        return read_json_bytes(source, what="results")
+    from .._numeric_keypoints import short_values
+
+    raw = read_bytes(source, what="results")
+    if len(raw) >= _NUMERIC_MIN_BYTES and short_values(raw):
+        with gc_paused():
+            detections = _numeric_keypoint_results(raw, dataset, name, threads)
+        if detections is not None:
+            return detections
+    return checked_json_bytes(raw, source, what="results")
+
+
+def keypoint_columns_early(path: Any, *, threads: int | None = 1):
+    """The columns of a keypoint results file read by the numpy reader before its ground
+    truth is known (:func:`deteval._inputs.load_pair` reads the two files at once), or None
+    where :func:`read_coco_results` would not use that reader (a small file, long numbers, a
+    refused text, an unreadable file: its own reading then words the error). Given the
+    ground truth, :func:`~.typed.keypoint_detections_of` makes of them the detections
+    :func:`read_coco_results` gives for the file (when the ground truth's ids are not
+    strings)."""
+    from .._numeric_keypoints import numeric_keypoint_results, short_values
+
+    try:
+        raw = read_bytes(path, what="results")
+    except FormatError:
+        return None
+    if len(raw) < _NUMERIC_MIN_BYTES or not short_values(raw):
+        return None
+    with gc_paused():
+        return numeric_keypoint_results(raw, threads=threads)
 
 
 def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, iou_type: str,
