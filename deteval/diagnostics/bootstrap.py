@@ -453,8 +453,7 @@ class WeightedCOCO:
         prec, rec, events = self._plan.curves(w)
         p = self.params
         if len(set(p.max_detections)) == len(p.max_detections):
-            stats = [_mean_valid(prec[key] if is_ap else rec[key], at) if key is not None
-                     else -1.0 for is_ap, key, at in self._selections]
+            stats = self._stats(prec, rec)
         else:   # repeated settings: pycocotools' paired indexing, on the full arrays
             precision, recall = self._plan.full(prec, rec)
             stats = [summarize_value(precision if is_ap else recall, p, iou, area, m)
@@ -476,6 +475,38 @@ class WeightedCOCO:
                   else _run(np.flatnonzero(iou == np.asarray(p.iou_thresholds))))
         area_at = _run([i for i, label in enumerate(p.area_labels) if label == area])
         return is_ap, key, (iou_at, Ellipsis, area_at)
+
+    def _stats(self, prec: dict, rec: dict) -> list[float]:
+        """The stats of ``self._selections`` from ``curves``' arrays.
+
+        An entry is -1 exactly where its (category, area) has no positive (``curves``), for
+        every threshold: when no such pair is selected, the mean is that of the selection
+        itself, copied in C order (the entries the boolean selection would keep, in its
+        order: the same pairwise sum) without the comparison and the compress; and a stat
+        over one run of thresholds reads the copy of its area's all-thresholds stat (the
+        first index of a C-ordered copy is its slowest: a run of it is a contiguous part).
+        """
+        out, copies, defined = [], {}, {}
+        for is_ap, key, at in self._selections:
+            if key is None:
+                out.append(-1.0)
+                continue
+            values = prec[key] if is_ap else rec[key]
+            if (is_ap, key) not in defined:       # (K, A): no -1 entry for that pair
+                defined[is_ap, key] = values[(0,) * (values.ndim - 2)] > -1
+            iou_at, _, area_at = at
+            if not defined[is_ap, key][:, area_at].all():
+                out.append(_mean_valid(values, at))
+                continue
+            block = (is_ap, key, repr(area_at))
+            if isinstance(iou_at, slice) and iou_at == slice(None):
+                copies[block] = _c_order(values[..., area_at])
+                out.append(_mean_of(copies[block]))
+            elif block in copies and isinstance(iou_at, slice):
+                out.append(_mean_of(copies[block][iou_at]))
+            else:
+                out.append(_mean_of(_c_order(values[iou_at][..., area_at])))
+        return out
 
     def _per_class(self, prec: dict) -> list[float]:
         """``COCOResult.per_class()``'s AP of each category (summarize_value at area "all"
@@ -503,6 +534,21 @@ def _mean_valid(values: np.ndarray, at: tuple) -> float:
     values = values[at[0]][at[1:]]
     valid = values[values > -1]         # a view's entries in C order, as the copy's
     return -1.0 if len(valid) == 0 else float(np.mean(valid))
+
+
+def _c_order(values: np.ndarray) -> np.ndarray:
+    """``values`` as a C-contiguous array (a copy unless it is one)."""
+    return np.ascontiguousarray(values)
+
+
+def _mean_of(values: np.ndarray) -> float:
+    """The mean of a C-contiguous array whose entries are all > -1, as ``np.mean`` of its
+    flat copy (a contiguous array is summed as one run); -1 when it is empty.
+
+    >>> _mean_of(np.array([[0.5, 1.0], [1.0, 0.0]]))
+    0.625
+    """
+    return float(np.mean(values.reshape(-1))) if values.size else -1.0
 
 
 def _run(index: Any) -> Any:
