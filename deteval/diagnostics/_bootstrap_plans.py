@@ -156,34 +156,62 @@ class COCOPlan:
         self.per_image = max(int(per_image), int(n_gt_image), 1) * n_a * n_t
         self.precision = {md: PrecisionPlan(state, events, dt_k, image, md, self.sizes)
                           for md in sorted(read_ap)}
-        # Recall of the other settings: the TP events that survive each, by segment (events
-        # are in segment order): the weighted count of each segment is a difference of a
-        # prefix sum at the segment bounds.
-        ev_rows = events.order.take(events.full_pos)
-        ev_seg = events.at * n_k + dt_k.take(ev_rows)
-        ev_area = events.at // n_t
-        n_seg = n_a * n_t * n_k
-        self.recall_events = {}
-        for m in sorted({m for _, m in read_ar}):
-            if max_dets[m] in self.precision:
-                continue
-            areas = [a for a, mm in read_ar if mm == m]
-            tp = np.flatnonzero((events.rank < max_dets[m]) & ~events.ignored
-                                & np.isin(ev_area, areas))
-            bounds = np.searchsorted(ev_seg.take(tp), np.arange(n_seg + 1))
-            self.recall_events[m] = (image.take(ev_rows.take(tp)), bounds)
+        self._work = Workspace()
+        self._recall_plan(events, dt_k, image, read_ar, max_dets)
         self.read_ar = read_ar
+        # The positives, by (category, area): their count is a difference of one prefix sum.
+        self.counted = counted
         a_idx, g_idx = np.nonzero(counted)
-        self.gt_key = gt_k.take(g_idx) * n_a + a_idx
-        self.gt_img = gt_img.take(g_idx)
+        gt_key = gt_k.take(g_idx) * n_a + a_idx
+        order = np.argsort(gt_key, kind="stable")
+        self.gt_img = gt_img.take(g_idx.take(order))
+        self.gt_bounds = np.searchsorted(gt_key.take(order), np.arange(n_k * n_a + 1))
         self.thresholds_r = np.asarray(p.recall_thresholds, dtype=np.float64)
         self.max_dets = max_dets
+
+    def _recall_plan(self, events: Any, dt_k: np.ndarray, image: np.ndarray, read_ar: set,
+                     max_dets: tuple) -> None:
+        """Recall of the settings without precision plan (AR1, AR10): their TP events are
+        nested (rank below each setting), so one list holds them all, by segment and, inside a
+        segment, by the fewest settings that count each event first; each setting's weighted
+        count of a segment is then the difference of one prefix sum at the segment's start
+        and at the end of its events (its own segment end where it reads no such area)."""
+        n_t, _, n_k, n_a, _ = self.sizes
+        n_seg = n_a * n_t * n_k
+        settings = [m for m in sorted({m for _, m in read_ar}) if max_dets[m] not in
+                    self.precision]
+        self.recall_img, self.recall_bounds = None, {}
+        if not settings:
+            return
+        caps = np.asarray([max_dets[m] for m in settings])          # increasing
+        areas = {m: [a for a, mm in read_ar if mm == m] for m in settings}
+        ev_rows = events.order.take(events.full_pos)
+        tp = np.flatnonzero((events.rank < caps[-1]) & ~events.ignored
+                            & np.isin(events.at // n_t, sorted(set().union(*areas.values()))))
+        seg = events.at.take(tp) * n_k + dt_k.take(ev_rows.take(tp))
+        # class j: counted by the settings from the j-th on (rank below caps[j], not below the
+        # ones before); events of a segment by class (the order of a sum does not matter).
+        key = seg * len(caps) + np.searchsorted(caps, events.rank.take(tp), side="right")
+        order = np.argsort(key, kind="stable")
+        self.recall_img = image.take(ev_rows.take(tp.take(order)))
+        key = key.take(order)
+        segments = np.arange(n_seg)
+        start = np.searchsorted(key, segments * len(caps), side="left")
+        for j, m in enumerate(settings):
+            end = np.searchsorted(key, segments * len(caps) + j, side="right")
+            read = np.isin(segments // (n_t * n_k), areas[m])
+            self.recall_bounds[m] = (start, np.where(read, end, start))
 
     def positives(self, w: np.ndarray) -> np.ndarray:
         """npig under weights: shape (K, A), int64."""
         _, _, n_k, n_a, _ = self.sizes
-        return np.bincount(self.gt_key, weights=w.take(self.gt_img),
-                           minlength=n_k * n_a).astype(np.int64).reshape(n_k, n_a)
+        dtype = w.dtype if w.dtype in (np.int32, np.int64) else np.dtype(np.int64)
+        n = len(self.gt_img)
+        units = self._work.get("positives", n + 1, dtype)
+        units[0] = 0
+        np.cumsum(w.take(self.gt_img, out=self._work.get("gt_w", n, w.dtype), mode="wrap"),
+                  out=units[1:], dtype=dtype)
+        return np.diff(units.take(self.gt_bounds).astype(np.int64)).reshape(n_k, n_a)
 
     def curves(self, w: np.ndarray) -> tuple[dict, dict, dict]:
         """Precision and recall under weights ``w``, at the entries the numbers read.
@@ -191,7 +219,7 @@ class COCOPlan:
         Returns ``{max_det: precision (T, R, K, A)}`` and ``{m: recall (T, K, A)}``, slices
         of :func:`~deteval.protocols._coco_stages.accumulate_stage`'s arrays (-1 where
         undefined), and ``{max_det: TP events}`` (the third value of
-        :meth:`PrecisionPlan.curve`).
+        :meth:`PrecisionPlan.curve`, then the positives, shape (K, A)).
         """
         n_t, n_r, n_k, n_a, n_m = self.sizes
         w = w.astype(count_dtype(w, self.per_image), copy=False)
@@ -200,16 +228,23 @@ class COCOPlan:
         valid = seg_npig > 0
         prec, totals, events = {}, {}, {}
         for md, plan in self.precision.items():
-            q, totals[md], events[md] = plan.curve(w, npig, self.thresholds_r)
+            q, totals[md], tp_events = plan.curve(w, npig, self.thresholds_r)
+            events[md] = (*tp_events, npig)
             q[~valid] = -1.0
             prec[md] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
         rec = {}
+        if self.recall_img is not None:
+            n = len(self.recall_img)
+            units = self._work.get("recall", n + 1, w.dtype)
+            units[0] = 0
+            np.cumsum(w.take(self.recall_img, out=self._work.get("recall_w", n, w.dtype),
+                             mode="wrap"), out=units[1:])
         for m in sorted({m for _, m in self.read_ar}):
             if self.max_dets[m] in totals:
                 tp = totals[self.max_dets[m]]
             else:
-                img, bounds = self.recall_events[m]
-                tp = np.diff(prefix(w.take(img), w.dtype).take(bounds))
+                start, end = self.recall_bounds[m]
+                tp = units.take(end) - units.take(start)
             final = np.full(len(seg_npig), -1.0)
             final[valid] = tp[valid] / seg_npig[valid]
             rec[m] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
@@ -486,6 +521,8 @@ class LRPPlan:
                                     np.zeros(len(rows), bool))
         gt_ok = (ctx.gt_k >= 0) & ~table.gt_ignore[a]
         self.gt_k, self.gt_img, self.n_k = ctx.gt_k[gt_ok], ctx.gt_img[gt_ok], ctx.n_k
+        # The positives are the precision plan's of area "all" when they are the same objects.
+        self.npig_area = a if np.array_equal(plan.counted[a], gt_ok) else None
         self.present = np.flatnonzero(np.diff(self.tp_bounds))
         # The running localisation sums restart at each category: the categories' events are
         # laid out as the rows of a few zero-padded blocks (categories of close lengths
@@ -496,14 +533,17 @@ class LRPPlan:
 
     def molrp(self, w: np.ndarray, events: tuple) -> float:
         """moLRP under image weights ``w``, from the max-detections-100 precision plan's
-        ``events`` under them (:meth:`PrecisionPlan.curve`); -1 when not computed."""
+        ``events`` under them (:meth:`COCOPlan.curves`); -1 when not computed."""
         from .lrp import _mean
 
         if not self.ok:
             return -1.0
-        npig = np.bincount(self.gt_k, weights=w.take(self.gt_img),
-                           minlength=self.n_k).astype(np.int64)
-        tp_w, tp_num, counted = (x[self.lo:self.hi] for x in events)
+        if self.npig_area is not None:
+            npig = events[3][:, self.npig_area]
+        else:
+            npig = np.bincount(self.gt_k, weights=w.take(self.gt_img),
+                               minlength=self.n_k).astype(np.int64)
+        tp_w, tp_num, counted = (x[self.lo:self.hi] for x in events[:3])
         fp_num = counted - tp_num
         fn_num = npig.take(self.tp_k) - tp_num
         # The localisation sums category by category: a running float sum restarted at each

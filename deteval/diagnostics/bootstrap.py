@@ -514,7 +514,7 @@ class WeightedCOCO:
         p = self.params
         max_det = p.max_detections[self._plan.m_star]
         areas = [i for i, label in enumerate(p.area_labels) if label == "all"]
-        values = prec[max_det][..., areas]                       # (T, R, K, A')
+        values = prec[max_det][..., _run(areas)]                 # (T, R, K, A')
         # One block per category, all defined or all -1: the mean of each row is the mean
         # summarize_value takes (numpy sums a contiguous row as it sums a 1-D array).
         values = np.ascontiguousarray(np.moveaxis(values, 2, 0)).reshape(self.ctx.n_k, -1)
