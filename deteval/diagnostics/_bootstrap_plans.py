@@ -323,21 +323,11 @@ class PrecisionPlan:
         # Rows in each area's range, listed area after area (the area with every row in range
         # lists them once for all such areas): for each TP event the end of its list's range
         # up to its position, for each segment the start of its category in that list.
-        lists: list[np.ndarray] = []
-        list_of_area, full = [], None
-        for a in range(n_a):
-            inside = ~state.out_of_range[a].take(sel)
-            if inside.all() and full is not None:
-                list_of_area.append(full)
-                continue
-            if inside.all():
-                full = len(lists)
-            list_of_area.append(len(lists))
-            lists.append(np.flatnonzero(inside))
+        t_area = self.tp_seg // (n_t * n_k)
+        lists, list_of_area = _row_lists(state.out_of_range, sel, k_sel, t_area, tp_pos, n_k)
         starts = np.cumsum([0] + [len(x) for x in lists])
         self.in_img = (row_img.take(np.concatenate(lists)) if lists
                        else np.zeros(0, np.int64))
-        t_area = self.tp_seg // (n_t * n_k)
         self.in_hi = np.empty(len(tp_pos), np.int64)
         s_area, s_k = np.divmod(np.arange(n_seg), n_t * n_k)
         s_k %= max(n_k, 1)
@@ -436,6 +426,42 @@ class PrecisionPlan:
         for lo, hi in chunks:
             np.maximum.accumulate(keys[lo:hi][::-1], out=keys[lo:hi][::-1])
         return keys
+
+
+def _row_lists(out_of_range: np.ndarray, sel: np.ndarray, k_sel: np.ndarray,
+               t_area: np.ndarray, tp_pos: np.ndarray, n_k: int) -> tuple[list, list]:
+    """The positions (in ``sel``) of the rows in each area's range whose weights the TP
+    events read, and which list each area reads: the areas with every row in range share
+    one; a category's rows after the last TP event of the areas reading the list are left
+    out (no event counts them; its earlier rows stay whole).
+
+    Parameters
+    ----------
+    out_of_range : ndarray of bool, shape (A, n_rows)
+    sel : ndarray of int, shape (n_sel,)
+        The rows, in accumulation order (``k_sel``: their categories, non-decreasing).
+    t_area, tp_pos : ndarray of int, shape (n_tp,)
+        Each TP event's area and position in ``sel``.
+    """
+    lists: list[np.ndarray] = []
+    list_of_area, areas_of_list, full = [], [], None
+    for a in range(len(out_of_range)):
+        inside = ~out_of_range[a].take(sel)
+        if inside.all() and full is not None:
+            list_of_area.append(full)
+            areas_of_list[full].append(a)
+            continue
+        if inside.all():
+            full = len(lists)
+        list_of_area.append(len(lists))
+        areas_of_list.append([a])
+        lists.append(np.flatnonzero(inside))
+    for j, areas in enumerate(areas_of_list):
+        read = tp_pos.compress(np.isin(t_area, areas))
+        last = np.full(max(n_k, 1), -1, np.int64)
+        np.maximum.at(last, k_sel.take(read), read)
+        lists[j] = lists[j].compress(lists[j] <= last.take(k_sel.take(lists[j])))
+    return lists, list_of_area
 
 
 def _holders(ends: np.ndarray, units: np.ndarray, out: np.ndarray) -> np.ndarray:
