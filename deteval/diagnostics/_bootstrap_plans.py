@@ -339,6 +339,7 @@ class PrecisionPlan:
             self.in_lo[seg_a] = starts[j] + np.searchsorted(
                 lists[j], seg_start.take(s_k.take(seg_a)), "left")
         self._keys: dict = {}
+        self.rows_per_k = int(np.bincount(k_sel, minlength=1).max(initial=0))
         self._need_tables: dict = {}
         self._work = Workspace()
 
@@ -382,7 +383,8 @@ class PrecisionPlan:
         # pycocotools' float arithmetic: tp / (fp + tp + eps), the sum exact in float64.
         pr = np.add(counted, _EPS, out=work.get("pr", n, np.float64))
         np.divide(tp, pr, out=pr)
-        envelope = self._envelope(pr, dtype)
+        code = self._code(w)
+        envelope = self._envelope(pr, code)
         # The first event of each segment whose TP count reaches a threshold's need (at
         # least 1; needed_true_positives is COCO's float rule): the event holding that TP
         # unit. The precision there is the envelope's; 0 where the count never gets there.
@@ -393,7 +395,7 @@ class PrecisionPlan:
         np.add(seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1, need, out=at)
         event = _holders(units[1:], at.ravel(), work.get("event", n_seg * n_r, np.int64))
         q = envelope.take(event, out=at.ravel(), mode="wrap")
-        q = _decode(q, self._keys[dtype][1]).reshape(n_a, n_t, n_k, n_r)
+        q = _decode(q, self._keys[code][1]).reshape(n_a, n_t, n_k, n_r)
         q *= need <= total.reshape(n_a, n_t, n_k, 1)
         return q.reshape(n_seg, n_r), total, (tp_w, tp, counted)
 
@@ -416,12 +418,20 @@ class PrecisionPlan:
             self._need_tables[key] = table       # a whole new table: safe for other threads
         return table.take(npig, axis=0)
 
-    def _envelope(self, pr: np.ndarray, dtype: Any) -> np.ndarray:
+    def _code(self, w: np.ndarray) -> int:
+        """The code width of :func:`_encode_layout` under weights ``w``: a category's TP + FP
+        count is at most its rows times the largest weight (and below the count type's
+        limit), ``e`` the bits of that bound."""
+        limit = 32 if w.dtype == np.int32 else 64
+        bound = int(w.max(initial=0)) * self.rows_per_k
+        return (min(max(bound.bit_length(), 1), limit) + 1).bit_length()
+
+    def _envelope(self, pr: np.ndarray, code: int) -> np.ndarray:
         """Each TP event's largest precision from it to the end of its segment, encoded
         (:func:`_encode_layout`): a reversed running maximum, restarted at each segment."""
-        if dtype not in self._keys:
-            self._keys[dtype] = _encode_layout(self.tp_seg, self.bounds, dtype)
-        offsets, _, chunks = self._keys[dtype]
+        if code not in self._keys:       # a whole new entry: safe for other threads
+            self._keys[code] = _encode_layout(self.tp_seg, self.bounds, code)
+        offsets, _, chunks = self._keys[code]
         keys = np.add(pr.view(np.int64), offsets, out=self._work.get("keys", len(pr), np.int64))
         for lo, hi in chunks:
             np.maximum.accumulate(keys[lo:hi][::-1], out=keys[lo:hi][::-1])
@@ -481,20 +491,19 @@ def _holders(ends: np.ndarray, units: np.ndarray, out: np.ndarray) -> np.ndarray
     return out
 
 
-def _encode_layout(tp_seg: np.ndarray, bounds: np.ndarray, dtype: Any):
+def _encode_layout(tp_seg: np.ndarray, bounds: np.ndarray, code: int):
     """How precisions become integer keys whose running maximum restarts at each segment.
 
-    A precision is ``tp / (d + eps)`` with ``1 <= tp <= d`` below the count type's limit, so
-    it is 0 or lies in ``[2**-e, 1]`` (``e`` = 32 for int32 counts, 64 for int64): its float64
-    bit pattern, an increasing function of the value, less that of ``2**-(e + 1)``, needs
-    ``p`` bits. The segments go in chunks of ``2**(63 - p)``; the ``j``-th last segment of a
+    A precision is ``tp / (d + eps)`` with ``1 <= tp <= d < 2**e`` (``e`` at most 32 for int32
+    counts, 64 for int64), so it is 0 or lies in ``[2**-e, 1]``: its float64 bit pattern, an
+    increasing function of the value, less that of ``2**-(2**code - 1)`` (``code`` the bits
+    of ``e + 1``, so ``2**code - 1 > e``), needs ``p = 52 + code`` bits. The segments go in chunks of ``2**(63 - p)``; the ``j``-th last segment of a
     chunk adds ``j << p``, so that every key of a segment exceeds every key of the segments
     after it in the chunk, and a reversed running maximum over the chunk restarts at each
     segment. A precision of 0 (before the first TP unit) gets a smaller key; no query reads
     it. Returns the per-event offsets, the subtracted base and the chunks' event ranges.
     """
-    e = 32 if dtype == np.int32 else 64
-    base = int(np.array(2.0 ** -(e + 1)).view(np.int64))
+    base = int(np.array(2.0 ** -(2**code - 1)).view(np.int64))
     width = int(np.array(1.0).view(np.int64)) - base + 1
     payload = int(width - 1).bit_length()
     per_chunk = 1 << (63 - payload)
