@@ -228,10 +228,12 @@ class COCOPlan:
         valid = seg_npig > 0
         prec, totals, events = {}, {}, {}
         for md, plan in self.precision.items():
-            q, totals[md], tp_events = plan.curve(w, npig, self.thresholds_r)
+            grid, totals[md], tp_events = plan.curve(w, npig, self.thresholds_r)
             events[md] = (*tp_events, npig)
-            q[~valid] = -1.0
-            prec[md] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
+            if not valid.all():
+                rows = grid.reshape(n_a * n_t, n_r, n_k).transpose(0, 2, 1)    # (A T, K, R)
+                rows[~valid.reshape(n_a * n_t, n_k)] = -1.0
+            prec[md] = grid.transpose(1, 2, 3, 0)
         rec = {}
         if self.recall_img is not None:
             n = len(self.recall_img)
@@ -344,18 +346,21 @@ class PrecisionPlan:
         self._work = Workspace()
 
     def curve(self, w: np.ndarray, npig: np.ndarray, thresholds_r: np.ndarray):
-        """Interpolated precision at each recall threshold per segment, shape (S, R); the
-        weighted TP count per segment, shape (S,); and per TP event its weight, the TP count
-        of its segment up to it and the TP + FP count up to it (each shape (n_tp,)).
+        """Interpolated precision at each recall threshold per segment, laid out
+        (area, threshold, recall threshold, category): shape (A, T, R, K); the weighted TP
+        count per segment, shape (S,); and per TP event its weight, the TP count of its
+        segment up to it and the TP + FP count up to it (each shape (n_tp,)).
 
         The precision and the event arrays are this thread's scratch arrays: valid until its
         next call.
         """
         n_k, n_a = npig.shape
         n_r, n_seg, n = len(thresholds_r), self.n_seg, len(self.tp_img)
+        n_t = n_seg // max(n_k * n_a, 1)
         if n == 0:       # no TP event: precision 0 wherever defined
             none = np.zeros(0, np.int64)
-            return np.zeros((n_seg, n_r)), np.zeros(n_seg, np.int64), (none, none, none)
+            return (np.zeros((n_a, n_t, n_r, n_k)), np.zeros(n_seg, np.int64),
+                    (none, none, none))
         work, dtype = self._work, w.dtype
         tp_w = w.take(self.tp_img, out=work.get("tp_w", n, dtype), mode="wrap")
         units = work.get("units", n + 1, dtype)                 # TP units before each event
@@ -390,14 +395,16 @@ class PrecisionPlan:
         # unit. The precision there is the envelope's; 0 where the count never gets there.
         need = self._needed(npig, thresholds_r)                              # (K, A, R)
         need = np.ascontiguousarray(need.transpose(1, 0, 2))[:, None]       # (A, 1, K, R)
-        n_t = n_seg // max(n_k * n_a, 1)
         at = work.get("at", n_seg * n_r, np.int64).reshape(n_a, n_t, n_k, n_r)
         np.add(seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1, need, out=at)
         event = _holders(units[1:], at.ravel(), work.get("event", n_seg * n_r, np.int64))
         q = envelope.take(event, out=at.ravel(), mode="wrap")
         q = _decode(q, self._keys[code][1]).reshape(n_a, n_t, n_k, n_r)
-        q *= need <= total.reshape(n_a, n_t, n_k, 1)
-        return q.reshape(n_seg, n_r), total, (tp_w, tp, counted)
+        # Written (area, threshold, recall threshold, category): the stats then read each
+        # area's (threshold, recall threshold, category) block as it lies (§13).
+        grid = work.get("grid", n_seg * n_r, np.float64).reshape(n_a, n_t, n_r, n_k)
+        np.multiply(q, need <= total.reshape(n_a, n_t, n_k, 1), out=grid.transpose(0, 1, 3, 2))
+        return grid, total, (tp_w, tp, counted)
 
     def _needed(self, npig: np.ndarray, thresholds_r: np.ndarray) -> np.ndarray:
         """``max(needed_true_positives(npig, thresholds_r), 1)``, shape (K, A, R), read from
@@ -497,11 +504,12 @@ def _encode_layout(tp_seg: np.ndarray, bounds: np.ndarray, code: int):
     A precision is ``tp / (d + eps)`` with ``1 <= tp <= d < 2**e`` (``e`` at most 32 for int32
     counts, 64 for int64), so it is 0 or lies in ``[2**-e, 1]``: its float64 bit pattern, an
     increasing function of the value, less that of ``2**-(2**code - 1)`` (``code`` the bits
-    of ``e + 1``, so ``2**code - 1 > e``), needs ``p = 52 + code`` bits. The segments go in chunks of ``2**(63 - p)``; the ``j``-th last segment of a
-    chunk adds ``j << p``, so that every key of a segment exceeds every key of the segments
-    after it in the chunk, and a reversed running maximum over the chunk restarts at each
-    segment. A precision of 0 (before the first TP unit) gets a smaller key; no query reads
-    it. Returns the per-event offsets, the subtracted base and the chunks' event ranges.
+    of ``e + 1``, so ``2**code - 1 > e``), needs ``p = 52 + code`` bits. The segments go in
+    chunks of ``2**(63 - p)``; the ``j``-th last segment of a chunk adds ``j << p``, so that
+    every key of a segment exceeds every key of the segments after it in the chunk, and a
+    reversed running maximum over the chunk restarts at each segment. A precision of 0
+    (before the first TP unit) gets a smaller key; no query reads it. Returns the per-event
+    offsets, the subtracted base and the chunks' event ranges.
     """
     base = int(np.array(2.0 ** -(2**code - 1)).view(np.int64))
     width = int(np.array(1.0).view(np.int64)) - base + 1

@@ -481,31 +481,23 @@ class WeightedCOCO:
 
         An entry is -1 exactly where its (category, area) has no positive (``curves``), for
         every threshold: when no such pair is selected, the mean is that of the selection
-        itself, copied in C order (the entries the boolean selection would keep, in its
-        order: the same pairwise sum) without the comparison and the compress; and a stat
-        over one run of thresholds reads the copy of its area's all-thresholds stat (the
-        first index of a C-ordered copy is its slowest: a run of it is a contiguous part).
+        itself in C order (the entries the boolean selection would keep, in its order: the
+        same pairwise sum), without the comparison and the compress; ``curves`` lays the
+        precision out so that an area's selection is one contiguous block, read as it lies.
         """
-        out, copies, defined = [], {}, {}
+        out, defined = [], {}
         for is_ap, key, at in self._selections:
             if key is None:
                 out.append(-1.0)
                 continue
             values = prec[key] if is_ap else rec[key]
-            if (is_ap, key) not in defined:       # (K, A): no -1 entry for that pair
-                defined[is_ap, key] = values[(0,) * (values.ndim - 2)] > -1
-            iou_at, _, area_at = at
-            if not defined[is_ap, key][:, area_at].all():
-                out.append(_mean_valid(values, at))
-                continue
-            block = (is_ap, key, repr(area_at))
-            if isinstance(iou_at, slice) and iou_at == slice(None):
-                copies[block] = _c_order(values[..., area_at])
-                out.append(_mean_of(copies[block]))
-            elif block in copies and isinstance(iou_at, slice):
-                out.append(_mean_of(copies[block][iou_at]))
+            ok = defined.get((is_ap, key))
+            if ok is None:          # (K, A): no -1 entry for that pair
+                ok = defined[is_ap, key] = values[(0,) * (values.ndim - 2)] > -1
+            if ok[:, at[2]].all():
+                out.append(_mean_of(np.ascontiguousarray(values[at[0]][at[1:]])))
             else:
-                out.append(_mean_of(_c_order(values[iou_at][..., area_at])))
+                out.append(_mean_valid(values, at))
         return out
 
     def _per_class(self, prec: dict) -> list[float]:
@@ -536,11 +528,6 @@ def _mean_valid(values: np.ndarray, at: tuple) -> float:
     return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
 
-def _c_order(values: np.ndarray) -> np.ndarray:
-    """``values`` as a C-contiguous array (a copy unless it is one)."""
-    return np.ascontiguousarray(values)
-
-
 def _mean_of(values: np.ndarray) -> float:
     """The mean of a C-contiguous array whose entries are all > -1, as ``np.mean`` of its
     flat copy (a contiguous array is summed as one run); -1 when it is empty.
@@ -548,7 +535,8 @@ def _mean_of(values: np.ndarray) -> float:
     >>> _mean_of(np.array([[0.5, 1.0], [1.0, 0.0]]))
     0.625
     """
-    return float(np.mean(values.reshape(-1))) if values.size else -1.0
+    # np.mean's own arithmetic: the (pairwise) sum of the one run, then divided by the count.
+    return float(np.add.reduce(values.reshape(-1))) / values.size if values.size else -1.0
 
 
 def _run(index: Any) -> Any:
