@@ -439,7 +439,7 @@ class PrecisionPlan:
         if code not in self._keys:       # a whole new entry: safe for other threads
             self._keys[code] = _encode_layout(self.tp_seg, self.bounds, code)
         offsets, _, chunks = self._keys[code]
-        keys = np.add(pr.view(np.int64), offsets, out=self._work.get("keys", len(pr), np.int64))
+        keys = np.add(pr.view(np.int64), offsets, out=pr.view(np.int64))       # pr: not read again
         for lo, hi in chunks:
             np.maximum.accumulate(keys[lo:hi][::-1], out=keys[lo:hi][::-1])
         return keys
