@@ -91,3 +91,35 @@ def test_rows_after_each_categorys_last_true_positive_are_not_listed(weighted):
     listed = int((~weighted.state.out_of_range[1:]).sum()) + len(weighted.state.out_of_range[0])
     assert len(precision.in_img) < listed                  # "all" lists every row
     assert precision.in_hi.max(initial=0) <= len(precision.in_img)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_row_list_derived_from_the_other_areas_gives_the_same_numbers(seed, monkeypatch):
+    """Area "all" reading the small, medium and large lists (rows on a range's boundary, in
+    two of them, taken off once as not-FP events) instead of its own list of every row: the
+    numbers of each resample are the same, bit for bit."""
+    gt, dt = make_dataset(40 + seed, n_images=6, n_categories=3, p_many=0.2)
+    result = deteval.evaluate_coco(gt, dt)
+    monkeypatch.setattr(plans, "_DERIVE_COST", 0.0)           # never derived
+    own = WeightedCOCO(result)
+    monkeypatch.setattr(plans, "_DERIVE_COST", 1e9)           # always, when it can be
+    derived = WeightedCOCO(result)
+    assert derived._plan.precision[100].hi_more and not own._plan.precision[100].hi_more
+    twice = len(derived._plan.precision[100].nf_img) - len(own._plan.precision[100].nf_img)
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        w = rng.integers(0, 4, own.n_images)
+        assert np.array_equal(np.asarray(derived.numbers(w)).view(np.int64),
+                              np.asarray(own.numbers(w)).view(np.int64))
+    if seed == 0:
+        assert twice > 0                    # rows on 32**2 or 96**2 exactly: counted twice
+
+
+def test_every_row_list_is_kept_when_a_row_is_in_no_other_range():
+    """Size ranges that leave some rows out of every other area: "all" keeps its own list."""
+    gt, dt = make_dataset(44, n_images=5, n_categories=2)
+    result = deteval.evaluate_coco(gt, dt, area_ranges=((0, 1e10), (0, 400), (2000, 1e10)),
+                                   area_labels=("all", "small", "large"))
+    weighted = WeightedCOCO(result)
+    assert not weighted._plan.precision[100].hi_more
+    assert np.array_equal(weighted.estimates[:len(result.stats)], result.stats)

@@ -299,34 +299,44 @@ class PrecisionPlan:
         self.row_img = row_img
         self.bounds = np.searchsorted(self.tp_seg, np.arange(n_seg + 1))
         self.counts = np.diff(self.bounds)
+        # Rows in each area's range (§13 and ``_row_lists``): each area's lists, and the rows
+        # its lists count twice (to take off as not-FP events).
+        t_area = self.tp_seg // (n_t * n_k)
+        lists, cover, twice, twice_areas = _row_lists(state.out_of_range, sel, k_sel,
+                                                      self.tp_seg, tp_pos, (n_t, n_k))
         # Events that are not FPs though their row is counted in range (+1: an ignored
-        # object's match), or that are counted though their row is out of range (-1: a TP of
-        # an out-of-range detection); an ignored object's match out of range is neither.
+        # object's match, or a row counted twice), or that are counted though their row is
+        # out of range (-1: a TP of an out-of-range detection); an ignored object's match out
+        # of range is neither.
         plus, minus = e_ign & ~e_out, ~e_ign & e_out
         nf = np.flatnonzero(plus | minus)
-        self.nf_img = row_img.take(e_pos.take(nf))
-        self.nf_sign = None if not minus.any() else np.where(plus.take(nf), 1, -1).astype(
-            np.int8)
+        twice_seg = ((np.asarray(twice_areas, np.int64)[:, None] * n_t + np.arange(n_t))
+                     .reshape(-1, 1) * n_k + k_sel.take(twice)).ravel()
+        nf_seg = np.concatenate([e_seg.take(nf), twice_seg])
+        nf_pos = np.concatenate([e_pos.take(nf), np.tile(twice, len(twice_areas) * n_t)])
+        nf_plus = np.concatenate([plus.take(nf), np.ones(len(twice_seg), bool)])
+        order = np.lexsort((nf_pos, nf_seg))      # events: already in (segment, position)
+        nf_seg, nf_pos, nf_plus = nf_seg.take(order), nf_pos.take(order), nf_plus.take(order)
+        self.nf_img = row_img.take(nf_pos)
+        self.nf_sign = None if nf_plus.all() else np.where(nf_plus, 1, -1).astype(np.int8)
         # Each TP event's count of such events up to it (itself included), and each
         # segment's first one: the events are sorted by (segment, position).
         n_rows = len(sel) + 1
-        nf_key = e_seg.take(nf) * n_rows + e_pos.take(nf)
+        nf_key = nf_seg * n_rows + nf_pos
         nf_hi = np.searchsorted(nf_key, self.tp_seg * n_rows + tp_pos, side="right")
         self.nf_lo = np.searchsorted(nf_key, np.arange(n_seg) * n_rows, side="left")
         # Those counts plus their segment's start, read from one short list per resample
         # (so that the start is not subtracted event by event): segment after segment, the
         # counts nf_lo[s] .. nf_lo[s + 1] (``nf_src``; ``nf_runs`` of them per segment);
         # ``nf_hi`` is each TP event's place in it.
-        self.nf_runs = np.diff(np.append(self.nf_lo, len(nf))) + 1
+        self.nf_runs = np.diff(np.append(self.nf_lo, len(nf_key))) + 1
         run_start = prefix(self.nf_runs, np.int64)
         self.nf_src = (np.arange(run_start[-1]) - np.repeat(run_start[:-1] - self.nf_lo,
                                                                self.nf_runs))
         self.nf_hi = nf_hi + (run_start[:-1] - self.nf_lo).take(self.tp_seg)
-        # Rows in each area's range, listed area after area (the area with every row in range
-        # lists them once for all such areas): for each TP event the end of its list's range
-        # up to its position, for each segment the start of its category in that list.
-        t_area = self.tp_seg // (n_t * n_k)
-        lists, list_of_area = _row_lists(state.out_of_range, sel, k_sel, t_area, tp_pos, n_k)
+        # For each TP event the end of its lists' ranges up to its position, for each segment
+        # the start of its category in them (an area reading several lists: the first here,
+        # the others in ``hi_more``/``lo_more``, over its contiguous events and segments).
         starts = np.cumsum([0] + [len(x) for x in lists])
         self.in_img = (row_img.take(np.concatenate(lists)) if lists
                        else np.zeros(0, np.int64))
@@ -334,12 +344,19 @@ class PrecisionPlan:
         s_area, s_k = np.divmod(np.arange(n_seg), n_t * n_k)
         s_k %= max(n_k, 1)
         self.in_lo = np.empty(n_seg, np.int64)
+        self.hi_more, self.lo_more = [], []
         for a in range(n_a):
-            at, j = np.flatnonzero(t_area == a), list_of_area[a]
-            self.in_hi[at] = starts[j] + np.searchsorted(lists[j], tp_pos.take(at), "right")
-            seg_a = np.flatnonzero(s_area == a)
-            self.in_lo[seg_a] = starts[j] + np.searchsorted(
-                lists[j], seg_start.take(s_k.take(seg_a)), "left")
+            at, seg_a = np.flatnonzero(t_area == a), np.flatnonzero(s_area == a)
+            for i, j in enumerate(cover[a]):
+                hi = starts[j] + np.searchsorted(lists[j], tp_pos.take(at), "right")
+                lo = starts[j] + np.searchsorted(lists[j], seg_start.take(s_k.take(seg_a)),
+                                                 "left")
+                if i == 0:
+                    self.in_hi[at], self.in_lo[seg_a] = hi, lo
+                    continue
+                if len(at):
+                    self.hi_more.append((int(at[0]), int(at[-1]) + 1, hi))
+                self.lo_more.append((int(seg_a[0]), int(seg_a[-1]) + 1, lo))
         self._keys: dict = {}
         self.rows_per_k = int(np.bincount(k_sel, minlength=1).max(initial=0))
         self._need_tables: dict = {}
@@ -380,11 +397,17 @@ class PrecisionPlan:
         if self.nf_sign is not None:
             nf_w *= self.nf_sign
         not_fp = prefix(nf_w, dtype)
-        at_start = inside.take(self.in_lo) - not_fp.take(self.nf_lo)       # per segment
+        at_start = inside.take(self.in_lo)                                   # per segment
+        for lo, hi, more in self.lo_more:
+            at_start[lo:hi] += inside.take(more)
+        at_start -= not_fp.take(self.nf_lo)
         less = np.add(not_fp.take(self.nf_src), np.repeat(at_start, self.nf_runs))
         counted = inside.take(self.in_hi, out=work.get("counted", n, dtype), mode="wrap")
-        np.subtract(counted, less.take(self.nf_hi, out=work.get("scratch", n, dtype),
-                                       mode="wrap"), out=counted)
+        scratch = work.get("scratch", n, dtype)
+        for lo, hi, more in self.hi_more:
+            np.add(counted[lo:hi], inside.take(more, out=scratch[:hi - lo], mode="wrap"),
+                   out=counted[lo:hi])
+        np.subtract(counted, less.take(self.nf_hi, out=scratch, mode="wrap"), out=counted)
         # pycocotools' float arithmetic: tp / (fp + tp + eps), the sum exact in float64.
         pr = np.add(counted, _EPS, out=work.get("pr", n, np.float64))
         np.divide(tp, pr, out=pr)
@@ -445,40 +468,83 @@ class PrecisionPlan:
         return keys
 
 
+#: Derive the every-row list from the other areas' lists when its two passes over its rows
+#: cost more than this many times the extra reads (two per event and list) it needs instead.
+_DERIVE_COST = 1.0
+
+
 def _row_lists(out_of_range: np.ndarray, sel: np.ndarray, k_sel: np.ndarray,
-               t_area: np.ndarray, tp_pos: np.ndarray, n_k: int) -> tuple[list, list]:
-    """The positions (in ``sel``) of the rows in each area's range whose weights the TP
-    events read, and which list each area reads: the areas with every row in range share
-    one; a category's rows after the last TP event of the areas reading the list are left
-    out (no event counts them; its earlier rows stay whole).
+               tp_seg: np.ndarray, tp_pos: np.ndarray, sizes: tuple) -> tuple:
+    """The positions (in ``sel``) of the rows in range whose weights the TP events read, as a
+    few lists, and which lists each area sums.
+
+    Each area whose range leaves rows out has its own list. The areas with every row in range
+    ("all") read one list of every row, or, when the other lists hold every row those areas'
+    events read and two passes over those rows cost more than two reads per event and extra
+    list, the other lists themselves: a row is then counted once per list holding it, and the
+    rows counted more than once are returned (once per extra count) to be taken off as
+    not-FP events of those areas. A category's rows after the last TP event of the areas
+    reading a list are left out (no event counts them; its earlier rows stay whole).
 
     Parameters
     ----------
     out_of_range : ndarray of bool, shape (A, n_rows)
     sel : ndarray of int, shape (n_sel,)
         The rows, in accumulation order (``k_sel``: their categories, non-decreasing).
-    t_area, tp_pos : ndarray of int, shape (n_tp,)
-        Each TP event's area and position in ``sel``.
+    tp_seg, tp_pos : ndarray of int, shape (n_tp,)
+        Each TP event's segment (sorted) and position in ``sel``.
+    sizes : tuple of int
+        The thresholds and categories (a segment is ``(area * n_t + t) * n_k + k``).
+
+    Returns
+    -------
+    lists : list of ndarray of int
+    cover : list of tuple of int
+        Per area, the lists it sums.
+    twice : ndarray of int
+        Positions of the rows counted more than once (repeated per extra count).
+    twice_areas : list of int
+        The areas whose events take them off.
     """
-    lists: list[np.ndarray] = []
-    list_of_area, areas_of_list, full = [], [], None
-    for a in range(len(out_of_range)):
-        inside = ~out_of_range[a].take(sel)
-        if inside.all() and full is not None:
-            list_of_area.append(full)
-            areas_of_list[full].append(a)
-            continue
-        if inside.all():
-            full = len(lists)
-        list_of_area.append(len(lists))
-        areas_of_list.append([a])
-        lists.append(np.flatnonzero(inside))
-    for j, areas in enumerate(areas_of_list):
-        read = tp_pos.compress(np.isin(t_area, areas))
+    inside = [~out_of_range[a].take(sel) for a in range(len(out_of_range))]
+    full = [a for a, mask in enumerate(inside) if mask.all()]
+    other = [a for a, mask in enumerate(inside) if not mask.all()]
+
+    # The last TP event of each segment (the events are sorted by segment and position).
+    n_t, n_k = sizes
+    t_area = tp_seg // max(n_t * n_k, 1)
+    ends = np.flatnonzero(np.diff(tp_seg, append=-1))
+    end_area, end_k, end_pos = t_area.take(ends), k_sel.take(tp_pos.take(ends)), tp_pos.take(ends)
+
+    def last_of(areas):           # per category, the last TP position of ``areas`` (or -1)
+        read = np.isin(end_area, areas)
         last = np.full(max(n_k, 1), -1, np.int64)
-        np.maximum.at(last, k_sel.take(read), read)
+        np.maximum.at(last, end_k.compress(read), end_pos.compress(read))
+        return last
+
+    lists = [np.flatnonzero(inside[a]) for a in other]
+    cover = [()] * len(inside)
+    for j, a in enumerate(other):
+        cover[a] = (j,)
+    twice, twice_areas = np.zeros(0, np.int64), []
+    if full:
+        read_full = np.flatnonzero(np.arange(len(sel)) <= last_of(full).take(k_sel))
+        times = np.sum([inside[a].take(read_full) for a in other], axis=0, dtype=np.int64)
+        n_events = int(np.isin(t_area, full).sum())
+        if other and (times >= 1).all() and _DERIVE_COST * 2 * len(read_full) > (
+                2 * (len(other) - 1) * n_events + 4 * int((times - 1).sum()) * len(full)):
+            twice = np.repeat(read_full, times - 1)
+            twice_areas = full
+            for a in full:
+                cover[a] = tuple(range(len(other)))
+        else:
+            lists.append(np.arange(len(sel)))
+            for a in full:
+                cover[a] = (len(lists) - 1,)
+    for j in range(len(lists)):
+        last = last_of([a for a in range(len(inside)) if j in cover[a]])
         lists[j] = lists[j].compress(lists[j] <= last.take(k_sel.take(lists[j])))
-    return lists, list_of_area
+    return lists, cover, twice, twice_areas
 
 
 def _holders(ends: np.ndarray, units: np.ndarray, out: np.ndarray) -> np.ndarray:
