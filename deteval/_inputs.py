@@ -33,7 +33,9 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +43,16 @@ import numpy as np
 
 from .data import Categories, Dataset, Detections, GroundTruth, Images, index_in
 from .errors import FormatError
-from .io._json import load_json, number_column, read_json_bytes, source_name
+from .io._json import (
+    FileBytes,
+    checked_json_bytes,
+    load_json,
+    number_column,
+    prefetch_bytes,
+    read_bytes,
+    read_json_bytes,
+    source_name,
+)
 
 __all__ = ["MATCH_BY", "Pair", "check_indices", "load_pair", "read_coco_detections",
            "read_coco_ground_truth"]
@@ -50,6 +61,9 @@ __all__ = ["MATCH_BY", "Pair", "check_indices", "load_pair", "read_coco_detectio
 MATCH_BY = ("auto", "id", "name")
 
 _RULE = "see docs/resolution.md"
+
+#: What ``bytes.lstrip()`` removes, found without copying the file's text.
+_LEADING_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")
 
 
 @dataclass(frozen=True)
@@ -109,8 +123,21 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         Detections whose indices do not index the dataset's tables.
     """
     _check_match_by(match_by)
-    dataset = gt if isinstance(gt, Dataset) else read_coco_ground_truth(gt, iou_type=iou_type,
-                                                                       invalid=invalid)
+    results_file = None
+    if isinstance(gt, (str, os.PathLike)) and isinstance(dt, (str, os.PathLike)):
+        # Two files: the results file is read (a system call, without the GIL) while the
+        # ground truth is parsed; its errors are raised where reading it would raise them.
+        results_file = prefetch_bytes(dt, what="results")
+    try:
+        dataset = (gt if isinstance(gt, Dataset)
+                   else read_coco_ground_truth(gt, iou_type=iou_type, invalid=invalid))
+    except BaseException:
+        if results_file is not None:
+            with contextlib.suppress(Exception):
+                results_file()      # (the thread ends before the error goes up)
+        raise
+    if results_file is not None:
+        dt = results_file()
     if isinstance(dt, Detections):
         pair = Pair(dataset, dt, notes=dataset.notes)
     else:
@@ -188,13 +215,19 @@ def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
     name = source_name(source)
     data = source
     if isinstance(source, (str, os.PathLike)):
-        raw = read_json_bytes(source, what="results")
-        if raw.lstrip()[:1] != b"{":  # a plain results list: the typed fast path, by id
+        if not isinstance(source, FileBytes):
+            source = FileBytes(source, read_bytes(source, what="results"), what="results")
+        raw = source.raw
+        if raw[_LEADING_SPACE.match(raw).end():][:1] != b"{":
+            # A plain results list: the reader takes the bytes (read once, checked there).
+            del raw
             if match_by == "name":
                 raise _needs_tables(name)
             return read_coco_results(source, dataset, iou_type=iou_type,
                                      invalid=invalid), "id", ()
+        raw = checked_json_bytes(source.take("results"), source, what="results")
         data = load_json(source, what="results", raw=raw).data
+        del raw
     if not (isinstance(data, dict) and "images" in data and "categories" in data):
         if match_by == "name":
             raise _needs_tables(name)
