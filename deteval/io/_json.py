@@ -327,7 +327,9 @@ def checked_json_bytes(raw: bytes, path: str | os.PathLike, *, what: str) -> byt
     """``raw``, the content of the JSON file ``path``, after :func:`read_json_bytes`'s
     checks (for a caller that read the bytes itself)."""
     check_utf8(raw, source=str(path), what=what)
-    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):    # a fast scan first
+    # Fast scans first: a backslash (memchr, ~0.1 ms a MB; most files hold none), then the
+    # two bytes of an escape (~1 ms a MB), then the expression.
+    if b"\\" in raw and b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
         load_json(path, what=what, raw=raw)   # refuses a lone surrogate, naming the line
     return raw
 
