@@ -33,7 +33,9 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +43,16 @@ import numpy as np
 
 from .data import Categories, Dataset, Detections, GroundTruth, Images, index_in
 from .errors import FormatError
-from .io._json import load_json, number_column, read_json_bytes, source_name
+from .io._json import (
+    FileBytes,
+    checked_json_bytes,
+    load_json,
+    number_column,
+    prefetch_bytes,
+    read_bytes,
+    read_json_bytes,
+    source_name,
+)
 
 __all__ = ["MATCH_BY", "Pair", "check_indices", "load_pair", "read_coco_detections",
            "read_coco_ground_truth"]
@@ -50,6 +61,9 @@ __all__ = ["MATCH_BY", "Pair", "check_indices", "load_pair", "read_coco_detectio
 MATCH_BY = ("auto", "id", "name")
 
 _RULE = "see docs/resolution.md"
+
+#: What ``bytes.lstrip()`` removes, found without copying the file's text.
+_LEADING_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")
 
 
 @dataclass(frozen=True)
@@ -110,11 +124,24 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
     """
     _check_match_by(match_by)
     early = _EarlyResults.start(gt, dt, iou_type, match_by)
+    results_file = None
+    if early is None and all(isinstance(x, (str, os.PathLike)) for x in (gt, dt)):
+        # Two files: the results file is read (a system call, without the GIL) while the
+        # ground truth is parsed; its errors are raised where reading it would raise them.
+        # (A keypoint results file is parsed whole on its thread: _EarlyResults.)
+        results_file = prefetch_bytes(dt, what="results")
     try:
-        dataset = gt if isinstance(gt, Dataset) else read_coco_ground_truth(
-            gt, iou_type=iou_type, invalid=invalid)
+        dataset = (gt if isinstance(gt, Dataset)
+                   else read_coco_ground_truth(gt, iou_type=iou_type, invalid=invalid))
+    except BaseException:
+        if results_file is not None:
+            with contextlib.suppress(Exception):
+                results_file()      # (the thread ends before the error goes up)
+        raise
     finally:
         columns = early.columns() if early is not None else None
+    if results_file is not None:
+        dt = results_file()
     if isinstance(dt, Detections):
         pair = Pair(dataset, dt, notes=dataset.notes)
     else:
@@ -159,25 +186,6 @@ class _EarlyResults:
     def columns(self) -> Any:
         self._thread.join()
         return self._columns
-
-
-def _first_byte(path: Any) -> bytes | None:
-    """The first byte after the leading whitespace of a regular file (None: not one, not
-    readable, or only whitespace in its first MiB): whether it holds a list or an object,
-    without reading it whole (:func:`~deteval.io.coco.read_coco_results` then reads it)."""
-    import stat
-
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with open(path, "rb") as handle:
-            for _ in range(256):
-                chunk = handle.read(4096).lstrip()
-                if chunk:
-                    return chunk[:1]
-    except (OSError, ValueError):
-        return None
-    return None
 
 
 def read_coco_ground_truth(source: Any, **options: Any) -> Dataset:
@@ -253,17 +261,19 @@ def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
         if detections is not None:
             return detections, "id", ()
     if isinstance(source, (str, os.PathLike)):
-        # A plain list (the common file): read once, by read_coco_results.
-        if _first_byte(source) == b"[" and match_by != "name":
-            return read_coco_results(source, dataset, iou_type=iou_type,
-                                     invalid=invalid), "id", ()
-        raw = read_json_bytes(source, what="results")
-        if raw.lstrip()[:1] != b"{":  # a plain results list: the typed fast path, by id
+        if not isinstance(source, FileBytes):
+            source = FileBytes(source, read_bytes(source, what="results"), what="results")
+        raw = source.raw
+        if raw[_LEADING_SPACE.match(raw).end():][:1] != b"{":
+            # A plain results list: the reader takes the bytes (read once, checked there).
+            del raw
             if match_by == "name":
                 raise _needs_tables(name)
             return read_coco_results(source, dataset, iou_type=iou_type,
                                      invalid=invalid), "id", ()
+        raw = checked_json_bytes(source.take("results"), source, what="results")
         data = load_json(source, what="results", raw=raw).data
+        del raw
     if not (isinstance(data, dict) and "images" in data and "categories" in data):
         if match_by == "name":
             raise _needs_tables(name)

@@ -159,11 +159,15 @@ class _Layout:
         self.box, self.score = position[2], position[6]
 
 
-#: Records converted at once by the template path: ~14k numbers, arrays of ~112 KiB that
-#: stay in the cache (and below malloc's threshold for fresh pages). A chunk with more
-#: values left to parse_numbers than records (17-digit reprs) sends its piece to the
-#: general path, which converts them without the template path's extra copy.
-_CHUNK_RECORDS = 2048
+#: Records converted at once by the template path: a piece's first chunk is small
+#: (``_FIRST_CHUNK_RECORDS``: a chunk with more values left to parse_numbers than records,
+#: 17-digit reprs, sends its piece to the general path, which converts them without the
+#: template path's extra copy), the rest of the piece goes in chunks of ``_CHUNK_RECORDS``
+#: (a whole 1 MiB piece): each numpy call then runs ~100k numbers without the GIL, so two
+#: threads rarely wait for it (chunks of 2048 records made ~6 times as many calls, whose
+#: glue, holding the GIL, kept two threads from running at once; docs/fast-reader.md §4).
+_FIRST_CHUNK_RECORDS = 2048
+_CHUNK_RECORDS = 16384
 
 
 def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
@@ -177,11 +181,13 @@ def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
     if runs is not None and len(runs[0]) == len(out[0]):
         starts, lengths = runs
         left = []
-        for at in range(0, len(starts), _CHUNK_RECORDS):
-            chunk = slice(at, at + _CHUNK_RECORDS)
+        cuts = [0, *range(min(_FIRST_CHUNK_RECORDS, len(starts)), len(starts),
+                          _CHUNK_RECORDS), len(starts)]
+        for at, end in zip(cuts[:-1], cuts[1:]):
+            chunk = slice(at, end)
             rest = _template_chunk(windows[0], starts[chunk], lengths[chunk], layout,
                                    tuple(column[chunk] for column in out))
-            if rest is None or len(rest) > _CHUNK_RECORDS:
+            if rest is None or len(rest) > max(end - at, _FIRST_CHUNK_RECORDS):
                 break       # (wide values everywhere, 17-digit reprs: the general path)
             left.append(rest + 7 * at)
         else:

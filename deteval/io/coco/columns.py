@@ -120,8 +120,11 @@ def _build_dataset(c: _GTColumns, name: str, *, note_missing_area: bool = False)
 
 def _xyxy(xywh: np.ndarray, name: str, where) -> np.ndarray:
     """``[x, y, x + w, y + h]``, refusing boxes whose far corner overflows float64."""
+    xywh = xywh.reshape(-1, 4)
+    boxes = np.empty(xywh.shape, dtype=xywh.dtype)
+    boxes[:, :2] = xywh[:, :2]
     with np.errstate(over="ignore"):
-        boxes = np.column_stack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]]).reshape(-1, 4)
+        np.add(xywh[:, :2], xywh[:, 2:], out=boxes[:, 2:])
     if np.isfinite(boxes).all():
         return boxes
     bad = np.flatnonzero(~np.isfinite(boxes).all(axis=1))
