@@ -33,7 +33,9 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +43,16 @@ import numpy as np
 
 from .data import Categories, Dataset, Detections, GroundTruth, Images, index_in
 from .errors import FormatError
-from .io._json import load_json, number_column, read_json_bytes, source_name
+from .io._json import (
+    FileBytes,
+    checked_json_bytes,
+    load_json,
+    number_column,
+    prefetch_bytes,
+    read_bytes,
+    read_json_bytes,
+    source_name,
+)
 
 __all__ = ["MATCH_BY", "Pair", "check_indices", "load_pair", "read_coco_detections",
            "read_coco_ground_truth"]
@@ -50,6 +61,9 @@ __all__ = ["MATCH_BY", "Pair", "check_indices", "load_pair", "read_coco_detectio
 MATCH_BY = ("auto", "id", "name")
 
 _RULE = "see docs/resolution.md"
+
+#: What ``bytes.lstrip()`` removes, found without copying the file's text.
+_LEADING_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")
 
 
 @dataclass(frozen=True)
@@ -109,16 +123,69 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         Detections whose indices do not index the dataset's tables.
     """
     _check_match_by(match_by)
-    dataset = gt if isinstance(gt, Dataset) else read_coco_ground_truth(gt, iou_type=iou_type,
-                                                                       invalid=invalid)
+    early = _EarlyResults.start(gt, dt, iou_type, match_by)
+    results_file = None
+    if early is None and all(isinstance(x, (str, os.PathLike)) for x in (gt, dt)):
+        # Two files: the results file is read (a system call, without the GIL) while the
+        # ground truth is parsed; its errors are raised where reading it would raise them.
+        # (A keypoint results file is parsed whole on its thread: _EarlyResults.)
+        results_file = prefetch_bytes(dt, what="results")
+    try:
+        dataset = (gt if isinstance(gt, Dataset)
+                   else read_coco_ground_truth(gt, iou_type=iou_type, invalid=invalid))
+    except BaseException:
+        if results_file is not None:
+            with contextlib.suppress(Exception):
+                results_file()      # (the thread ends before the error goes up)
+        raise
+    finally:
+        columns = early.columns() if early is not None else None
+    if results_file is not None:
+        dt = results_file()
     if isinstance(dt, Detections):
         pair = Pair(dataset, dt, notes=dataset.notes)
     else:
         detections, resolved_by, notes = _resolve(dt, dataset, iou_type=iou_type,
-                                                  invalid=invalid, match_by=match_by)
+                                                  invalid=invalid, match_by=match_by,
+                                                  early=columns)
         pair = Pair(dataset, detections, resolved_by, dataset.notes + notes)
     check_indices(pair.dataset, pair.detections)
     return pair
+
+
+class _EarlyResults:
+    """A keypoint results file read by the numpy reader on a thread of its own while the
+    ground truth is read (the two files at once, on two cores): the reader needs no ground
+    truth (:func:`~deteval.io.coco.results.keypoint_columns_early`). The detections are
+    then made as :func:`~deteval.io.coco.read_coco_results` makes them from the same
+    columns, so the pair is the same as when the files are read one after the other."""
+
+    def __init__(self, path: Any):
+        import threading
+
+        from .io.coco.results import keypoint_columns_early
+
+        self._columns: Any = None
+
+        def read() -> None:
+            try:
+                self._columns = keypoint_columns_early(path)
+            except Exception:   # noqa: BLE001 (the file is read again, and errors worded)
+                self._columns = None
+
+        self._thread = threading.Thread(target=read, name="deteval-results", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def start(cls, gt: Any, dt: Any, iou_type: str, match_by: str) -> _EarlyResults | None:
+        """Started for two files of a keypoint evaluation resolved by id (the reader's only
+        case), else None."""
+        paths = all(isinstance(x, (str, os.PathLike)) for x in (gt, dt))
+        return cls(dt) if paths and iou_type == "keypoints" and match_by != "name" else None
+
+    def columns(self) -> Any:
+        self._thread.join()
+        return self._columns
 
 
 def read_coco_ground_truth(source: Any, **options: Any) -> Dataset:
@@ -182,19 +249,31 @@ def read_coco_detections(source: Any, dataset: Dataset, *, iou_type: str = "bbox
 
 
 def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
-             match_by: str) -> tuple[Detections, str, tuple[str, ...]]:
+             match_by: str, early: Any = None) -> tuple[Detections, str, tuple[str, ...]]:
     from .io.coco import read_coco_results
 
     name = source_name(source)
     data = source
+    if early is not None and not dataset.string_ids:     # a plain list read by id
+        from .io.coco.typed import keypoint_detections_of
+
+        detections = keypoint_detections_of(early, dataset, name)
+        if detections is not None:
+            return detections, "id", ()
     if isinstance(source, (str, os.PathLike)):
-        raw = read_json_bytes(source, what="results")
-        if raw.lstrip()[:1] != b"{":  # a plain results list: the typed fast path, by id
+        if not isinstance(source, FileBytes):
+            source = FileBytes(source, read_bytes(source, what="results"), what="results")
+        raw = source.raw
+        if raw[_LEADING_SPACE.match(raw).end():][:1] != b"{":
+            # A plain results list: the reader takes the bytes (read once, checked there).
+            del raw
             if match_by == "name":
                 raise _needs_tables(name)
             return read_coco_results(source, dataset, iou_type=iou_type,
                                      invalid=invalid), "id", ()
+        raw = checked_json_bytes(source.take("results"), source, what="results")
         data = load_json(source, what="results", raw=raw).data
+        del raw
     if not (isinstance(data, dict) and "images" in data and "categories" in data):
         if match_by == "name":
             raise _needs_tables(name)

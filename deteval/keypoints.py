@@ -144,46 +144,47 @@ class OKSTables:
         layout = self._layout(len(variances))
         # Far-off keypoints (|coordinates| beyond ~1e154) overflow to an infinite distance,
         # whose similarity exp(-inf) is 0, as in pycocotools: not worth a warning.
+        # Chunk by chunk, the bound too: every temporary stays small (in cache, and reused
+        # by malloc rather than new pages, each a page fault in a fresh process).
         with np.errstate(over="ignore"):
-            todo = np.arange(len(pair_dt))
-            if floor > 0:
-                todo = np.flatnonzero(~layout.below(pair_dt, pair_gt, self._scale,
-                                                    float(variances.max()), floor))
-            for lo in range(0, len(todo), _CHUNK_PAIRS):
-                sel = todo[lo:lo + _CHUNK_PAIRS]
-                out[sel] = layout.oks(pair_dt[sel], pair_gt[sel], self._scale, variances)
+            for lo in range(0, len(pair_dt), _CHUNK_PAIRS):
+                d_rows, g_rows = pair_dt[lo:lo + _CHUNK_PAIRS], pair_gt[lo:lo + _CHUNK_PAIRS]
+                if floor > 0:
+                    sel = np.flatnonzero(~layout.below(d_rows, g_rows, self._scale,
+                                                       float(variances.max()), floor))
+                    d_rows, g_rows = d_rows[sel], g_rows[sel]
+                    out[lo + sel] = layout.oks(d_rows, g_rows, self._scale, variances)
+                else:
+                    out[lo:lo + len(d_rows)] = layout.oks(d_rows, g_rows, self._scale,
+                                                          variances)
         return out
 
 
 class _Layout:
-    """The planes of one keypoint count K: the objects' coordinates ``(rows, K)``, each
-    object's kept keypoints first (``order``) and their count, the boxes of hidden objects,
-    and the extents the bound reads. The detections' table is read in place."""
+    """One keypoint count K: each object's kept keypoints first (``order``) and their count,
+    the boxes of hidden objects, and the extents the bound reads. Both tables are read in
+    place by flat index (no copy of their coordinates, no plane per layout: in a fresh
+    process each new page of an array is a page fault, which costs more than the
+    arithmetic here)."""
 
     def __init__(self, dt: np.ndarray, gt: np.ndarray, xywh: np.ndarray, k: int):
         self.k = k
-        # The detections' coordinates are read from their own table by flat index (no
-        # copy of it): x of keypoint j of row r at r * stride + 3 * j, y right after.
+        # x of keypoint j of row r at r * stride + 3 * j, y right after.
         self.dt = dt
         self.dt_flat = np.ascontiguousarray(dt).reshape(-1)
         self.stride = 3 * dt.shape[1] if dt.ndim == 3 else 0
+        self.gt = gt
+        self.gt_flat = np.ascontiguousarray(gt).reshape(-1)
+        self.gt_stride = 3 * gt.shape[1] if gt.ndim == 3 else 0
         self.columns = 3 * np.arange(k)
-        self.gx = np.ascontiguousarray(gt[:, :k, 0])
-        self.gy = np.ascontiguousarray(gt[:, :k, 1])
         visible = gt[:, :k, 2] > 0
         n_visible = visible.sum(axis=1)
         self.hidden = n_visible == 0
         self.kept = np.where(self.hidden, k, n_visible)
-        # The visible keypoints first, in keypoint order (computeOks' e[vg > 0]); only the
-        # objects with some hidden keypoints are reordered.
-        # (A stable sort of ~visible per row: each keypoint's place is its rank among the
-        # visible ones, or after them its rank among the others.)
-        place = np.where(visible, np.cumsum(visible, axis=1),
-                         n_visible[:, None] + np.cumsum(~visible, axis=1)) - 1
-        self.order = np.empty((len(gt), k), dtype=np.int64)
-        np.put_along_axis(self.order, place, np.arange(k)[None, :], axis=1)
-        self.packed_x = np.take_along_axis(self.gx, self.order, axis=1)
-        self.packed_y = np.take_along_axis(self.gy, self.order, axis=1)
+        # The visible keypoints first, in keypoint order (computeOks' e[vg > 0]): a stable
+        # sort of ~visible per row; kept as flat offsets 3 * keypoint.
+        self.order = np.argsort(~visible, axis=1, kind="stable")
+        self.order *= 3
         # pycocotools' box of an object without visible keypoints: its box enlarged by its
         # size on each side (x0, x1, y0, y1).
         self.box = np.column_stack([xywh[:, 0] - xywh[:, 2], xywh[:, 0] + xywh[:, 2] * 2,
@@ -197,7 +198,8 @@ class _Layout:
         if self._extents is None:
             self._extents = (_extent(self.dt[:, :self.k, 0], self.dt[:, :self.k, 1]),
                              np.where(self.hidden[:, None], self.box,
-                                      _extent(self.gx, self.gy, self.visible)))
+                                      _extent(self.gt[:, :self.k, 0], self.gt[:, :self.k, 1],
+                                              self.visible)))
         return self._extents
 
     def below(self, pair_dt, pair_gt, scale, variance_max, floor) -> np.ndarray:
@@ -240,24 +242,19 @@ class _Layout:
         for m, rows in groups:
             d_rows, g_rows = pair_dt[rows], pair_gt[rows]
             if m == k:
-                xd, yd = self._dt_points(d_rows, self.columns)
-                dx = np.subtract(xd, self.gx.take(g_rows, axis=0), out=xd)
-                dy = np.subtract(yd, self.gy.take(g_rows, axis=0), out=yd)
-                var = variances
+                columns, var = self.columns, variances
             else:
-                order = self.order.take(g_rows, axis=0)[:, :m]
-                xd, yd = self._dt_points(d_rows, 3 * order)
-                dx = np.subtract(xd, self.packed_x.take(g_rows, axis=0)[:, :m], out=xd)
-                dy = np.subtract(yd, self.packed_y.take(g_rows, axis=0)[:, :m], out=yd)
-                var = variances.take(order)
+                columns = self.order.take(g_rows, axis=0)[:, :m]
+                var = variances.take(columns // 3)
+            xd, yd = self._dt_points(d_rows, columns)
+            xg, yg = _points(self.gt_flat, self.gt_stride, g_rows, columns)
+            dx = np.subtract(xd, xg, out=xd)
+            dy = np.subtract(yd, yg, out=yd)
             out[rows] = _mean_similarity(dx, dy, var, scale.take(g_rows))
         return out
 
     def _dt_points(self, rows: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, ...]:
-        """C-contiguous ``(len(rows), m)`` x and y of the detections' keypoints at
-        ``columns`` (3 * keypoint: the same for every row, shape (m,), or per row)."""
-        at = (rows * self.stride)[:, None] + columns
-        return self.dt_flat.take(at), self.dt_flat.take(at + 1)
+        return _points(self.dt_flat, self.stride, rows, columns)
 
     def _hidden(self, pair_dt, pair_gt, scale, variances) -> np.ndarray:
         """OKS against objects without visible keypoints: every K term, with the distance
@@ -269,17 +266,34 @@ class _Layout:
         return _mean_similarity(dx, dy, variances, scale.take(pair_gt))
 
 
+def _points(flat: np.ndarray, stride: int, rows: np.ndarray,
+            columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """C-contiguous ``(len(rows), m)`` x and y of a keypoint table (``flat``, ``stride``
+    numbers a row) at ``columns`` (3 * keypoint: the same for every row, shape (m,), or
+    per row)."""
+    at = (rows * stride)[:, None] + columns
+    return flat.take(at), flat.take(at + 1)
+
+
 def _extent(x: np.ndarray, y: np.ndarray, kept: np.ndarray | None = None) -> np.ndarray:
     """``(rows, 4)`` x min, x max, y min, y max of each row's points, or of its ``kept``
     ones (a row without any gets an empty extent, inf to -inf; NaN propagates, and a NaN
-    extent never bounds a pair)."""
-    if kept is None:
-        return np.column_stack([x.min(axis=1, initial=np.inf), x.max(axis=1, initial=-np.inf),
-                                y.min(axis=1, initial=np.inf), y.max(axis=1, initial=-np.inf)])
-    return np.column_stack([np.where(kept, x, np.inf).min(axis=1, initial=np.inf),
-                            np.where(kept, x, -np.inf).max(axis=1, initial=-np.inf),
-                            np.where(kept, y, np.inf).min(axis=1, initial=np.inf),
-                            np.where(kept, y, -np.inf).max(axis=1, initial=-np.inf)])
+    extent never bounds a pair).
+
+    Column by column (``np.minimum`` of two columns at a time): a reduction over rows of a
+    few keypoints runs numpy's inner loop once per row, several times slower."""
+    out = np.empty((4, len(x)))
+    out[0::2], out[1::2] = np.inf, -np.inf
+    for j in range(x.shape[1]):
+        for row, values in ((0, x[:, j]), (2, y[:, j])):
+            if kept is None:
+                np.minimum(out[row], values, out=out[row])
+                np.maximum(out[row + 1], values, out=out[row + 1])
+            else:   # (np.where: a ufunc's where= takes numpy's slow masked loop)
+                np.minimum(out[row], np.where(kept[:, j], values, np.inf), out=out[row])
+                np.maximum(out[row + 1], np.where(kept[:, j], values, -np.inf),
+                           out=out[row + 1])
+    return out.T
 
 
 def _mean_similarity(dx: np.ndarray, dy: np.ndarray, variances, scale: np.ndarray

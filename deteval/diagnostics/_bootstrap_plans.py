@@ -156,34 +156,62 @@ class COCOPlan:
         self.per_image = max(int(per_image), int(n_gt_image), 1) * n_a * n_t
         self.precision = {md: PrecisionPlan(state, events, dt_k, image, md, self.sizes)
                           for md in sorted(read_ap)}
-        # Recall of the other settings: the TP events that survive each, by segment (events
-        # are in segment order): the weighted count of each segment is a difference of a
-        # prefix sum at the segment bounds.
-        ev_rows = events.order.take(events.full_pos)
-        ev_seg = events.at * n_k + dt_k.take(ev_rows)
-        ev_area = events.at // n_t
-        n_seg = n_a * n_t * n_k
-        self.recall_events = {}
-        for m in sorted({m for _, m in read_ar}):
-            if max_dets[m] in self.precision:
-                continue
-            areas = [a for a, mm in read_ar if mm == m]
-            tp = np.flatnonzero((events.rank < max_dets[m]) & ~events.ignored
-                                & np.isin(ev_area, areas))
-            bounds = np.searchsorted(ev_seg.take(tp), np.arange(n_seg + 1))
-            self.recall_events[m] = (image.take(ev_rows.take(tp)), bounds)
+        self._work = Workspace()
+        self._recall_plan(events, dt_k, image, read_ar, max_dets)
         self.read_ar = read_ar
+        # The positives, by (category, area): their count is a difference of one prefix sum.
+        self.counted = counted
         a_idx, g_idx = np.nonzero(counted)
-        self.gt_key = gt_k.take(g_idx) * n_a + a_idx
-        self.gt_img = gt_img.take(g_idx)
+        gt_key = gt_k.take(g_idx) * n_a + a_idx
+        order = np.argsort(gt_key, kind="stable")
+        self.gt_img = gt_img.take(g_idx.take(order))
+        self.gt_bounds = np.searchsorted(gt_key.take(order), np.arange(n_k * n_a + 1))
         self.thresholds_r = np.asarray(p.recall_thresholds, dtype=np.float64)
         self.max_dets = max_dets
+
+    def _recall_plan(self, events: Any, dt_k: np.ndarray, image: np.ndarray, read_ar: set,
+                     max_dets: tuple) -> None:
+        """Recall of the settings without precision plan (AR1, AR10): their TP events are
+        nested (rank below each setting), so one list holds them all, by segment and, inside a
+        segment, by the fewest settings that count each event first; each setting's weighted
+        count of a segment is then the difference of one prefix sum at the segment's start
+        and at the end of its events (its own segment end where it reads no such area)."""
+        n_t, _, n_k, n_a, _ = self.sizes
+        n_seg = n_a * n_t * n_k
+        settings = [m for m in sorted({m for _, m in read_ar}) if max_dets[m] not in
+                    self.precision]
+        self.recall_img, self.recall_bounds = None, {}
+        if not settings:
+            return
+        caps = np.asarray([max_dets[m] for m in settings])          # increasing
+        areas = {m: [a for a, mm in read_ar if mm == m] for m in settings}
+        ev_rows = events.order.take(events.full_pos)
+        tp = np.flatnonzero((events.rank < caps[-1]) & ~events.ignored
+                            & np.isin(events.at // n_t, sorted(set().union(*areas.values()))))
+        seg = events.at.take(tp) * n_k + dt_k.take(ev_rows.take(tp))
+        # class j: counted by the settings from the j-th on (rank below caps[j], not below the
+        # ones before); events of a segment by class (the order of a sum does not matter).
+        key = seg * len(caps) + np.searchsorted(caps, events.rank.take(tp), side="right")
+        order = np.argsort(key, kind="stable")
+        self.recall_img = image.take(ev_rows.take(tp.take(order)))
+        key = key.take(order)
+        segments = np.arange(n_seg)
+        start = np.searchsorted(key, segments * len(caps), side="left")
+        for j, m in enumerate(settings):
+            end = np.searchsorted(key, segments * len(caps) + j, side="right")
+            read = np.isin(segments // (n_t * n_k), areas[m])
+            self.recall_bounds[m] = (start, np.where(read, end, start))
 
     def positives(self, w: np.ndarray) -> np.ndarray:
         """npig under weights: shape (K, A), int64."""
         _, _, n_k, n_a, _ = self.sizes
-        return np.bincount(self.gt_key, weights=w.take(self.gt_img),
-                           minlength=n_k * n_a).astype(np.int64).reshape(n_k, n_a)
+        dtype = w.dtype if w.dtype in (np.int32, np.int64) else np.dtype(np.int64)
+        n = len(self.gt_img)
+        units = self._work.get("positives", n + 1, dtype)
+        units[0] = 0
+        np.cumsum(w.take(self.gt_img, out=self._work.get("gt_w", n, w.dtype), mode="wrap"),
+                  out=units[1:], dtype=dtype)
+        return np.diff(units.take(self.gt_bounds).astype(np.int64)).reshape(n_k, n_a)
 
     def curves(self, w: np.ndarray) -> tuple[dict, dict, dict]:
         """Precision and recall under weights ``w``, at the entries the numbers read.
@@ -191,7 +219,7 @@ class COCOPlan:
         Returns ``{max_det: precision (T, R, K, A)}`` and ``{m: recall (T, K, A)}``, slices
         of :func:`~deteval.protocols._coco_stages.accumulate_stage`'s arrays (-1 where
         undefined), and ``{max_det: TP events}`` (the third value of
-        :meth:`PrecisionPlan.curve`).
+        :meth:`PrecisionPlan.curve`, then the positives, shape (K, A)).
         """
         n_t, n_r, n_k, n_a, n_m = self.sizes
         w = w.astype(count_dtype(w, self.per_image), copy=False)
@@ -200,16 +228,25 @@ class COCOPlan:
         valid = seg_npig > 0
         prec, totals, events = {}, {}, {}
         for md, plan in self.precision.items():
-            q, totals[md], events[md] = plan.curve(w, npig, self.thresholds_r)
-            q[~valid] = -1.0
-            prec[md] = q.reshape(n_a, n_t, n_k, n_r).transpose(1, 3, 2, 0)
+            grid, totals[md], tp_events = plan.curve(w, npig, self.thresholds_r)
+            events[md] = (*tp_events, npig)
+            if not valid.all():
+                rows = grid.reshape(n_a * n_t, n_r, n_k).transpose(0, 2, 1)    # (A T, K, R)
+                rows[~valid.reshape(n_a * n_t, n_k)] = -1.0
+            prec[md] = grid.transpose(1, 2, 3, 0)
         rec = {}
+        if self.recall_img is not None:
+            n = len(self.recall_img)
+            units = self._work.get("recall", n + 1, w.dtype)
+            units[0] = 0
+            np.cumsum(w.take(self.recall_img, out=self._work.get("recall_w", n, w.dtype),
+                             mode="wrap"), out=units[1:])
         for m in sorted({m for _, m in self.read_ar}):
             if self.max_dets[m] in totals:
                 tp = totals[self.max_dets[m]]
             else:
-                img, bounds = self.recall_events[m]
-                tp = np.diff(prefix(w.take(img), w.dtype).take(bounds))
+                start, end = self.recall_bounds[m]
+                tp = units.take(end) - units.take(start)
             final = np.full(len(seg_npig), -1.0)
             final[valid] = tp[valid] / seg_npig[valid]
             rec[m] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
@@ -262,74 +299,85 @@ class PrecisionPlan:
         self.row_img = row_img
         self.bounds = np.searchsorted(self.tp_seg, np.arange(n_seg + 1))
         self.counts = np.diff(self.bounds)
+        # Rows in each area's range (§13 and ``_row_lists``): each area's lists, and the rows
+        # its lists count twice (to take off as not-FP events).
+        t_area = self.tp_seg // (n_t * n_k)
+        lists, cover, twice, twice_areas = _row_lists(state.out_of_range, sel, k_sel,
+                                                      self.tp_seg, tp_pos, (n_t, n_k))
         # Events that are not FPs though their row is counted in range (+1: an ignored
-        # object's match), or that are counted though their row is out of range (-1: a TP of
-        # an out-of-range detection); an ignored object's match out of range is neither.
+        # object's match, or a row counted twice), or that are counted though their row is
+        # out of range (-1: a TP of an out-of-range detection); an ignored object's match out
+        # of range is neither.
         plus, minus = e_ign & ~e_out, ~e_ign & e_out
         nf = np.flatnonzero(plus | minus)
-        self.nf_img = row_img.take(e_pos.take(nf))
-        self.nf_sign = None if not minus.any() else np.where(plus.take(nf), 1, -1).astype(
-            np.int8)
+        twice_seg = ((np.asarray(twice_areas, np.int64)[:, None] * n_t + np.arange(n_t))
+                     .reshape(-1, 1) * n_k + k_sel.take(twice)).ravel()
+        nf_seg = np.concatenate([e_seg.take(nf), twice_seg])
+        nf_pos = np.concatenate([e_pos.take(nf), np.tile(twice, len(twice_areas) * n_t)])
+        nf_plus = np.concatenate([plus.take(nf), np.ones(len(twice_seg), bool)])
+        order = np.lexsort((nf_pos, nf_seg))      # events: already in (segment, position)
+        nf_seg, nf_pos, nf_plus = nf_seg.take(order), nf_pos.take(order), nf_plus.take(order)
+        self.nf_img = row_img.take(nf_pos)
+        self.nf_sign = None if nf_plus.all() else np.where(nf_plus, 1, -1).astype(np.int8)
         # Each TP event's count of such events up to it (itself included), and each
         # segment's first one: the events are sorted by (segment, position).
         n_rows = len(sel) + 1
-        nf_key = e_seg.take(nf) * n_rows + e_pos.take(nf)
+        nf_key = nf_seg * n_rows + nf_pos
         nf_hi = np.searchsorted(nf_key, self.tp_seg * n_rows + tp_pos, side="right")
         self.nf_lo = np.searchsorted(nf_key, np.arange(n_seg) * n_rows, side="left")
         # Those counts plus their segment's start, read from one short list per resample
         # (so that the start is not subtracted event by event): segment after segment, the
         # counts nf_lo[s] .. nf_lo[s + 1] (``nf_src``; ``nf_runs`` of them per segment);
         # ``nf_hi`` is each TP event's place in it.
-        self.nf_runs = np.diff(np.append(self.nf_lo, len(nf))) + 1
+        self.nf_runs = np.diff(np.append(self.nf_lo, len(nf_key))) + 1
         run_start = prefix(self.nf_runs, np.int64)
         self.nf_src = (np.arange(run_start[-1]) - np.repeat(run_start[:-1] - self.nf_lo,
                                                                self.nf_runs))
         self.nf_hi = nf_hi + (run_start[:-1] - self.nf_lo).take(self.tp_seg)
-        # Rows in each area's range, listed area after area (the area with every row in range
-        # lists them once for all such areas): for each TP event the end of its list's range
-        # up to its position, for each segment the start of its category in that list.
-        lists: list[np.ndarray] = []
-        list_of_area, full = [], None
-        for a in range(n_a):
-            inside = ~state.out_of_range[a].take(sel)
-            if inside.all() and full is not None:
-                list_of_area.append(full)
-                continue
-            if inside.all():
-                full = len(lists)
-            list_of_area.append(len(lists))
-            lists.append(np.flatnonzero(inside))
+        # For each TP event the end of its lists' ranges up to its position, for each segment
+        # the start of its category in them (an area reading several lists: the first here,
+        # the others in ``hi_more``/``lo_more``, over its contiguous events and segments).
         starts = np.cumsum([0] + [len(x) for x in lists])
         self.in_img = (row_img.take(np.concatenate(lists)) if lists
                        else np.zeros(0, np.int64))
-        t_area = self.tp_seg // (n_t * n_k)
         self.in_hi = np.empty(len(tp_pos), np.int64)
         s_area, s_k = np.divmod(np.arange(n_seg), n_t * n_k)
         s_k %= max(n_k, 1)
         self.in_lo = np.empty(n_seg, np.int64)
+        self.hi_more, self.lo_more = [], []
         for a in range(n_a):
-            at, j = np.flatnonzero(t_area == a), list_of_area[a]
-            self.in_hi[at] = starts[j] + np.searchsorted(lists[j], tp_pos.take(at), "right")
-            seg_a = np.flatnonzero(s_area == a)
-            self.in_lo[seg_a] = starts[j] + np.searchsorted(
-                lists[j], seg_start.take(s_k.take(seg_a)), "left")
+            at, seg_a = np.flatnonzero(t_area == a), np.flatnonzero(s_area == a)
+            for i, j in enumerate(cover[a]):
+                hi = starts[j] + np.searchsorted(lists[j], tp_pos.take(at), "right")
+                lo = starts[j] + np.searchsorted(lists[j], seg_start.take(s_k.take(seg_a)),
+                                                 "left")
+                if i == 0:
+                    self.in_hi[at], self.in_lo[seg_a] = hi, lo
+                    continue
+                if len(at):
+                    self.hi_more.append((int(at[0]), int(at[-1]) + 1, hi))
+                self.lo_more.append((int(seg_a[0]), int(seg_a[-1]) + 1, lo))
         self._keys: dict = {}
+        self.rows_per_k = int(np.bincount(k_sel, minlength=1).max(initial=0))
         self._need_tables: dict = {}
         self._work = Workspace()
 
     def curve(self, w: np.ndarray, npig: np.ndarray, thresholds_r: np.ndarray):
-        """Interpolated precision at each recall threshold per segment, shape (S, R); the
-        weighted TP count per segment, shape (S,); and per TP event its weight, the TP count
-        of its segment up to it and the TP + FP count up to it (each shape (n_tp,)).
+        """Interpolated precision at each recall threshold per segment, laid out
+        (area, threshold, recall threshold, category): shape (A, T, R, K); the weighted TP
+        count per segment, shape (S,); and per TP event its weight, the TP count of its
+        segment up to it and the TP + FP count up to it (each shape (n_tp,)).
 
         The precision and the event arrays are this thread's scratch arrays: valid until its
         next call.
         """
         n_k, n_a = npig.shape
         n_r, n_seg, n = len(thresholds_r), self.n_seg, len(self.tp_img)
+        n_t = n_seg // max(n_k * n_a, 1)
         if n == 0:       # no TP event: precision 0 wherever defined
             none = np.zeros(0, np.int64)
-            return np.zeros((n_seg, n_r)), np.zeros(n_seg, np.int64), (none, none, none)
+            return (np.zeros((n_a, n_t, n_r, n_k)), np.zeros(n_seg, np.int64),
+                    (none, none, none))
         work, dtype = self._work, w.dtype
         tp_w = w.take(self.tp_img, out=work.get("tp_w", n, dtype), mode="wrap")
         units = work.get("units", n + 1, dtype)                 # TP units before each event
@@ -349,28 +397,37 @@ class PrecisionPlan:
         if self.nf_sign is not None:
             nf_w *= self.nf_sign
         not_fp = prefix(nf_w, dtype)
-        at_start = inside.take(self.in_lo) - not_fp.take(self.nf_lo)       # per segment
+        at_start = inside.take(self.in_lo)                                   # per segment
+        for lo, hi, more in self.lo_more:
+            at_start[lo:hi] += inside.take(more)
+        at_start -= not_fp.take(self.nf_lo)
         less = np.add(not_fp.take(self.nf_src), np.repeat(at_start, self.nf_runs))
         counted = inside.take(self.in_hi, out=work.get("counted", n, dtype), mode="wrap")
-        np.subtract(counted, less.take(self.nf_hi, out=work.get("scratch", n, dtype),
-                                       mode="wrap"), out=counted)
+        scratch = work.get("scratch", n, dtype)
+        for lo, hi, more in self.hi_more:
+            np.add(counted[lo:hi], inside.take(more, out=scratch[:hi - lo], mode="wrap"),
+                   out=counted[lo:hi])
+        np.subtract(counted, less.take(self.nf_hi, out=scratch, mode="wrap"), out=counted)
         # pycocotools' float arithmetic: tp / (fp + tp + eps), the sum exact in float64.
         pr = np.add(counted, _EPS, out=work.get("pr", n, np.float64))
         np.divide(tp, pr, out=pr)
-        envelope = self._envelope(pr, dtype)
+        code = self._code(w)
+        envelope = self._envelope(pr, code)
         # The first event of each segment whose TP count reaches a threshold's need (at
         # least 1; needed_true_positives is COCO's float rule): the event holding that TP
         # unit. The precision there is the envelope's; 0 where the count never gets there.
         need = self._needed(npig, thresholds_r)                              # (K, A, R)
         need = np.ascontiguousarray(need.transpose(1, 0, 2))[:, None]       # (A, 1, K, R)
-        n_t = n_seg // max(n_k * n_a, 1)
         at = work.get("at", n_seg * n_r, np.int64).reshape(n_a, n_t, n_k, n_r)
         np.add(seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1, need, out=at)
         event = _holders(units[1:], at.ravel(), work.get("event", n_seg * n_r, np.int64))
         q = envelope.take(event, out=at.ravel(), mode="wrap")
-        q = _decode(q, self._keys[dtype][1]).reshape(n_a, n_t, n_k, n_r)
-        q *= need <= total.reshape(n_a, n_t, n_k, 1)
-        return q.reshape(n_seg, n_r), total, (tp_w, tp, counted)
+        q = _decode(q, self._keys[code][1]).reshape(n_a, n_t, n_k, n_r)
+        # Written (area, threshold, recall threshold, category): the stats then read each
+        # area's (threshold, recall threshold, category) block as it lies (§13).
+        grid = work.get("grid", n_seg * n_r, np.float64).reshape(n_a, n_t, n_r, n_k)
+        np.multiply(q, need <= total.reshape(n_a, n_t, n_k, 1), out=grid.transpose(0, 1, 3, 2))
+        return grid, total, (tp_w, tp, counted)
 
     def _needed(self, npig: np.ndarray, thresholds_r: np.ndarray) -> np.ndarray:
         """``max(needed_true_positives(npig, thresholds_r), 1)``, shape (K, A, R), read from
@@ -391,16 +448,103 @@ class PrecisionPlan:
             self._need_tables[key] = table       # a whole new table: safe for other threads
         return table.take(npig, axis=0)
 
-    def _envelope(self, pr: np.ndarray, dtype: Any) -> np.ndarray:
+    def _code(self, w: np.ndarray) -> int:
+        """The code width of :func:`_encode_layout` under weights ``w``: a category's TP + FP
+        count is at most its rows times the largest weight (and below the count type's
+        limit), ``e`` the bits of that bound."""
+        limit = 32 if w.dtype == np.int32 else 64
+        bound = int(w.max(initial=0)) * self.rows_per_k
+        return (min(max(bound.bit_length(), 1), limit) + 1).bit_length()
+
+    def _envelope(self, pr: np.ndarray, code: int) -> np.ndarray:
         """Each TP event's largest precision from it to the end of its segment, encoded
         (:func:`_encode_layout`): a reversed running maximum, restarted at each segment."""
-        if dtype not in self._keys:
-            self._keys[dtype] = _encode_layout(self.tp_seg, self.bounds, dtype)
-        offsets, _, chunks = self._keys[dtype]
-        keys = np.add(pr.view(np.int64), offsets, out=self._work.get("keys", len(pr), np.int64))
+        if code not in self._keys:       # a whole new entry: safe for other threads
+            self._keys[code] = _encode_layout(self.tp_seg, self.bounds, code)
+        offsets, _, chunks = self._keys[code]
+        keys = np.add(pr.view(np.int64), offsets, out=pr.view(np.int64))       # pr: not read again
         for lo, hi in chunks:
             np.maximum.accumulate(keys[lo:hi][::-1], out=keys[lo:hi][::-1])
         return keys
+
+
+#: Derive the every-row list from the other areas' lists when its two passes over its rows
+#: cost more than this many times the extra reads (two per event and list) it needs instead.
+_DERIVE_COST = 1.0
+
+
+def _row_lists(out_of_range: np.ndarray, sel: np.ndarray, k_sel: np.ndarray,
+               tp_seg: np.ndarray, tp_pos: np.ndarray, sizes: tuple) -> tuple:
+    """The positions (in ``sel``) of the rows in range whose weights the TP events read, as a
+    few lists, and which lists each area sums.
+
+    Each area whose range leaves rows out has its own list. The areas with every row in range
+    ("all") read one list of every row, or, when the other lists hold every row those areas'
+    events read and two passes over those rows cost more than two reads per event and extra
+    list, the other lists themselves: a row is then counted once per list holding it, and the
+    rows counted more than once are returned (once per extra count) to be taken off as
+    not-FP events of those areas. A category's rows after the last TP event of the areas
+    reading a list are left out (no event counts them; its earlier rows stay whole).
+
+    Parameters
+    ----------
+    out_of_range : ndarray of bool, shape (A, n_rows)
+    sel : ndarray of int, shape (n_sel,)
+        The rows, in accumulation order (``k_sel``: their categories, non-decreasing).
+    tp_seg, tp_pos : ndarray of int, shape (n_tp,)
+        Each TP event's segment (sorted) and position in ``sel``.
+    sizes : tuple of int
+        The thresholds and categories (a segment is ``(area * n_t + t) * n_k + k``).
+
+    Returns
+    -------
+    lists : list of ndarray of int
+    cover : list of tuple of int
+        Per area, the lists it sums.
+    twice : ndarray of int
+        Positions of the rows counted more than once (repeated per extra count).
+    twice_areas : list of int
+        The areas whose events take them off.
+    """
+    inside = [~out_of_range[a].take(sel) for a in range(len(out_of_range))]
+    full = [a for a, mask in enumerate(inside) if mask.all()]
+    other = [a for a, mask in enumerate(inside) if not mask.all()]
+
+    # The last TP event of each segment (the events are sorted by segment and position).
+    n_t, n_k = sizes
+    t_area = tp_seg // max(n_t * n_k, 1)
+    ends = np.flatnonzero(np.diff(tp_seg, append=-1))
+    end_area, end_k, end_pos = t_area.take(ends), k_sel.take(tp_pos.take(ends)), tp_pos.take(ends)
+
+    def last_of(areas):           # per category, the last TP position of ``areas`` (or -1)
+        read = np.isin(end_area, areas)
+        last = np.full(max(n_k, 1), -1, np.int64)
+        np.maximum.at(last, end_k.compress(read), end_pos.compress(read))
+        return last
+
+    lists = [np.flatnonzero(inside[a]) for a in other]
+    cover = [()] * len(inside)
+    for j, a in enumerate(other):
+        cover[a] = (j,)
+    twice, twice_areas = np.zeros(0, np.int64), []
+    if full:
+        read_full = np.flatnonzero(np.arange(len(sel)) <= last_of(full).take(k_sel))
+        times = np.sum([inside[a].take(read_full) for a in other], axis=0, dtype=np.int64)
+        n_events = int(np.isin(t_area, full).sum())
+        if other and (times >= 1).all() and _DERIVE_COST * 2 * len(read_full) > (
+                2 * (len(other) - 1) * n_events + 4 * int((times - 1).sum()) * len(full)):
+            twice = np.repeat(read_full, times - 1)
+            twice_areas = full
+            for a in full:
+                cover[a] = tuple(range(len(other)))
+        else:
+            lists.append(np.arange(len(sel)))
+            for a in full:
+                cover[a] = (len(lists) - 1,)
+    for j in range(len(lists)):
+        last = last_of([a for a in range(len(inside)) if j in cover[a]])
+        lists[j] = lists[j].compress(lists[j] <= last.take(k_sel.take(lists[j])))
+    return lists, cover, twice, twice_areas
 
 
 def _holders(ends: np.ndarray, units: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -420,20 +564,20 @@ def _holders(ends: np.ndarray, units: np.ndarray, out: np.ndarray) -> np.ndarray
     return out
 
 
-def _encode_layout(tp_seg: np.ndarray, bounds: np.ndarray, dtype: Any):
+def _encode_layout(tp_seg: np.ndarray, bounds: np.ndarray, code: int):
     """How precisions become integer keys whose running maximum restarts at each segment.
 
-    A precision is ``tp / (d + eps)`` with ``1 <= tp <= d`` below the count type's limit, so
-    it is 0 or lies in ``[2**-e, 1]`` (``e`` = 32 for int32 counts, 64 for int64): its float64
-    bit pattern, an increasing function of the value, less that of ``2**-(e + 1)``, needs
-    ``p`` bits. The segments go in chunks of ``2**(63 - p)``; the ``j``-th last segment of a
-    chunk adds ``j << p``, so that every key of a segment exceeds every key of the segments
-    after it in the chunk, and a reversed running maximum over the chunk restarts at each
-    segment. A precision of 0 (before the first TP unit) gets a smaller key; no query reads
-    it. Returns the per-event offsets, the subtracted base and the chunks' event ranges.
+    A precision is ``tp / (d + eps)`` with ``1 <= tp <= d < 2**e`` (``e`` at most 32 for int32
+    counts, 64 for int64), so it is 0 or lies in ``[2**-e, 1]``: its float64 bit pattern, an
+    increasing function of the value, less that of ``2**-(2**code - 1)`` (``code`` the bits
+    of ``e + 1``, so ``2**code - 1 > e``), needs ``p = 52 + code`` bits. The segments go in
+    chunks of ``2**(63 - p)``; the ``j``-th last segment of a chunk adds ``j << p``, so that
+    every key of a segment exceeds every key of the segments after it in the chunk, and a
+    reversed running maximum over the chunk restarts at each segment. A precision of 0
+    (before the first TP unit) gets a smaller key; no query reads it. Returns the per-event
+    offsets, the subtracted base and the chunks' event ranges.
     """
-    e = 32 if dtype == np.int32 else 64
-    base = int(np.array(2.0 ** -(e + 1)).view(np.int64))
+    base = int(np.array(2.0 ** -(2**code - 1)).view(np.int64))
     width = int(np.array(1.0).view(np.int64)) - base + 1
     payload = int(width - 1).bit_length()
     per_chunk = 1 << (63 - payload)
@@ -486,26 +630,39 @@ class LRPPlan:
                                     np.zeros(len(rows), bool))
         gt_ok = (ctx.gt_k >= 0) & ~table.gt_ignore[a]
         self.gt_k, self.gt_img, self.n_k = ctx.gt_k[gt_ok], ctx.gt_img[gt_ok], ctx.n_k
+        # The positives are the precision plan's of area "all" when they are the same objects.
+        self.npig_area = a if np.array_equal(plan.counted[a], gt_ok) else None
+        self.present = np.flatnonzero(np.diff(self.tp_bounds))
+        # The running localisation sums restart at each category: the categories' events are
+        # laid out as the rows of a few zero-padded blocks (categories of close lengths
+        # together), one cumulative sum along the rows of each.
+        self.pad_src, self.pad_back, self.pad_blocks = padded_rows(self.tp_bounds)
+        self.pad_iou = np.where(self.pad_src >= 0, self.tp_iou.take(self.pad_src), 0.0)
+        self.pad_src = np.maximum(self.pad_src, 0)
 
     def molrp(self, w: np.ndarray, events: tuple) -> float:
         """moLRP under image weights ``w``, from the max-detections-100 precision plan's
-        ``events`` under them (:meth:`PrecisionPlan.curve`); -1 when not computed."""
+        ``events`` under them (:meth:`COCOPlan.curves`); -1 when not computed."""
         from .lrp import _mean
 
         if not self.ok:
             return -1.0
-        npig = np.bincount(self.gt_k, weights=w.take(self.gt_img),
-                           minlength=self.n_k).astype(np.int64)
-        tp_w, tp_num, counted = (x[self.lo:self.hi] for x in events)
+        if self.npig_area is not None:
+            npig = events[3][:, self.npig_area]
+        else:
+            npig = np.bincount(self.gt_k, weights=w.take(self.gt_img),
+                               minlength=self.n_k).astype(np.int64)
+        tp_w, tp_num, counted = (x[self.lo:self.hi] for x in events[:3])
         fp_num = counted - tp_num
         fn_num = npig.take(self.tp_k) - tp_num
         # The localisation sums category by category: a running float sum restarted at each
         # category, as deteval.diagnostics.lrp._optimal sums them (its other rows add 0).
-        loc = tp_w * self.tp_iou
-        bounds = self.tp_bounds
-        present = np.flatnonzero(np.diff(bounds))
-        for k in present.tolist():
-            np.cumsum(loc[bounds[k]:bounds[k + 1]], out=loc[bounds[k]:bounds[k + 1]])
+        padded = np.multiply(tp_w.take(self.pad_src), self.pad_iou)   # pads: 0
+        for lo, rows, cols in self.pad_blocks:
+            block = padded[lo:lo + rows * cols].reshape(rows, cols)
+            np.cumsum(block, axis=1, out=block)
+        loc = padded.take(self.pad_back)
+        bounds, present = self.tp_bounds, self.present
         total_loc = tp_num - loc
         with np.errstate(invalid="ignore", divide="ignore"):
             curve = (total_loc / (1 - self.tau) + fp_num + fn_num) / (tp_num + fp_num + fn_num)
@@ -516,6 +673,54 @@ class LRPPlan:
             found = (npig.take(present) > 0) & (tp_total > 0)
             olrp[present[found]] = minima[found]
         return _mean(olrp)
+
+
+#: The cost of one cumulative-sum call, in padded entries (the unit of ``padded_rows``).
+_CALL_COST = 3000
+_MAX_ROWS = 64            # rows of a block (bounds the search for the blocks)
+
+
+def padded_rows(bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+    """A layout of the runs ``bounds[k]:bounds[k + 1]`` of a flat array as the rows of a few
+    zero-padded 2-D blocks, so that a running sum restarted at each run is one
+    ``cumsum(axis=1)`` per block (each row summed in order: the floats of a running sum
+    over the run alone). The runs, longest first, are cut into blocks (of contiguous lengths)
+    that cost least: a call (``_CALL_COST`` entries) plus the padded entries.
+
+    Returns ``src`` (per padded entry its flat index, -1 for padding), ``back`` (per flat
+    index its padded entry) and the blocks ``(start, rows, columns)``.
+
+    >>> src, back, blocks = padded_rows(np.array([0, 2, 2, 5]))
+    >>> src.tolist(), back.tolist(), blocks
+    ([2, 3, 4, 0, 1, -1], [3, 4, 0, 1, 2], [(0, 2, 3)])
+    """
+    lengths = np.diff(bounds)
+    runs = np.flatnonzero(lengths)
+    runs = runs[np.argsort(-lengths.take(runs), kind="stable")]
+    size = lengths.take(runs).tolist()
+    # best[j]: least cost of the first j runs; a block of runs i..j-1 is size[i] wide.
+    best, cut = [0] + [0] * len(size), [0] * (len(size) + 1)
+    for j in range(1, len(size) + 1):
+        best[j], cut[j] = min((best[i] + _CALL_COST + (j - i) * size[i], i)
+                              for i in range(max(j - _MAX_ROWS, 0), j))
+    edges, j = [], len(size)
+    while j:
+        edges.append((cut[j], j))
+        j = cut[j]
+    src_parts, blocks, start = [], [], 0
+    for i, j in reversed(edges):
+        rows, cols = j - i, size[i]
+        part = np.full((rows, cols), -1, np.int64)
+        for r, k in enumerate(runs[i:j].tolist()):
+            part[r, :lengths[k]] = np.arange(bounds[k], bounds[k + 1])
+        src_parts.append(part.ravel())
+        blocks.append((start, rows, cols))
+        start += rows * cols
+    src = np.concatenate(src_parts) if src_parts else np.zeros(0, np.int64)
+    back = np.empty(int(bounds[-1] - bounds[0]) if len(bounds) else 0, np.int64)
+    real = np.flatnonzero(src >= 0)
+    back[src.take(real) - (bounds[0] if len(bounds) else 0)] = real
+    return src, back, blocks
 
 
 def f1_counts(ctx: Any, state: Any, table: Any, threshold: float, n_images: int):

@@ -453,8 +453,7 @@ class WeightedCOCO:
         prec, rec, events = self._plan.curves(w)
         p = self.params
         if len(set(p.max_detections)) == len(p.max_detections):
-            stats = [_mean_valid(prec[key] if is_ap else rec[key], at) if key is not None
-                     else -1.0 for is_ap, key, at in self._selections]
+            stats = self._stats(prec, rec)
         else:   # repeated settings: pycocotools' paired indexing, on the full arrays
             precision, recall = self._plan.full(prec, rec)
             stats = [summarize_value(precision if is_ap else recall, p, iou, area, m)
@@ -477,13 +476,37 @@ class WeightedCOCO:
         area_at = _run([i for i, label in enumerate(p.area_labels) if label == area])
         return is_ap, key, (iou_at, Ellipsis, area_at)
 
+    def _stats(self, prec: dict, rec: dict) -> list[float]:
+        """The stats of ``self._selections`` from ``curves``' arrays.
+
+        An entry is -1 exactly where its (category, area) has no positive (``curves``), for
+        every threshold: when no such pair is selected, the mean is that of the selection
+        itself in C order (the entries the boolean selection would keep, in its order: the
+        same pairwise sum), without the comparison and the compress; ``curves`` lays the
+        precision out so that an area's selection is one contiguous block, read as it lies.
+        """
+        out, defined = [], {}
+        for is_ap, key, at in self._selections:
+            if key is None:
+                out.append(-1.0)
+                continue
+            values = prec[key] if is_ap else rec[key]
+            ok = defined.get((is_ap, key))
+            if ok is None:          # (K, A): no -1 entry for that pair
+                ok = defined[is_ap, key] = values[(0,) * (values.ndim - 2)] > -1
+            if ok[:, at[2]].all():
+                out.append(_mean_of(np.ascontiguousarray(values[at[0]][at[1:]])))
+            else:
+                out.append(_mean_valid(values, at))
+        return out
+
     def _per_class(self, prec: dict) -> list[float]:
         """``COCOResult.per_class()``'s AP of each category (summarize_value at area "all"
         and the AP setting, per category)."""
         p = self.params
         max_det = p.max_detections[self._plan.m_star]
         areas = [i for i, label in enumerate(p.area_labels) if label == "all"]
-        values = prec[max_det][..., areas]                       # (T, R, K, A')
+        values = prec[max_det][..., _run(areas)]                 # (T, R, K, A')
         # One block per category, all defined or all -1: the mean of each row is the mean
         # summarize_value takes (numpy sums a contiguous row as it sums a 1-D array).
         values = np.ascontiguousarray(np.moveaxis(values, 2, 0)).reshape(self.ctx.n_k, -1)
@@ -503,6 +526,17 @@ def _mean_valid(values: np.ndarray, at: tuple) -> float:
     values = values[at[0]][at[1:]]
     valid = values[values > -1]         # a view's entries in C order, as the copy's
     return -1.0 if len(valid) == 0 else float(np.mean(valid))
+
+
+def _mean_of(values: np.ndarray) -> float:
+    """The mean of a C-contiguous array whose entries are all > -1, as ``np.mean`` of its
+    flat copy (a contiguous array is summed as one run); -1 when it is empty.
+
+    >>> _mean_of(np.array([[0.5, 1.0], [1.0, 0.0]]))
+    0.625
+    """
+    # np.mean's own arithmetic: the (pairwise) sum of the one run, then divided by the count.
+    return float(np.add.reduce(values.reshape(-1))) / values.size if values.size else -1.0
 
 
 def _run(index: Any) -> Any:

@@ -27,9 +27,10 @@ from ..errors import FormatError
 if TYPE_CHECKING:
     import orjson
 
-__all__ = ["MAX_INPUT_BYTES", "JSONDocument", "array_pieces", "box_column", "check_input_file",
-           "check_utf8", "gc_paused", "load_json", "number_column", "open_input", "read_bytes",
-           "read_json_bytes", "source_name", "typed_decode"]
+__all__ = ["MAX_INPUT_BYTES", "FileBytes", "JSONDocument", "array_pieces", "box_column",
+           "check_input_file", "check_utf8", "gc_paused", "load_json", "number_column",
+           "open_input", "prefetch_bytes", "read_bytes", "read_json_bytes", "source_name",
+           "typed_decode"]
 
 
 @contextmanager
@@ -148,13 +149,85 @@ def open_input(path: str | os.PathLike, *, what: str) -> BinaryIO:
     return handle
 
 
+class FileBytes(os.PathLike):
+    """A path whose content :func:`read_bytes` read already (``what`` names the content, as
+    for :func:`read_bytes`): it stands for the path everywhere (``os.fspath``, ``str``, so
+    errors name the file), and the first :func:`read_bytes` of the same ``what`` takes the
+    bytes instead of reading the file again (the next one reads the file).
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile(suffix=".json") as f:
+    ...     _ = f.write(b"[1]"); f.flush()
+    ...     given = FileBytes(f.name, b"[2]", what="results")
+    ...     first, again = (read_bytes(given, what="results") for _ in range(2))
+    ...     str(given) == f.name, first, again
+    (True, b'[2]', b'[1]')
+    """
+
+    __slots__ = ("path", "raw", "what")
+
+    def __init__(self, path: str | os.PathLike, raw: bytes, *, what: str):
+        self.path, self.raw, self.what = path, raw, what
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def __repr__(self) -> str:
+        return f"FileBytes({str(self.path)!r}, {len(self.raw or b'')} bytes)"
+
+    def take(self, what: str) -> bytes | None:
+        """The bytes, handed over once (None after, or for another ``what``)."""
+        if what != self.what:
+            return None
+        raw, self.raw = self.raw, None
+        return raw
+
+
+def prefetch_bytes(path: str | os.PathLike, *, what: str):
+    """Start reading ``path`` (:func:`read_bytes`) on a thread; returns a function that
+    waits for it and gives a :class:`FileBytes`, or raises the error reading it raised.
+
+    The read runs without the GIL (a system call), so a caller can read another file
+    meanwhile: ``evaluate_coco(gt_path, dt_path)`` reads the results file while it parses
+    the ground truth.
+    """
+    import threading
+
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            done["raw"] = read_bytes(path, what=what)
+        except BaseException as error:     # raised by the caller, below
+            done["error"] = error
+
+    thread = threading.Thread(target=run, name="deteval-read", daemon=True)
+    thread.start()
+
+    def result() -> FileBytes:
+        thread.join()
+        if "error" in done:
+            raise done.pop("error")
+        return FileBytes(path, done.pop("raw"), what=what)
+
+    return result
+
+
 def read_bytes(path: str | os.PathLike, *, what: str, allow_empty: bool = False,
                limit: int | None = None) -> bytes:
     """The content of a file that should hold ``what``, with errors that name it.
 
     Only regular files are read (:func:`open_input`), at most ``limit`` bytes
     (:data:`MAX_INPUT_BYTES` by default); an empty file is an error unless ``allow_empty``.
+    A :class:`FileBytes` of the same ``what`` hands its bytes over (read with the defaults).
     """
+    if isinstance(path, FileBytes) and not allow_empty and limit is None:
+        raw = path.take(what)
+        if raw is not None:
+            return raw
     limit = MAX_INPUT_BYTES if limit is None else limit
     too_large = FormatError(f"{what} file is larger than {limit} bytes, the most deteval reads",
                             source=str(path))
@@ -254,7 +327,9 @@ def checked_json_bytes(raw: bytes, path: str | os.PathLike, *, what: str) -> byt
     """``raw``, the content of the JSON file ``path``, after :func:`read_json_bytes`'s
     checks (for a caller that read the bytes itself)."""
     check_utf8(raw, source=str(path), what=what)
-    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):    # a fast scan first
+    # Fast scans first: a backslash (memchr, ~0.1 ms a MB; most files hold none), then the
+    # two bytes of an escape (~1 ms a MB), then the expression.
+    if b"\\" in raw and b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
         load_json(path, what=what, raw=raw)   # refuses a lone surrogate, naming the line
     return raw
 

@@ -159,11 +159,15 @@ class _Layout:
         self.box, self.score = position[2], position[6]
 
 
-#: Records converted at once by the template path: ~14k numbers, arrays of ~112 KiB that
-#: stay in the cache (and below malloc's threshold for fresh pages). A chunk with more
-#: values left to parse_numbers than records (17-digit reprs) sends its piece to the
-#: general path, which converts them without the template path's extra copy.
-_CHUNK_RECORDS = 2048
+#: Records converted at once by the template path: a piece's first chunk is small
+#: (``_FIRST_CHUNK_RECORDS``: a chunk with more values left to parse_numbers than records,
+#: 17-digit reprs, sends its piece to the general path, which converts them without the
+#: template path's extra copy), the rest of the piece goes in chunks of ``_CHUNK_RECORDS``
+#: (a whole 1 MiB piece): each numpy call then runs ~100k numbers without the GIL, so two
+#: threads rarely wait for it (chunks of 2048 records made ~6 times as many calls, whose
+#: glue, holding the GIL, kept two threads from running at once; docs/fast-reader.md §4).
+_FIRST_CHUNK_RECORDS = 2048
+_CHUNK_RECORDS = 16384
 
 
 def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
@@ -173,24 +177,17 @@ def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
     its glue is the file's own, else by the general path. Returns the numbers the template
     path left to :func:`_read_deferred` (or None); raises :class:`_Refused`."""
     out = tuple(column[row:stop_row] for column in columns)
-    inside = _inside(data, *piece)
-    runs = None
-    if inside is not None:
-        begin, stop = inside
-        buffer, base = data, begin
-        if stop + 16 > len(data):           # the file's end: 16-byte reads need room
-            buffer = np.zeros(stop - begin + 16, dtype=np.uint8)
-            buffer[:stop - begin] = data[begin:stop]
-            windows, base = byte_windows(buffer), 0
-        runs = layout.glue.runs(buffer[base:base + stop - begin], windows[1], base)
+    buffer, windows, runs = _glue_runs(data, windows, piece, layout.glue)
     if runs is not None and len(runs[0]) == len(out[0]):
         starts, lengths = runs
         left = []
-        for at in range(0, len(starts), _CHUNK_RECORDS):
-            chunk = slice(at, at + _CHUNK_RECORDS)
+        cuts = [0, *range(min(_FIRST_CHUNK_RECORDS, len(starts)), len(starts),
+                          _CHUNK_RECORDS), len(starts)]
+        for at, end in zip(cuts[:-1], cuts[1:]):
+            chunk = slice(at, end)
             rest = _template_chunk(windows[0], starts[chunk], lengths[chunk], layout,
                                    tuple(column[chunk] for column in out))
-            if rest is None or len(rest) > _CHUNK_RECORDS:
+            if rest is None or len(rest) > max(end - at, _FIRST_CHUNK_RECORDS):
                 break       # (wide values everywhere, 17-digit reprs: the general path)
             left.append(rest + 7 * at)
         else:
@@ -211,6 +208,24 @@ def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
     if not (np.isfinite(values).all() and (values[:, 2:4] >= 0).all()):
         raise _Refused
     return None
+
+
+def _glue_runs(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
+               piece: tuple[int, int], glue: GlueTemplate):
+    """``(buffer, windows, runs)``: :meth:`GlueTemplate.runs` of a piece without its
+    leading and trailing whitespace (None when that is not JSON whitespace or the glue
+    does not tile it), with the buffer and windows its offsets refer to (the file's, or a
+    padded copy of a piece at the file's end: 16-byte reads need room)."""
+    inside = _inside(data, *piece)
+    if inside is None:
+        return data, windows, None
+    begin, stop = inside
+    buffer, base = data, begin
+    if stop + 16 > len(data):
+        buffer = np.zeros(stop - begin + 16, dtype=np.uint8)
+        buffer[:stop - begin] = data[begin:stop]
+        windows, base = byte_windows(buffer), 0
+    return buffer, windows, glue.runs(buffer[base:base + stop - begin], windows[1], base)
 
 
 def _template_chunk(words_at: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
@@ -259,16 +274,7 @@ def _read_deferred(deferred: list, columns: tuple[np.ndarray, ...]) -> None:
     or height negative."""
     if not deferred:
         return
-    texts = [d[0] for d in deferred]
-    shift = np.repeat(np.cumsum([0] + [len(t) for t in texts[:-1]]), [len(d[1]) for d in deferred])
-    begins = np.concatenate([d[1] for d in deferred]) + shift
-    lengths = np.concatenate([d[2] for d in deferred])
-    parsed = parse_numbers(np.concatenate(texts), begins, begins + lengths)
-    if parsed is None:
-        raise _Refused
-    values, integral, integers = parsed
-    rows = np.concatenate([d[3] for d in deferred])
-    which = np.concatenate([d[4] for d in deferred])
+    values, integral, integers, rows, which = _parse_deferred(deferred)
     ids = which < 2
     if not (integral[ids].all() and np.isfinite(values).all()
             and (values[(which == 4) | (which == 5)] >= 0).all()):
@@ -278,6 +284,22 @@ def _read_deferred(deferred: list, columns: tuple[np.ndarray, ...]) -> None:
     box = (which >= 2) & (which < 6)
     columns[3][rows[box], which[box] - 2] = values[box]
     columns[2][rows[which == 6]] = values[which == 6]
+
+
+def _parse_deferred(deferred: list) -> tuple[np.ndarray, ...]:
+    """``(values, integral, integers, rows, which)`` of the numbers the template path left,
+    every piece's ``(text, begins, lengths, rows, which)`` converted at once by
+    :func:`parse_numbers` (also the keypoint reader's); raises :class:`_Refused` when one is
+    not a JSON number."""
+    texts = [d[0] for d in deferred]
+    shift = np.repeat(np.cumsum([0] + [len(t) for t in texts[:-1]]), [len(d[1]) for d in deferred])
+    begins = np.concatenate([d[1] for d in deferred]) + shift
+    lengths = np.concatenate([d[2] for d in deferred])
+    parsed = parse_numbers(np.concatenate(texts), begins, begins + lengths)
+    if parsed is None:
+        raise _Refused
+    return (*parsed, np.concatenate([d[3] for d in deferred]),
+            np.concatenate([d[4] for d in deferred]))
 
 
 def _inside(data: np.ndarray, begin: int, stop: int) -> tuple[int, int] | None:

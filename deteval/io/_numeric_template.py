@@ -64,6 +64,12 @@ class GlueTemplate:
         Default: the compact layout (no whitespace).
     separator : bytes
         The text between a record's ``}`` and the next ``{`` (one comma, whitespace).
+    values : dict, optional
+        Per key, the columns of its values (default: the bbox record's, ``bbox`` giving
+        x, y, w, h); a key in ``arrays`` holds a JSON array of that many numbers, any other
+        one number (the keypoint reader's records: :mod:`deteval.io._numeric_keypoints`).
+    arrays : collection of str
+        The keys whose value is an array.
 
     Attributes
     ----------
@@ -80,10 +86,13 @@ class GlueTemplate:
     """
 
     def __init__(self, order: tuple[str, ...], segments: list[bytes] | None = None,
-                 separator: bytes = b","):
+                 separator: bytes = b",", *, values: dict | None = None,
+                 arrays: tuple[str, ...] = ("bbox",)):
+        values_of = _VALUES if values is None else values
         if segments is None:
-            fields = ['"' + key.replace("e", "#") + '":' + ("[#,#,#,#]" if key == "bbox" else "#")
-                      for key in order]
+            fields = ['"' + key.replace("e", "#") + '":'
+                      + ("[" + ",".join("#" * len(values_of[key])) + "]" if key in arrays
+                         else "#") for key in order]
             segments = [s.encode() for s in ("{" + ",".join(fields) + "}").split("#")]
         values: list[int] = []
         glue, run = [segments[0]], 0
@@ -91,7 +100,7 @@ class GlueTemplate:
             for _ in range(key.count("e")):     # a key's e letter: the glue goes on
                 run += 1
                 glue[-1] += b"e" + segments[run]
-            for column in _VALUES[key]:
+            for column in values_of[key]:
                 run += 1
                 values.append(column)
                 glue.append(segments[run])
@@ -201,7 +210,7 @@ def word_numbers(words: np.ndarray, lengths: np.ndarray):
     """
     size = np.minimum(lengths, 8)
     x = words ^ _ZEROS                          # digits 0..9
-    x &= _FIRST[size]                           # the bytes after the number 0
+    x &= _FIRST.take(size)                      # the bytes after the number 0
     negative = (x & np.uint64(0xFF)) == np.uint64(0x2D ^ 0x30)
     x >>= negative.view(np.uint8) << np.uint8(3)    # the sign's byte shifted out
     # Bit 7 of each byte that is not 0..9 (no carry between bytes: (b & 0x7F) + 0x76 < 0x100).
@@ -224,7 +233,7 @@ def word_numbers(words: np.ndarray, lengths: np.ndarray):
     ok &= ~((whole > 1) & ((x & np.uint64(0xFF)) == 0))       # no leading zero
     # Digits moved to the word's end (leading zeros enter), the part before the dot one
     # byte further: the dot closed up. (Shift counts as uint8: uint64 << uint8 is uint64.)
-    before = x & _FIRST[np.minimum(dot, 8)]
+    before = x & _FIRST.take(np.minimum(dot, 8))
     x ^= before
     gap = (8 - count).view(np.uint8)            # 0..8 bytes (garbage where not ok)
     x <<= gap << np.uint8(3)
@@ -233,9 +242,13 @@ def word_numbers(words: np.ndarray, lengths: np.ndarray):
     x |= before
     mantissa = _eight_digits(x)
     values = mantissa.astype(np.float64)
-    values /= _POW10[np.maximum(fraction, 0) * has_dot]
+    values /= _POW10.take(np.maximum(fraction, 0) * has_dot)
     # A JSON integer is read as an int first (msgspec does): "-0" is 0.0, "-0.0" is -0.0.
-    np.negative(values, out=values, where=negative & (has_dot | (mantissa != 0)))
+    # The values are >= +0.0 here: setting the sign bit negates them (a ufunc's where=
+    # would take numpy's slow masked loop).
+    sign = (negative & (has_dot | (mantissa != 0))).view(np.uint8).astype(np.uint64)
+    sign <<= np.uint64(63)
+    values.view(np.uint64)[...] |= sign
     return values, ok, ~has_dot, negative, mantissa
 
 

@@ -120,8 +120,11 @@ def _build_dataset(c: _GTColumns, name: str, *, note_missing_area: bool = False)
 
 def _xyxy(xywh: np.ndarray, name: str, where) -> np.ndarray:
     """``[x, y, x + w, y + h]``, refusing boxes whose far corner overflows float64."""
+    xywh = xywh.reshape(-1, 4)
+    boxes = np.empty(xywh.shape, dtype=xywh.dtype)
+    boxes[:, :2] = xywh[:, :2]
     with np.errstate(over="ignore"):
-        boxes = np.column_stack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]]).reshape(-1, 4)
+        np.add(xywh[:, :2], xywh[:, 2:], out=boxes[:, 2:])
     if np.isfinite(boxes).all():
         return boxes
     bad = np.flatnonzero(~np.isfinite(boxes).all(axis=1))
@@ -140,15 +143,27 @@ def _keypoint_columns(values: Sequence[Any], category_index: np.ndarray, dataset
     Otherwise box and area are the extent of all K keypoints. ``numbers_checked``: every
     value is known to be a list of floats (the typed decoder's).
     """
+    counts = result_keypoint_counts(values, category_index, _gt_keypoint_counts(dataset))
+    keypoints = keypoint_array(values, counts, labels, name, numbers_checked=numbers_checked)
+    return (keypoints, *_keypoint_boxes(keypoints, labels, name, xywh))
+
+
+def _gt_keypoint_counts(dataset: Dataset) -> np.ndarray:
+    """Per category, the keypoint count K of its ground-truth objects (-1: none)."""
     gt = dataset.gt
     per_category = np.full(len(dataset.categories), -1, dtype=np.int64)
     if gt.keypoints is not None:
         k_of_row = (~np.isnan(gt.keypoints[:, :, 0])).sum(axis=1)
         per_category[gt.category_index] = k_of_row
-    counts = result_keypoint_counts(values, category_index, per_category)
-    keypoints = keypoint_array(values, counts, labels, name, numbers_checked=numbers_checked)
+    return per_category
+
+
+def _keypoint_boxes(keypoints: np.ndarray, labels: Sequence[str], name: str,
+                    xywh: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes and areas of keypoint results ``(n, K, 3)``, as ``loadRes`` sets them: the given
+    boxes' (``xywh``, the box branch), else the extent of all K keypoints."""
     if xywh is not None:
-        return keypoints, xywh, _box_areas(xywh, name, lambda i: labels[i])
+        return xywh, _box_areas(xywh, name, lambda i: labels[i])
     # The extent of all K keypoints, those reported at (0, 0) included (loadRes). Every row
     # has K >= 1 keypoints (keypoint_array refuses empty lists).
     with np.errstate(over="ignore"):
@@ -162,4 +177,4 @@ def _keypoint_columns(values: Sequence[Any], category_index: np.ndarray, dataset
     if len(bad):
         raise FormatError("the keypoints' extent overflows float64 (coordinates too "
                           "large)", source=name, record=labels[int(bad[0])])
-    return keypoints, xywh, area
+    return xywh, area

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._threads import resolve_threads, thread_map
 from ...data import Dataset, Detections, index_in, owned
 from ...errors import FormatError
 from .._json import (
@@ -27,7 +28,12 @@ from .._numeric_json import numeric_results_columns
 from .._shapes import check_iou_type, outline_shapes
 from .columns import _bound_area, _box_areas, _has_box, _keypoint_columns, _xyxy
 from .string_ids import number_result_ids
-from .typed import _typed_keypoint_results, _typed_results_columns, _typed_segm_results
+from .typed import (
+    _numeric_keypoint_results,
+    _typed_keypoint_results,
+    _typed_results_columns,
+    _typed_segm_results,
+)
 
 
 def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detections:
@@ -74,19 +80,68 @@ def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, na
     return FormatError(message, source=name, record=record)
 
 
-def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where) -> Detections:
-    image_index = index_in(image_ids, dataset.images.ids)
+#: Rows whose derived columns (image and category rows, xyxy boxes, areas) one thread
+#: computes at once; the same cut whatever the number of threads.
+_BUILD_ROWS = 1 << 16
+
+
+def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where, *,
+                      threads: int | None = 1) -> Detections:
+    """The detections of the reader's columns: their image and category rows, xyxy boxes and
+    ``w * h`` areas computed ``_BUILD_ROWS`` rows at a time on up to ``threads`` threads
+    (the same numbers for every value), and the errors raised in the order of a single
+    pass: unknown images, then a box whose far corner overflows, then an area."""
+    n = len(image_ids)
+    image_rows = _row_lookup(dataset.images.ids, n)
+    category_rows = _row_lookup(dataset.categories.ids, n)
+    image_index, category_index = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    boxes, area = np.empty((n, 4)), np.empty(n)
+
+    def part(lo: int) -> bool:
+        rows = slice(lo, lo + _BUILD_ROWS)
+        image_index[rows] = image_rows(image_ids[rows])
+        category_index[rows] = category_rows(category_ids[rows])
+        corners, sizes = xywh[rows, :2], xywh[rows, 2:]
+        boxes[rows, :2] = corners
+        with np.errstate(over="ignore"):
+            np.add(corners, sizes, out=boxes[rows, 2:])
+            np.multiply(sizes[:, 0], sizes[:, 1], out=area[rows])
+        return bool(np.isfinite(boxes[rows]).all() and np.isfinite(area[rows]).all())
+
+    finite = all(thread_map(part, range(0, n, _BUILD_ROWS), resolve_threads(threads)))
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
         raise _unknown_images(image_ids, bad, dataset, name, where(bad[0]))
-    category_index = index_in(category_ids, dataset.categories.ids)
-    boxes = _xyxy(xywh, name, where)
+    if not finite:      # (the whole-column checks raise the error that names the record)
+        _xyxy(xywh, name, where)
+        _box_areas(xywh, name, where)
     # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
     # fresh array: handed over, not copied.
     return Detections(image_index=owned(image_index), category_index=owned(category_index),
-                      boxes=owned(boxes), scores=owned(scores),
-                      area=owned(_box_areas(xywh, name, where)), xywh=owned(xywh),
-                      category_ids=owned(category_ids))
+                      boxes=owned(boxes), scores=owned(scores), area=owned(area),
+                      xywh=owned(xywh), category_ids=owned(category_ids))
+
+
+def _row_lookup(ids: np.ndarray, n_values: int):
+    """A function giving the row of each value in the id column ``ids`` (-1 where absent),
+    as :func:`~deteval.data.index_in` does, for ``n_values`` values looked up in parts: the
+    lookup table (dense ids) is built once, its size bounded by the inputs'."""
+    ids = np.asarray(ids)
+    if len(ids) == 0 or ids.dtype != np.int64:
+        return lambda values: index_in(values, ids)
+    lo, hi = int(ids.min()), int(ids.max())
+    if hi - lo >= 2 * (len(ids) + n_values) + 1024:
+        return lambda values: index_in(values, ids)
+    unique, first = np.unique(ids, return_index=True)
+    table = np.full(hi - lo + 1, -1, dtype=np.int64)
+    table[unique - lo] = first
+
+    def rows(values: np.ndarray) -> np.ndarray:
+        if len(values) and values.min() >= lo and values.max() <= hi:
+            return table.take(values - lo)
+        return index_in(values, ids)
+
+    return rows
 
 
 def _results_columns(source: Any, name: str, document: JSONDocument | None):
@@ -159,8 +214,9 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     invalid : {"raise", "repair"}
         Self-intersecting polygons: an error, or repaired (``shapely.make_valid``).
     threads : int or None
-        Threads that parse a large bbox results file in the common layout (None: every
-        core); the detections are the same for every value (docs/fast-reader.md).
+        Threads that parse a large bbox or keypoint results file in the common layout
+        (None: every core); the detections are the same for every value
+        (docs/fast-reader.md).
 
     Returns
     -------
@@ -179,7 +235,9 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     name = source_name(source)
     if check_iou_type(iou_type) != "bbox":
         if isinstance(source, (str, os.PathLike)):
-            raw = read_json_bytes(source, what="results")
+            raw = _numeric_keypoints_first(source, dataset, name, iou_type, threads)
+            if isinstance(raw, Detections):
+                return raw
             typed = {"segm": _typed_segm_results,
                      "keypoints": _typed_keypoint_results}.get(iou_type)
             if typed is not None and not dataset.string_ids:   # string ids: numbered below
@@ -218,7 +276,7 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
                 del raw     # (the file's text is not needed past here: peak memory)
                 image_ids, category_ids, scores, xywh = columns
                 return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
-                                         lambda i: f"results[{i}]")
+                                         lambda i: f"results[{i}]", threads=threads)
             document = load_json(source, what="results", raw=raw)
             source = document.data
         if isinstance(source, np.ndarray):
@@ -235,6 +293,44 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     image_ids, category_ids, scores, xywh, section = columns
     return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
                              lambda i: f"{section}[{i}]")
+
+
+def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type: str,
+                             threads: int | None) -> bytes | Detections:
+    """A keypoint results file of 64 KiB or more with short numbers, read by the numpy
+    reader when it accepts it (docs/keypoint-reader.md); otherwise the file's checked bytes
+    (:func:`read_json_bytes`), for the msgspec and general paths."""
+    if iou_type != "keypoints" or dataset.string_ids:
+        return read_json_bytes(source, what="results")
+    from .._numeric_keypoints import short_values
+
+    raw = read_bytes(source, what="results")
+    if len(raw) >= _NUMERIC_MIN_BYTES and short_values(raw):
+        with gc_paused():
+            detections = _numeric_keypoint_results(raw, dataset, name, threads)
+        if detections is not None:
+            return detections
+    return checked_json_bytes(raw, source, what="results")
+
+
+def keypoint_columns_early(path: Any, *, threads: int | None = 1):
+    """The columns of a keypoint results file read by the numpy reader before its ground
+    truth is known (:func:`deteval._inputs.load_pair` reads the two files at once), or None
+    where :func:`read_coco_results` would not use that reader (a small file, long numbers, a
+    refused text, an unreadable file: its own reading then words the error). Given the
+    ground truth, :func:`~.typed.keypoint_detections_of` makes of them the detections
+    :func:`read_coco_results` gives for the file (when the ground truth's ids are not
+    strings)."""
+    from .._numeric_keypoints import numeric_keypoint_results, short_values
+
+    try:
+        raw = read_bytes(path, what="results")
+    except FormatError:
+        return None
+    if len(raw) < _NUMERIC_MIN_BYTES or not short_values(raw):
+        return None
+    with gc_paused():
+        return numeric_keypoint_results(raw, threads=threads)
 
 
 def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, iou_type: str,

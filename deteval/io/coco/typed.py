@@ -17,7 +17,16 @@ import numpy as np
 from ...data import Dataset, Detections, index_in
 from .._json import array_pieces, typed_decode
 from .._shapes import keypoint_array, keypoint_counts_of
-from .columns import _bound_area, _box_areas, _build_dataset, _GTColumns, _keypoint_columns, _xyxy
+from .columns import (
+    _bound_area,
+    _box_areas,
+    _build_dataset,
+    _gt_keypoint_counts,
+    _GTColumns,
+    _keypoint_boxes,
+    _keypoint_columns,
+    _xyxy,
+)
 
 # Integer fields of the typed decoders: msgspec reads integers up to 2**64 - 1; one that
 # does not fit int64 fails validation, and the general path names the record.
@@ -91,13 +100,69 @@ class _KeypointsFile(msgspec.Struct, gc=False):
 _KEYPOINT_GT_DECODER = msgspec.json.Decoder(_KeypointsFile)
 
 
+class _RawKeypointAnnotation(_Annotation, gc=False):
+    """An annotation of a person-keypoints file with its keypoints left as JSON text."""
+
+    keypoints: msgspec.Raw = msgspec.Raw()
+    num_keypoints: _Int64 = -1
+
+
+class _RawKeypointsFile(msgspec.Struct, gc=False):
+    images: list[_Image]
+    annotations: list[_RawKeypointAnnotation]
+    categories: list[_KeypointCategory]
+
+
+_RAW_KEYPOINT_GT_DECODER = msgspec.json.Decoder(_RawKeypointsFile)
+
+
 def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     """A person-keypoints file decoded and type-checked in one pass, or None.
 
     Every annotation needs ``keypoints`` (numbers) and ``num_keypoints``; anything the
     decoder refuses returns None, and the general path reads the file and words the error.
-    Call it with the collector paused: the parsed lists are freed before it returns.
+    The keypoints are first left as text by msgspec and read by the numpy reader
+    (:func:`~deteval.io._numeric_keypoints.numeric_keypoint_lists`: no Python float per
+    number) when every object has the same 3K numbers, its category's K; otherwise (or when
+    that reader refuses them) msgspec decodes the file again with them as lists. Call it
+    with the collector paused: the parsed lists are freed before it returns.
     """
+    from .._numeric_keypoints import numeric_keypoint_lists
+
+    data = typed_decode(_RAW_KEYPOINT_GT_DECODER, raw)
+    if data is None:
+        return None
+    annotations = data.annotations
+    n = len(annotations)
+    num_keypoints = np.fromiter(map(operator.attrgetter("num_keypoints"), annotations),
+                                np.int64, n)
+    texts = list(map(operator.attrgetter("keypoints"), annotations))
+    if (num_keypoints < 0).any() or not all(texts):
+        return None     # a field missing: the general path names the record
+    columns = _columns_of_typed(data)
+    if columns is None:
+        return None
+    listed = np.array([len(c.keypoints) if c.keypoints else -1 for c in data.categories] or
+                      [-1], dtype=np.int64)
+    del data, annotations
+    keypoints = numeric_keypoint_lists(texts, threads=None)
+    del texts
+    if keypoints is None:
+        return _listed_keypoint_gt(raw, name)
+    dataset = _build_dataset(columns, name, note_missing_area=True)
+    # keypoint_counts_of: each object's K is its category's listed count, else the most
+    # common length (here every object's): it must be the numbers' K for every object.
+    category = dataset.gt.category_index
+    k_listed = listed.take(category[category >= 0])
+    if ((k_listed > 0) & (k_listed != keypoints.shape[1])).any():
+        return _listed_keypoint_gt(raw, name)
+    return dataclasses.replace(dataset, gt=dataset.gt.replace(keypoints=keypoints,
+                                                              num_keypoints=num_keypoints))
+
+
+def _listed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
+    """:func:`_typed_keypoint_gt` with the keypoints decoded by msgspec as lists of floats
+    (objects of several keypoint counts, or keypoints the numpy reader refuses)."""
     data = typed_decode(_KEYPOINT_GT_DECODER, raw)
     if data is None:
         return None
@@ -241,9 +306,52 @@ def _typed_keypoint_results(raw: bytes, dataset: Dataset, name: str) -> Detectio
     keypoints, xywh, area = _keypoint_columns(values, category_index, dataset, labels, name,
                                               xywh, numbers_checked=True)
     del values
+    return _keypoint_detections(image_index, category_index, category_ids, scores, keypoints,
+                                xywh, area, name, labels)
+
+
+def _keypoint_detections(image_index, category_index, category_ids, scores, keypoints, xywh,
+                         area, name, labels) -> Detections:
     return Detections(image_index=image_index, category_index=category_index,
                       boxes=_xyxy(xywh, name, lambda i: labels[i]), scores=scores, area=area,
                       xywh=xywh, category_ids=category_ids, keypoints=keypoints)
+
+
+def _numeric_keypoint_results(raw: bytes, dataset: Dataset, name: str,
+                              threads: int | None) -> Detections | None:
+    """Keypoint results of one fixed record shape read by the numpy reader
+    (:func:`~deteval.io._numeric_keypoints.numeric_keypoint_results`), or None.
+
+    What the msgspec path would return for the same text, bit for bit; anything it would
+    not return as is (an unknown image, a result whose keypoint count is not its category's)
+    returns None, and the msgspec path then reads the file (and the general path words the
+    error)."""
+    from .._numeric_keypoints import numeric_keypoint_results
+
+    columns = numeric_keypoint_results(raw, threads=threads)
+    return None if columns is None else keypoint_detections_of(columns, dataset, name)
+
+
+def keypoint_detections_of(columns: Any, dataset: Dataset, name: str) -> Detections | None:
+    """:func:`_numeric_keypoint_results` given the reader's columns
+    (:class:`~deteval.io._numeric_keypoints.KeypointColumns`, read before the ground truth
+    was known: :func:`deteval._inputs.load_pair`)."""
+    image_index = index_in(columns.image_ids, dataset.images.ids)
+    if (image_index < 0).any():
+        return None
+    category_index = index_in(columns.category_ids, dataset.categories.ids)
+    # Each result's K is its category's in the ground truth, else its own (every record's
+    # here): result_keypoint_counts, which must be the file's K for every result.
+    per_category = _gt_keypoint_counts(dataset)
+    known = (category_index >= 0) & (category_index < len(per_category))
+    category_k = np.where(known, per_category[np.where(known, category_index, 0)], -1)
+    k = columns.keypoints.shape[1]
+    if not ((category_k <= 0) | (category_k == k)).all():
+        return None
+    labels = _RecordLabels("results")
+    xywh, area = _keypoint_boxes(columns.keypoints, labels, name, columns.xywh)
+    return _keypoint_detections(image_index, category_index, columns.category_ids,
+                                columns.scores, columns.keypoints, xywh, area, name, labels)
 
 
 def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections | None:

@@ -1,0 +1,319 @@
+"""The keypoint results reader's fastest path: a COCO keypoint results file whose records all
+have one fixed shape, parsed by numpy over its bytes, on threads, or refused (None) for the
+msgspec path to read.
+
+A record is ``{"image_id": int, "category_id": int, "keypoints": [3K numbers], "score":
+number}``, optionally with ``"bbox": [4 numbers]``: the keys in the first record's order in
+every record, K the first record's, no other key. That is the bbox reader's template path
+(docs/fast-reader.md §2a) with longer records: between two consecutive values there is
+exactly one comma, so one scan for commas gives every value's bounds, the glue between them
+is compared with the first record's, and every value is converted exactly as Python's
+``float(text)`` (ids as ``int(text)``) by :func:`~deteval.io._numeric_template.word_numbers`
+or, for wider numbers and exponents, :func:`~deteval.io._numeric_json.parse_numbers`.
+Anything else (another key, a different K, whitespace that is not the first record's, a
+string, a non-integer id, a non-finite value, a negative box side) returns None: this reader
+never decides what is an error. Rules: docs/keypoint-reader.md.
+
+>>> columns = numeric_keypoint_results(
+...     b'[{"image_id": 1, "category_id": 1, "keypoints": [1.5, 2, 0.9], "score": 0.25},\\n'
+...     b' {"image_id": 3, "category_id": 1, "keypoints": [7, -0.0, 1e-3], "score": 1}]')
+>>> columns.image_ids.tolist(), columns.keypoints.tolist(), columns.scores.tolist()
+([1, 3], [[[1.5, 2.0, 0.9]], [[7.0, -0.0, 0.001]]], [0.25, 1.0])
+>>> numeric_keypoint_results(b'[{"image_id": 1, "category_id": 1, "keypoints": [1, 2, 3], '
+...                          b'"score": 0.2, "id": 7}]') is None
+True
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._threads import resolve_threads, thread_map
+from ._numeric_json import (
+    PIECE_BYTES,
+    _array_bounds,
+    _commas,
+    _glue_runs,
+    _parse_deferred,
+    _pieces,
+    _Refused,
+    _runs_text,
+    _written_segments,
+)
+from ._numeric_template import GlueTemplate, byte_windows, word_numbers
+
+__all__ = ["KeypointColumns", "fixed_records", "numeric_keypoint_lists",
+           "numeric_keypoint_results", "short_values"]
+
+_REQUIRED = frozenset({"image_id", "category_id", "keypoints", "score"})
+#: Numbers converted at once (a chunk of whole records): arrays of ~128 KiB that stay in
+#: the cache (docs/fast-reader.md §4).
+_CHUNK_VALUES = 1 << 14
+#: Bytes of text per piece of the ground truth's keypoint lists (mostly 1-3 digit numbers,
+#: ~4 bytes a value): the pieces' value bounds (~32 bytes a value) stay about 1 MiB.
+_LIST_PIECE_BYTES = 1 << 17
+
+
+class KeypointColumns(NamedTuple):
+    """The columns of a keypoint results file (N records of K keypoints)."""
+
+    image_ids: np.ndarray       #: int64 (N,)
+    category_ids: np.ndarray    #: int64 (N,)
+    scores: np.ndarray          #: float64 (N,)
+    keypoints: np.ndarray       #: float64 (N, K, 3)
+    xywh: np.ndarray | None     #: float64 (N, 4) when the records give ``bbox``, else None
+
+
+class _Shape:
+    """A fixed record shape: its keys in text order, each holding one number or an array of
+    ``sizes[key]`` numbers (``arrays``); ``integers`` are read as int64 (integer literals of
+    at most 18 digits, as msgspec reads ids), the others as float64.
+
+    A record's values are numbered in text order: key ``key``'s are ``offset[key]`` on.
+    """
+
+    def __init__(self, order: tuple[str, ...], sizes: dict[str, int], *,
+                 arrays: tuple[str, ...] = ("keypoints", "bbox"),
+                 integers: tuple[str, ...] = ("image_id", "category_id")):
+        self.order, self.sizes, self.integers = order, sizes, integers
+        self.offset, values, at = {}, {}, 0
+        for key in order:
+            self.offset[key] = at
+            values[key] = tuple(range(at, at + sizes[key]))
+            at += sizes[key]
+        self.width = at
+        self.values, self.arrays = values, tuple(key for key in order if key in arrays)
+        fields = ['"' + key.replace("e", "#") + '":'
+                  + ("[" + ",".join("#" * sizes[key]) + "]" if key in self.arrays else "#")
+                  for key in order]
+        compact = [s.encode() for s in ("{" + ",".join(fields) + "}").split("#")]
+        self.compact = SimpleNamespace(compact=compact, runs=len(compact) - 1)
+        #: The key of each value (its index in ``order``), in text order.
+        self.key_of = np.repeat(np.arange(len(order)), [sizes[key] for key in order])
+
+    def template(self, raw: bytes, start: int) -> GlueTemplate:
+        """The glue of the file's records: its first record's as written when that is the
+        compact glue plus whitespace between tokens, else the compact glue."""
+        written = _written_segments(raw, start, self.compact)
+        return GlueTemplate(self.order, *(written or ()), values=self.values,
+                            arrays=self.arrays)
+
+    def empty(self, n: int) -> dict[str, np.ndarray]:
+        """The output columns of ``n`` records: ``(n,)`` per scalar, ``(n, size)`` per array."""
+        return {key: np.empty((n, self.sizes[key]) if key in self.arrays else n,
+                              dtype=np.int64 if key in self.integers else np.float64)
+                for key in self.order}
+
+
+def _shape_of(raw: bytes, start: int, end: int) -> _Shape | None:
+    """The shape of the first record (read by Python's json), or None when it is not a
+    keypoint result: the keys (``bbox`` optional), 3K >= 3 keypoint numbers, a box of 4.
+    Only the shape is taken from it: every record, the first too, is then checked."""
+    close = raw.find(b"}", start, end)
+    if close < 0 or close - start > 1 << 16:
+        return None
+    try:
+        first = json.loads(raw[start:close + 1])
+    except ValueError:
+        return None
+    if not isinstance(first, dict) or not (_REQUIRED <= first.keys() <= _REQUIRED | {"bbox"}):
+        return None
+    points, box = first["keypoints"], first.get("bbox", [0] * 4)
+    if not (isinstance(points, list) and points and len(points) % 3 == 0
+            and isinstance(box, list) and len(box) == 4):
+        return None
+    return _Shape(tuple(first), {"image_id": 1, "category_id": 1, "score": 1,
+                                 "keypoints": len(points), "bbox": 4})
+
+
+def short_values(raw: bytes) -> bool:
+    """Whether the file's first 64 KiB hold at most 7 digits a value on average: short
+    decimals (``355.72``), which this reader converts faster than msgspec; 17-digit reprs
+    (float32 values written by ``json.dumps``) are left to msgspec (docs/keypoint-reader.md).
+    """
+    sample = np.frombuffer(raw, dtype=np.uint8, count=min(len(raw), 1 << 16))
+    values = np.count_nonzero(sample == 0x2C)
+    return 0 < values and np.count_nonzero((sample - 48) < 10) <= 7 * values
+
+
+def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
+                             piece_bytes: int | None = None) -> KeypointColumns | None:
+    """The columns of a keypoint results file of one fixed record shape, or None.
+
+    Parameters
+    ----------
+    raw : bytes
+        The file's content.
+    threads, piece_bytes
+        As for the bbox reader (:func:`~deteval.io._numeric_json.numeric_results_columns`):
+        the threads parsing the pieces (None: every core) and the bytes of text per piece;
+        the output depends on neither.
+
+    Returns
+    -------
+    KeypointColumns or None
+        Every number equal to Python's ``float(text)`` (ids: ``int(text)``), as msgspec reads
+        them; None when the text is anything else, or holds a non-finite value or a box with
+        a negative side (the msgspec path then decides).
+    """
+    bounds = _array_bounds(raw)
+    if bounds is None:
+        return None
+    shape = _shape_of(raw, *bounds)
+    if shape is None:
+        return None
+    out = fixed_records(raw, bounds, shape, threads=threads, piece_bytes=piece_bytes)
+    if out is None:
+        return None
+    xywh = out.get("bbox")
+    if xywh is not None and not (xywh[:, 2:] >= 0).all():
+        return None
+    n = len(out["score"])
+    return KeypointColumns(out["image_id"], out["category_id"], out["score"],
+                           out["keypoints"].reshape(n, -1, 3), xywh)
+
+
+def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray | None:
+    """``(n, K, 3)`` float64: JSON arrays of 3K numbers each (the ``keypoints`` texts of
+    ground-truth annotations, as msgspec's ``Raw`` gives them: valid JSON), every number as
+    Python's ``float(text)``; None when one is anything else (another length, a value that
+    is not a number, whitespace unlike the first's). Read as records ``{"keypoints": ...}``
+    of the fixed-shape reader, in pieces of 128 KiB on up to ``threads`` threads (None:
+    every core; the output does not depend on it).
+
+    >>> numeric_keypoint_lists([b"[1,2,2]", b"[0.5,7,0]"]).tolist()
+    [[[1.0, 2.0, 2.0]], [[0.5, 7.0, 0.0]]]
+    """
+    if not raws:
+        return None
+    first = bytes(raws[0])
+    try:
+        points = json.loads(first)
+    except ValueError:
+        return None
+    if not (isinstance(points, list) and points and len(points) % 3 == 0):
+        return None
+    text = b'[{"keypoints":' + b'},{"keypoints":'.join(raws) + b"}]"
+    shape = _Shape(("keypoints",), {"keypoints": len(points)})
+    out = fixed_records(text, (1, len(text) - 1), shape, threads=threads,
+                        piece_bytes=_LIST_PIECE_BYTES)
+    return None if out is None else out["keypoints"].reshape(len(raws), -1, 3)
+
+
+def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
+                  threads: int | None = 1,
+                  piece_bytes: int | None = None) -> dict[str, np.ndarray] | None:
+    """The columns of a JSON array (its inside ``raw[bounds[0]:bounds[1]]``) of records of
+    one fixed ``shape``, or None: ``shape.empty``'s columns, filled."""
+    threads = resolve_threads(threads)
+    start, end = bounds
+    glue = shape.template(raw, start)
+    if not glue.usable:
+        return None
+    size = PIECE_BYTES if piece_bytes is None else max(int(piece_bytes), 1)
+    pieces = _pieces(raw, start, end, size)
+    data = np.frombuffer(raw, dtype=np.uint8)
+    # A piece of r records holds width * r - 1 commas: counted first, so that each piece
+    # writes its values straight into the columns.
+    records = np.array(thread_map(lambda piece: _commas(data[piece[0]:piece[1]]), pieces,
+                                  threads), dtype=np.int64) + 1
+    if (records % shape.width).any():
+        return None
+    records //= shape.width
+    offsets = np.concatenate([[0], np.cumsum(records)]).tolist()
+    out = shape.empty(offsets[-1])
+    windows = byte_windows(data)
+    try:
+        deferred = thread_map(
+            lambda i: _read_piece(data, windows, pieces[i], glue, shape, out, offsets[i],
+                                  offsets[i + 1]), range(len(pieces)), threads)
+        _read_deferred([left for left in deferred if left is not None], shape, out)
+    except _Refused:
+        return None
+    return out
+
+
+def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
+                piece: tuple[int, int], glue: GlueTemplate, shape: _Shape,
+                out: dict[str, np.ndarray], row: int, stop_row: int):
+    """Read one piece's records into rows ``row:stop_row`` of ``out``. Returns the numbers
+    :func:`word_numbers` does not read, for :func:`_read_deferred` (or None); raises
+    :class:`_Refused`."""
+    buffer, windows, runs = _glue_runs(data, windows, piece, glue)
+    if runs is None or len(runs[0]) != stop_row - row:
+        raise _Refused
+    starts, lengths = runs
+    chunk = max(1, _CHUNK_VALUES // shape.width)
+    left = []
+    for at in range(row, stop_row, chunk):
+        rows = slice(at - row, at - row + chunk)
+        rest = _convert_chunk(windows[0], starts[rows], lengths[rows], shape,
+                              {key: column[at:min(at + chunk, stop_row)]
+                               for key, column in out.items()})
+        left.append(rest + shape.width * (at - row))
+    rest = np.concatenate(left)
+    if len(rest) == 0:
+        return None
+    # The numbers left (wider, with an exponent) must be made of number characters.
+    first, size = starts.ravel().take(rest), lengths.ravel().take(rest)
+    text = _runs_text(buffer, first, first + size)
+    if text is None:
+        raise _Refused
+    return (*text, rest // shape.width + row, rest % shape.width)
+
+
+def _convert_chunk(words_at: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                   shape: _Shape, out: dict[str, np.ndarray]) -> np.ndarray:
+    """Convert the values of some records (``starts``, ``lengths``: ``(c, width)``, text
+    order) into ``out`` (those records' rows). Returns the flat indices of the values
+    :func:`word_numbers` does not read (0 is written in their place); raises
+    :class:`_Refused` when an integer column holds a number that is not an integer
+    literal."""
+    c, width = starts.shape
+    values, ok, integral, negative, mantissa = word_numbers(words_at[starts.ravel()],
+                                                            lengths.ravel())
+    rest = np.flatnonzero(~ok)
+    if len(rest):
+        values[rest], integral[rest], mantissa[rest] = 0.0, True, 0
+    values = values.reshape(c, width)
+    for key in shape.order:
+        at = slice(shape.offset[key], shape.offset[key] + shape.sizes[key])
+        column = out[key].reshape(c, -1)
+        if key in shape.integers:
+            if not integral.reshape(c, width)[:, at].all():
+                raise _Refused
+            integers = mantissa.view(np.int64).reshape(c, width)[:, at]
+            np.negative(integers, out=column, where=negative.reshape(c, width)[:, at])
+            np.copyto(column, integers, where=~negative.reshape(c, width)[:, at])
+        else:
+            column[:] = values[:, at]
+    return rest
+
+
+def _read_deferred(deferred: list, shape: _Shape, out: dict[str, np.ndarray]) -> None:
+    """Convert the numbers :func:`word_numbers` left (every piece's, at once:
+    :func:`parse_numbers`) and write them into their rows; raises :class:`_Refused` when one
+    is not a JSON number, an integer column's not an integer literal, or a value not
+    finite."""
+    if not deferred:
+        return
+    values, integral, integers, rows, column = _parse_deferred(deferred)
+    if not np.isfinite(values).all():
+        raise _Refused
+    key_of = shape.key_of.take(column)
+    for index, key in enumerate(shape.order):
+        sel = np.flatnonzero(key_of == index)
+        if len(sel) == 0:
+            continue
+        target = out[key].reshape(len(out[key]), -1)
+        where = (rows[sel], column[sel] - shape.offset[key])
+        if key in shape.integers:
+            if not integral[sel].all():
+                raise _Refused
+            target[where] = integers[sel]
+        else:
+            target[where] = values[sel]

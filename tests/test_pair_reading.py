@@ -1,0 +1,89 @@
+"""Reading a ground-truth file and a results file together (``_inputs.load_pair``): the
+results file is read once, on a thread while the ground truth is parsed, with the same
+numbers and the same errors as reading the two one after the other."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import deteval
+from deteval.errors import FormatError
+from deteval.io import _json
+from deteval.io.coco import read_coco_gt, read_coco_results
+from tests.cocogen import make_dataset
+
+
+@pytest.fixture
+def files(tmp_path):
+    gt, results = make_dataset(11, n_images=30, p_unknown_category=0.0)
+    gt_path, dt_path = tmp_path / "gt.json", tmp_path / "dt.json"
+    gt_path.write_text(json.dumps(gt))
+    dt_path.write_text(json.dumps(results))
+    return gt, results, gt_path, dt_path
+
+
+def _count_reads(monkeypatch) -> list:
+    opened = []
+    original = _json.open_input
+
+    def counting(path, *args, **kwargs):
+        opened.append(str(path))
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(_json, "open_input", counting)
+    return opened
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", "segm"])
+def test_each_file_is_read_once_with_the_numbers_of_separate_reads(files, monkeypatch,
+                                                                   iou_type):
+    _, _, gt_path, dt_path = files
+    dataset = read_coco_gt(gt_path, iou_type=iou_type)
+    expected = deteval.evaluate_coco(dataset, read_coco_results(dt_path, dataset,
+                                                                iou_type=iou_type),
+                                     iou_type=iou_type)
+    opened = _count_reads(monkeypatch)
+    result = deteval.evaluate_coco(gt_path, dt_path, iou_type=iou_type)
+    assert sorted(opened) == sorted([str(gt_path), str(dt_path)])
+    assert np.array_equal(result.stats, expected.stats)
+    assert np.array_equal(result.precision, expected.precision, equal_nan=True)
+
+
+def test_a_results_file_with_its_own_tables_is_read_once(files, tmp_path, monkeypatch):
+    gt, results, gt_path, _ = files
+    wrapped = tmp_path / "wrapped.json"
+    wrapped.write_text(json.dumps({"images": gt["images"], "categories": gt["categories"],
+                                   "annotations": results}))
+    expected = deteval.evaluate_coco(gt, {"images": gt["images"],
+                                          "categories": gt["categories"],
+                                          "annotations": results})
+    opened = _count_reads(monkeypatch)
+    result = deteval.evaluate_coco(gt_path, wrapped)
+    assert sorted(opened) == sorted([str(gt_path), str(wrapped)])
+    assert np.array_equal(result.stats, expected.stats)
+
+
+def _message(gt, dt) -> str:
+    with pytest.raises(FormatError) as caught:
+        deteval.evaluate_coco(gt, dt)
+    return str(caught.value)
+
+
+def test_errors_are_those_of_reading_one_file_after_the_other(files, tmp_path):
+    gt, _, gt_path, dt_path = files
+    missing = tmp_path / "missing.json"
+    dataset = read_coco_gt(gt_path)
+    # the ground truth's error first, whatever the results file
+    assert str(missing) in _message(missing, dt_path)
+    assert _message(missing, tmp_path / "other.json") == _message(missing, dt_path)
+    # then the results file's: as when the ground truth is given read
+    assert _message(gt_path, missing) == _message(dataset, missing)
+    for name, content in (("empty.json", b"  \n"), ("latin1.json", b'[{"a": "\xe9"}]'),
+                          ("cut.json", json.dumps([{"image_id": 1}])[:-3].encode())):
+        bad = tmp_path / name
+        bad.write_bytes(content)
+        text = _message(gt_path, bad)
+        assert str(bad) in text and text == _message(dataset, bad)

@@ -1,0 +1,90 @@
+"""The bbox results readers' last step (``io.coco.results._build_detections``): image and
+category rows, xyxy boxes and areas computed in parts on threads, equal to the plain
+whole-column computation for every number of threads and part size, with the errors of a
+single pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deteval.data import Categories, Dataset, GroundTruth, Images, index_in
+from deteval.errors import FormatError
+from deteval.io.coco import results
+
+
+def _dataset(image_ids, category_ids) -> Dataset:
+    empty = np.zeros(0, dtype=np.int64)
+    return Dataset(images=Images(ids=np.asarray(image_ids)),
+                   categories=Categories(ids=np.asarray(category_ids)),
+                   gt=GroundTruth(image_index=empty, category_index=empty,
+                                  boxes=np.zeros((0, 4))))
+
+
+def _columns(rng, n, image_ids, category_ids):
+    """Columns as a reader returns them: ids drawn from the dataset's (and a few unknown
+    categories), boxes with fractional corners."""
+    images = rng.choice(image_ids, n)
+    categories = np.where(rng.random(n) < 0.05, 10**12 + rng.integers(0, 3, n),
+                          rng.choice(category_ids, n))
+    xywh = np.round(rng.random((n, 4)) * 600, 2)
+    return images, categories, xywh, rng.random(n)
+
+
+@pytest.mark.parametrize("image_ids", [np.arange(1, 301), np.arange(300) * 10**9 + 7],
+                         ids=["dense", "sparse"])
+def test_parts_on_threads_equal_the_whole_column_computation(image_ids, monkeypatch):
+    rng = np.random.default_rng(3)
+    category_ids = np.array([1, 2, 3, 5, 8, 13, 90])
+    dataset = _dataset(image_ids, category_ids)
+    images, categories, xywh, scores = _columns(rng, 2_000, image_ids, category_ids)
+    expected_boxes = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
+    for rows, threads in ((1 << 16, 1), (97, 1), (97, 2), (13, 3)):
+        monkeypatch.setattr(results, "_BUILD_ROWS", rows)
+        got = results._build_detections(images, categories, xywh.copy(), scores, dataset,
+                                         "f.json", lambda i: f"results[{i}]", threads=threads)
+        assert np.array_equal(got.image_index, index_in(images, image_ids))
+        assert np.array_equal(got.category_index, index_in(categories, category_ids))
+        assert (got.category_index == -1).sum() == (categories >= 10**12).sum() > 0
+        assert np.array_equal(got.boxes.view(np.int64), expected_boxes.view(np.int64))
+        assert np.array_equal(got.area.view(np.int64), (xywh[:, 2] * xywh[:, 3]).view(np.int64))
+        assert np.array_equal(got.xywh, xywh) and np.array_equal(got.scores, scores)
+
+
+def test_ids_outside_the_lookup_table_are_unknown():
+    lookup = results._row_lookup(np.array([5, 6, 8, 6]), 10)
+    assert lookup(np.array([6, 8, 5, 7])).tolist() == [1, 2, 0, -1]
+    assert lookup(np.array([4, 9, -2**63, 2**63 - 1, 6])).tolist() == [-1, -1, -1, -1, 1]
+    assert lookup(np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+def _error(images, categories, xywh, scores, dataset, rows, threads, monkeypatch) -> str:
+    monkeypatch.setattr(results, "_BUILD_ROWS", rows)
+    with pytest.raises(FormatError) as caught:
+        results._build_detections(images, categories, xywh, scores, dataset, "f.json",
+                                  lambda i: f"results[{i}]", threads=threads)
+    return str(caught.value)
+
+
+def test_errors_are_those_of_one_pass_whatever_the_parts(monkeypatch):
+    """An overflowing box in the first part and an unknown image in a later one: the
+    unknown image is reported (as a single pass checks images first); an overflowing box
+    before an overflowing area: the box."""
+    rng = np.random.default_rng(4)
+    dataset = _dataset(np.arange(1, 11), np.array([1, 2]))
+    images, categories, xywh, scores = _columns(rng, 60, np.arange(1, 11), np.array([1, 2]))
+    xywh[3] = [1e308, 0.0, 1e308, 1.0]      # x + w overflows
+    xywh[50, 2:] = [1e200, 1e200]           # w * h overflows
+    whole = _error(images, categories, xywh, scores, dataset, 1 << 16, 1, monkeypatch)
+    assert "overflows: x + w" in whole and "results[3]" in whole
+    for rows, threads in ((7, 1), (7, 2), (20, 3)):
+        assert _error(images, categories, xywh, scores, dataset, rows, threads,
+                      monkeypatch) == whole
+    xywh[3] = [1.0, 2.0, 3.0, 4.0]
+    area = _error(images, categories, xywh, scores, dataset, 7, 2, monkeypatch)
+    assert "area w * h" in area and "results[50]" in area
+    images = images.copy()
+    images[41] = 99
+    unknown = _error(images, categories, xywh, scores, dataset, 1 << 16, 1, monkeypatch)
+    assert "image_id 99" in unknown and "results[41]" in unknown
+    assert _error(images, categories, xywh, scores, dataset, 7, 2, monkeypatch) == unknown
