@@ -50,6 +50,10 @@ def pycocotools_stats(gt: str, dt: str, iou_type: str, image_ids: list | None = 
 def comparisons(oracle: dict, metrics: dict) -> list[tuple[str, list, Any]]:
     """What to compare for one case: ``(label, ours, theirs)`` (``theirs`` a string when
     pycocotools refused the input)."""
+    if oracle.get("read") == "readers":
+        from .readers import reader_comparisons
+
+        return reader_comparisons(oracle)
     if oracle.get("read") in ("differential", "accepts", "key"):
         return _other_command(oracle, metrics)
     gt, iou_type = oracle["gt"], oracle["iou_type"]
