@@ -147,8 +147,11 @@ def _protocol_numbers(reference: dict) -> dict[str, Any]:
         return dict(reference["stats_named"])
     numbers = {"mAP": reference["mean_ap"]}
     thresholds = reference.get("iou_thresholds") or []
-    if len(thresholds) > 1:
-        numbers.update({f"mAP@{t:.2f}": v for t, v in zip(thresholds, reference["map"])})
+    short = [f"{t:.2f}" for t in thresholds]
+    if len(set(short)) < len(short):      # two decimals would make two look alike
+        short = [repr(float(t)) for t in thresholds]
+    if len(thresholds) > 1 and len(set(short)) == len(short):
+        numbers.update({f"mAP@{t}": v for t, v in zip(short, reference["map"])})
     return numbers
 
 

@@ -39,7 +39,7 @@ from .protocols import _lvis_geometry_pair, _mutate, _mutate_csv, _openimages_fi
 __all__ = ["MAKERS"]
 
 BAD_RATIO = ("x", "nan", "-0.1", "inf", "")
-BAD_THRESHOLDS = ("0", "1.5", "nan", "", "0.5 x", "-0.5", "0.5,0.75")
+BAD_THRESHOLDS = ("0", "1.5", "nan", "", "0.5 x", "-0.5", "0.5;0.75")   # (commas: separators)
 #: The reference command of each protocol (argv before the files' options).
 OWN = {"voc2007": ["voc", "--year", "2007"], "voc2012": ["voc", "--year", "2012"],
        "lvis": ["lvis"], "crowdpose": ["crowdpose"], "coco": ["coco"]}
@@ -75,8 +75,8 @@ def _settings(rng: random.Random, opts: _Options, protocol: str, iou_type: str, 
         if rng.random() < 0.5:
             add("--detectron2", None)
         if thresholds and rng.random() < 0.5:     # (calibration: its own --iou-threshold)
-            add("--iou-thresholds", rng.choice(("0.5", "0.5 0.75", "0.3 0.5 0.7", "1")),
-                BAD_THRESHOLDS)
+            add("--iou-thresholds", rng.choice(("0.5", "0.5 0.75", "0.3 0.5 0.7", "1",
+                                                "0.5 0.501")), BAD_THRESHOLDS)
     if protocol == "lvis":
         if rng.random() < 0.6:
             add("--max-dets", _count(rng, 1, 400), BAD_COUNTS)
