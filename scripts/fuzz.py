@@ -6,6 +6,7 @@ Usage::
 
     python scripts/fuzz.py --n 100000 [--seed S] [--jobs 2] [--out DIR] [--timeout 20]
     python scripts/fuzz.py --replay SEED:INDEX      # run one case again and show it
+    python scripts/fuzz.py --kinds reader-bbox --tree /path/to/other/checkout
 
 Failing inputs are written to ``DIR/failures/<check>-<seed>-<index>/`` (files and
 ``case.json``); the exit status is 1 when any check failed. See ``scripts/fuzz/``.
@@ -21,8 +22,20 @@ from pathlib import Path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+
+def _tree(argv: list[str]) -> Path:
+    """The deteval checkout to fuzz: ``--tree PATH`` (another worktree, a branch's detached
+    checkout), else the one this script is in."""
+    for i, arg in enumerate(argv):
+        if arg == "--tree" and i + 1 < len(argv):
+            return Path(argv[i + 1]).resolve()
+        if arg.startswith("--tree="):
+            return Path(arg.split("=", 1)[1]).resolve()
+    return Path(__file__).resolve().parents[1]
+
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(1, str(_tree(sys.argv)))
 
 from fuzz.generators import KINDS, make_case  # noqa: E402
 from fuzz.runner import CHECKS, run, run_case, summary_line  # noqa: E402
@@ -37,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=20, help="seconds per input")
     parser.add_argument("--out", default="fuzz-out", help="folder for failing inputs")
     parser.add_argument("--replay", metavar="SEED:INDEX", help="run one case and show it")
+    parser.add_argument("--tree", help="the deteval checkout to fuzz (default: this one)")
     parser.add_argument("--kinds", help="only these kinds of case, comma-separated (default: "
                         "all): " + ", ".join(k for k, _ in KINDS))
     args = parser.parse_args(argv)

@@ -139,13 +139,25 @@ def run(args, out: TextIO, err: TextIO) -> int:
     run_protocol = {"coco": _run_coco, "lvis": _run_lvis, "crowdpose": _run_crowdpose,
                     "openimages": _run_openimages}.get(args.protocol, _run_voc)
     results, names, compare = run_protocol(args)
-    for label, result in zip(_labels(args.dt), results):   # each file's, as its command's
-        for note in result.notes:
-            print(f"deteval: note: {label}: {note}", file=err)
+    _print_notes(args, results, err)
     _check_rules(rules, names)
     comparison = compare(results, n_resamples=args.bootstrap, confidence=args.confidence,
                          seed=args.seed, models=_labels(args.dt), threads=args.threads)
     return _finish(args, comparison, rules, out, err)
+
+
+def _print_notes(args, results: list, err: TextIO) -> None:
+    """Each file's notes, as its command's: the ground truth's (its records, the same for
+    every model) once, named by the ground truth's file; each evaluation's by its results
+    file."""
+    dataset = getattr(results[0], "dataset", None) if results else None
+    shared = tuple(getattr(dataset, "notes", ()) or ())
+    for note in shared:
+        print(f"deteval: note: {Path(args.gt).name}: {note}", file=err)
+    for label, result in zip(_labels(args.dt), results):
+        for note in result.notes:
+            if note not in shared:
+                print(f"deteval: note: {label}: {note}", file=err)
 
 
 def _check_protocol_options(args) -> None:

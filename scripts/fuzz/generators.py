@@ -413,10 +413,17 @@ COMMAND_KINDS = (("compare", 10), ("coco-options", 14), ("voc-options", 5), ("cr
                  ("draw", 5), ("openimages-command", 3), ("errors-protocol", 6), ("lrp", 4),
                  ("calibration-protocol", 5), ("compare-protocol", 4))
 
+#: The numpy readers against their fallback (scripts/fuzz/readers.py).
+READER_KINDS = (("reader-bbox", 4), ("reader-keypoints", 4), ("reader-kpgt", 3))
+#: The protocol settings of compare and calibration, and --ci --threads (settings.py).
+SETTINGS_KINDS = (("compare-settings", 4), ("calibration-settings", 4), ("intervals", 4))
+#: Kinds run only when asked for (--kinds): the default mix predates them.
+OPT_IN = dict(READER_KINDS + SETTINGS_KINDS)
+
 #: Every kind of case and its weight.
 KINDS = (("coco-bbox", 22), ("coco-segm", 22), ("coco-keypoints", 14), ("voc", 8),
          ("yolo", 8), ("csv", 6), ("openimages", 4), ("dota", 6), ("special", 6),
-         ("classify", 4)) + COMMAND_KINDS
+         ("classify", 4)) + COMMAND_KINDS + READER_KINDS + SETTINGS_KINDS
 
 
 def make_case(seed: int, index: int, kinds: tuple[str, ...] | None = None) -> Case:
@@ -425,10 +432,19 @@ def make_case(seed: int, index: int, kinds: tuple[str, ...] | None = None) -> Ca
     from .commands import make_command_case
 
     rng = random.Random(f"{seed}:{index}")
-    names, weights = zip(*[(k, w) for k, w in KINDS if kinds is None or k in kinds])
+    names, weights = zip(*[(k, w) for k, w in KINDS if (k in kinds if kinds is not None
+                                                        else k not in OPT_IN)])
     kind = rng.choices(names, weights)[0]
     if kind in dict(COMMAND_KINDS):
         return make_command_case(kind, rng)
+    if kind in dict(READER_KINDS):
+        from .readers import MAKERS
+
+        return MAKERS[kind](rng)
+    if kind in dict(SETTINGS_KINDS):
+        from .settings import MAKERS as SETTINGS
+
+        return SETTINGS[kind](rng)
     if kind.startswith("coco-"):
         return _coco_case(rng, kind[5:])
     return {"voc": _voc_case, "yolo": _yolo_case, "csv": _csv_case,

@@ -50,6 +50,12 @@ def pycocotools_stats(gt: str, dt: str, iou_type: str, image_ids: list | None = 
 def comparisons(oracle: dict, metrics: dict) -> list[tuple[str, list, Any]]:
     """What to compare for one case: ``(label, ours, theirs)`` (``theirs`` a string when
     pycocotools refused the input)."""
+    if oracle.get("read") == "readers":
+        from .readers import reader_comparisons
+
+        return reader_comparisons(oracle)
+    if oracle.get("read") in ("per-model", "same-json"):
+        return _settings_oracles(oracle, metrics)
     if oracle.get("read") in ("differential", "accepts", "key"):
         return _other_command(oracle, metrics)
     gt, iou_type = oracle["gt"], oracle["iou_type"]
@@ -116,6 +122,79 @@ def _other_command(oracle: dict, metrics: dict | None) -> list[tuple[str, list, 
     theirs = float("nan") if theirs is None else float(theirs) * oracle["scale"]
     return [(f"{oracle['label']} vs {oracle['argv'][0]}", [round(ours, 9)],
              [round(theirs, 9)])]
+
+
+def _run_reference(argv: list) -> dict | None:
+    from deteval.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        rc = main(argv)
+    reference = read_metrics("reference.json") if rc == 0 else None
+    Path("reference.json").unlink(missing_ok=True)
+    return reference
+
+
+def _undefined_as_minus_one(value: Any) -> float:
+    """-1 for an undefined number (NaN, null: a protocol's JSON; -1: the bootstrap's)."""
+    value = float("nan") if value is None else float(value)
+    return -1.0 if value != value or value < 0 else round(value, 12)
+
+
+def _protocol_numbers(reference: dict) -> dict[str, Any]:
+    """The named numbers of a protocol command's JSON (``stats_named``; VOC: mAP and the
+    mAP at each threshold)."""
+    if "stats_named" in reference:
+        return dict(reference["stats_named"])
+    numbers = {"mAP": reference["mean_ap"]}
+    thresholds = reference.get("iou_thresholds") or []
+    short = [f"{t:.2f}" for t in thresholds]
+    if len(set(short)) < len(short):      # two decimals would make two look alike
+        short = [repr(float(t)) for t in thresholds]
+    if len(thresholds) > 1 and len(set(short)) == len(short):
+        numbers.update({f"mAP@{t}": v for t, v in zip(short, reference["map"])})
+    return numbers
+
+
+def _settings_oracles(oracle: dict, metrics: dict | None) -> list[tuple[str, list, Any]]:
+    """scripts/fuzz/settings.py's oracles:
+
+    * ``per-model``: each model's estimates in ``compare --json`` are the numbers of the
+      protocol's command (``oracle["argvs"][k]``, the same settings) on model k's file
+      (-1 and NaN both undefined);
+    * ``same-json``: this run's JSON equals ``oracle["argv"]``'s, timings aside; and what
+      one accepts, the other accepts.
+    """
+    if oracle["read"] == "same-json":
+        reference = _run_reference(oracle["argv"])
+        if metrics is None or reference is None:
+            return [(f"{oracle['label']} accepts what {oracle['argv'][0]} accepts",
+                     [float(metrics is not None)], [float(reference is not None)])]
+        ours = json.dumps({k: v for k, v in metrics.items() if k != "timings"}, sort_keys=True)
+        theirs = json.dumps({k: v for k, v in reference.items() if k != "timings"},
+                            sort_keys=True)
+        return [(f"{oracle['label']} JSON vs {' '.join(oracle['argv'][:1])}: "
+                 f"{ours[:300]} / {theirs[:300]}" if ours != theirs else oracle["label"],
+                 [float(ours == theirs)], [1.0])]
+    if metrics is None:
+        return []
+    out: list[tuple[str, list, Any]] = []
+    for label, argv in zip(metrics["models"], oracle["argvs"]):
+        reference = _run_reference(argv)
+        if reference is None:
+            out.append((f"{oracle['label']} {label}", [1.0],
+                        f"refused: {argv[0]} on {label}"))
+            continue
+        numbers = _protocol_numbers(reference)
+        rows = {row["name"]: row["estimate"] for row in metrics["intervals"][label]
+                if row["name"] in numbers}
+        names = sorted(rows)
+        out.append((f"{oracle['label']} {label} {names} vs {argv[0]}",
+                    [_undefined_as_minus_one(rows[n]) for n in names],
+                    [_undefined_as_minus_one(numbers[n]) for n in names]))
+        if not names:
+            out.append((f"{oracle['label']} {label}: no number in common with {argv[0]}",
+                        [0.0], [1.0]))
+    return out
 
 
 def read_metrics(path: str = "metrics.json") -> dict | None:

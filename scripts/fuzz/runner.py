@@ -189,7 +189,8 @@ def _child(case: Case, folder: Path, record_path: Path, timeout: int, memory: in
             save()
         metrics = read_metrics() if case.oracle is not None and record["rc"] in (0, 1) \
             else None
-        accepts = case.oracle is not None and case.oracle.get("read") == "accepts"
+        accepts = case.oracle is not None and case.oracle.get("read") in (
+            "accepts", "readers", "same-json")
         if (metrics is not None or accepts) and "--max-dets" not in case.argv:
             record["phase"] = "oracle"
             save()
