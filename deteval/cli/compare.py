@@ -152,8 +152,11 @@ def _print_notes(args, results: list, err: TextIO) -> None:
     file."""
     dataset = getattr(results[0], "dataset", None) if results else None
     shared = tuple(getattr(dataset, "notes", ()) or ())
-    for note in shared:
-        print(f"deteval: note: {Path(args.gt).name}: {note}", file=err)
+    if shared:
+        from pathlib import PurePath  # (pathlib: only where a path is named, startup.md §2)
+
+        for note in shared:
+            print(f"deteval: note: {PurePath(args.gt).name}: {note}", file=err)
     for label, result in zip(_labels(args.dt), results):
         for note in result.notes:
             if note not in shared:
