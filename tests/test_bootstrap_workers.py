@@ -256,3 +256,16 @@ def test_a_script_without_main_guard_is_not_run_again(tmp_path):
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[-1]) > 0
     assert log.read_text() == "ran\n"
+
+
+def test_workers_started_ahead_end_when_the_setup_fails(forced):
+    """Started before the plans; a result without match table is refused: the worker is
+    ended and waited for."""
+    gt, dt = make_dataset(1, n_images=5)
+    evaluator = deteval.Evaluator(gt, unknown_labels="drop")
+    evaluator.update(dt)
+    streamed = evaluator.compute()
+    before = len(workers.started)
+    with pytest.raises(ValueError, match="match table"):
+        bootstrap_coco(streamed, n_resamples=10, threads=2)
+    assert len(workers.started) == before + 1 and _gone([workers.started[-1]])

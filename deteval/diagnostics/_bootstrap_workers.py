@@ -36,6 +36,7 @@ import struct
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from itertools import islice
 from typing import Any
@@ -48,14 +49,15 @@ __all__ = ["Workers", "main", "prestart", "run_blocks", "slim", "work_of"]
 #: last block).
 _BLOCK = 16
 
-#: Seconds of remaining work (rows left times the first block's cost per row) from which the
-#: resamples go to processes; below it, threads.
-_WORTH = 1.5
+#: Seconds of remaining work per participant (the calling thread and the workers; rows left
+#: times the first block's cost per row, shared among them) from which the resamples go to
+#: processes; below it, threads. On two cores: 1.5 s of work.
+_WORTH = 0.75
 
-#: Rows times detections from which workers are started before the plans are built (about
-#: 1 s of COCO resamples at ~20 ns per detection and resample); the first block's measured
-#: cost decides whether they are used.
-_PRESTART = 5e7
+#: Rows times detections per participant from which workers are started before the plans
+#: are built (about 0.5 s of COCO resamples each, at ~20 ns per detection and resample); the
+#: first block's measured cost decides whether they are used.
+_PRESTART = 2.5e7
 
 #: Environment variable: ``threads`` (no workers) or ``processes`` (workers whenever
 #: ``threads > 1``); anything else or unset: processes when the work is long enough.
@@ -71,6 +73,9 @@ _TEST_OPTIONS: dict = {}
 
 #: False (tests): the calling thread computes no block, the workers' threads do them all.
 _PARENT_COMPUTES = True
+
+#: The pids of the last workers started (tests check that none is left).
+started: deque = deque(maxlen=64)
 
 #: What the last :func:`run_blocks` did (tests read it): the workers' pids, the blocks they
 #: computed, the blocks computed again in-process after a worker's failure.
@@ -244,6 +249,7 @@ class _Worker:
             raise OSError("no Python interpreter to start")
         self.proc = subprocess.Popen([sys.executable, "-W", "ignore", "-c", code],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        started.append(self.proc.pid)
         self.ready = False
         self.closed = False
 
@@ -338,7 +344,11 @@ def _mode() -> str:
 
 def _n_workers(threads: int) -> int:
     """Worker processes beside the calling thread: one fewer than the threads asked, at most
-    one per other core (forced on: one per other thread asked)."""
+    one per other core (forced on: one per other thread asked).
+
+    >>> _n_workers(1)
+    0
+    """
     from .._threads import available_cores, pool_size
 
     threads = pool_size(threads)
@@ -362,12 +372,13 @@ def work_of(result: Any, n_resamples: int, weights: Any) -> int:
 
 def prestart(threads: int, work: float, preload: tuple = ()) -> Workers:
     """Workers started now when the coming resamples look long (``work``: rows times
-    detections, or any size proportional to a resample's cost; ``>= _PRESTART``), so that
-    their interpreter starts while the plans are built. An empty :class:`Workers` otherwise
-    (and with one thread, or ``DETEVAL_WORKERS=threads``)."""
+    detections, or any size proportional to a resample's cost; ``_PRESTART`` per
+    participant), so that their interpreter starts while the plans are built. An empty
+    :class:`Workers` otherwise (and with one thread, or ``DETEVAL_WORKERS=threads``)."""
+    n = _n_workers(threads) if threads > 1 else 0
     mode = _mode()
-    wanted = mode == "processes" or (mode == "auto" and work >= _PRESTART)
-    return Workers(_n_workers(threads) if wanted and threads > 1 else 0, preload)
+    wanted = mode == "processes" or (mode == "auto" and work >= _PRESTART * (n + 1))
+    return Workers(n if wanted else 0, preload)
 
 
 class _Run:
@@ -397,6 +408,7 @@ class _Run:
                 block = list(islice(self.rows, size))
             except BaseException as error:
                 self.failed[self.next_id] = error
+                self.stopped = not isinstance(error, Exception)
                 return None
             if not block:
                 self.exhausted = True
@@ -524,7 +536,8 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
             began = time.perf_counter()
             run.compute(first)
             each = (time.perf_counter() - began) / len(first[1])
-            use = run.remaining * each >= _WORTH
+            n = _n_workers(threads)
+            use = n > 0 and run.remaining * each >= _WORTH * (n + 1)
         if use and not workers and not run.failed:
             workers = Workers(_n_workers(threads), preload).workers
             for worker in workers:
