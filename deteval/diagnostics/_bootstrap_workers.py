@@ -195,29 +195,33 @@ def main(preload: tuple = ()) -> None:
         die_after = options.get("die_after")
         received = 0
         while True:
+            began = time.perf_counter()
             block = _recv(source)
+            waited = time.perf_counter() - began
             if die_after is not None and received >= die_after:
                 os._exit(3)
             received += 1
-            _send(sink, _compute(numbers, block))
+            _send(sink, _compute(numbers, block) + (waited,))
     except (EOFError, BrokenPipeError):
         pass
     os._exit(0)      # no teardown: the parent waits for this exit
 
 
 def _compute(numbers: Callable, block: np.ndarray) -> tuple:
-    """``("done", samples)``, or ``("redo", why)`` when a row raised or warned."""
+    """``("done", samples, seconds)``, or ``("redo", why, seconds)`` when a row raised or
+    warned."""
     import warnings
 
+    began = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             out = np.array([numbers(w) for w in block], dtype=np.float64)
         except Exception as error:   # recomputed in the parent, which raises it there
-            return "redo", repr(error)
+            return "redo", repr(error), time.perf_counter() - began
     if caught:
-        return "redo", str(caught[0].message)
-    return "done", out
+        return "redo", str(caught[0].message), time.perf_counter() - began
+    return "done", out, time.perf_counter() - began
 
 
 # --------------------------------------------------------------------------------------------
@@ -252,6 +256,7 @@ class _Worker:
         started.append(self.proc.pid)
         self.ready = False
         self.closed = False
+        self.waited = 0.0       # seconds the worker waited for its blocks (after the first)
 
     def greet(self, engine: tuple) -> None:
         """Wait for the hello, check it is the same deteval, send the engine."""
@@ -265,21 +270,23 @@ class _Worker:
             raise _Gone(str(error)) from None
         self.ready = True
 
-    def compute(self, block: list) -> np.ndarray | None:
-        """The block's samples, or None when the worker asks for it to be redone."""
+    def compute(self, block: list) -> tuple[np.ndarray | None, float]:
+        """The block's samples (None when the worker asks for it to be redone) and the
+        seconds the worker spent on it."""
         try:
             _send(self.proc.stdin, np.stack(block))
             reply = _recv(self.proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError, struct.error) as error:
             raise _Gone(str(error)) from None
-        if not (isinstance(reply, tuple) and len(reply) == 2 and reply[0] in ("done", "redo")):
+        if not (isinstance(reply, tuple) and len(reply) == 4 and reply[0] in ("done", "redo")):
             raise _Gone("unexpected reply")
+        self.waited += reply[3]
         if reply[0] == "redo":
-            return None
+            return None, reply[2]
         out = reply[1]
         if not isinstance(out, np.ndarray) or out.dtype != np.float64 or len(out) != len(block):
             raise _Gone("unexpected reply")
-        return out
+        return out, reply[2]
 
     def kill(self) -> None:
         """Stop it now (any thread may call this; reading threads then see the end)."""
@@ -395,6 +402,7 @@ class _Run:
         self.processes = True         # False: workers are given up after their block
         self.engine: tuple | None = None
         self.by_workers = 0
+        self.spent: dict[str, tuple[int, float]] = {}     # rows and seconds, by where
         self.redone = 0
 
     def take(self) -> tuple[int, list] | None:
@@ -421,6 +429,7 @@ class _Run:
     def compute(self, item: tuple[int, list]) -> None:
         """The block's numbers, in this thread; a failure is kept (the earliest is raised)."""
         index, block = item
+        began = time.perf_counter()
         try:
             out = np.array([self.numbers(w) for w in block], dtype=np.float64)
         except BaseException as error:
@@ -429,8 +438,13 @@ class _Run:
                 if not isinstance(error, Exception):
                     self.stopped = True
             return
+        self._store(index, out, "in-process", time.perf_counter() - began)
+
+    def _store(self, index: int, out: np.ndarray, where: str, seconds: float) -> None:
         with self.lock:
             self.done[index] = out
+            rows, total = self.spent.get(where, (0, 0.0))
+            self.spent[where] = (rows + len(out), total + seconds)
 
     def feed(self, worker: _Worker | None, engine: Callable[[], Any] | None) -> None:
         """A helper thread's loop: blocks to ``worker`` while it is usable, else computed
@@ -445,12 +459,12 @@ class _Run:
                 worker = self._drop(worker)
             if worker is not None:
                 try:
-                    out = worker.compute(item[1])
+                    out, seconds = worker.compute(item[1])
                 except _Gone:
                     worker, out = self._drop(worker), None
                 if out is not None:
+                    self._store(item[0], out, "workers", seconds)
                     with self.lock:
-                        self.done[item[0]] = out
                         self.by_workers += 1
                     continue
                 if self.stopped:
@@ -586,4 +600,5 @@ def _finish(run: _Run, workers: list, helpers: list) -> None:
             worker.close()
         last_run.clear()
         last_run.update(pids=[w.proc.pid for w in workers], by_workers=run.by_workers,
-                        redone=run.redone, blocks=run.next_id)
+                        redone=run.redone, blocks=run.next_id, spent=dict(run.spent),
+                        waited=sum(w.waited for w in workers))
