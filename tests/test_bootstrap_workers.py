@@ -118,7 +118,8 @@ def test_explicit_weights_go_to_the_workers(coco, forced):
     assert _equal(one, two) and workers.last_run["by_workers"] == workers.last_run["blocks"]
 
 
-def test_a_worker_dying_mid_run_is_replaced_in_process(coco, forced):
+def test_a_worker_dying_mid_run_is_replaced_in_process(coco, forced, capfd):
+    """... and nothing is printed (the workers' stderr goes to the null device)."""
     forced.setattr(workers, "_PARENT_COMPUTES", False)
     forced.setitem(workers._TEST_OPTIONS, "die_after", 2)    # exits on its third block
     one = bootstrap_coco(coco, n_resamples=120, seed=5, threads=1)
@@ -127,6 +128,7 @@ def test_a_worker_dying_mid_run_is_replaced_in_process(coco, forced):
     assert _equal(one, many)
     assert 0 < run["by_workers"] <= 4 < run["blocks"]       # two blocks each, then in-process
     assert _gone(run["pids"])
+    assert capfd.readouterr() == ("", "")
 
 
 @pytest.mark.parametrize("executable", ["/nonexistent/python", "true"])

@@ -173,7 +173,8 @@ def main(preload: tuple = ()) -> None:
     import warnings
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's to handle
-    # The pipes on private descriptors; a stray print goes to stderr, not into the framing.
+    # The pipes on private descriptors; a stray print goes to stderr (the null device), not
+    # into the framing.
     source = os.fdopen(os.dup(0), "rb")
     sink = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -251,8 +252,11 @@ class _Worker:
                    MKL_NUM_THREADS="1")
         if not sys.executable or getattr(sys, "frozen", False):
             raise OSError("no Python interpreter to start")
+        # stderr to the null device: the library never prints (a worker that fails is
+        # replaced in-process whatever it would have said).
         self.proc = subprocess.Popen([sys.executable, "-W", "ignore", "-c", code],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=env)
         started.append(self.proc.pid)
         self.ready = False
         self.closed = False
