@@ -109,6 +109,21 @@ def test_every_protocol_gives_the_samples_of_one_thread(protocol, forced, tmp_pa
     assert _gone(run["pids"])
 
 
+def test_compare_gives_the_samples_of_one_thread(forced):
+    """The paired comparison: every model's numbers in one engine (``Several``)."""
+    from deteval.diagnostics.compare import compare_coco
+
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    gt, dt = make_dataset(4, n_images=20)
+    shifted = [dict(d, score=d["score"] * 0.5 if i % 3 else d["score"]) for i, d in
+               enumerate(dt)]
+    results = [deteval.evaluate_coco(gt, dt), deteval.evaluate_coco(gt, shifted)]
+    one = compare_coco(results, n_resamples=40, seed=2, threads=1)
+    two = compare_coco(results, n_resamples=40, seed=2, threads=2)
+    assert workers.last_run["by_workers"] == workers.last_run["blocks"] > 1
+    assert one.to_dict() == two.to_dict()
+
+
 def test_explicit_weights_go_to_the_workers(coco, forced):
     forced.setattr(workers, "_PARENT_COMPUTES", False)
     rng = np.random.default_rng(0)

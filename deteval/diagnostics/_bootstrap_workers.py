@@ -43,7 +43,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Workers", "main", "prestart", "run_blocks", "slim", "work_of"]
+__all__ = ["Several", "Workers", "engine_of", "main", "prestart", "register_engine",
+           "run_blocks", "several", "slim", "work_of"]
 
 #: Most weight rows in one block (fewer near the end, so that nobody waits long for the
 #: last block).
@@ -160,6 +161,43 @@ def slim(weighted: Any, **replace: Any) -> Any:
         vars(clone).pop(name, None)
     vars(clone).update(replace)
     return clone
+
+
+#: The engine of each weighted-evaluation class that needs more than :func:`slim` (what
+#: ``numbers`` reads of the result or context), set by :func:`register_engine`.
+_ENGINES: dict[type, Callable[[Any], Any]] = {}
+
+
+def register_engine(cls: type, make: Callable[[Any], Any]) -> None:
+    """Make ``make(weighted)`` the engine of ``cls``'s instances (default: :func:`slim`)."""
+    _ENGINES[cls] = make
+
+
+def engine_of(weighted: Any) -> Any:
+    """What a worker gets to compute ``weighted.numbers``: its class's registered engine, or
+    :func:`slim`."""
+    return _ENGINES.get(type(weighted), slim)(weighted)
+
+
+class Several:
+    """The engine of a paired comparison: ``numbers(w)`` lists each engine's numbers.
+
+    >>> from types import SimpleNamespace
+    >>> Several([SimpleNamespace(numbers=lambda w: [w])] * 2).numbers(1)
+    [[1], [1]]
+    """
+
+    def __init__(self, engines: Iterable[Any]) -> None:
+        self.engines = list(engines)
+
+    def numbers(self, w: np.ndarray) -> list:
+        """Each engine's numbers under weights ``w``."""
+        return [engine.numbers(w) for engine in self.engines]
+
+
+def several(weighted: Iterable[Any]) -> Several:
+    """The engine of a paired comparison of the weighted evaluations ``weighted``."""
+    return Several(engine_of(w) for w in weighted)
 
 
 # --------------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ import numpy as np
 from .._arrays import frozen
 from .._threads import pool_size, resolve_threads
 from ._bootstrap_plans import COCOPlan, LRPPlan, check_recall_thresholds, f1_counts, micro_f1
-from ._bootstrap_workers import prestart, slim, work_of
+from ._bootstrap_workers import engine_of, prestart, register_engine, slim, work_of
 
 __all__ = ["BootstrapResult", "bootstrap_coco", "bootstrap_result", "check_settings",
            "interval_result", "resample_rows", "resample_weights", "run_bootstrap",
@@ -242,7 +242,7 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
         rows = weighted.resamples(n_resamples, seed, weights)
         count = n_resamples if weights is None else len(weights)
         samples = resampled(weighted.numbers, rows, threads, count=count, pool=pool,
-                            engine=lambda: _coco_engine(weighted))
+                            engine=lambda: engine_of(weighted))
     return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
                            confidence=confidence, seed=seed)
 
@@ -292,19 +292,19 @@ def interval_result(weighted: Any, samples: np.ndarray, *, confidence: float,
 
 
 def run_bootstrap(weighted: Any, *, n_resamples: int, confidence: float, seed: Any,
-                  weights: np.ndarray | None, threads: int, pool: Any = None,
-                  engine: Callable[[Any], Any] = slim) -> BootstrapResult:
+                  weights: np.ndarray | None, threads: int, pool: Any = None
+                  ) -> BootstrapResult:
     """The numbers of ``weighted`` (``WeightedLVIS``, ``WeightedCrowdPose``,
     ``WeightedOpenImages``: its ``names``, ``estimates``, ``category_ids``,
     ``category_names``, ``resamples`` and ``numbers(w)``) on each resample, computed on up
     to ``threads`` threads or worker processes (:func:`resampled`: identical for every
-    ``threads``; ``pool`` workers started ahead, ``engine(weighted)`` the picklable copy
-    they get), and their intervals. The settings are checked by the caller, before any
+    ``threads``; ``pool`` workers started ahead, which get ``engine_of(weighted)``), and
+    their intervals. The settings are checked by the caller, before any
     work."""
     rows = weighted.resamples(n_resamples, seed, weights)
     samples = resampled(weighted.numbers, rows, threads, pool=pool,
                         count=n_resamples if weights is None else len(weights),
-                        engine=lambda: engine(weighted))
+                        engine=lambda: engine_of(weighted))
     return bootstrap_result(weighted.names, weighted.estimates,
                             samples.reshape(-1, len(weighted.names)), confidence=confidence,
                             seed=seed, category_ids=weighted.category_ids,
@@ -544,3 +544,6 @@ def _state_of_result(result: Any, ctx: Any):
     from ..protocols._coco_stages import state_of_result
 
     return state_of_result(ctx, result)
+
+
+register_engine(WeightedCOCO, _coco_engine)

@@ -39,7 +39,7 @@ import numpy as np
 
 from .._threads import resolve_threads
 from ._bootstrap_plans import COCOPlan
-from ._bootstrap_workers import prestart, slim, work_of
+from ._bootstrap_workers import prestart, register_engine, slim, work_of
 from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
 
 __all__ = ["WeightedLVIS", "bootstrap_lvis", "lvis_number_names"]
@@ -83,7 +83,7 @@ def bootstrap_lvis(result: Any, *, n_resamples: int = 1000, confidence: float = 
     with prestart(threads, work_of(result, n_resamples, weights), _WORKER_MODULES) as pool:
         return run_bootstrap(WeightedLVIS(result), n_resamples=n_resamples,
                              confidence=confidence, seed=seed, weights=weights,
-                             threads=threads, pool=pool, engine=_lvis_engine)
+                             threads=threads, pool=pool)
 
 
 def lvis_number_names(result: Any) -> tuple[str, ...]:
@@ -166,6 +166,9 @@ def _lvis_engine(weighted: WeightedLVIS) -> WeightedLVIS:
     """What a worker process gets: ``weighted`` without the result (``numbers`` reads its
     ``frequency``)."""
     return slim(weighted, result=SimpleNamespace(frequency=weighted.result.frequency))
+
+
+register_engine(WeightedLVIS, _lvis_engine)
 
 
 def _positions(ids: np.ndarray) -> np.ndarray:
