@@ -282,7 +282,7 @@ class _Worker:
 
         self.expected = os.path.realpath(deteval.__file__)
         root = os.path.dirname(os.path.dirname(self.expected))
-        paths = [root] + [os.path.abspath(p) for p in sys.path]
+        paths = [root] + [os.path.abspath(p) for p in sys.path if isinstance(p, str)]
         code = (f"import sys; sys.path[:] = {paths!r}; "
                 "from deteval.diagnostics._bootstrap_workers import main; "
                 f"main({tuple(preload)!r})")
@@ -365,7 +365,7 @@ class Workers:
         for _ in range(max(n, 0)):
             try:
                 self.workers.append(_Worker(preload))
-            except (OSError, ValueError):
+            except Exception:       # no interpreter, no pipes: threads instead
                 break
 
     def __bool__(self) -> bool:
