@@ -1,8 +1,9 @@
 """Bootstrap resamples computed in worker processes beside the calling thread.
 
-Two threads of one process computing resamples side by side cost more CPU each than two
-processes do (``docs/diagnostics/bootstrap.md`` §13, "Worker processes"), so a long
-bootstrap hands blocks of weight rows to helper interpreters. They are started with
+Two threads of one process computing resamples side by side are slower than two processes
+(they wait for each other between numpy calls; ``docs/diagnostics/bootstrap.md`` §13,
+"Worker processes"), so a long bootstrap hands blocks of weight rows to helper
+interpreters. They are started with
 ``subprocess`` (``python -c`` with the parent's ``sys.path``), not ``multiprocessing``: no
 re-import of the caller's ``__main__`` (a script without a main guard is not run again), no
 ``fork`` of a process that may hold other threads' locks. Each worker gets a slim copy of
