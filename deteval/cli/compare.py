@@ -150,13 +150,12 @@ def _print_notes(args, results: list, err: TextIO) -> None:
     """Each file's notes, as its command's: the ground truth's (its records, the same for
     every model) once, named by the ground truth's file; each evaluation's by its results
     file."""
+    import os
+
     dataset = getattr(results[0], "dataset", None) if results else None
     shared = tuple(getattr(dataset, "notes", ()) or ())
-    if shared:
-        from pathlib import PurePath  # (pathlib: only where a path is named, startup.md §2)
-
-        for note in shared:
-            print(f"deteval: note: {PurePath(args.gt).name}: {note}", file=err)
+    for note in shared:
+        print(f"deteval: note: {os.path.basename(args.gt)}: {note}", file=err)
     for label, result in zip(_labels(args.dt), results):
         for note in result.notes:
             if note not in shared:

@@ -31,9 +31,9 @@ True
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ import numpy as np
 from .._arrays import frozen
 from .._threads import pool_size, resolve_threads
 from ._bootstrap_plans import COCOPlan, LRPPlan, check_recall_thresholds, f1_counts, micro_f1
+from ._bootstrap_workers import engine_of, prestart, register_engine, slim, work_of
 
 __all__ = ["BootstrapResult", "bootstrap_coco", "bootstrap_result", "check_settings",
            "interval_result", "resample_rows", "resample_weights", "run_bootstrap",
@@ -235,39 +236,48 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
     """
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
-    weighted = WeightedCOCO(result, score_threshold=score_threshold)
-    rows = weighted.resamples(n_resamples, seed, weights)
-    samples = resampled(weighted.numbers, rows, threads)
+    # Worker processes (§13) start now, beside the plans' building, when the work looks long.
+    with prestart(threads, work_of(result, n_resamples, weights), _WORKER_MODULES) as pool:
+        weighted = WeightedCOCO(result, score_threshold=score_threshold)
+        rows = weighted.resamples(n_resamples, seed, weights)
+        count = n_resamples if weights is None else len(weights)
+        samples = resampled(weighted.numbers, rows, threads, count=count, pool=pool,
+                            engine=lambda: engine_of(weighted))
     return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
                            confidence=confidence, seed=seed)
 
 
-#: Resamples handed to the threads at a time, per thread (bounds the weight rows alive).
-_BLOCK = 16
+def _coco_engine(weighted: WeightedCOCO) -> WeightedCOCO:
+    """What a worker process gets: ``weighted`` without the result, the context and the
+    state (``numbers`` reads the category count of the context)."""
+    return slim(weighted, ctx=SimpleNamespace(n_k=weighted.ctx.n_k))
+
+
+#: What a COCO worker imports while the plans are built (the engine's classes and the
+#: functions its numbers import).
+_WORKER_MODULES = ("deteval.diagnostics.bootstrap", "deteval.protocols.coco",
+                   "deteval.diagnostics.lrp")
 
 
 def resampled(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
-              threads: int) -> np.ndarray:
-    """``np.array([numbers(w) for w in rows])`` (float64), the rows taken in blocks and each
-    block's rows computed on up to ``threads`` threads.
+              threads: int, *, count: int | None = None,
+              engine: Callable[[], Any] | None = None, pool: Any = None) -> np.ndarray:
+    """``np.array([numbers(w) for w in rows])`` (float64), computed on up to ``threads``
+    threads, or by the calling thread and worker processes when the work is long
+    (``_bootstrap_workers.run_blocks``; ``count`` rows, ``engine`` the picklable copy the
+    workers get, ``pool`` workers started ahead).
 
     Each resample's numbers depend on its weights alone, so they are the same on any thread
-    and for any ``threads``; the rows keep their order (the seed's).
+    or process and for any ``threads``; the rows keep their order (the seed's).
 
     >>> resampled(lambda w: [float(w.sum())], iter([np.ones(2), np.zeros(2)]), 2).tolist()
     [[2.0], [0.0]]
     """
-    rows = iter(rows)
-    threads = pool_size(threads)
-    if threads <= 1:
+    if pool_size(threads) <= 1:
         return np.array([numbers(w) for w in rows], dtype=np.float64)
-    from concurrent.futures import ThreadPoolExecutor
+    from ._bootstrap_workers import run_blocks
 
-    out: list = []
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="deteval") as pool:
-        while block := list(itertools.islice(rows, _BLOCK * threads)):
-            out.extend(pool.map(numbers, block))
-    return np.array(out, dtype=np.float64)
+    return run_blocks(numbers, rows, threads, count=count, engine=engine, pool=pool)
 
 
 def interval_result(weighted: Any, samples: np.ndarray, *, confidence: float,
@@ -282,14 +292,19 @@ def interval_result(weighted: Any, samples: np.ndarray, *, confidence: float,
 
 
 def run_bootstrap(weighted: Any, *, n_resamples: int, confidence: float, seed: Any,
-                  weights: np.ndarray | None, threads: int) -> BootstrapResult:
+                  weights: np.ndarray | None, threads: int, pool: Any = None
+                  ) -> BootstrapResult:
     """The numbers of ``weighted`` (``WeightedLVIS``, ``WeightedCrowdPose``,
     ``WeightedOpenImages``: its ``names``, ``estimates``, ``category_ids``,
     ``category_names``, ``resamples`` and ``numbers(w)``) on each resample, computed on up
-    to ``threads`` threads (:func:`resampled`: identical for every ``threads``), and their
-    intervals. The settings are checked by the caller, before any work."""
+    to ``threads`` threads or worker processes (:func:`resampled`: identical for every
+    ``threads``; ``pool`` workers started ahead, which get ``engine_of(weighted)``), and
+    their intervals. The settings are checked by the caller, before any
+    work."""
     rows = weighted.resamples(n_resamples, seed, weights)
-    samples = resampled(weighted.numbers, rows, threads)
+    samples = resampled(weighted.numbers, rows, threads, pool=pool,
+                        count=n_resamples if weights is None else len(weights),
+                        engine=lambda: engine_of(weighted))
     return bootstrap_result(weighted.names, weighted.estimates,
                             samples.reshape(-1, len(weighted.names)), confidence=confidence,
                             seed=seed, category_ids=weighted.category_ids,
@@ -563,3 +578,6 @@ def _state_of_result(result: Any, ctx: Any):
     from ..protocols._coco_stages import state_of_result
 
     return state_of_result(ctx, result)
+
+
+register_engine(WeightedCOCO, _coco_engine)

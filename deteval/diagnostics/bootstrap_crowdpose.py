@@ -34,10 +34,14 @@ import numpy as np
 
 from .._threads import resolve_threads
 from ._bootstrap_plans import COCOPlan
+from ._bootstrap_workers import prestart, work_of
 from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
 from .bootstrap_lvis import _distinct_names
 
 __all__ = ["WeightedCrowdPose", "bootstrap_crowdpose", "crowdpose_number_names"]
+
+#: What a worker process imports while the plans are built.
+_WORKER_MODULES = ("deteval.diagnostics.bootstrap_crowdpose", "deteval.protocols.crowdpose")
 
 
 def bootstrap_crowdpose(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
@@ -72,8 +76,10 @@ def bootstrap_crowdpose(result: Any, *, n_resamples: int = 1000, confidence: flo
     """
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
-    return run_bootstrap(WeightedCrowdPose(result), n_resamples=n_resamples,
-                        confidence=confidence, seed=seed, weights=weights, threads=threads)
+    with prestart(threads, work_of(result, n_resamples, weights), _WORKER_MODULES) as pool:
+        return run_bootstrap(WeightedCrowdPose(result), n_resamples=n_resamples,
+                             confidence=confidence, seed=seed, weights=weights,
+                             threads=threads, pool=pool)
 
 
 def crowdpose_number_names(result: Any) -> tuple[str, ...]:

@@ -32,15 +32,20 @@ True
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from .._threads import resolve_threads
 from ._bootstrap_plans import COCOPlan
+from ._bootstrap_workers import prestart, register_engine, slim, work_of
 from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
 
 __all__ = ["WeightedLVIS", "bootstrap_lvis", "lvis_number_names"]
+
+#: What a worker process imports while the plans are built.
+_WORKER_MODULES = ("deteval.diagnostics.bootstrap_lvis", "deteval.protocols.lvis")
 
 
 def bootstrap_lvis(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
@@ -75,8 +80,10 @@ def bootstrap_lvis(result: Any, *, n_resamples: int = 1000, confidence: float = 
     """
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
-    return run_bootstrap(WeightedLVIS(result), n_resamples=n_resamples, confidence=confidence,
-                        seed=seed, weights=weights, threads=threads)
+    with prestart(threads, work_of(result, n_resamples, weights), _WORKER_MODULES) as pool:
+        return run_bootstrap(WeightedLVIS(result), n_resamples=n_resamples,
+                             confidence=confidence, seed=seed, weights=weights,
+                             threads=threads, pool=pool)
 
 
 def lvis_number_names(result: Any) -> tuple[str, ...]:
@@ -153,6 +160,15 @@ class WeightedLVIS:
         if rows.shape[1] == 0:
             return stats.tolist() + [-1.0] * len(rows)
         return stats.tolist() + np.where(rows[:, 0] > -1, rows.mean(axis=1), -1.0).tolist()
+
+
+def _lvis_engine(weighted: WeightedLVIS) -> WeightedLVIS:
+    """What a worker process gets: ``weighted`` without the result (``numbers`` reads its
+    ``frequency``)."""
+    return slim(weighted, result=SimpleNamespace(frequency=weighted.result.frequency))
+
+
+register_engine(WeightedLVIS, _lvis_engine)
 
 
 def _positions(ids: np.ndarray) -> np.ndarray:

@@ -37,9 +37,14 @@ from typing import Any
 import numpy as np
 
 from .._threads import resolve_threads
+from ._bootstrap_workers import prestart, work_of
 from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
 
 __all__ = ["WeightedOpenImages", "bootstrap_openimages", "openimages_number_names"]
+
+#: What a worker process imports while the plans are built.
+_WORKER_MODULES = ("deteval.diagnostics.bootstrap_openimages",
+                   "deteval.protocols._openimages_match")
 
 
 def bootstrap_openimages(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
@@ -74,8 +79,10 @@ def bootstrap_openimages(result: Any, *, n_resamples: int = 1000, confidence: fl
     """
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
-    return run_bootstrap(WeightedOpenImages(result), n_resamples=n_resamples,
-                        confidence=confidence, seed=seed, weights=weights, threads=threads)
+    with prestart(threads, work_of(result, n_resamples, weights), _WORKER_MODULES) as pool:
+        return run_bootstrap(WeightedOpenImages(result), n_resamples=n_resamples,
+                             confidence=confidence, seed=seed, weights=weights,
+                             threads=threads, pool=pool)
 
 
 def openimages_number_names(result: Any) -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from .._threads import resolve_threads
 from ..ap import SAMPLED_RECALL_THRESHOLDS
 from ..data import index_in
 from ._bootstrap_plans import Workspace, count_dtype
+from ._bootstrap_workers import engine_of, prestart, work_of
 from .bootstrap import BootstrapResult, check_settings, interval_result, resample_rows, resampled
 
 __all__ = ["MAP_NAME", "WeightedVOC", "bootstrap_voc", "voc_number_names"]
@@ -90,9 +91,13 @@ def bootstrap_voc(result: Any, *, n_resamples: int = 1000, confidence: float = 0
     """
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
-    weighted = WeightedVOC(result)
-    rows = weighted.resamples(n_resamples, seed, weights)
-    samples = resampled(weighted.numbers, rows, threads)
+    with prestart(threads, work_of(result, n_resamples, weights),
+                  ("deteval.diagnostics.bootstrap_voc", "deteval.protocols._voc_stages")) as pool:
+        weighted = WeightedVOC(result)
+        rows = weighted.resamples(n_resamples, seed, weights)
+        samples = resampled(weighted.numbers, rows, threads, pool=pool,
+                            engine=lambda: engine_of(weighted),
+                            count=n_resamples if weights is None else len(weights))
     return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
                            confidence=confidence, seed=seed)
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from .._arrays import frozen
 from .._threads import resolve_threads
+from ._bootstrap_workers import several
 from .bootstrap import (
     OLRP_NAME,
     BootstrapResult,
@@ -340,7 +341,8 @@ def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
                              + hint)
     weighted = [weigh(r) for r in results]
     rows = weighted[0].resamples(n_resamples, seed, None)
-    samples = resampled(lambda w: [model.numbers(w) for model in weighted], rows, threads)
+    samples = resampled(lambda w: [model.numbers(w) for model in weighted], rows, threads,
+                        count=n_resamples, engine=lambda: several(weighted))
     samples = samples.reshape(-1, len(weighted), len(weighted[0].names))      # (B, J+1, N)
     intervals = [_intervals(model, samples[:, j], confidence, seed)
                  for j, model in enumerate(weighted)]                   # (NaN: in place)

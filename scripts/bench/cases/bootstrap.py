@@ -26,6 +26,14 @@ RESAMPLES = 1000
 QUICK_RESAMPLES = 100
 
 
+def _children_cpu() -> float:
+    """CPU seconds of the ended child processes (bootstrap's worker processes)."""
+    import os
+
+    times = os.times()
+    return times.children_user + times.children_system
+
+
 def run(args, case: Case, headed: bool) -> None:
     use_source_tree()
     import numpy as np
@@ -65,9 +73,10 @@ def run(args, case: Case, headed: bool) -> None:
     unread = best - result.timings["load"]
     print(f"{name:<14}: {best:8.2f} s  (best of {args.repeat}; "
           f"{unread:.2f} s without reading the files; CPU {best_cpu:.2f} s)")
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
     ci = boot(result, n_resamples=n_resamples, seed=args.seed)
     took, took_cpu = time.perf_counter() - t0, time.process_time() - c0
+    took_cpu += _children_cpu() - k0        # its worker processes' (waited for) too
     print(f"{boot.__name__:<14}: {took:8.2f} s  ({n_resamples} resamples on "
           f"{resolve_threads(None)} threads, "
           f"{1000 * took / n_resamples:.1f} ms each; {took / best:.1f}x the evaluation, "

@@ -1,0 +1,647 @@
+"""Bootstrap resamples computed in worker processes beside the calling thread.
+
+Two threads of one process computing resamples side by side are slower than two processes
+(they wait for each other between numpy calls; ``docs/diagnostics/bootstrap.md`` §13,
+"Worker processes"), so a long bootstrap hands blocks of weight rows to helper
+interpreters. They are started with
+``subprocess`` (``python -c`` with the parent's ``sys.path``), not ``multiprocessing``: no
+re-import of the caller's ``__main__`` (a script without a main guard is not run again), no
+``fork`` of a process that may hold other threads' locks. Each worker gets a slim copy of
+the weighted evaluation (its ``numbers(w)`` and the arrays it reads, pickled once) and then
+blocks of weight rows, and sends back their numbers.
+
+Rules (what the tests check):
+
+* every row's numbers depend on its weights alone, so they are the same whoever computes
+  them; the blocks come back in the seed's order: the samples are identical for every
+  ``threads`` and every split of the work;
+* the calling thread computes too, taking blocks from the same queue as the threads that
+  feed the workers (one each): whoever is free takes the next block;
+* a worker that cannot start, sends something unexpected or dies: its block, and every
+  later one its thread takes, is computed in-process. A block whose computation raised or
+  warned in the worker is computed again in-process, so the exception or the warning is the
+  caller's own, as without workers (the earliest failing row's, in seed order);
+* every started process is waited for before the call returns (on error, on Ctrl-C too);
+  a worker ignores SIGINT and leaves when its input pipe closes (the parent ended or
+  died).
+
+``DETEVAL_WORKERS=threads`` never starts a worker; ``DETEVAL_WORKERS=processes`` uses them
+whenever more than one thread is asked for, however short the work.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from itertools import islice
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Several", "Workers", "engine_of", "main", "prestart", "register_engine",
+           "run_blocks", "several", "slim", "work_of"]
+
+#: Most weight rows in one block (fewer near the end, so that nobody waits long for the
+#: last block).
+_BLOCK = 16
+
+#: Seconds of remaining work per participant (the calling thread and the workers; rows left
+#: times the first block's cost per row, shared among them) from which the resamples go to
+#: processes; below it, threads. On two cores: 1.5 s of work.
+_WORTH = 0.75
+
+#: Rows times detections per participant from which workers are started before the plans
+#: are built (about 0.5 s of COCO resamples each, at ~20 ns per detection and resample); the
+#: first block's measured cost decides whether they are used.
+_PRESTART = 2.5e7
+
+#: Environment variable: ``threads`` (no workers) or ``processes`` (workers whenever
+#: ``threads > 1``); anything else or unset: processes when the work is long enough.
+ENV = "DETEVAL_WORKERS"
+
+_MAGIC = b"DTBW"
+_HEADER = struct.Struct("<QI")
+_LENGTH = struct.Struct("<Q")
+
+#: Options handed to each worker with its engine (tests: ``{"die_after": n}`` makes it exit
+#: on receiving its block ``n``).
+_TEST_OPTIONS: dict = {}
+
+#: False (tests): the calling thread computes no block, the workers' threads do them all.
+_PARENT_COMPUTES = True
+
+#: The pids of the last workers started (tests check that none is left).
+started: deque = deque(maxlen=64)
+
+#: What the last :func:`run_blocks` did (tests read it): the workers' pids, the blocks they
+#: computed, the blocks computed again in-process after a worker's failure.
+last_run: dict = {}
+
+
+# --------------------------------------------------------------------------------------------
+# Framing: a header (payload length, number of out-of-band buffers), the buffers' lengths,
+# the pickle (protocol 5), the buffers.
+# --------------------------------------------------------------------------------------------
+
+
+def _send(stream: Any, obj: Any) -> None:
+    buffers: list = []
+    _write(stream, pickle.dumps(obj, protocol=5, buffer_callback=buffers.append), buffers)
+
+
+def _write(stream: Any, payload: bytes, buffers: list) -> None:
+    raws = [b.raw() for b in buffers]
+    stream.write(_HEADER.pack(len(payload), len(raws)))
+    for raw in raws:
+        stream.write(_LENGTH.pack(raw.nbytes))
+    stream.write(payload)
+    for raw in raws:
+        stream.write(raw)
+    stream.flush()
+
+
+def _read_exact(stream: Any, n: int) -> memoryview:
+    """``n`` bytes (in an aligned numpy buffer); EOFError when the stream ends first."""
+    out = memoryview(np.empty(n, np.uint8)).cast("B")
+    got = 0
+    while got < n:
+        k = stream.readinto(out[got:])
+        if not k:
+            raise EOFError("pipe closed")
+        got += k
+    return out
+
+
+def _recv(stream: Any) -> Any:
+    length, n_buffers = _HEADER.unpack(_read_exact(stream, _HEADER.size))
+    sizes = [_LENGTH.unpack(_read_exact(stream, _LENGTH.size))[0] for _ in range(n_buffers)]
+    payload = _read_exact(stream, length)
+    buffers = [_read_exact(stream, size) for size in sizes]
+    return pickle.loads(payload, buffers=buffers)
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a scratch ``Workspace`` (a thread-local) as a fresh one."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        from ._bootstrap_plans import Workspace
+
+        if isinstance(obj, Workspace):
+            return Workspace, ()
+        return NotImplemented
+
+
+def _dump_engine(engine: Any) -> tuple[bytes, list]:
+    import io
+
+    buffers: list = []
+    stream = io.BytesIO()
+    _Pickler(stream, protocol=5, buffer_callback=buffers.append).dump(engine)
+    return stream.getvalue(), buffers
+
+
+def slim(weighted: Any, **replace: Any) -> Any:
+    """A shallow copy of ``weighted`` for the workers: its attributes, less the evaluation's
+    ``result``, ``ctx`` and ``state`` (the data set, the match table: more than ``numbers``
+    reads), with ``replace``'s attributes set (what ``numbers`` reads of those).
+
+    >>> from types import SimpleNamespace
+    >>> slim(SimpleNamespace(plan=1, result=2), result=SimpleNamespace(n=3))
+    namespace(plan=1, result=namespace(n=3))
+    """
+    import copy
+
+    clone = copy.copy(weighted)
+    for name in ("result", "ctx", "state"):
+        vars(clone).pop(name, None)
+    vars(clone).update(replace)
+    return clone
+
+
+#: The engine of each weighted-evaluation class that needs more than :func:`slim` (what
+#: ``numbers`` reads of the result or context), set by :func:`register_engine`.
+_ENGINES: dict[type, Callable[[Any], Any]] = {}
+
+
+def register_engine(cls: type, make: Callable[[Any], Any]) -> None:
+    """Make ``make(weighted)`` the engine of ``cls``'s instances (default: :func:`slim`)."""
+    _ENGINES[cls] = make
+
+
+def engine_of(weighted: Any) -> Any:
+    """What a worker gets to compute ``weighted.numbers``: its class's registered engine, or
+    :func:`slim`."""
+    return _ENGINES.get(type(weighted), slim)(weighted)
+
+
+class Several:
+    """The engine of a paired comparison: ``numbers(w)`` lists each engine's numbers.
+
+    >>> from types import SimpleNamespace
+    >>> Several([SimpleNamespace(numbers=lambda w: [w])] * 2).numbers(1)
+    [[1], [1]]
+    """
+
+    def __init__(self, engines: Iterable[Any]) -> None:
+        self.engines = list(engines)
+
+    def numbers(self, w: np.ndarray) -> list:
+        """Each engine's numbers under weights ``w``."""
+        return [engine.numbers(w) for engine in self.engines]
+
+
+def several(weighted: Iterable[Any]) -> Several:
+    """The engine of a paired comparison of the weighted evaluations ``weighted``."""
+    return Several(engine_of(w) for w in weighted)
+
+
+# --------------------------------------------------------------------------------------------
+# The worker process.
+# --------------------------------------------------------------------------------------------
+
+
+def main(preload: tuple = ()) -> None:
+    """The worker's loop: hello, then the engine, then blocks until the input ends."""
+    import signal
+    import warnings
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's to handle
+    # The pipes on private descriptors; a stray print goes to stderr (the null device), not
+    # into the framing.
+    source = os.fdopen(os.dup(0), "rb")
+    sink = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    warnings.simplefilter("ignore")
+    import importlib
+
+    import deteval
+
+    for name in preload:
+        importlib.import_module(name)
+    sink.write(_MAGIC)
+    _send(sink, os.path.realpath(deteval.__file__))
+    try:
+        engine, options = _recv(source)
+        numbers = engine.numbers
+        die_after = options.get("die_after")
+        received = 0
+        while True:
+            began = time.perf_counter()
+            block = _recv(source)
+            waited = time.perf_counter() - began
+            if die_after is not None and received >= die_after:
+                os._exit(3)
+            received += 1
+            _send(sink, _compute(numbers, block) + (waited,))
+    except (EOFError, BrokenPipeError):
+        pass
+    os._exit(0)      # no teardown: the parent waits for this exit
+
+
+def _compute(numbers: Callable, block: np.ndarray) -> tuple:
+    """``("done", samples, seconds)``, or ``("redo", why, seconds)`` when a row raised or
+    warned."""
+    import warnings
+
+    began = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = np.array([numbers(w) for w in block], dtype=np.float64)
+        except Exception as error:   # recomputed in the parent, which raises it there
+            return "redo", repr(error), time.perf_counter() - began
+    if caught:
+        return "redo", str(caught[0].message), time.perf_counter() - began
+    return "done", out, time.perf_counter() - began
+
+
+# --------------------------------------------------------------------------------------------
+# The parent's side.
+# --------------------------------------------------------------------------------------------
+
+
+class _Gone(Exception):
+    """The worker cannot be used (did not start, died, answered something unexpected)."""
+
+
+class _Worker:
+    """One worker process, fed by one thread of the parent."""
+
+    def __init__(self, preload: tuple) -> None:
+        import subprocess
+
+        import deteval
+
+        self.expected = os.path.realpath(deteval.__file__)
+        root = os.path.dirname(os.path.dirname(self.expected))
+        paths = [root] + [os.path.abspath(p) for p in sys.path if isinstance(p, str)]
+        code = (f"import sys; sys.path[:] = {paths!r}; "
+                "from deteval.diagnostics._bootstrap_workers import main; "
+                f"main({tuple(preload)!r})")
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                   MKL_NUM_THREADS="1")
+        if not sys.executable or getattr(sys, "frozen", False):
+            raise OSError("no Python interpreter to start")
+        # stderr to the null device: the library never prints (a worker that fails is
+        # replaced in-process whatever it would have said).
+        self.proc = subprocess.Popen([sys.executable, "-W", "ignore", "-c", code],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=env)
+        started.append(self.proc.pid)
+        self.ready = False
+        self.closed = False
+        self.waited = 0.0       # seconds the worker waited for its blocks (after the first)
+
+    def greet(self, engine: tuple) -> None:
+        """Wait for the hello, check it is the same deteval, send the engine."""
+        try:
+            if bytes(_read_exact(self.proc.stdout, len(_MAGIC))) != _MAGIC:
+                raise _Gone("unexpected hello")
+            if _recv(self.proc.stdout) != self.expected:
+                raise _Gone("another deteval")
+            _write(self.proc.stdin, *engine)
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, struct.error) as error:
+            raise _Gone(str(error)) from None
+        self.ready = True
+
+    def compute(self, block: list) -> tuple[np.ndarray | None, float]:
+        """The block's samples (None when the worker asks for it to be redone) and the
+        seconds the worker spent on it."""
+        try:
+            _send(self.proc.stdin, np.stack(block))
+            reply = _recv(self.proc.stdout)
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, struct.error) as error:
+            raise _Gone(str(error)) from None
+        if not (isinstance(reply, tuple) and len(reply) == 4 and reply[0] in ("done", "redo")):
+            raise _Gone("unexpected reply")
+        self.waited += reply[3]
+        if reply[0] == "redo":
+            return None, reply[2]
+        out = reply[1]
+        if not isinstance(out, np.ndarray) or out.dtype != np.float64 or len(out) != len(block):
+            raise _Gone("unexpected reply")
+        return out, reply[2]
+
+    def kill(self) -> None:
+        """Stop it now (any thread may call this; reading threads then see the end)."""
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """End the process and wait for it (its input closed: it exits; killed if slow)."""
+        if self.closed:
+            return
+        self.closed = True
+        import subprocess
+
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self.proc.wait()
+
+
+class Workers:
+    """Worker processes started ahead of the work (:func:`prestart`); a context manager that
+    ends those :func:`run_blocks` did not use. Falsy when it holds none."""
+
+    def __init__(self, n: int, preload: tuple = ()) -> None:
+        self.workers: list[_Worker] = []
+        for _ in range(max(n, 0)):
+            try:
+                self.workers.append(_Worker(preload))
+            except Exception:       # no interpreter, no pipes: threads instead
+                break
+
+    def __bool__(self) -> bool:
+        return bool(self.workers)
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kill and wait for every worker not ended yet."""
+        for worker in self.workers:
+            if not worker.closed:
+                if not worker.ready:
+                    worker.kill()
+                worker.close()
+
+
+def _mode() -> str:
+    value = os.environ.get(ENV, "").strip().lower()
+    return value if value in ("threads", "processes") else "auto"
+
+
+def _n_workers(threads: int) -> int:
+    """Worker processes beside the calling thread: one fewer than the threads asked, at most
+    one per other core (forced on: one per other thread asked).
+
+    >>> _n_workers(1)
+    0
+    """
+    from .._threads import available_cores, pool_size
+
+    threads = pool_size(threads)
+    if _mode() == "processes":
+        return threads - 1
+    return min(threads, available_cores()) - 1
+
+
+def work_of(result: Any, n_resamples: int, weights: Any) -> int:
+    """Resamples (``weights``' rows, else ``n_resamples``) times the result's detections: the
+    size :func:`prestart` reads.
+
+    >>> from types import SimpleNamespace
+    >>> work_of(SimpleNamespace(detections=[1, 2]), 10, None)
+    20
+    """
+    count = n_resamples if weights is None else len(weights)
+    detections = getattr(result, "detections", None)
+    return count * (0 if detections is None else len(detections))
+
+
+def prestart(threads: int, work: float, preload: tuple = ()) -> Workers:
+    """Workers started now when the coming resamples look long (``work``: rows times
+    detections, or any size proportional to a resample's cost; ``_PRESTART`` per
+    participant), so that their interpreter starts while the plans are built. An empty
+    :class:`Workers` otherwise (and with one thread, or ``DETEVAL_WORKERS=threads``)."""
+    n = _n_workers(threads) if threads > 1 else 0
+    mode = _mode()
+    wanted = mode == "processes" or (mode == "auto" and work >= _PRESTART * (n + 1))
+    return Workers(n if wanted else 0, preload)
+
+
+class _Run:
+    """The shared queue of one :func:`run_blocks` call and its results."""
+
+    def __init__(self, numbers: Callable, rows: Iterable, count: int | None, parts: int):
+        self.numbers, self.rows, self.remaining, self.parts = numbers, iter(rows), count, parts
+        self.lock = threading.Lock()
+        self.next_id = 0
+        self.done: dict[int, np.ndarray] = {}
+        self.failed: dict[int, BaseException] = {}
+        self.stopped = False          # interrupted: nothing more is computed
+        self.exhausted = False        # every row was taken
+        self.processes = True         # False: workers are given up after their block
+        self.engine: tuple | None = None
+        self.by_workers = 0
+        self.spent: dict[str, tuple[int, float]] = {}     # rows and seconds, by where
+        self.redone = 0
+
+    def take(self) -> tuple[int, list] | None:
+        """The next block (id, rows), or None when there is none or the run ended."""
+        with self.lock:
+            if self.failed or self.stopped:
+                return None
+            size = _BLOCK if self.remaining is None else max(
+                1, min(_BLOCK, -(-self.remaining // (2 * self.parts))))
+            try:
+                block = list(islice(self.rows, size))
+            except BaseException as error:
+                self.failed[self.next_id] = error
+                self.stopped = not isinstance(error, Exception)
+                return None
+            if not block:
+                self.exhausted = True
+                return None
+            if self.remaining is not None:
+                self.remaining = max(self.remaining - len(block), 0)
+            self.next_id += 1
+            return self.next_id - 1, block
+
+    def compute(self, item: tuple[int, list]) -> None:
+        """The block's numbers, in this thread; a failure is kept (the earliest is raised)."""
+        index, block = item
+        began = time.perf_counter()
+        try:
+            out = np.array([self.numbers(w) for w in block], dtype=np.float64)
+        except BaseException as error:
+            with self.lock:
+                self.failed[index] = error
+                if not isinstance(error, Exception):
+                    self.stopped = True
+            return
+        self._store(index, out, "in-process", time.perf_counter() - began)
+
+    def _store(self, index: int, out: np.ndarray, where: str, seconds: float) -> None:
+        with self.lock:
+            self.done[index] = out
+            rows, total = self.spent.get(where, (0, 0.0))
+            self.spent[where] = (rows + len(out), total + seconds)
+
+    def feed(self, worker: _Worker | None, engine: Callable[[], Any] | None) -> None:
+        """A helper thread's loop: blocks to ``worker`` while it is usable, else computed
+        here."""
+        if worker is not None:
+            try:
+                worker.greet(self._engine(engine))
+            except _Gone:
+                worker = self._drop(worker)
+        while (item := self.take()) is not None:
+            if worker is not None and not self.processes:
+                worker = self._drop(worker)
+            if worker is not None:
+                try:
+                    out, seconds = worker.compute(item[1])
+                except _Gone:
+                    worker, out = self._drop(worker), None
+                if out is not None:
+                    self._store(item[0], out, "workers", seconds)
+                    with self.lock:
+                        self.by_workers += 1
+                    continue
+                if self.stopped:
+                    return
+                with self.lock:
+                    self.redone += 1
+            self.compute(item)
+        if worker is not None:
+            worker.close()
+
+    def _engine(self, engine: Callable[[], Any] | None) -> tuple:
+        with self.lock:
+            if self.engine is None:
+                if engine is None:
+                    raise _Gone("no engine")
+                try:
+                    self.engine = _dump_engine((engine(), dict(_TEST_OPTIONS)))
+                except Exception as error:        # not picklable: computed in-process
+                    raise _Gone(str(error)) from None
+            return self.engine
+
+    @staticmethod
+    def _drop(worker: _Worker) -> None:
+        worker.kill()
+        worker.close()
+        return None
+
+
+def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray], threads: int,
+               *, count: int | None = None, engine: Callable[[], Any] | None = None,
+               pool: Workers | None = None, preload: tuple = ()) -> np.ndarray:
+    """``np.array([numbers(w) for w in rows], float64)`` computed by the calling thread and
+    ``threads - 1`` helpers: threads, or worker processes each fed by a thread.
+
+    Parameters
+    ----------
+    numbers : callable
+        The numbers of one weight row (a list of floats, the same length for every row).
+    rows : iterable of ndarray
+        The weight rows, taken in order (under a lock) as blocks are handed out.
+    threads : int
+        Resamples computed at a time (>= 1).
+    count : int, optional
+        The number of rows (block sizes shrink near the end; without it no worker is used).
+    engine : callable, optional
+        Returns a picklable object whose ``numbers`` equals ``numbers`` (:func:`slim`);
+        without it no worker is used.
+    pool : Workers, optional
+        Workers started ahead (:func:`prestart`); used when the work is long enough, else
+        ended. The caller closes it (it is a context manager).
+    preload : tuple of str
+        Modules a worker started here imports before its engine arrives.
+
+    Returns
+    -------
+    ndarray, shape (B, N)
+        float64, the rows in order (shape (0,) without rows).
+
+    Examples
+    --------
+    >>> run_blocks(lambda w: [float(w.sum())], [np.ones(2), np.zeros(2)], 2).tolist()
+    [[2.0], [0.0]]
+    """
+    from .._threads import pool_size
+
+    threads = pool_size(threads)
+    workers = list(pool.workers) if pool else []
+    run = _Run(numbers, rows, count, max(threads, 1))
+    helpers: list[threading.Thread] = []
+
+    def start(worker: _Worker | None) -> None:
+        helper = threading.Thread(target=run.feed, args=(worker, engine), daemon=True,
+                                  name=f"deteval-boot-{len(helpers)}")
+        helpers.append(helper)
+        helper.start()
+
+    try:
+        for worker in workers:
+            start(worker)
+        possible = engine is not None and count is not None and threads > 1
+        use = possible and _mode() == "processes"        # forced on: no measurement
+        if not use and possible and _mode() == "auto" and (first := run.take()) is not None:
+            began = time.perf_counter()
+            run.compute(first)
+            each = (time.perf_counter() - began) / len(first[1])
+            n = _n_workers(threads)
+            use = n > 0 and run.remaining * each >= _WORTH * (n + 1)
+        if use and not workers and not run.failed:
+            workers = Workers(_n_workers(threads), preload).workers
+            for worker in workers:
+                start(worker)
+        run.processes = use
+        # Threads for the workers that did not start; without workers, threads (those of
+        # the prestarted workers compute in-process).
+        wanted = _n_workers(threads) if use else threads - 1
+        for _ in range(wanted - len(helpers)):
+            start(None)
+        while (_PARENT_COMPUTES or not helpers) and (item := run.take()) is not None:
+            run.compute(item)
+    except BaseException:
+        run.stopped = True
+        raise
+    finally:
+        _finish(run, workers, helpers)
+    if run.failed:
+        raise run.failed[min(run.failed)]
+    if not run.done:
+        return np.array([], dtype=np.float64)
+    return np.concatenate([run.done[i] for i in range(len(run.done))])
+
+
+def _finish(run: _Run, workers: list, helpers: list) -> None:
+    """Wait for the helper threads and end every worker (at once when interrupted, else
+    after their block; those still starting are not waited for)."""
+    for worker in workers:      # one still starting when every block is taken: not needed
+        if run.stopped or (run.exhausted and not worker.ready):
+            worker.kill()
+    try:
+        try:
+            for helper in helpers:
+                helper.join()
+        except BaseException:          # Ctrl-C while waiting: end the workers now
+            run.stopped = True
+            for worker in workers:
+                worker.kill()
+            for helper in helpers:
+                helper.join()
+            raise
+    finally:
+        for worker in workers:
+            if not worker.closed and not worker.ready:
+                worker.kill()
+            worker.close()
+        last_run.clear()
+        last_run.update(pids=[w.proc.pid for w in workers], by_workers=run.by_workers,
+                        redone=run.redone, blocks=run.next_id, spent=dict(run.spent),
+                        waited=sum(w.waited for w in workers))

@@ -1,0 +1,288 @@
+"""Bootstrap resamples in worker processes (deteval/diagnostics/_bootstrap_workers.py;
+docs/diagnostics/bootstrap.md §13, "Worker processes"): with processes forced on
+(``DETEVAL_WORKERS=processes``), every protocol's samples equal those of one thread bit for
+bit, for 2 and 3 threads, whether the calling thread computes blocks too or the workers do
+them all; a worker that cannot start, is not a deteval worker or dies mid-run has its blocks
+computed in-process; an exception or a warning raised by a resample reaches the caller as
+without workers; no process outlives the call; a caller's script without a main guard is
+not run again by the workers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import oidgen
+import pytest
+from cocogen import make_dataset
+from crowdposegen import make_crowdpose_dataset
+from lvisgen import make_lvis_dataset
+
+import deteval
+from deteval.diagnostics import _bootstrap_workers as workers
+from deteval.diagnostics.bootstrap import bootstrap_coco
+from deteval.diagnostics.bootstrap_crowdpose import bootstrap_crowdpose
+from deteval.diagnostics.bootstrap_lvis import bootstrap_lvis
+from deteval.diagnostics.bootstrap_openimages import bootstrap_openimages
+from deteval.diagnostics.bootstrap_voc import bootstrap_voc
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    """Worker processes whatever the amount of work."""
+    monkeypatch.setenv(workers.ENV, "processes")
+    monkeypatch.setattr(workers, "_TEST_OPTIONS", {})
+    return monkeypatch
+
+
+@pytest.fixture(scope="module")
+def coco():
+    gt, dt = make_dataset(1, n_images=30)
+    return deteval.evaluate_coco(gt, dt)
+
+
+def _gone(pids: list) -> bool:
+    """No process of ``pids`` exists any more (each was waited for)."""
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        return False
+    return True
+
+
+def _equal(a, b) -> bool:
+    return np.array_equal(a.samples, b.samples, equal_nan=True) and a.to_dict() == b.to_dict()
+
+
+@pytest.mark.parametrize("parent_computes", [True, False])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_coco_samples_equal_one_thread(coco, forced, threads, parent_computes):
+    forced.setattr(workers, "_PARENT_COMPUTES", parent_computes)
+    one = bootstrap_coco(coco, n_resamples=120, seed=3, threads=1)
+    many = bootstrap_coco(coco, n_resamples=120, seed=3, threads=threads)
+    run = dict(workers.last_run)
+    assert _equal(one, many)
+    assert len(run["pids"]) == threads - 1 and _gone(run["pids"])
+    assert run["redone"] == 0
+    if not parent_computes:       # every block went to a worker (none fell back)
+        assert run["by_workers"] == run["blocks"] > 1
+
+
+def _voc():
+    gt, dt = make_dataset(2, n_images=30)
+    return deteval.evaluate_voc(gt, dt), bootstrap_voc
+
+
+def _lvis():
+    return deteval.evaluate_lvis(*make_lvis_dataset(3)), bootstrap_lvis
+
+
+def _crowdpose():
+    return deteval.evaluate_crowdpose(*make_crowdpose_dataset(3, n_images=5)), \
+        bootstrap_crowdpose
+
+
+def _openimages(tmp_path):
+    args, kwargs = oidgen.write_problem(tmp_path)
+    return deteval.evaluate_openimages(*args, **kwargs), bootstrap_openimages
+
+
+@pytest.mark.parametrize("protocol", ["voc", "lvis", "crowdpose", "openimages"])
+def test_every_protocol_gives_the_samples_of_one_thread(protocol, forced, tmp_path):
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    result, bootstrap = (_openimages(tmp_path) if protocol == "openimages"
+                         else {"voc": _voc, "lvis": _lvis, "crowdpose": _crowdpose}[protocol]())
+    one = bootstrap(result, n_resamples=40, seed=1, threads=1)
+    two = bootstrap(result, n_resamples=40, seed=1, threads=2)
+    run = dict(workers.last_run)
+    assert _equal(one, two)
+    assert run["by_workers"] == run["blocks"] > 1 and run["redone"] == 0
+    assert _gone(run["pids"])
+
+
+def test_compare_gives_the_samples_of_one_thread(forced):
+    """The paired comparison: every model's numbers in one engine (``Several``)."""
+    from deteval.diagnostics.compare import compare_coco
+
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    gt, dt = make_dataset(4, n_images=20)
+    shifted = [dict(d, score=d["score"] * 0.5 if i % 3 else d["score"]) for i, d in
+               enumerate(dt)]
+    results = [deteval.evaluate_coco(gt, dt), deteval.evaluate_coco(gt, shifted)]
+    one = compare_coco(results, n_resamples=40, seed=2, threads=1)
+    two = compare_coco(results, n_resamples=40, seed=2, threads=2)
+    assert workers.last_run["by_workers"] == workers.last_run["blocks"] > 1
+    assert one.to_dict() == two.to_dict()
+
+
+def test_explicit_weights_go_to_the_workers(coco, forced):
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    rng = np.random.default_rng(0)
+    weights = rng.integers(0, 3, (30, len(coco.params.image_ids)))
+    one = bootstrap_coco(coco, weights=weights, threads=1)
+    two = bootstrap_coco(coco, weights=weights, threads=2)
+    assert _equal(one, two) and workers.last_run["by_workers"] == workers.last_run["blocks"]
+
+
+def test_a_worker_dying_mid_run_is_replaced_in_process(coco, forced, capfd):
+    """... and nothing is printed (the workers' stderr goes to the null device)."""
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    forced.setitem(workers._TEST_OPTIONS, "die_after", 2)    # exits on its third block
+    one = bootstrap_coco(coco, n_resamples=120, seed=5, threads=1)
+    many = bootstrap_coco(coco, n_resamples=120, seed=5, threads=3)
+    run = dict(workers.last_run)
+    assert _equal(one, many)
+    assert 0 < run["by_workers"] <= 4 < run["blocks"]       # two blocks each, then in-process
+    assert _gone(run["pids"])
+    assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("executable", ["/nonexistent/python", "true"])
+def test_a_worker_that_cannot_start_or_answer_falls_back(coco, forced, executable):
+    """A missing interpreter (no process), and a program that exits without a hello."""
+    found = executable if executable.startswith("/") else __import__("shutil").which(executable)
+    if found is None:
+        pytest.skip(f"no {executable} program")
+    forced.setattr(sys, "executable", found)
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    one = bootstrap_coco(coco, n_resamples=60, seed=2, threads=1)
+    two = bootstrap_coco(coco, n_resamples=60, seed=2, threads=2)
+    run = dict(workers.last_run)
+    assert _equal(one, two)
+    assert run["by_workers"] == 0 and _gone(run["pids"])
+
+
+def test_short_work_stays_on_threads(coco, monkeypatch):
+    """Automatic choice: 60 resamples of a 30-image set are far below the 1.5 s that pays a
+    process; ``DETEVAL_WORKERS=threads`` never starts one."""
+    monkeypatch.delenv(workers.ENV, raising=False)
+    bootstrap_coco(coco, n_resamples=60, seed=2, threads=2)
+    assert workers.last_run["pids"] == []
+    monkeypatch.setenv(workers.ENV, "threads")
+    monkeypatch.setattr(workers, "_WORTH", 0.0)
+    monkeypatch.setattr(workers, "_PRESTART", 0.0)
+    bootstrap_coco(coco, n_resamples=60, seed=2, threads=2)
+    assert workers.last_run["pids"] == []
+
+
+def test_long_work_goes_to_processes(coco, monkeypatch):
+    """Automatic choice with the thresholds lowered: workers started after the first block
+    (not ahead), the samples unchanged."""
+    monkeypatch.delenv(workers.ENV, raising=False)
+    monkeypatch.setattr(workers, "_WORTH", 0.0)
+    monkeypatch.setattr(workers, "_PARENT_COMPUTES", True)
+    one = bootstrap_coco(coco, n_resamples=200, seed=4, threads=1)
+    two = bootstrap_coco(coco, n_resamples=200, seed=4, threads=2)
+    assert _equal(one, two)
+    assert len(workers.last_run["pids"]) == 1 and _gone(workers.last_run["pids"])
+
+
+class Picky:
+    """A picklable engine (the workers import this module): row ``i`` is ``[i]``; row 7
+    raises, row 9 raises another error, row 5 warns; ``interrupt`` raises KeyboardInterrupt
+    at row 30 in the calling process only."""
+
+    def __init__(self, *, fail: bool = False, warn: bool = False,
+                 interrupt: bool = False) -> None:
+        self.fail, self.warn, self.interrupt, self.pid = fail, warn, interrupt, os.getpid()
+
+    def numbers(self, w: np.ndarray) -> list[float]:
+        i = int(w[0])
+        if self.fail and i == 7:
+            raise ValueError("row 7")
+        if self.fail and i == 9:
+            raise KeyError("row 9")
+        if self.warn and i == 5:
+            warnings.warn("row 5", UserWarning, stacklevel=2)
+        if self.interrupt and i == 30 and os.getpid() == self.pid:
+            raise KeyboardInterrupt
+        return [float(i), float(w.sum())]
+
+
+def _rows(n: int) -> list:
+    return [np.array([i, 1, 2]) for i in range(n)]
+
+
+def _blocks(engine: Picky, n: int, threads: int = 2) -> np.ndarray:
+    return workers.run_blocks(engine.numbers, _rows(n), threads, count=n,
+                              engine=lambda: engine)
+
+
+def test_run_blocks_keeps_the_order(forced):
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    out = _blocks(Picky(), 50, threads=3)
+    assert out.tolist() == [[float(i), float(i + 3)] for i in range(50)]
+    assert workers.last_run["by_workers"] == workers.last_run["blocks"]
+
+
+def test_an_error_in_a_resample_is_raised_as_in_process(forced):
+    """The worker's failing block is computed again in the caller: its exception, the
+    earliest failing row's (row 7, not row 9)."""
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    with pytest.raises(ValueError, match="row 7"):
+        _blocks(Picky(fail=True), 40)
+    assert workers.last_run["redone"] >= 1 and _gone(workers.last_run["pids"])
+
+
+def test_a_warning_in_a_resample_is_the_callers(forced):
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    with pytest.warns(UserWarning, match="row 5"):
+        out = _blocks(Picky(warn=True), 20)
+    assert out[:, 0].tolist() == list(range(20))
+    assert workers.last_run["redone"] == 1 and workers.last_run["by_workers"] >= 1
+
+
+def test_an_interrupt_ends_the_workers(forced):
+    with pytest.raises(KeyboardInterrupt):
+        _blocks(Picky(interrupt=True), 200)
+    assert len(workers.last_run["pids"]) == 1 and _gone(workers.last_run["pids"])
+
+
+def test_a_script_without_main_guard_is_not_run_again(tmp_path):
+    """The workers import deteval, not the caller's ``__main__``: the script's top level
+    runs once although the workers computed blocks."""
+    log = tmp_path / "ran.txt"
+    script = tmp_path / "unguarded.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = [{str(REPO)!r}, {str(REPO / "tests")!r}]
+        with open({str(log)!r}, "a") as f:
+            f.write("ran\\n")
+        import deteval
+        from cocogen import make_dataset
+        from deteval.diagnostics import _bootstrap_workers as workers
+        from deteval.diagnostics.bootstrap import bootstrap_coco
+        workers._PARENT_COMPUTES = False
+        result = deteval.evaluate_coco(*make_dataset(1, n_images=10))
+        bootstrap_coco(result, n_resamples=40, seed=0, threads=2)
+        print(workers.last_run["by_workers"])
+    """))
+    env = dict(os.environ, **{workers.ENV: "processes"})
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) > 0
+    assert log.read_text() == "ran\n"
+
+
+def test_workers_started_ahead_end_when_the_setup_fails(forced):
+    """Started before the plans; a result without match table is refused: the worker is
+    ended and waited for."""
+    gt, dt = make_dataset(1, n_images=5)
+    evaluator = deteval.Evaluator(gt, unknown_labels="drop")
+    evaluator.update(dt)
+    streamed = evaluator.compute()
+    before = len(workers.started)
+    with pytest.raises(ValueError, match="match table"):
+        bootstrap_coco(streamed, n_resamples=10, threads=2)
+    assert len(workers.started) == before + 1 and _gone([workers.started[-1]])
