@@ -286,3 +286,37 @@ def test_workers_started_ahead_end_when_the_setup_fails(forced):
     with pytest.raises(ValueError, match="match table"):
         bootstrap_coco(streamed, n_resamples=10, threads=2)
     assert len(workers.started) == before + 1 and _gone([workers.started[-1]])
+
+
+def test_a_worker_that_stops_answering_is_killed_and_its_block_computed_in_process(tmp_path):
+    """A worker alive but stuck (stopped, deadlocked) on a block: once the stall limit has
+    passed (``_STALL``, made short here) it is killed and its block computed in-process; the
+    call returns the samples of one thread. Run in a child interpreter with a timeout: without
+    the limit the call would never return."""
+    script = textwrap.dedent(f"""
+        import os, sys
+        sys.path[:0] = [{str(REPO)!r}, {str(REPO / "tests")!r}]
+        os.environ["DETEVAL_WORKERS"] = "processes"
+        import numpy as np
+        import deteval
+        from cocogen import make_dataset
+        from deteval.diagnostics import _bootstrap_workers as workers
+        result = deteval.evaluate_coco(*make_dataset(1, n_images=30))
+        one = deteval.bootstrap_coco(result, n_resamples=80, seed=4, threads=1)
+        workers._STALL = 0.2
+        workers._PARENT_COMPUTES = False
+        workers._TEST_OPTIONS["stall_after"] = 1
+        two = deteval.bootstrap_coco(result, n_resamples=80, seed=4, threads=2)
+        assert np.array_equal(one.samples, two.samples, equal_nan=True)
+        assert workers.last_run["redone"] >= 1
+        for pid in workers.last_run["pids"]:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                continue
+            raise AssertionError(f"worker {{pid}} left")
+        print("returned")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "returned", proc.stderr

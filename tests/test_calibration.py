@@ -320,3 +320,29 @@ def test_pooled_categories_give_one_class_equal_to_the_overall_numbers():
     assert cal.class_dece[0] == cal.dece
     payload = cal.to_dict()
     assert payload["class_reliability"][0]["count"] == cal.count.tolist()
+
+
+def test_keypoints_default_to_cocos_twenty_detections_per_image_and_category(tmp_path):
+    """COCO's keypoint protocol keeps 20 results per image and category (pycocotools'
+    ``Params('keypoints').maxDets``), as ``deteval coco --iou-type keypoints`` does: by
+    default calibration bins those, not 100 (an image here has 30 results of a category)."""
+    import maskgen
+
+    gt, dt = maskgen.make_keypoints_dataset(1)
+    dt = [d for d in dt if all(math.isfinite(v) for v in d["keypoints"])]
+    first = dt[0]
+    dt = dt + [dict(first, score=round(0.3 + 0.02 * i, 2)) for i in range(30)]
+    protocol = deteval.evaluate_coco(gt, dt, iou_type="keypoints", iou_thresholds=(0.5,))
+    assert protocol.params.max_detections[-1] == 20
+    expected = deteval.calibration(protocol).to_dict()
+    got = deteval.calibration(gt, dt, iou_type="keypoints").to_dict()
+    assert got == expected and got["max_detections"] == 20
+    assert got != deteval.calibration(gt, dt, iou_type="keypoints", max_detections=100).to_dict()
+    for name, value in (("gt", gt), ("dt", dt)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(value))
+    out = tmp_path / "cal.json"
+    status = main(["calibration", str(tmp_path / "gt.json"), str(tmp_path / "dt.json"),
+                   "--iou-type", "keypoints", "--json", str(out)],
+                  stdout=io.StringIO(), stderr=io.StringIO())
+    assert status == 0
+    assert json.loads(out.read_text()) == json.loads(json.dumps(expected))

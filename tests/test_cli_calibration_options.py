@@ -56,12 +56,13 @@ def _crowdpose(folder):
          deteval.evaluate_crowdpose(*files, keypoint_sigmas=SIGMAS, use_area=True),
          deteval.evaluate_crowdpose(*files)),
         # COCO keypoints with the 14 sigmas (COCO's 17 would not fit these files)
+        # (20 per image and category: COCO keypoints)
         (["--iou-type", "keypoints", *files, *kpts],
          deteval.evaluate_coco(*files, iou_type="keypoints", keypoint_sigmas=SIGMAS,
-                               iou_thresholds=(0.5,), max_detections=(100,) * 3),
+                               iou_thresholds=(0.5,), max_detections=(20,) * 3),
          deteval.evaluate_coco(*files, iou_type="keypoints",
                                keypoint_sigmas=[0.2] * 14, iou_thresholds=(0.5,),
-                               max_detections=(100,) * 3)),
+                               max_detections=(20,) * 3)),
     ]
 
 

@@ -150,3 +150,40 @@ def test_calibration_coco_leaves_out_the_note_on_the_summary(tmp_path):
     assert status == 0, err
     assert notes(err) == [n for n in notes(summary) if "summary reads" not in n]
     assert notes(err)
+
+
+@pytest.mark.parametrize("protocol", ["voc2007", "crowdpose", "openimages"])
+def test_errors_prints_the_notes_of_the_protocols_command(protocol, tmp_path):
+    """``deteval errors --protocol voc2007|crowdpose|openimages`` leaves out what the
+    protocol's command leaves out (results of a category that is not a ground-truth category,
+    without keypoint scores, of an unverified class, ...) and says so in the command's words
+    (VOC: the notes on the inputs; the one on a class without ground truth is about the
+    devkit's mAP)."""
+    own, files = _protocol_files(protocol, tmp_path)
+    _, _, expected = run(*own)
+    status, _, err = run("errors", "--protocol", protocol, *files,
+                         *(["--no-check"] if protocol == "voc2007" else []))
+    assert status == 0, err
+    wanted = [n for n in notes(expected) if "without ground truth" not in n]
+    assert wanted and notes(err) == wanted
+    if protocol == "voc2007":
+        assert any(UNKNOWN in n for n in notes(err))
+
+
+def test_error_attribution_notes_are_the_protocols_notes(tmp_path):
+    """``ErrorAttribution.notes``: ``evaluate_openimages``' notes with Open Images, VOC's
+    notes on its inputs, CrowdPose's on unscored results, none with COCO (tidecv makes
+    classes of unknown categories)."""
+    (boxes, dets), oid = oidgen.write_problem(tmp_path)
+    got = deteval.error_attribution(boxes, dets, protocol="openimages", **oid)
+    assert got.notes and got.notes == deteval.evaluate_openimages(boxes, dets, **oid).notes
+    gt, dt = make_demo(seed=0, n_images=4)
+    dt = [dict(d, category_id=777) if i < 2 else d for i, d in enumerate(dt)]
+    voc = deteval.error_attribution(gt, dt, protocol="voc2012")
+    assert voc.notes == ("2 detection(s) dropped: their category is not a ground-truth "
+                         "category",)
+    assert [n for n in deteval.evaluate_voc(gt, dt).notes if n in voc.notes] == list(voc.notes)
+    assert deteval.error_attribution(gt, dt).notes == ()
+    gt, dt = make_crowdpose_dataset(0, n_images=6)
+    crowdpose = deteval.error_attribution(gt, dt, protocol="crowdpose")
+    assert crowdpose.notes and crowdpose.notes == deteval.evaluate_crowdpose(gt, dt).notes

@@ -216,3 +216,20 @@ def test_yolo_labels_folder_with_a_fifo_is_refused(tmp_path):
     os.mkfifo(labels / "b.txt")
     dataset = read_gt(labels, format="yolo", image_sizes=(10, 10))
     assert dataset.images.file_names == ("a",)        # not a file: not listed, never opened
+
+
+@pytest.mark.parametrize("destination", ["regular", "pipe"])
+def test_outputs_are_written_without_fcntl_nor_o_nonblock(files, tmp_path, destination):
+    """Windows has neither ``fcntl`` nor ``os.O_NONBLOCK``: the commands import no such module
+    and write their files (a regular file, and in place through ``/dev/stdout`` when it is a
+    pipe), here in an interpreter where both are made missing."""
+    out = tmp_path / "out.json" if destination == "regular" else "/dev/stdout"
+    probe = ("import os, sys\nsys.modules['fcntl'] = None\ndel os.O_NONBLOCK\n"
+             "from deteval.cli import main\n"
+             f"sys.exit(main(['coco', {str(files['gt'])!r}, {str(files['dt'])!r}, "
+             f"'--json', {str(out)!r}, '--no-check']))\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    written = Path(out).read_text() if destination == "regular" else proc.stdout
+    assert '"stats"' in written

@@ -17,7 +17,6 @@ written whole or not at all.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -204,9 +203,13 @@ def _write_in_place(path: str, content: bytes | Callable[[str], object]) -> None
     if not isinstance(content, bytes):
         content(path)
         return
-    fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)   # a pipe without a reader: ENXIO
+    # POSIX: opened without blocking, so a pipe without a reader is an error (ENXIO), not a
+    # hang, then written blocking. Windows has neither the flag nor fcntl.
+    nonblocking = getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, os.O_WRONLY | nonblocking)
     try:
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        if nonblocking:
+            os.set_blocking(fd, True)
         view = memoryview(content)
         while view:
             view = view[os.write(fd, view):]

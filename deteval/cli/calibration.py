@@ -49,7 +49,8 @@ def add_parser(commands) -> None:
                      "boundary")
     cal.add_argument("--max-detections", dest="cal_max_dets", type=_positive_int, default=None,
                      metavar="N", help="coco: detections evaluated per image and category "
-                     "(default 100); lvis: per image (default 300)")
+                     "(default COCO's: 100, 20 with --iou-type keypoints); lvis: per image "
+                     "(default 300)")
     add_dilation_ratio(cal)
     add_per_class(cal, help="also print a table per class")
     add_json_output(cal, help="write the numbers as JSON")
@@ -88,9 +89,10 @@ def _evaluate(args):
             raise _UsageError(f"{flag} does not apply to --protocol {protocol}")
     geometry = {} if args.dilation_ratio is None else {"dilation_ratio": args.dilation_ratio}
     if protocol == "coco":
+        from ..diagnostics.calibration import coco_max_detections
         from ..protocols.coco import evaluate_coco
 
-        m = args.cal_max_dets or 100
+        m = args.cal_max_dets or coco_max_detections(args.iou_type or "bbox")
         if args.kpt_sigmas is not None:
             geometry["keypoint_sigmas"] = tuple(args.kpt_sigmas)
         return evaluate_coco(args.gt, args.dt, iou_type=args.iou_type or "bbox",

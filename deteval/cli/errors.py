@@ -222,7 +222,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
                                background_threshold=args.background_threshold,
                                max_dets=args.tide_max_dets, rules=args.rules,
                                protocol=args.protocol, **options, **oid)
-    for note in notes:
+    for note in (*notes, *result.notes):
         print(f"deteval: note: {note}", file=err)
     payload = {"tide": result.to_dict()}
     lrp_result = None

@@ -69,8 +69,14 @@ _MAGIC = b"DTBW"
 _HEADER = struct.Struct("<QI")
 _LENGTH = struct.Struct("<Q")
 
+#: Seconds a worker may spend on a block once every block is handed out, at the least (20
+#: times the mean cost of a block so far when that is longer): beyond it the worker is taken
+#: for stuck (stopped, deadlocked) and killed, and its block computed in-process. Without it
+#: a worker that stops answering without dying would hold the call forever.
+_STALL = 60.0
+
 #: Options handed to each worker with its engine (tests: ``{"die_after": n}`` makes it exit
-#: on receiving its block ``n``).
+#: on receiving its block ``n``, ``{"stall_after": n}`` makes it stop answering there).
 _TEST_OPTIONS: dict = {}
 
 #: False (tests): the calling thread computes no block, the workers' threads do them all.
@@ -233,6 +239,7 @@ def main(preload: tuple = ()) -> None:
         engine, options = _recv(source)
         numbers = engine.numbers
         die_after = options.get("die_after")
+        stall_after = options.get("stall_after")
         received = 0
         while True:
             began = time.perf_counter()
@@ -240,6 +247,9 @@ def main(preload: tuple = ()) -> None:
             waited = time.perf_counter() - began
             if die_after is not None and received >= die_after:
                 os._exit(3)
+            if stall_after is not None and received >= stall_after:
+                source.read()       # alive, never answering (until killed or its input ends)
+                os._exit(0)
             received += 1
             _send(sink, _compute(numbers, block) + (waited,))
     except (EOFError, BrokenPipeError):
@@ -300,6 +310,7 @@ class _Worker:
         self.ready = False
         self.closed = False
         self.waited = 0.0       # seconds the worker waited for its blocks (after the first)
+        self.busy_since: float | None = None    # when the block it computes was sent
 
     def greet(self, engine: tuple) -> None:
         """Wait for the hello, check it is the same deteval, send the engine."""
@@ -316,11 +327,14 @@ class _Worker:
     def compute(self, block: list) -> tuple[np.ndarray | None, float]:
         """The block's samples (None when the worker asks for it to be redone) and the
         seconds the worker spent on it."""
+        self.busy_since = time.perf_counter()
         try:
             _send(self.proc.stdin, np.stack(block))
             reply = _recv(self.proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError, struct.error) as error:
             raise _Gone(str(error)) from None
+        finally:
+            self.busy_since = None
         if not (isinstance(reply, tuple) and len(reply) == 4 and reply[0] in ("done", "redo")):
             raise _Gone("unexpected reply")
         self.waited += reply[3]
@@ -619,6 +633,24 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
     return np.concatenate([run.done[i] for i in range(len(run.done))])
 
 
+def _join(run: _Run, workers: list, helpers: list) -> None:
+    """Wait for the helper threads; a worker whose block takes longer than the stall limit
+    (:data:`_STALL`, or 20 times a block's mean cost so far) is killed: its helper computes
+    the block in-process."""
+    while any(helper.is_alive() for helper in helpers):
+        for helper in helpers:
+            helper.join(timeout=0.5)
+        with run.lock:
+            block = max((seconds / max(rows, 1) * _BLOCK
+                           for rows, seconds in run.spent.values()), default=0.0)
+        limit = max(_STALL, 20 * block)
+        now = time.perf_counter()
+        for worker in workers:
+            since = worker.busy_since
+            if since is not None and now - since > limit:
+                worker.kill()
+
+
 def _finish(run: _Run, workers: list, helpers: list) -> None:
     """Wait for the helper threads and end every worker (at once when interrupted, else
     after their block; those still starting are not waited for)."""
@@ -627,8 +659,7 @@ def _finish(run: _Run, workers: list, helpers: list) -> None:
             worker.kill()
     try:
         try:
-            for helper in helpers:
-                helper.join()
+            _join(run, workers, helpers)
         except BaseException:          # Ctrl-C while waiting: end the workers now
             run.stopped = True
             for worker in workers:

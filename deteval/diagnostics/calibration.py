@@ -42,7 +42,8 @@ from .._validation import number
 from ..errors import FormatError
 from ..matching import FP, TP
 
-__all__ = ["BINNINGS", "MAX_BINS", "CalibrationResult", "calibration", "plot_reliability"]
+__all__ = ["BINNINGS", "MAX_BINS", "CalibrationResult", "calibration", "coco_max_detections",
+           "plot_reliability"]
 
 #: The ways of cutting the confidences into bins.
 BINNINGS = ("uniform", "quantile")
@@ -206,9 +207,21 @@ def _nan_to_none(values: np.ndarray) -> list:
     return [None if v != v else v for v in values.tolist()]
 
 
+def coco_max_detections(iou_type: str) -> int:
+    """COCO's detections per image and category (``maxDets[-1]``, pycocotools'
+    ``Params(iouType)``) for ``iou_type``: what :func:`calibration` evaluates by default.
+
+    >>> coco_max_detections("bbox"), coco_max_detections("keypoints")
+    (100, 20)
+    """
+    from ..protocols.coco import COCO, COCO_KEYPOINTS
+
+    return (COCO_KEYPOINTS if iou_type == "keypoints" else COCO).max_detections[-1]
+
+
 def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: int = 10,
                 binning: str = "uniform", iou_type: str = "bbox",
-                max_detections: int = 100) -> CalibrationResult:
+                max_detections: int | None = None) -> CalibrationResult:
     """D-ECE, MCE and the reliability diagram's data, overall and per category.
 
     Parameters
@@ -232,8 +245,9 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
         the binned scores (``np.quantile``, linear), per category for the per-category
         numbers.
     iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}
-    max_detections : int, default 100
-        Detections per image and category evaluated (COCO's ``maxDets[-1]``).
+    max_detections : int, optional
+        Detections per image and category evaluated; default COCO's ``maxDets[-1]`` for
+        ``iou_type`` (:func:`coco_max_detections`: 100, 20 for keypoints).
 
     Returns
     -------
@@ -262,6 +276,8 @@ def calibration(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5, bins: in
     else:
         if dt is None:
             raise TypeError("calibration() needs the detections (dt) with a ground truth")
+        if max_detections is None:
+            max_detections = coco_max_detections(iou_type)
         if isinstance(max_detections, (bool, np.bool_)) or not isinstance(
                 max_detections, (int, np.integer)) or max_detections < 1:
             raise ValueError(f"max_detections must be an integer >= 1; got {max_detections!r}")

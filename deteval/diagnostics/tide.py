@@ -43,7 +43,7 @@ below point there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -103,6 +103,14 @@ class ErrorAttribution:
     settings : dict
         ``pos_threshold``, ``background_threshold``, ``max_dets``, ``rules``, ``protocol``,
         ``iou_type``.
+    notes : tuple of str
+        What the protocol's rules left out of the inputs, in the words of the protocol's own
+        result notes: Open Images' (``evaluate_openimages``' notes) and VOC's
+        (:func:`deteval.protocols.voc.input_notes`: detections of a category that is not a
+        ground-truth category, crowd regions treated as difficult objects) and CrowdPose's
+        (:func:`deteval.protocols.crowdpose.unscored_notes`: results without a keypoint
+        score above 0); empty with COCO (tidecv's classes of unknown categories) and LVIS
+        (:func:`deteval.protocols.lvis.selection_notes` gives its notes).
     """
 
     ap: float
@@ -123,6 +131,7 @@ class ErrorAttribution:
     dt_true_positive: np.ndarray
     gt_missed: np.ndarray
     settings: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("dap", "fixed_ap", "counts", "class_ids", "class_ap", "class_dap",
@@ -301,7 +310,16 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
                       max_dets=None if max_dets is None else int(max_dets),
                       keypoint_sigmas=keypoint_sigmas, dilation_ratio=dilation_ratio,
                       lvis=lvis)
-    return _attribute(dataset, detections, tide, pos, bg, rules)
+    result = _attribute(dataset, detections, tide, pos, bg, rules)
+    if protocol.startswith("voc"):
+        from ..protocols.voc import input_notes
+
+        result = replace(result, notes=input_notes(dataset, detections))
+    elif protocol == "crowdpose":
+        from ..protocols.crowdpose import unscored_notes
+
+        result = replace(result, notes=unscored_notes(detections))
+    return result
 
 
 def _openimages(gt: Any, dt: Any, pos: float, bg: float, max_dets: Any, rules: str,
@@ -319,7 +337,7 @@ def _openimages(gt: Any, dt: Any, pos: float, bg: float, max_dets: Any, rules: s
                          f"per image and class); max_dets must be None, got {max_dets!r}")
     result = evaluate_openimages(gt, dt, **oid)
     dataset, detections, tide = openimages_tide(result)
-    return _attribute(dataset, detections, tide, pos, bg, rules)
+    return replace(_attribute(dataset, detections, tide, pos, bg, rules), notes=result.notes)
 
 
 @dataclass(frozen=True)

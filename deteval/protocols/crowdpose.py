@@ -48,7 +48,7 @@ from ._coco_stages import accumulate_stage, match_stage, prepare
 from .coco import COCOParams, load_coco_pair, summarize_value
 
 __all__ = ["CROWDPOSE", "CROWDPOSE_SIGMAS", "CROWDPOSE_STAT_NAMES", "CrowdPoseParams",
-           "CrowdPoseResult", "evaluate_crowdpose", "read_crowd_index"]
+           "CrowdPoseResult", "evaluate_crowdpose", "read_crowd_index", "unscored_notes"]
 
 #: CrowdPose's 14 keypoint sigmas (left/right shoulder, elbow, wrist, hip, knee, ankle, then
 #: head and neck), as mmpose's CrowdPose metadata and the CrowdPose evaluation give them.
@@ -423,9 +423,7 @@ def evaluate_crowdpose(gt: Any, dt: Any, *, params: CrowdPoseParams | None = Non
     names_by_id = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names))
     # The reader's note on objects without 'area' only matters when the area is read.
     notes = [n for n in load_notes if p.use_area or "have no 'area'" not in n]
-    if n_dropped:
-        notes.append(f"{n_dropped} result(s) dropped: no keypoint score above 0 "
-                     "(xtcocotools drops them too)")
+    notes += _dropped_notes(n_dropped)
     return CrowdPoseResult(
         params=p, stats=np.array(stats, dtype=np.float64), precision=precision,
         recall=recall, scores=scores, split_precision=split_precision,
@@ -466,3 +464,28 @@ def _split_precision(dataset: Dataset, cp: COCOParams, state, ctx, image_ids: np
     rows = np.flatnonzero(in_split[np.asarray(state.image, dtype=np.int64)])
     precision, _, _ = accumulate_stage(split_ctx, state.select(rows))
     return precision
+
+
+def unscored_notes(detections: Detections) -> tuple[str, ...]:
+    """The note :func:`evaluate_crowdpose` gives on the results xtcocotools drops (no keypoint
+    score above 0), for the diagnostics that apply the rule without evaluating (``deteval
+    errors --protocol crowdpose``).
+
+    Examples
+    --------
+    >>> from deteval.data import Detections
+    >>> dt = Detections(image_index=[0, 0], category_index=[0, 0], scores=[0.9, 0.8],
+    ...                 boxes=[[0.0, 0.0, 2.0, 2.0]] * 2,
+    ...                 keypoints=[[[1.0, 1.0, 0.0]], [[1.0, 1.0, 1.0]]])
+    >>> unscored_notes(dt)
+    ('1 result(s) dropped: no keypoint score above 0 (xtcocotools drops them too)',)
+    """
+    if not len(detections):
+        return ()
+    return tuple(_dropped_notes(int(np.count_nonzero(
+        ~(detections.keypoints[:, :, 2] > 0).any(axis=1)))))
+
+
+def _dropped_notes(n_dropped: int) -> list[str]:
+    return ([f"{n_dropped} result(s) dropped: no keypoint score above 0 (xtcocotools drops "
+             "them too)"] if n_dropped else [])

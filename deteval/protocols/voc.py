@@ -91,6 +91,7 @@ __all__ = [
     "VOCParams",
     "VOCResult",
     "evaluate_voc",
+    "input_notes",
 ]
 
 _COMPARISONS = (">=", ">")
@@ -545,17 +546,47 @@ def finish(ctx: VOCContext, state: VOCState, *, n_detections: int, n_unknown: in
         _counted=acc.counted, _bounds=acc.bounds)
 
 
+def input_notes(dataset: Dataset, detections: Detections) -> tuple[str, ...]:
+    """The notes :func:`evaluate_voc` gives (with every image and category) on what the
+    devkit's rules leave out of its inputs: detections of a category that is not a
+    ground-truth category (dropped) and crowd regions (treated as difficult objects). For
+    the diagnostics that apply the rules without evaluating (``deteval errors --protocol
+    voc2007|voc2012``).
+
+    Examples
+    --------
+    >>> from deteval.io.coco import read_coco_gt, read_coco_results
+    >>> gt = read_coco_gt({"images": [{"id": 1}], "categories": [{"id": 1, "name": "a"}],
+    ...                    "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+    ...                                     "bbox": [0, 0, 9, 9], "iscrowd": 1}]})
+    >>> dt = read_coco_results([{"image_id": 1, "category_id": 7, "bbox": [0, 0, 5, 5],
+    ...                          "score": 0.5}], gt)
+    >>> input_notes(gt, dt)
+    ('1 detection(s) dropped: their category is not a ground-truth category', \
+'1 crowd region(s) (iscrowd) treated as difficult objects')
+    """
+    gt = dataset.gt
+    n_crowd = int(np.count_nonzero(gt.iscrowd & ~gt.ignore & (gt.category_index >= 0)))
+    return tuple(_input_notes(int(np.count_nonzero(detections.category_index < 0)), n_crowd))
+
+
+def _input_notes(n_unknown: int, n_crowd: int) -> list[str]:
+    notes = []
+    if n_unknown:
+        notes.append(f"{n_unknown} detection(s) dropped: their category is not a "
+                     "ground-truth category")
+    if n_crowd:
+        notes.append(f"{n_crowd} crowd region(s) (iscrowd) treated as difficult objects")
+    return notes
+
+
 def _notes(p, dataset, n_dt, n_unknown, gt_k, n_positives, n_detections, objects,
            category_ids, image_ids) -> list[str]:
     notes = []
     if n_dt == 0:
         notes.append("no detections: every class with ground truth has AP 0")
-    if n_unknown:
-        notes.append(f"{n_unknown} detection(s) dropped: their category is not a "
-                     "ground-truth category")
     n_crowd = int(np.count_nonzero(objects.iscrowd & ~objects.ignore & (gt_k >= 0)))
-    if n_crowd:
-        notes.append(f"{n_crowd} crowd region(s) (iscrowd) treated as difficult objects")
+    notes += _input_notes(n_unknown, n_crowd)
     unknown_images = int(np.count_nonzero(~np.isin(image_ids, dataset.images.ids)))
     if unknown_images:
         notes.append(f"{unknown_images} requested image id(s) are not images of the ground "
