@@ -320,3 +320,16 @@ def test_a_worker_that_stops_answering_is_killed_and_its_block_computed_in_proce
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.strip() == "returned", proc.stderr
+
+
+def test_worker_count_is_capped_on_many_cores(monkeypatch):
+    """threads=None on a 64-core machine starts at most MAX_WORKERS interpreters (each holds
+    Python, numpy and the engine); fewer threads asked or fewer cores give fewer."""
+    import deteval._threads as threads_module
+
+    monkeypatch.delenv(workers.ENV, raising=False)
+    monkeypatch.setattr(threads_module, "available_cores", lambda: 64)
+    assert workers._n_workers(64) == workers.MAX_WORKERS == 7
+    assert workers._n_workers(3) == 2
+    monkeypatch.setattr(threads_module, "available_cores", lambda: 2)
+    assert workers._n_workers(64) == 1

@@ -406,9 +406,15 @@ def _mode() -> str:
     return value if value in ("threads", "processes") else "auto"
 
 
+#: Most worker processes one call starts on its own (``threads=None`` on a many-core machine):
+#: each holds an interpreter, numpy and the engine (100-130 MB for 500k detections).
+MAX_WORKERS = 7
+
+
 def _n_workers(threads: int) -> int:
     """Worker processes beside the calling thread: one fewer than the threads asked, at most
-    one per other core (forced on: one per other thread asked).
+    one per other core and at most :data:`MAX_WORKERS` (forced on: one per other thread
+    asked).
 
     >>> _n_workers(1)
     0
@@ -418,7 +424,7 @@ def _n_workers(threads: int) -> int:
     threads = pool_size(threads)
     if _mode() == "processes":
         return threads - 1
-    return min(threads, available_cores()) - 1
+    return min(threads, available_cores(), MAX_WORKERS + 1) - 1
 
 
 def work_of(result: Any, n_resamples: int, weights: Any) -> int:
