@@ -118,8 +118,9 @@ def thresholds_of(result, iou_threshold: float | str | None) -> list[int]:
     # within 1e-9: COCO's 0.9 is 0.8999999999999999
     hits = [i for i, t in enumerate(thresholds) if abs(t - float(iou_threshold)) <= 1e-9]
     if not hits:
+        shown = ", ".join(f"{t:.10g}" for t in thresholds)    # 0.9, not 0.8999999999999999
         raise ValueError(f"iou_threshold {iou_threshold!r} was not evaluated; choose one of "
-                         f"{thresholds}, or 'all'")
+                         f"[{shown}], or 'all'")
     return hits[:1]
 
 

@@ -299,6 +299,18 @@ def test_box_reader_errors(tmp_path, text, match):
     assert str(path) in str(info.value)
 
 
+def test_a_json_file_given_as_csv_is_named_without_its_whole_first_line(tmp_path):
+    """A JSON results file passed where a CSV is read has its whole text on line 1: the
+    error names the missing columns and shows 200 characters of it, not megabytes."""
+    text = json.dumps([{"image_id": i, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}
+                       for i in range(500)])
+    path = write(tmp_path, "results.csv", text + "\n")
+    with pytest.raises(FormatError, match="missing column") as info:
+        read_oid_boxes(path)
+    message = str(info.value)
+    assert f"({len(text)} characters)" in message and len(message) < 600
+
+
 def test_other_reader_errors(tmp_path):
     with pytest.raises(FormatError, match="line 2: Confidence must be 0"):
         read_oid_image_labels(write(tmp_path, "l.csv", "ImageID,LabelName,Confidence\ni,c,2\n"))

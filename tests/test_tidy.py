@@ -189,8 +189,9 @@ def test_voc_result_columns():
 
 def test_errors():
     gt, results, result = _random_result(8)
-    with pytest.raises(ValueError, match="was not evaluated"):
+    with pytest.raises(ValueError, match="was not evaluated") as info:
         tidy_columns(result, iou_threshold=0.42)
+    assert ", 0.9, " in str(info.value) and "0.8999" not in str(info.value)   # as COCO names it
     with pytest.raises(ValueError, match="'all'"):
         tidy_columns(result, iou_threshold="every")
     evaluator = deteval.Evaluator(result.dataset, unknown_labels="drop")

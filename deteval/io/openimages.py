@@ -165,7 +165,8 @@ def _rows(path: str | os.PathLike, required: tuple[str, ...], what: str):
     missing = [name for name in required if name not in header]
     if missing:
         raise FormatError(f"line 1: missing column(s) {', '.join(missing)}; expected "
-                          f"{', '.join(required)} (got {', '.join(header)})", source=source)
+                          f"{', '.join(required)} (got {_clipped(', '.join(header))})",
+                          source=source)
     columns = {name: header.index(name) for name in header}
     rows = []
     for row in reader:
@@ -323,3 +324,13 @@ def read_oid_hierarchy(path: str | os.PathLike | dict) -> dict:
             raise FormatError("Subcategory must be a list", source=source, record=where)
         stack.extend((sub, f"{where}.Subcategory[{i}]") for i, sub in enumerate(subs))
     return tree
+
+
+def _clipped(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters (a JSON file given as a CSV has its whole text on
+    its first line).
+
+    >>> _clipped("abc", 2)
+    'ab... (3 characters)'
+    """
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
