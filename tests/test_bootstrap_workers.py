@@ -333,3 +333,38 @@ def test_worker_count_is_capped_on_many_cores(monkeypatch):
     assert workers._n_workers(3) == 2
     monkeypatch.setattr(threads_module, "available_cores", lambda: 2)
     assert workers._n_workers(64) == 1
+
+
+def test_a_worker_running_other_code_than_the_caller_is_not_used(coco, forced):
+    """The caller's code is not the files' any more (a package upgraded in place, a checkout
+    switched): a worker would import the new files and run other code on the engine. Its
+    digest of the code differs, so it is not used; the blocks are computed in-process."""
+    from deteval.diagnostics import _bootstrap_plans
+
+    original = _bootstrap_plans.prefix
+
+    def prefix(values, dtype):      # the same numbers, other code than the file's
+        return original(values, dtype)
+
+    forced.setattr(_bootstrap_plans, "prefix", prefix)
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    one = bootstrap_coco(coco, n_resamples=40, seed=4, threads=1)
+    two = bootstrap_coco(coco, n_resamples=40, seed=4, threads=2)
+    run = dict(workers.last_run)
+    assert _equal(one, two)
+    assert run["by_workers"] == 0 and _gone(run["pids"])
+
+
+def test_the_code_digest_is_the_same_in_a_fresh_interpreter():
+    """What the worker sends is what the caller computes when the code is the same (string
+    hashes differ between interpreters: sets among the constants must not change it)."""
+    modules = workers._CODE_MODULES + ("deteval.diagnostics.bootstrap_voc",)
+    here = workers.code_digest(modules)
+    script = ("import sys; from deteval.diagnostics._bootstrap_workers import code_digest; "
+              f"print(code_digest({modules!r}))")
+    root = str(Path(deteval.__file__).resolve().parents[1])
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=root)
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             env=env, check=True).stdout.strip()
+        assert out == here

@@ -85,6 +85,61 @@ _PARENT_COMPUTES = True
 #: The pids of the last workers started (tests check that none is left).
 started: deque = deque(maxlen=64)
 
+#: The modules whose code a worker's numbers run (with the engine's own, ``preload``): the
+#: parent's and the worker's must be the same code, not only the same files.
+_CODE_MODULES = ("deteval.diagnostics._bootstrap_workers", "deteval.diagnostics.bootstrap",
+                 "deteval.diagnostics._bootstrap_plans", "deteval.protocols._coco_stages",
+                 "deteval.diagnostics.lrp")
+
+
+def code_digest(modules: Iterable[str]) -> str:
+    """A digest of the code of the functions and methods of ``modules`` as this process runs
+    it (its code objects, not its files): a worker started after the package was upgraded
+    or its checkout switched in place reads the new files, and its digest differs from the
+    parent's (still running the old code). Modules not loaded are imported.
+
+    >>> code_digest(["deteval.diagnostics._bootstrap_workers"]) == code_digest(
+    ...     ["deteval.diagnostics._bootstrap_workers"])
+    True
+    """
+    import hashlib
+    import importlib
+    import types
+
+    digest = hashlib.sha256()
+
+    def constant(value: Any) -> None:
+        if isinstance(value, types.CodeType):
+            code(value)
+        elif isinstance(value, frozenset):      # its order follows the strings' hashes
+            digest.update(repr(sorted(repr(v) for v in value)).encode())
+        elif isinstance(value, tuple):
+            for item in value:
+                constant(item)
+        else:
+            digest.update(repr(value).encode())
+
+    def code(c: types.CodeType) -> None:
+        digest.update(c.co_code)
+        digest.update(repr((c.co_name, c.co_names, c.co_varnames)).encode())
+        for value in c.co_consts:
+            constant(value)
+
+    for name in sorted(set(modules)):
+        module = importlib.import_module(name)
+        digest.update(name.encode())
+        for key, value in sorted(vars(module).items()):
+            if getattr(value, "__module__", None) != name:
+                continue
+            members = vars(value).items() if isinstance(value, type) else [(key, value)]
+            for _, member in sorted(members, key=lambda kv: kv[0]):
+                member = getattr(member, "__func__", member)      # static/class methods
+                if isinstance(member, types.FunctionType):
+                    digest.update(member.__qualname__.encode())
+                    code(member.__code__)
+    return digest.hexdigest()
+
+
 #: What the last :func:`run_blocks` did (tests read it): the workers' pids, the blocks they
 #: computed, the blocks computed again in-process after a worker's failure.
 last_run: dict = {}
@@ -234,7 +289,8 @@ def main(preload: tuple = ()) -> None:
     for name in preload:
         importlib.import_module(name)
     sink.write(_MAGIC)
-    _send(sink, os.path.realpath(deteval.__file__))
+    _send(sink, (os.path.realpath(deteval.__file__),
+                 code_digest(_CODE_MODULES + tuple(preload))))
     try:
         engine, options = _recv(source)
         numbers = engine.numbers
@@ -291,8 +347,9 @@ class _Worker:
 
         import deteval
 
-        self.expected = os.path.realpath(deteval.__file__)
-        root = os.path.dirname(os.path.dirname(self.expected))
+        here = os.path.realpath(deteval.__file__)
+        self.expected = (here, code_digest(_CODE_MODULES + tuple(preload)))
+        root = os.path.dirname(os.path.dirname(here))
         paths = [root] + [os.path.abspath(p) for p in sys.path if isinstance(p, str)]
         code = (f"import sys; sys.path[:] = {paths!r}; "
                 "from deteval.diagnostics._bootstrap_workers import main; "
@@ -317,7 +374,7 @@ class _Worker:
         try:
             if bytes(_read_exact(self.proc.stdout, len(_MAGIC))) != _MAGIC:
                 raise _Gone("unexpected hello")
-            if _recv(self.proc.stdout) != self.expected:
+            if _recv(self.proc.stdout) != self.expected:    # other files, or other code
                 raise _Gone("another deteval")
             _write(self.proc.stdin, *engine)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError, struct.error) as error:
