@@ -80,6 +80,10 @@ def _iou_list(text: str) -> list[float]:
     if not values or not all(0 < v <= 1 for v in values):
         raise argparse.ArgumentTypeError(f"expected IoU thresholds in (0, 1], e.g. '0.5 0.75'; "
                                          f"got {text!r}")
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:       # two numbers of one name (mAP@0.5 twice): a gate rule on it is ambiguous
+        raise argparse.ArgumentTypeError(f"each IoU threshold once; {twice[0]:g} is given "
+                                         f"{values.count(twice[0])} times in {text!r}")
     return values
 
 
