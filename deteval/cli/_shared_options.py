@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from ._common import _UsageError
 from ._options import _dilation_ratio, _iou_list, _positive_int, _unit_float
 
 _IOU_HELP = "IoU threshold, in (0, 1] (default: 0.5)"
@@ -87,3 +88,13 @@ def add_dilation_ratio(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dilation-ratio", type=_dilation_ratio, default=None, metavar="R",
                         help="boundary: boundary width as a fraction of the image diagonal "
                         "(default: 0.02)")
+
+
+def check_geometry(iou_type: str | None, *, kpt_sigmas=None, dilation_ratio=None) -> None:
+    """Usage error for a similarity setting the IoU type does not read: ``--kpt-sigmas``
+    (keypoints only) and ``--dilation-ratio`` (boundary only) given with another type would
+    be ignored, and the numbers printed as if they had been applied."""
+    if kpt_sigmas is not None and iou_type != "keypoints":
+        raise _UsageError("--kpt-sigmas applies to --iou-type keypoints")
+    if dilation_ratio is not None and iou_type != "boundary":
+        raise _UsageError("--dilation-ratio applies to --iou-type boundary")

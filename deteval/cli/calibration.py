@@ -14,6 +14,7 @@ from ._shared_options import (
     add_json_output,
     add_per_class,
     add_protocol,
+    check_geometry,
 )
 
 
@@ -92,6 +93,8 @@ def _evaluate(args):
         from ..diagnostics.calibration import coco_max_detections
         from ..protocols.coco import evaluate_coco
 
+        check_geometry(args.iou_type or "bbox", kpt_sigmas=args.kpt_sigmas,
+                       dilation_ratio=args.dilation_ratio)
         m = args.cal_max_dets or coco_max_detections(args.iou_type or "bbox")
         if args.kpt_sigmas is not None:
             geometry["keypoint_sigmas"] = tuple(args.kpt_sigmas)
@@ -113,6 +116,7 @@ def _evaluate(args):
         if args.iou_type not in (None, "bbox", "segm", "boundary"):
             raise _UsageError(f"--iou-type {args.iou_type}: LVIS compares bbox, segm or "
                               "boundary")
+        check_geometry(args.iou_type or "bbox", dilation_ratio=args.dilation_ratio)
         return evaluate_lvis(args.gt, args.dt, iou_type=args.iou_type or "bbox",
                              max_detections=args.cal_max_dets or 300, **geometry)
     if protocol == "crowdpose":

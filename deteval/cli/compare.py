@@ -16,6 +16,7 @@ from ._shared_options import (
     add_per_class,
     add_score_threshold,
     add_threads,
+    check_geometry,
 )
 
 #: The most resamples ``--ci`` and ``--bootstrap`` accept: B resamples keep a (B, numbers)
@@ -196,6 +197,8 @@ def _run_coco(args):
     from ..protocols._coco_stages import prepare
     from ..protocols.coco import evaluate_coco
 
+    check_geometry(args.iou_type, kpt_sigmas=args.kpt_sigmas,
+                   dilation_ratio=args.dilation_ratio)
     options = {} if args.dilation_ratio is None else {"dilation_ratio": args.dilation_ratio}
     if args.kpt_sigmas is not None:
         options["keypoint_sigmas"] = tuple(args.kpt_sigmas)

@@ -18,7 +18,12 @@ from ._options import (
     _read_inputs,
 )
 from ._outputs import check_outputs
-from ._shared_options import add_dilation_ratio, add_iou_threshold, add_score_threshold
+from ._shared_options import (
+    add_dilation_ratio,
+    add_iou_threshold,
+    add_score_threshold,
+    check_geometry,
+)
 from .check import checks_of, run_checks
 
 _IOU_TYPES = ("bbox", "segm", "boundary", "keypoints", "polygon", "rotated")
@@ -129,10 +134,7 @@ SIMILARITY = {"bbox": "IoU", "segm": "mask IoU", "boundary": "boundary IoU",
 
 def geometry(args) -> dict:
     """The similarity keywords of match_outcomes and the confusion matrix, from the options."""
-    if args.kpt_sigmas is not None and args.iou_type != "keypoints":
-        raise _UsageError("--kpt-sigmas applies to --iou-type keypoints")
-    if args.dilation_ratio is not None and args.iou_type != "boundary":
-        raise _UsageError("--dilation-ratio applies to --iou-type boundary")
+    check_geometry(args.iou_type, kpt_sigmas=args.kpt_sigmas, dilation_ratio=args.dilation_ratio)
     return {"iou_type": args.iou_type,
             "keypoint_sigmas": None if args.kpt_sigmas is None else tuple(args.kpt_sigmas),
             "dilation_ratio": args.dilation_ratio}

@@ -20,6 +20,7 @@ from ._shared_options import (
     add_json_output,
     add_matches_output,
     add_per_class,
+    check_geometry,
 )
 from ._table import add_table_options, check_table, write_table_output
 
@@ -60,6 +61,7 @@ def add_max_dets(parser, *, default: int | None = 300) -> None:
 def lvis_options(args) -> dict:
     """The keywords of :func:`~deteval.evaluate_lvis` the options give (``--iou-type``,
     ``--max-dets``, ``--dilation-ratio``)."""
+    check_geometry(args.iou_type, dilation_ratio=args.dilation_ratio)
     options = {"iou_type": args.iou_type}
     if args.per_image is not None:
         options["max_detections"] = args.per_image
