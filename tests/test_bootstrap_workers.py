@@ -63,6 +63,17 @@ def _equal(a, b) -> bool:
     return np.array_equal(a.samples, b.samples, equal_nan=True) and a.to_dict() == b.to_dict()
 
 
+def _computed_in_process(result, forced, *, n_resamples: int, seed: int) -> None:
+    """With the calling thread leaving every block to the workers, the samples of two threads
+    equal one thread's, yet no worker computed a block (each was refused or failed)."""
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    one = bootstrap_coco(result, n_resamples=n_resamples, seed=seed, threads=1)
+    two = bootstrap_coco(result, n_resamples=n_resamples, seed=seed, threads=2)
+    run = dict(workers.last_run)
+    assert _equal(one, two)
+    assert run["by_workers"] == 0 and _gone(run["pids"])
+
+
 @pytest.mark.parametrize("parent_computes", [True, False])
 @pytest.mark.parametrize("threads", [2, 3])
 def test_coco_samples_equal_one_thread(coco, forced, threads, parent_computes):
@@ -153,12 +164,7 @@ def test_a_worker_that_cannot_start_or_answer_falls_back(coco, forced, executabl
     if found is None:
         pytest.skip(f"no {executable} program")
     forced.setattr(sys, "executable", found)
-    forced.setattr(workers, "_PARENT_COMPUTES", False)
-    one = bootstrap_coco(coco, n_resamples=60, seed=2, threads=1)
-    two = bootstrap_coco(coco, n_resamples=60, seed=2, threads=2)
-    run = dict(workers.last_run)
-    assert _equal(one, two)
-    assert run["by_workers"] == 0 and _gone(run["pids"])
+    _computed_in_process(coco, forced, n_resamples=60, seed=2)
 
 
 def test_short_work_stays_on_threads(coco, monkeypatch):
@@ -347,12 +353,7 @@ def test_a_worker_running_other_code_than_the_caller_is_not_used(coco, forced):
         return original(values, dtype)
 
     forced.setattr(_bootstrap_plans, "prefix", prefix)
-    forced.setattr(workers, "_PARENT_COMPUTES", False)
-    one = bootstrap_coco(coco, n_resamples=40, seed=4, threads=1)
-    two = bootstrap_coco(coco, n_resamples=40, seed=4, threads=2)
-    run = dict(workers.last_run)
-    assert _equal(one, two)
-    assert run["by_workers"] == 0 and _gone(run["pids"])
+    _computed_in_process(coco, forced, n_resamples=40, seed=4)
 
 
 def test_the_code_digest_is_the_same_in_a_fresh_interpreter():

@@ -6,24 +6,17 @@ test can tell), and a setting another protocol reads is a usage error."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import numpy as np
 import oidgen
 import pytest
+from clirun import run
 from crowdposegen import make_crowdpose_dataset
 from lvisgen import make_lvis_dataset
 
 import deteval
-from deteval.cli import main
 from deteval.demo import make_demo
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def cli_numbers(argv, path) -> dict:

@@ -4,20 +4,18 @@ results file as if the record were in it (fuzz8, 2026-11-26)."""
 
 from __future__ import annotations
 
-import io
 import json
 
+from clirun import run as run_cli
 from crowdposegen import make_crowdpose_dataset
-
-from deteval.cli import main
 
 NO_AREA = "have no 'area'"
 
 
 def run(*argv) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, err.getvalue()
+    """The exit status and stderr."""
+    status, _, err = run_cli(*argv)
+    return status, err
 
 
 def notes(err: str) -> list[str]:

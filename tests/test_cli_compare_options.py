@@ -8,21 +8,14 @@ command's, and another protocol's options are usage errors."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
+from clirun import run
 from crowdposegen import make_crowdpose_dataset
 from lvisgen import make_lvis_dataset
 
-from deteval.cli import main
 from deteval.demo import make_demo
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def _files(folder, gt, dt) -> tuple[str, str]:

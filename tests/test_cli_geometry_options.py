@@ -5,20 +5,13 @@ with boxes they were ignored, and the numbers printed as if they had been applie
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
+from clirun import run
 from lvisgen import make_lvis_dataset
 
-from deteval.cli import main
 from deteval.demo import make_demo
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -6,27 +6,21 @@
 
 from __future__ import annotations
 
-import io
 import json
 
 import oidgen
 import pytest
+from clirun import run
 from crowdposegen import make_crowdpose_dataset
 from lvisgen import make_lvis_dataset
 
 import deteval.diagnostics.bootstrap_crowdpose as bootstrap_crowdpose
 import deteval.diagnostics.bootstrap_lvis as bootstrap_lvis
 import deteval.diagnostics.bootstrap_openimages as bootstrap_openimages
-from deteval.cli import main
 from deteval.demo import make_demo
 
 B = 20
 
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

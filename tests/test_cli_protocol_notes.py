@@ -7,25 +7,19 @@ name). The numbers stay those of the Python API on the same files."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import oidgen
 import pytest
+from clirun import run
 from crowdposegen import make_crowdpose_dataset
 from lvisgen import make_lvis_dataset
 
 import deteval
-from deteval.cli import main
 from deteval.demo import make_demo
 
 UNKNOWN = "not a ground-truth category"
 
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def notes(err: str) -> list[str]:
