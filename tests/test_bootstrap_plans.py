@@ -181,6 +181,7 @@ def test_merged_runs_give_the_numbers_of_one_run_per_event(case, monkeypatch):
     rows = [np.ones(merged.n_images, np.int64)]
     rows += [rng.integers(0, 4, merged.n_images) * (rng.random(merged.n_images) < 0.7)
              for _ in range(8)]
+    rows.append(rng.integers(0, 2**22, merged.n_images))    # int64 counts, searched units
     for w in rows:
         assert np.array_equal(_bits(merged.numbers(w)), _bits(plain.numbers(w)))
     assert np.array_equal(_bits(merged.estimates), _bits(result.stats.tolist()
