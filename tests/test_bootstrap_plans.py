@@ -10,6 +10,7 @@ from cocogen import make_dataset
 from scenes import CAT, box, scene
 
 import deteval
+from deteval.diagnostics import _bootstrap_lrp
 from deteval.diagnostics import _bootstrap_plans as plans
 from deteval.diagnostics.bootstrap import WeightedCOCO, _mean_valid
 
@@ -23,7 +24,7 @@ def test_padded_rows_sum_each_run_as_its_own_cumsum(seed):
     lengths[: 3] = (5000, 0, 2500)
     bounds = np.r_[0, np.cumsum(lengths)]
     values = rng.random(bounds[-1]) * rng.integers(0, 4, bounds[-1])
-    src, back, blocks = plans.padded_rows(bounds)
+    src, back, blocks = _bootstrap_lrp.padded_rows(bounds)
     assert np.array_equal(src.take(back), np.arange(bounds[-1]))       # every entry, once
     padded = np.where(src >= 0, values.take(np.maximum(src, 0)), 0.0)
     for lo, rows, cols in blocks:
