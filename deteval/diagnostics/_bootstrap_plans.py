@@ -386,7 +386,9 @@ class PrecisionPlan:
             counted = self._counted(inside, less, self.in_hi, self.nf_hi, self.hi_more,
                                     np.empty(n, np.int64), np.empty(n, np.int64))
             step, apart = np.diff(counted), np.diff(tp_seg) != 0
-            if (step >= 1)[~apart].all():      # else some coefficient is negative: no runs
+            # The coefficients are at least 0 by construction (a not-FP event's row is in
+            # its area's lists); a step below 1 would show otherwise: then no runs.
+            if (step >= 1)[~apart].all():
                 ends = np.flatnonzero(np.append((step != 1) | apart, True))
         self.run_end = ends
         self.run_at = ends + 1                  # the inclusive TP prefix sum of each run
