@@ -7,8 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from cocogen import make_dataset
+from scenes import CAT, box, scene
 
 import deteval
+from deteval.diagnostics import _bootstrap_lrp
 from deteval.diagnostics import _bootstrap_plans as plans
 from deteval.diagnostics.bootstrap import WeightedCOCO, _mean_valid
 
@@ -22,7 +24,7 @@ def test_padded_rows_sum_each_run_as_its_own_cumsum(seed):
     lengths[: 3] = (5000, 0, 2500)
     bounds = np.r_[0, np.cumsum(lengths)]
     values = rng.random(bounds[-1]) * rng.integers(0, 4, bounds[-1])
-    src, back, blocks = plans.padded_rows(bounds)
+    src, back, blocks = _bootstrap_lrp.padded_rows(bounds)
     assert np.array_equal(src.take(back), np.arange(bounds[-1]))       # every entry, once
     padded = np.where(src >= 0, values.take(np.maximum(src, 0)), 0.0)
     for lo, rows, cols in blocks:
@@ -64,7 +66,8 @@ def test_envelope_code_bounds_every_count(weighted):
     precision = plan.precision[100]
     for seed in range(5):
         w = _weights(weighted, seed)
-        counted = plan.curves(w)[2][100][2]
+        plan.curves(w)          # the TP + FP count at each run's end (a segment's largest too)
+        counted = precision._work.arrays["counted"][:len(precision.run_end)]
         code = precision._code(w)
         assert int(counted.max(initial=0)) < 2 ** (2**code - 1)
 
@@ -123,3 +126,104 @@ def test_every_row_list_is_kept_when_a_row_is_in_no_other_range():
     weighted = WeightedCOCO(result)
     assert not weighted._plan.precision[100].hi_more
     assert np.array_equal(weighted.estimates[:len(result.stats)], result.stats)
+
+
+def _run_scene():
+    """One category over three images, scored so that in each image's segment the TP events
+    are separated by: a crowd region's match (ignored: no counted row), a detection of area
+    exactly 32**2 or 96**2 (in two size ranges: counted twice by the small/medium/large lists
+    "all" sums, once taken off), and a detection too large for the small range matching a
+    small object (a TP out of range); and one FP that ends a run."""
+    objects, detections = [], []
+    for image in range(3):
+        x = 10.0 + 300 * (image % 2)
+        objects += [(image, CAT, box(x, 10, 32)), (image, CAT, box(x, 100, 96)),
+                    (image, CAT, box(x, 250, 200), True), (image, CAT, box(x + 150, 10, 31)),
+                    (image, CAT, box(x + 150, 60, 20))]
+        s = 0.9 - 0.01 * image
+        detections += [(image, CAT, box(x, 10, 32), s), (image, CAT, box(x + 5, 260, 50), s - .1),
+                       (image, CAT, box(x, 100, 96), s - .2),
+                       (image, CAT, box(x + 150, 10, 40), s - .3),
+                       (image, CAT, box(x + 400, 400, 30), s - .4),
+                       (image, CAT, box(x + 150, 60, 20), s - .5)]
+    return scene(objects, detections, n_images=3)
+
+
+def _result_of(case):
+    """The scene's evaluation, or a generated set's (seed ``case``)."""
+    if case == "scene":
+        return deteval.evaluate_coco(*_run_scene())
+    return deteval.evaluate_coco(*make_dataset(case, n_images=8, n_categories=3, p_many=0.2))
+
+
+def _merged_and_plain(result, monkeypatch):
+    monkeypatch.setattr(plans, "MERGE_RUNS", False)
+    plain = WeightedCOCO(result)
+    monkeypatch.setattr(plans, "MERGE_RUNS", True)
+    return WeightedCOCO(result), plain
+
+
+def _bits(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64).view(np.int64)
+
+
+@pytest.mark.parametrize("case", ["scene", 50, 51, 52, 53])
+def test_merged_runs_give_the_numbers_of_one_run_per_event(case, monkeypatch):
+    """The TP events merged into runs (docs §13): every number of every resample (zero
+    weights included) is that of the plain computation with one run per TP event, bit for
+    bit, on a scene with runs across ignored matches, size-boundary rows and out-of-range
+    TPs, and on generated sets (crowds, ignore flags, many detections per image)."""
+    result = _result_of(case)
+    merged, plain = _merged_and_plain(result, monkeypatch)
+    events = merged._plan.precision[100]
+    assert len(plain._plan.precision[100].run_end) == len(events.tp_img)
+    assert len(events.run_end) < len(events.tp_img)          # some runs were merged
+    rng = np.random.default_rng(7)
+    rows = [np.ones(merged.n_images, np.int64)]
+    rows += [rng.integers(0, 4, merged.n_images) * (rng.random(merged.n_images) < 0.7)
+             for _ in range(8)]
+    rows.append(rng.integers(0, 2**22, merged.n_images))    # int64 counts, searched units
+    for w in rows:
+        assert np.array_equal(_bits(merged.numbers(w)), _bits(plain.numbers(w)))
+    assert np.array_equal(_bits(merged.estimates), _bits(result.stats.tolist()
+                                                         + merged.estimates[12:].tolist()))
+
+
+def test_runs_cross_ignored_matches_boundary_rows_and_out_of_range_true_positives(
+        monkeypatch):
+    """In the scene (accumulation order: by score across the images), the TP events before
+    the three FPs are one run, across the crowd matches and the rows of area 32**2 ("all"
+    reading the small, medium and large lists, which count them twice); at area "small" the
+    out-of-range TPs continue the run of the TPs before them."""
+    result = deteval.evaluate_coco(*_run_scene())
+    monkeypatch.setattr(plans, "_DERIVE_COST", 1e9)           # "all" reads the other lists
+    merged, plain = _merged_and_plain(result, monkeypatch)
+    events = merged._plan.precision[100]
+    assert events.hi_more                                     # rows counted twice, taken off
+    assert result.params.area_labels[:2] == ("all", "small")
+    n_t, n_k = len(result.params.iou_thresholds), merged.ctx.n_k
+    small = n_t * n_k                           # segments (all | small, IoU 0.5, cat)
+    assert (events.counts[0], events.run_counts[0]) == (12, 2)
+    assert (events.counts[small], events.run_counts[small]) == (9, 2)
+    w = np.array([2, 0, 3])
+    assert np.array_equal(_bits(merged.numbers(w)), _bits(plain.numbers(w)))
+
+
+@pytest.mark.parametrize("case", ["scene", 54])
+def test_counts_of_kept_events_are_those_of_each_event(case, monkeypatch):
+    """The per-event TP and TP + FP counts curve returns (oLRP's) are expanded from the runs'
+    ends: they equal those computed event by event, for every TP event, under any weights."""
+    result = _result_of(case)
+    merged, plain = _merged_and_plain(result, monkeypatch)
+    a, b = merged._plan.precision[100], plain._plan.precision[100]
+    n = len(a.tp_img)
+    a.keep_events(0, n)
+    b.keep_events(0, n)
+    rng = np.random.default_rng(3)
+    for _ in range(6):
+        w = rng.integers(0, 4, merged.n_images).astype(np.int32)
+        npig = merged._plan.positives(w)
+        got = [x.copy() for x in a.curve(w, npig, merged._plan.thresholds_r)[2]]
+        expected = b.curve(w, npig, plain._plan.thresholds_r)[2]
+        for x, y in zip(got, expected):
+            assert x.dtype == y.dtype and np.array_equal(x, y)

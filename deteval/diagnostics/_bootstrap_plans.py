@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["COCOPlan", "LRPPlan", "PrecisionPlan", "Workspace", "check_recall_thresholds",
+__all__ = ["COCOPlan", "PrecisionPlan", "Workspace", "check_recall_thresholds",
            "count_dtype", "f1_counts", "micro_f1", "prefix"]
 
 _EPS = np.spacing(1)
 _NEED_TABLE = 8192        # most positives a category's table of needed TP counts covers
+#: Merge the TP events into runs (``PrecisionPlan._merge_runs``); False: one run per event.
+MERGE_RUNS = True
 
 
 def prefix(values: np.ndarray, dtype: Any) -> np.ndarray:
@@ -361,12 +363,88 @@ class PrecisionPlan:
         self.rows_per_k = int(np.bincount(k_sel, minlength=1).max(initial=0))
         self._need_tables: dict = {}
         self._work = Workspace()
+        self._merge_runs(self.tp_seg, tp_pos, n_seg, merge=MERGE_RUNS)
+        self.keep_events(0, 0)
+
+    def _merge_runs(self, tp_seg: np.ndarray, tp_pos: np.ndarray, n_seg: int, *,
+                    merge: bool) -> None:
+        """Group the TP events into runs (docs §13 "Runs of TP events"): consecutive events of
+        a segment with no counted row between them; ``merge=False``: one run per event.
+
+        An event's counted rows are a sum of its rows' weights with integer coefficients of
+        at least 0 (1 for its own row), so under unit weights the next event of its segment
+        counts exactly one more row when no row between them counts; then, under any
+        weights, both counts grow by the next event's weight alone, its precision is at
+        least the event's, and the envelope is the same at both. Only the last event of a run
+        needs its counts, precision and envelope: the reads of ``counted`` (``in_hi``,
+        ``nf_hi``, ``hi_more``) are kept at the runs' ends."""
+        n = len(tp_seg)
+        ends = np.arange(n)
+        if merge and n:
+            ones = np.ones(int(self.row_img.max(initial=0)) + 1, np.int64)
+            inside, less = self._in_range(ones, np.int64)
+            counted = self._counted(inside, less, self.in_hi, self.nf_hi, self.hi_more,
+                                    np.empty(n, np.int64), np.empty(n, np.int64))
+            step, apart = np.diff(counted), np.diff(tp_seg) != 0
+            # The coefficients are at least 0 by construction (a not-FP event's row is in
+            # its area's lists); a step below 1 would show otherwise: then no runs.
+            if (step >= 1)[~apart].all():
+                ends = np.flatnonzero(np.append((step != 1) | apart, True))
+        self.run_end = ends
+        self.run_at = ends + 1                  # the inclusive TP prefix sum of each run
+        self.run_seg = tp_seg.take(ends)
+        self.run_bounds = np.searchsorted(self.run_seg, np.arange(n_seg + 1))
+        self.run_counts = np.diff(self.run_bounds)
+        self.in_hi, self.nf_hi = self.in_hi.take(ends), self.nf_hi.take(ends)
+        hi_more = []
+        for lo, hi, more in self.hi_more:
+            r_lo, r_hi = np.searchsorted(ends, (lo, hi))
+            hi_more.append((int(r_lo), int(r_hi), more.take(ends[r_lo:r_hi] - lo)))
+        self.hi_more = hi_more
+
+    def keep_events(self, lo: int, hi: int) -> None:
+        """Have :meth:`curve` return the counts of each TP event ``lo:hi`` (oLRP reads those of
+        one area and threshold): an event's TP count is its prefix sum less its segment's
+        start, and its TP + FP count that plus the FP count of its run's end (the same
+        inside a run)."""
+        self.kept = (int(lo), int(hi), self.tp_seg[lo:hi].copy(),
+                     np.searchsorted(self.run_end, np.arange(lo, hi)))
+
+    def _in_range(self, w: np.ndarray, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The prefix sum of the weights of the rows in range (``in_img``), and the short list
+        of the not-FP prefix plus each segment's in-range count at its start (``nf_src``)."""
+        work = self._work
+        inside = work.get("inside", len(self.in_img) + 1, dtype)
+        inside[0] = 0
+        np.cumsum(w.take(self.in_img, out=work.get("in_w", len(self.in_img), dtype),
+                         mode="wrap"), out=inside[1:])
+        nf_w = w.take(self.nf_img).astype(dtype, copy=False)
+        if self.nf_sign is not None:
+            nf_w *= self.nf_sign
+        not_fp = prefix(nf_w, dtype)
+        at_start = inside.take(self.in_lo)                                   # per segment
+        for lo, hi, more in self.lo_more:
+            at_start[lo:hi] += inside.take(more)
+        at_start -= not_fp.take(self.nf_lo)
+        return inside, np.add(not_fp.take(self.nf_src), np.repeat(at_start, self.nf_runs))
+
+    @staticmethod
+    def _counted(inside: np.ndarray, less: np.ndarray, in_hi: np.ndarray, nf_hi: np.ndarray,
+                 hi_more: list, out: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+        """TP + FP up to each of the events ``in_hi``/``nf_hi`` read (into ``out``): the rows
+        in range up to it, less the not-FP events (docs §13)."""
+        counted = inside.take(in_hi, out=out, mode="wrap")
+        for lo, hi, more in hi_more:
+            np.add(counted[lo:hi], inside.take(more, out=scratch[:hi - lo], mode="wrap"),
+                   out=counted[lo:hi])
+        return np.subtract(counted, less.take(nf_hi, out=scratch, mode="wrap"), out=counted)
 
     def curve(self, w: np.ndarray, npig: np.ndarray, thresholds_r: np.ndarray):
         """Interpolated precision at each recall threshold per segment, laid out
         (area, threshold, recall threshold, category): shape (A, T, R, K); the weighted TP
-        count per segment, shape (S,); and per TP event its weight, the TP count of its
-        segment up to it and the TP + FP count up to it (each shape (n_tp,)).
+        count per segment, shape (S,); and, for the TP events ``lo:hi`` of
+        :meth:`keep_events`, their weight, the TP count of their segment up to each and the
+        TP + FP count up to each (each shape (hi - lo,)).
 
         The precision and the event arrays are this thread's scratch arrays: valid until its
         next call.
@@ -378,56 +456,56 @@ class PrecisionPlan:
             none = np.zeros(0, np.int64)
             return (np.zeros((n_a, n_t, n_r, n_k)), np.zeros(n_seg, np.int64),
                     (none, none, none))
-        work, dtype = self._work, w.dtype
+        work, dtype, n_run = self._work, w.dtype, len(self.run_end)
         tp_w = w.take(self.tp_img, out=work.get("tp_w", n, dtype), mode="wrap")
         units = work.get("units", n + 1, dtype)                 # TP units before each event
         units[0] = 0
         np.cumsum(tp_w, out=units[1:])
         seg_units = units.take(self.bounds).astype(np.int64)
         total = np.diff(seg_units)
-        # TP so far (the segment's, the event included), and TP + FP so far: the rows in
-        # range up to the event, less those that are not FPs (docs §13).
-        tp = np.subtract(units[1:], np.repeat(seg_units[:-1].astype(dtype), self.counts),
-                         out=work.get("tp", n, dtype))
-        inside = work.get("inside", len(self.in_img) + 1, dtype)
-        inside[0] = 0
-        np.cumsum(w.take(self.in_img, out=work.get("in_w", len(self.in_img), dtype),
-                         mode="wrap"), out=inside[1:])
-        nf_w = w.take(self.nf_img)
-        if self.nf_sign is not None:
-            nf_w *= self.nf_sign
-        not_fp = prefix(nf_w, dtype)
-        at_start = inside.take(self.in_lo)                                   # per segment
-        for lo, hi, more in self.lo_more:
-            at_start[lo:hi] += inside.take(more)
-        at_start -= not_fp.take(self.nf_lo)
-        less = np.add(not_fp.take(self.nf_src), np.repeat(at_start, self.nf_runs))
-        counted = inside.take(self.in_hi, out=work.get("counted", n, dtype), mode="wrap")
-        scratch = work.get("scratch", n, dtype)
-        for lo, hi, more in self.hi_more:
-            np.add(counted[lo:hi], inside.take(more, out=scratch[:hi - lo], mode="wrap"),
-                   out=counted[lo:hi])
-        np.subtract(counted, less.take(self.nf_hi, out=scratch, mode="wrap"), out=counted)
+        # At each run's end: TP so far (the segment's, the event included), and TP + FP so
+        # far: the rows in range up to the event, less those that are not FPs (docs §13).
+        ends = units.take(self.run_at, out=work.get("ends", n_run, dtype))
+        starts = seg_units[:-1].astype(dtype)
+        tp = np.subtract(ends, np.repeat(starts, self.run_counts),
+                         out=work.get("tp", n_run, dtype))
+        inside, less = self._in_range(w, dtype)
+        counted = self._counted(inside, less, self.in_hi, self.nf_hi, self.hi_more,
+                                work.get("counted", n_run, dtype),
+                                work.get("scratch", n_run, dtype))
+        kept = self._kept_events(tp_w, units, starts, tp, counted)
         # pycocotools' float arithmetic: tp / (fp + tp + eps), the sum exact in float64.
-        pr = np.add(counted, _EPS, out=work.get("pr", n, np.float64))
+        pr = np.add(counted, _EPS, out=work.get("pr", n_run, np.float64))
         np.divide(tp, pr, out=pr)
         code = self._code(w)
-        envelope = self._envelope(pr, code)
+        envelope = _decode(self._envelope(pr, code), self._keys[code][1])
         # The first event of each segment whose TP count reaches a threshold's need (at
         # least 1; needed_true_positives is COCO's float rule): the event holding that TP
-        # unit. The precision there is the envelope's; 0 where the count never gets there.
+        # unit, in the run holding it. The precision there is the envelope's; 0 where the
+        # count never gets there.
         need = self._needed(npig, thresholds_r)                              # (K, A, R)
         need = np.ascontiguousarray(need.transpose(1, 0, 2))[:, None]       # (A, 1, K, R)
         at = work.get("at", n_seg * n_r, np.int64).reshape(n_a, n_t, n_k, n_r)
         np.add(seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1, need, out=at)
-        event = _holders(units[1:], at.ravel(), work.get("event", n_seg * n_r, np.int64))
-        q = envelope.take(event, out=at.ravel(), mode="wrap")
-        q = _decode(q, self._keys[code][1]).reshape(n_a, n_t, n_k, n_r)
+        event = _holders(ends, at.ravel(), work.get("event", n_seg * n_r, np.int64))
+        q = envelope.take(event, out=at.ravel().view(np.float64), mode="wrap")
+        q = q.reshape(n_a, n_t, n_k, n_r)
         # Written (area, threshold, recall threshold, category): the stats then read each
         # area's (threshold, recall threshold, category) block as it lies (§13).
         grid = work.get("grid", n_seg * n_r, np.float64).reshape(n_a, n_t, n_r, n_k)
         np.multiply(q, need <= total.reshape(n_a, n_t, n_k, 1), out=grid.transpose(0, 1, 3, 2))
-        return grid, total, (tp_w, tp, counted)
+        return grid, total, kept
+
+    def _kept_events(self, tp_w: np.ndarray, units: np.ndarray, starts: np.ndarray,
+                     tp: np.ndarray, counted: np.ndarray) -> tuple:
+        """The weight, TP and TP + FP counts of the events of :meth:`keep_events`."""
+        lo, hi, seg, run = self.kept
+        work, dtype = self._work, units.dtype
+        tp_e = np.subtract(units[lo + 1:hi + 1], starts.take(seg),
+                           out=work.get("kept_tp", hi - lo, dtype))
+        fp = np.subtract(counted.take(run), tp.take(run))
+        counted_e = np.add(tp_e, fp, out=work.get("kept_counted", hi - lo, dtype))
+        return tp_w[lo:hi], tp_e, counted_e
 
     def _needed(self, npig: np.ndarray, thresholds_r: np.ndarray) -> np.ndarray:
         """``max(needed_true_positives(npig, thresholds_r), 1)``, shape (K, A, R), read from
@@ -460,7 +538,7 @@ class PrecisionPlan:
         """Each TP event's largest precision from it to the end of its segment, encoded
         (:func:`_encode_layout`): a reversed running maximum, restarted at each segment."""
         if code not in self._keys:       # a whole new entry: safe for other threads
-            self._keys[code] = _encode_layout(self.tp_seg, self.bounds, code)
+            self._keys[code] = _encode_layout(self.run_seg, self.run_bounds, code)
         offsets, _, chunks = self._keys[code]
         keys = np.add(pr.view(np.int64), offsets, out=pr.view(np.int64))       # pr: not read again
         for lo, hi in chunks:
@@ -594,133 +672,6 @@ def _decode(keys: np.ndarray, code: tuple) -> np.ndarray:
     keys &= (1 << payload) - 1
     keys += base
     return keys.view(np.float64)
-
-
-class LRPPlan:
-    """moLRP at area "all" and IoU 0.5 under weights, as :func:`deteval.lrp` computes it
-    (``docs/diagnostics/lrp.md``): per category, its true positives in accumulation order
-    (the TP events of the max-detections-100 :class:`PrecisionPlan` at area "all", IoU 0.5)
-    and their IoU, once; per resample the weighted TP and FP counts up to each (the
-    precision plan's), the localisation error, and the minimum of LRP per category
-    (bounding boxes only; -1 without IoU 0.5, area "all" or max-detections 100)."""
-
-    def __init__(self, ctx: Any, plan: COCOPlan, result: Any) -> None:
-        from ..iou import coco_pair_iou
-
-        p, table = ctx.params, result.matches
-        thresholds = list(p.iou_thresholds)
-        self.ok = (p.iou_type == "bbox" and 0.5 in thresholds and 100 in p.max_detections
-                   and "all" in p.area_labels and p.use_categories)
-        if not self.ok:
-            return
-        self.tau, t, a = 0.5, thresholds.index(0.5), list(p.area_labels).index("all")
-        events = plan.precision[100]
-        first = (a * len(thresholds) + t) * ctx.n_k
-        self.lo, self.hi = int(events.bounds[first]), int(events.bounds[first + ctx.n_k])
-        self.tp_bounds = events.bounds[first:first + ctx.n_k + 1] - self.lo
-        self.tp_k = events.tp_seg[self.lo:self.hi] - first
-        # LRP only rises over a false positive or an ignored row, so its minimum is at a true
-        # positive: those events, and the IoU of each with its object.
-        kept = np.flatnonzero(table.dt_kept)            # state row i is table row kept[i]
-        rows = events.tp_row[self.lo:self.hi]
-        rows = kept.take(rows) if len(kept) else rows
-        matched = table.detection_matches(a)[t].take(rows)
-        self.tp_iou = coco_pair_iou(result.detections.as_xywh()[rows],
-                                    result.dataset.gt.as_xywh()[matched],
-                                    np.zeros(len(rows), bool))
-        gt_ok = (ctx.gt_k >= 0) & ~table.gt_ignore[a]
-        self.gt_k, self.gt_img, self.n_k = ctx.gt_k[gt_ok], ctx.gt_img[gt_ok], ctx.n_k
-        # The positives are the precision plan's of area "all" when they are the same objects.
-        self.npig_area = a if np.array_equal(plan.counted[a], gt_ok) else None
-        self.present = np.flatnonzero(np.diff(self.tp_bounds))
-        # The running localisation sums restart at each category: the categories' events are
-        # laid out as the rows of a few zero-padded blocks (categories of close lengths
-        # together), one cumulative sum along the rows of each.
-        self.pad_src, self.pad_back, self.pad_blocks = padded_rows(self.tp_bounds)
-        self.pad_iou = np.where(self.pad_src >= 0, self.tp_iou.take(self.pad_src), 0.0)
-        self.pad_src = np.maximum(self.pad_src, 0)
-
-    def molrp(self, w: np.ndarray, events: tuple) -> float:
-        """moLRP under image weights ``w``, from the max-detections-100 precision plan's
-        ``events`` under them (:meth:`COCOPlan.curves`); -1 when not computed."""
-        from .lrp import _mean
-
-        if not self.ok:
-            return -1.0
-        if self.npig_area is not None:
-            npig = events[3][:, self.npig_area]
-        else:
-            npig = np.bincount(self.gt_k, weights=w.take(self.gt_img),
-                               minlength=self.n_k).astype(np.int64)
-        tp_w, tp_num, counted = (x[self.lo:self.hi] for x in events[:3])
-        fp_num = counted - tp_num
-        fn_num = npig.take(self.tp_k) - tp_num
-        # The localisation sums category by category: a running float sum restarted at each
-        # category, as deteval.diagnostics.lrp._optimal sums them (its other rows add 0).
-        padded = np.multiply(tp_w.take(self.pad_src), self.pad_iou)   # pads: 0
-        for lo, rows, cols in self.pad_blocks:
-            block = padded[lo:lo + rows * cols].reshape(rows, cols)
-            np.cumsum(block, axis=1, out=block)
-        loc = padded.take(self.pad_back)
-        bounds, present = self.tp_bounds, self.present
-        total_loc = tp_num - loc
-        with np.errstate(invalid="ignore", divide="ignore"):
-            curve = (total_loc / (1 - self.tau) + fp_num + fn_num) / (tp_num + fp_num + fn_num)
-        olrp = np.where(npig > 0, 1.0, -1.0)
-        if len(present):
-            minima = np.minimum.reduceat(curve, bounds.take(present))
-            tp_total = tp_num.take(bounds.take(present + 1) - 1)
-            found = (npig.take(present) > 0) & (tp_total > 0)
-            olrp[present[found]] = minima[found]
-        return _mean(olrp)
-
-
-#: The cost of one cumulative-sum call, in padded entries (the unit of ``padded_rows``).
-_CALL_COST = 3000
-_MAX_ROWS = 64            # rows of a block (bounds the search for the blocks)
-
-
-def padded_rows(bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
-    """A layout of the runs ``bounds[k]:bounds[k + 1]`` of a flat array as the rows of a few
-    zero-padded 2-D blocks, so that a running sum restarted at each run is one
-    ``cumsum(axis=1)`` per block (each row summed in order: the floats of a running sum
-    over the run alone). The runs, longest first, are cut into blocks (of contiguous lengths)
-    that cost least: a call (``_CALL_COST`` entries) plus the padded entries.
-
-    Returns ``src`` (per padded entry its flat index, -1 for padding), ``back`` (per flat
-    index its padded entry) and the blocks ``(start, rows, columns)``.
-
-    >>> src, back, blocks = padded_rows(np.array([0, 2, 2, 5]))
-    >>> src.tolist(), back.tolist(), blocks
-    ([2, 3, 4, 0, 1, -1], [3, 4, 0, 1, 2], [(0, 2, 3)])
-    """
-    lengths = np.diff(bounds)
-    runs = np.flatnonzero(lengths)
-    runs = runs[np.argsort(-lengths.take(runs), kind="stable")]
-    size = lengths.take(runs).tolist()
-    # best[j]: least cost of the first j runs; a block of runs i..j-1 is size[i] wide.
-    best, cut = [0] + [0] * len(size), [0] * (len(size) + 1)
-    for j in range(1, len(size) + 1):
-        best[j], cut[j] = min((best[i] + _CALL_COST + (j - i) * size[i], i)
-                              for i in range(max(j - _MAX_ROWS, 0), j))
-    edges, j = [], len(size)
-    while j:
-        edges.append((cut[j], j))
-        j = cut[j]
-    src_parts, blocks, start = [], [], 0
-    for i, j in reversed(edges):
-        rows, cols = j - i, size[i]
-        part = np.full((rows, cols), -1, np.int64)
-        for r, k in enumerate(runs[i:j].tolist()):
-            part[r, :lengths[k]] = np.arange(bounds[k], bounds[k + 1])
-        src_parts.append(part.ravel())
-        blocks.append((start, rows, cols))
-        start += rows * cols
-    src = np.concatenate(src_parts) if src_parts else np.zeros(0, np.int64)
-    back = np.empty(int(bounds[-1] - bounds[0]) if len(bounds) else 0, np.int64)
-    real = np.flatnonzero(src >= 0)
-    back[src.take(real) - (bounds[0] if len(bounds) else 0)] = real
-    return src, back, blocks
 
 
 def f1_counts(ctx: Any, state: Any, table: Any, threshold: float, n_images: int):

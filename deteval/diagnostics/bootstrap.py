@@ -40,7 +40,8 @@ import numpy as np
 
 from .._arrays import frozen
 from .._threads import pool_size, resolve_threads
-from ._bootstrap_plans import COCOPlan, LRPPlan, check_recall_thresholds, f1_counts, micro_f1
+from ._bootstrap_lrp import LRPPlan
+from ._bootstrap_plans import COCOPlan, check_recall_thresholds, f1_counts, micro_f1
 from ._bootstrap_workers import engine_of, prestart, register_engine, slim, work_of
 
 __all__ = ["BootstrapResult", "bootstrap_coco", "bootstrap_result", "check_settings",
