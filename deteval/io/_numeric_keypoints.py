@@ -141,7 +141,8 @@ def short_values(raw: bytes) -> bool:
 
 
 def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
-                             piece_bytes: int | None = None) -> KeypointColumns | None:
+                             piece_bytes: int | None = None,
+                             pool: Any = None) -> KeypointColumns | None:
     """The columns of a keypoint results file of one fixed record shape, or None.
 
     Parameters
@@ -152,6 +153,11 @@ def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
         As for the bbox reader (:func:`~deteval.io._numeric_json.numeric_results_columns`):
         the threads parsing the pieces (None: every core) and the bytes of text per piece;
         the output depends on neither.
+    pool : optional
+        Runs the pieces instead of ``threads`` threads: an object whose ``map(fn, items)``
+        returns ``[fn(item) for item in items]`` (the results thread of
+        :func:`deteval._inputs.load_pair`, which the main thread joins once the ground
+        truth is read); the output does not depend on it either.
 
     Returns
     -------
@@ -166,7 +172,8 @@ def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
     shape = _shape_of(raw, *bounds)
     if shape is None:
         return None
-    out = fixed_records(raw, bounds, shape, threads=threads, piece_bytes=piece_bytes)
+    out = fixed_records(raw, bounds, shape, threads=threads, piece_bytes=piece_bytes,
+                        pool=pool)
     if out is None:
         return None
     xywh = out.get("bbox")
@@ -204,11 +211,17 @@ def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray
 
 
 def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
-                  threads: int | None = 1,
-                  piece_bytes: int | None = None) -> dict[str, np.ndarray] | None:
+                  threads: int | None = 1, piece_bytes: int | None = None,
+                  pool: Any = None) -> dict[str, np.ndarray] | None:
     """The columns of a JSON array (its inside ``raw[bounds[0]:bounds[1]]``) of records of
-    one fixed ``shape``, or None: ``shape.empty``'s columns, filled."""
+    one fixed ``shape``, or None: ``shape.empty``'s columns, filled (``pool``: as for
+    :func:`numeric_keypoint_results`)."""
     threads = resolve_threads(threads)
+    if pool is None:
+        def pieces_map(fn, items):
+            return thread_map(fn, items, threads)
+    else:
+        pieces_map = pool.map
     start, end = bounds
     glue = shape.template(raw, start)
     if not glue.usable:
@@ -218,8 +231,8 @@ def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
     data = np.frombuffer(raw, dtype=np.uint8)
     # A piece of r records holds width * r - 1 commas: counted first, so that each piece
     # writes its values straight into the columns.
-    records = np.array(thread_map(lambda piece: _commas(data[piece[0]:piece[1]]), pieces,
-                                  threads), dtype=np.int64) + 1
+    records = np.array(pieces_map(lambda piece: _commas(data[piece[0]:piece[1]]), pieces),
+                       dtype=np.int64) + 1
     if (records % shape.width).any():
         return None
     records //= shape.width
@@ -227,9 +240,9 @@ def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
     out = shape.empty(offsets[-1])
     windows = byte_windows(data)
     try:
-        deferred = thread_map(
+        deferred = pieces_map(
             lambda i: _read_piece(data, windows, pieces[i], glue, shape, out, offsets[i],
-                                  offsets[i + 1]), range(len(pieces)), threads)
+                                  offsets[i + 1]), range(len(pieces)))
         _read_deferred([left for left in deferred if left is not None], shape, out)
     except _Refused:
         return None
