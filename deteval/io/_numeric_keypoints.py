@@ -53,6 +53,7 @@ _REQUIRED = frozenset({"image_id", "category_id", "keypoints", "score"})
 #: Numbers converted at once (a chunk of whole records): arrays of ~128 KiB that stay in
 #: the cache (docs/fast-reader.md §4).
 _CHUNK_VALUES = 1 << 14
+_NONE_LEFT = np.zeros(0, dtype=np.intp)
 #: Bytes of text per piece of the ground truth's keypoint lists (mostly 1-3 digit numbers,
 #: ~4 bytes a value): the pieces' value bounds (~32 bytes a value) stay about 1 MiB.
 _LIST_PIECE_BYTES = 1 << 17
@@ -288,7 +289,8 @@ def _convert_chunk(words_at: np.ndarray, starts: np.ndarray, lengths: np.ndarray
     c, width = starts.shape
     values, ok, integral, negative, mantissa = word_numbers(words_at[starts.ravel()],
                                                             lengths.ravel())
-    rest = np.flatnonzero(~ok)
+    # (nearly every chunk has none: a reduction, not nonzero's pass and its temporary)
+    rest = _NONE_LEFT if ok.all() else np.flatnonzero(~ok)
     if len(rest):
         values[rest], integral[rest], mantissa[rest] = 0.0, True, 0
     values = values.reshape(c, width)
