@@ -158,7 +158,11 @@ class _EarlyResults:
     ground truth is read (the two files at once, on two cores): the reader needs no ground
     truth (:func:`~deteval.io.coco.results.keypoint_columns_early`). The detections are
     then made as :func:`~deteval.io.coco.read_coco_results` makes them from the same
-    columns, so the pair is the same as when the files are read one after the other."""
+    columns, so the pair is the same as when the files are read one after the other.
+
+    The results are the longer read: once the ground truth is read, the calling thread
+    takes the pieces of the results file not yet taken (:class:`_SharedMap`) rather than
+    wait. Which thread reads which piece changes nothing in the columns."""
 
     def __init__(self, path: Any):
         import threading
@@ -166,12 +170,15 @@ class _EarlyResults:
         from .io.coco.results import keypoint_columns_early
 
         self._columns: Any = None
+        self._pool = _SharedMap()
 
         def read() -> None:
             try:
-                self._columns = keypoint_columns_early(path)
-            except Exception:   # noqa: BLE001 (the file is read again, and errors worded)
+                self._columns = keypoint_columns_early(path, pool=self._pool)
+            except BaseException:   # noqa: BLE001 (the file is read again, and errors worded)
                 self._columns = None
+            finally:
+                self._pool.finish()
 
         self._thread = threading.Thread(target=read, name="deteval-results", daemon=True)
         self._thread.start()
@@ -184,8 +191,98 @@ class _EarlyResults:
         return cls(dt) if paths and iou_type == "keypoints" and match_by != "name" else None
 
     def columns(self) -> Any:
+        """The columns (None where the reader refused the file), the calling thread helping
+        to read them."""
+        self._pool.help()
         self._thread.join()
         return self._columns
+
+
+class _SharedMap:
+    """``map(fn, items)`` (:func:`~deteval._threads.thread_map`'s contract: results in
+    order, the earliest failed item's exception raised, no item started after a failure)
+    for one thread, the results thread, that another thread joins by :meth:`help` once it
+    is free: each item is taken by whichever of them is free first."""
+
+    def __init__(self):
+        import threading
+
+        self._changed = threading.Condition()
+        self._job: _Job | None = None
+        self._finished = False
+
+    def map(self, fn: Any, items: Any) -> list:
+        job = _Job(fn, list(items))
+        with self._changed:
+            self._job = job
+            self._changed.notify_all()
+        try:
+            job.work()
+        finally:
+            with self._changed:
+                self._job = None
+                self._changed.notify_all()
+        return job.results()
+
+    def finish(self) -> None:
+        """The results thread ends: :meth:`help` returns."""
+        with self._changed:
+            self._finished = True
+            self._changed.notify_all()
+
+    def help(self) -> None:
+        """Work on the results thread's maps until it ends."""
+        done: _Job | None = None
+        while True:
+            with self._changed:
+                while not self._finished and (self._job is None or self._job is done):
+                    self._changed.wait()
+                if self._finished:
+                    return
+                job = self._job
+            job.work()
+            done = job
+
+
+class _Job:
+    """The items of one :meth:`_SharedMap.map` call, taken one at a time."""
+
+    def __init__(self, fn: Any, items: list):
+        import threading
+
+        self.fn, self.items = fn, items
+        self.out: list = [None] * len(items)
+        self.failed: dict[int, BaseException] = {}
+        self.next = self.running = 0
+        self.changed = threading.Condition()
+
+    def work(self) -> None:
+        while True:
+            with self.changed:
+                if self.failed or self.next >= len(self.items):
+                    return
+                index, self.next = self.next, self.next + 1
+                self.running += 1
+            try:
+                self.out[index] = self.fn(self.items[index])
+            except BaseException as error:     # raised by results(), on the results thread
+                with self.changed:
+                    self.failed[index] = error
+                if not isinstance(error, Exception):
+                    raise   # (an interrupt of the thread that got it stays its own too)
+            finally:
+                with self.changed:
+                    self.running -= 1
+                    self.changed.notify_all()
+
+    def results(self) -> list:
+        """The results in order, once the items taken by the other thread are done."""
+        with self.changed:
+            while self.running:
+                self.changed.wait()
+        if self.failed:
+            raise self.failed[min(self.failed)]
+        return self.out
 
 
 def read_coco_ground_truth(source: Any, **options: Any) -> Dataset:

@@ -25,11 +25,13 @@ Examples
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ._sorting import sorted_unique
 
-__all__ = ["COCO_PERSON_SIGMAS", "OKSTables", "pair_oks"]
+__all__ = ["COCO_PERSON_SIGMAS", "OKSTables", "pair_oks", "points_extent"]
 
 #: The 17 COCO person keypoint sigmas, as pycocotools defines them (``[...] / 10.0``).
 COCO_PERSON_SIGMAS = np.array([.26, .25, .25, .35, .35, .79, .79, .72, .72, .62, .62, 1.07,
@@ -119,11 +121,17 @@ class OKSTables:
         self._xywh = np.asarray(gt_xywh, dtype=np.float64).reshape(-1, 4)
         self._scale = np.asarray(gt_area, dtype=np.float64) + np.spacing(1)
         self._layouts: dict[int, _Layout] = {}
+        self._lock = threading.Lock()
 
-    def _layout(self, k: int) -> _Layout:
-        layout = self._layouts.get(k)
-        if layout is None:  # (threads may both build it: the same value, kept once)
-            layout = self._layouts.setdefault(k, _Layout(self._dt, self._gt, self._xywh, k))
+    def _layout(self, k: int, *, extents: bool) -> _Layout:
+        """The layout of ``k`` keypoints, with its extents when ``extents``: made once, by
+        the first thread that needs it (the others wait rather than make it again)."""
+        with self._lock:
+            layout = self._layouts.get(k)
+            if layout is None:
+                layout = self._layouts[k] = _Layout(self._dt, self._gt, self._xywh, k)
+            if extents:
+                layout.extents()
         return layout
 
     def pair_oks(self, pair_dt: np.ndarray, pair_gt: np.ndarray, *, sigmas: np.ndarray,
@@ -141,22 +149,23 @@ class OKSTables:
         out = np.zeros(len(pair_dt), dtype=np.float64)
         if len(pair_dt) == 0:
             return out
-        layout = self._layout(len(variances))
+        layout = self._layout(len(variances), extents=floor > 0)
         # Far-off keypoints (|coordinates| beyond ~1e154) overflow to an infinite distance,
         # whose similarity exp(-inf) is 0, as in pycocotools: not worth a warning.
-        # Chunk by chunk, the bound too: every temporary stays small (in cache, and reused
-        # by malloc rather than new pages, each a page fault in a fresh process).
+        # The bound chunk by chunk (every temporary stays small: in cache, and reused by
+        # malloc rather than new pages, each a page fault in a fresh process), then the
+        # exact values of the pairs left, grouped over all of them (a few large groups).
         with np.errstate(over="ignore"):
-            for lo in range(0, len(pair_dt), _CHUNK_PAIRS):
-                d_rows, g_rows = pair_dt[lo:lo + _CHUNK_PAIRS], pair_gt[lo:lo + _CHUNK_PAIRS]
-                if floor > 0:
-                    sel = np.flatnonzero(~layout.below(d_rows, g_rows, self._scale,
-                                                       float(variances.max()), floor))
-                    d_rows, g_rows = d_rows[sel], g_rows[sel]
-                    out[lo + sel] = layout.oks(d_rows, g_rows, self._scale, variances)
-                else:
-                    out[lo:lo + len(d_rows)] = layout.oks(d_rows, g_rows, self._scale,
-                                                          variances)
+            if floor > 0:
+                largest = float(variances.max())
+                at = np.concatenate([
+                    lo + np.flatnonzero(~layout.below(pair_dt[lo:lo + _CHUNK_PAIRS],
+                                                      pair_gt[lo:lo + _CHUNK_PAIRS],
+                                                      self._scale, largest, floor))
+                    for lo in range(0, len(pair_dt), _CHUNK_PAIRS)])
+                out[at] = layout.oks(pair_dt[at], pair_gt[at], self._scale, variances)
+            else:
+                out[:] = layout.oks(pair_dt, pair_gt, self._scale, variances)
         return out
 
 
@@ -196,10 +205,10 @@ class _Layout:
         """``(rows, 4)`` extents x0, x1, y0, y1 of the detections' keypoints and of the
         objects' visible ones (pycocotools' enlarged box when none is), made on first use."""
         if self._extents is None:
-            self._extents = (_extent(self.dt[:, :self.k, 0], self.dt[:, :self.k, 1]),
+            self._extents = (points_extent(self.dt[:, :self.k, 0], self.dt[:, :self.k, 1]),
                              np.where(self.hidden[:, None], self.box,
-                                      _extent(self.gt[:, :self.k, 0], self.gt[:, :self.k, 1],
-                                              self.visible)))
+                                      points_extent(self.gt[:, :self.k, 0],
+                                                    self.gt[:, :self.k, 1], self.visible)))
         return self._extents
 
     def below(self, pair_dt, pair_gt, scale, variance_max, floor) -> np.ndarray:
@@ -222,35 +231,32 @@ class _Layout:
         return (s > 0) & (e > -np.log(floor) + 1e-6)
 
     def oks(self, pair_dt, pair_gt, scale, variances) -> np.ndarray:
-        """Exact OKS of the pairs, grouped by their object's kept-keypoint count."""
+        """Exact OKS of the pairs, grouped by their object's kept-keypoint count (-1: no
+        visible keypoint), each group in chunks of ``_CHUNK_PAIRS`` pairs."""
         k = self.k
         out = np.empty(len(pair_dt), dtype=np.float64)
-        hidden = self.hidden.take(pair_gt)
-        kept = self.kept.take(pair_gt)
-        rows = np.flatnonzero(hidden)
-        if len(rows):
-            out[rows] = self._hidden(pair_dt[rows], pair_gt[rows], scale, variances)
-        visible = np.flatnonzero(~hidden)
-        if len(visible) == 0:
-            return out
-        counts = kept[visible]
-        full = counts == k
-        if full.all():
-            groups = [(k, visible)]
+        kept = np.where(self.hidden, -1, self.kept).take(pair_gt)
+        if len(kept) and (kept == k).all():
+            groups = [(k, np.arange(len(kept)))]
         else:
-            groups = [(m, visible[counts == m]) for m in sorted_unique(counts).tolist()]
+            groups = [(m, np.flatnonzero(kept == m)) for m in sorted_unique(kept).tolist()]
         for m, rows in groups:
-            d_rows, g_rows = pair_dt[rows], pair_gt[rows]
-            if m == k:
-                columns, var = self.columns, variances
-            else:
-                columns = self.order.take(g_rows, axis=0)[:, :m]
-                var = variances.take(columns // 3)
-            xd, yd = self._dt_points(d_rows, columns)
-            xg, yg = _points(self.gt_flat, self.gt_stride, g_rows, columns)
-            dx = np.subtract(xd, xg, out=xd)
-            dy = np.subtract(yd, yg, out=yd)
-            out[rows] = _mean_similarity(dx, dy, var, scale.take(g_rows))
+            for lo in range(0, len(rows), _CHUNK_PAIRS):
+                part = rows[lo:lo + _CHUNK_PAIRS]
+                d_rows, g_rows = pair_dt[part], pair_gt[part]
+                if m < 0:
+                    out[part] = self._hidden(d_rows, g_rows, scale, variances)
+                    continue
+                if m == k:
+                    columns, var = self.columns, variances
+                else:
+                    columns = self.order.take(g_rows, axis=0)[:, :m]
+                    var = variances.take(columns // 3)
+                xd, yd = self._dt_points(d_rows, columns)
+                xg, yg = _points(self.gt_flat, self.gt_stride, g_rows, columns)
+                dx = np.subtract(xd, xg, out=xd)
+                dy = np.subtract(yd, yg, out=yd)
+                out[part] = _mean_similarity(dx, dy, var, scale.take(g_rows))
         return out
 
     def _dt_points(self, rows: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -275,25 +281,49 @@ def _points(flat: np.ndarray, stride: int, rows: np.ndarray,
     return flat.take(at), flat.take(at + 1)
 
 
-def _extent(x: np.ndarray, y: np.ndarray, kept: np.ndarray | None = None) -> np.ndarray:
+def points_extent(x: np.ndarray, y: np.ndarray, kept: np.ndarray | None = None) -> np.ndarray:
     """``(rows, 4)`` x min, x max, y min, y max of each row's points, or of its ``kept``
     ones (a row without any gets an empty extent, inf to -inf; NaN propagates, and a NaN
     extent never bounds a pair).
 
-    Column by column (``np.minimum`` of two columns at a time): a reduction over rows of a
-    few keypoints runs numpy's inner loop once per row, several times slower."""
+    Parameters
+    ----------
+    x, y : ndarray of float, shape (rows, K)
+        The points' coordinates (any strides: a keypoint table's ``[:, :, 0]`` and
+        ``[:, :, 1]``).
+    kept : ndarray of bool, shape (rows, K), optional
+
+    Returns
+    -------
+    ndarray of float64, shape (rows, 4)
+
+    Block by block of rows, over contiguous ``(K, rows)`` planes, one reduction over the K
+    axis each: a reduction over rows of a few keypoints runs numpy's inner loop once per
+    row, and a column of a strided table at a time reads a cache line per number, both
+    several times slower; small blocks keep the planes in cache (and reused by malloc
+    rather than new pages, each a page fault in a fresh process).
+
+    >>> kp = np.array([[[1.0, 5.0, 2], [3.0, -1.0, 2]], [[2.0, 2.0, 0], [9.0, 4.0, 2]]])
+    >>> points_extent(kp[:, :, 0], kp[:, :, 1]).tolist()
+    [[1.0, 3.0, -1.0, 5.0], [2.0, 9.0, 2.0, 4.0]]
+    >>> points_extent(kp[:, :, 0], kp[:, :, 1], kp[:, :, 2] > 0).tolist()[1]
+    [9.0, 9.0, 4.0, 4.0]
+    """
     out = np.empty((4, len(x)))
-    out[0::2], out[1::2] = np.inf, -np.inf
-    for j in range(x.shape[1]):
-        for row, values in ((0, x[:, j]), (2, y[:, j])):
-            if kept is None:
-                np.minimum(out[row], values, out=out[row])
-                np.maximum(out[row + 1], values, out=out[row + 1])
-            else:   # (np.where: a ufunc's where= takes numpy's slow masked loop)
-                np.minimum(out[row], np.where(kept[:, j], values, np.inf), out=out[row])
-                np.maximum(out[row + 1], np.where(kept[:, j], values, -np.inf),
-                           out=out[row + 1])
+    for lo in range(0, len(x), _EXTENT_ROWS):
+        rows = slice(lo, lo + _EXTENT_ROWS)
+        shown = None if kept is None else np.ascontiguousarray(kept[rows].T)
+        for at, values in ((0, x), (2, y)):
+            plane = np.ascontiguousarray(values[rows].T)
+            low = high = plane
+            if shown is not None:   # (np.where: a ufunc's where= takes numpy's masked loop)
+                low, high = np.where(shown, plane, np.inf), np.where(shown, plane, -np.inf)
+            np.minimum.reduce(low, axis=0, out=out[at, rows], initial=np.inf)
+            np.maximum.reduce(high, axis=0, out=out[at + 1, rows], initial=-np.inf)
     return out.T
+
+
+_EXTENT_ROWS = 512  # rows of a block of points_extent: a (17, rows) plane of 68 KiB
 
 
 def _mean_similarity(dx: np.ndarray, dy: np.ndarray, variances, scale: np.ndarray

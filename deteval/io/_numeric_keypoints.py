@@ -26,10 +26,10 @@ True
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
+import msgspec
 import numpy as np
 
 from .._threads import resolve_threads, thread_map
@@ -53,6 +53,7 @@ _REQUIRED = frozenset({"image_id", "category_id", "keypoints", "score"})
 #: Numbers converted at once (a chunk of whole records): arrays of ~128 KiB that stay in
 #: the cache (docs/fast-reader.md §4).
 _CHUNK_VALUES = 1 << 14
+_NONE_LEFT = np.zeros(0, dtype=np.intp)
 #: Bytes of text per piece of the ground truth's keypoint lists (mostly 1-3 digit numbers,
 #: ~4 bytes a value): the pieces' value bounds (~32 bytes a value) stay about 1 MiB.
 _LIST_PIECE_BYTES = 1 << 17
@@ -110,14 +111,14 @@ class _Shape:
 
 
 def _shape_of(raw: bytes, start: int, end: int) -> _Shape | None:
-    """The shape of the first record (read by Python's json), or None when it is not a
+    """The shape of the first record (read by msgspec), or None when it is not a
     keypoint result: the keys (``bbox`` optional), 3K >= 3 keypoint numbers, a box of 4.
     Only the shape is taken from it: every record, the first too, is then checked."""
     close = raw.find(b"}", start, end)
     if close < 0 or close - start > 1 << 16:
         return None
     try:
-        first = json.loads(raw[start:close + 1])
+        first = msgspec.json.decode(raw[start:close + 1])   # (not json: ~3 ms to import)
     except ValueError:
         return None
     if not isinstance(first, dict) or not (_REQUIRED <= first.keys() <= _REQUIRED | {"bbox"}):
@@ -141,7 +142,8 @@ def short_values(raw: bytes) -> bool:
 
 
 def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
-                             piece_bytes: int | None = None) -> KeypointColumns | None:
+                             piece_bytes: int | None = None,
+                             pool: Any = None) -> KeypointColumns | None:
     """The columns of a keypoint results file of one fixed record shape, or None.
 
     Parameters
@@ -152,6 +154,11 @@ def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
         As for the bbox reader (:func:`~deteval.io._numeric_json.numeric_results_columns`):
         the threads parsing the pieces (None: every core) and the bytes of text per piece;
         the output depends on neither.
+    pool : optional
+        Runs the pieces instead of ``threads`` threads: an object whose ``map(fn, items)``
+        returns ``[fn(item) for item in items]`` (the results thread of
+        :func:`deteval._inputs.load_pair`, which the main thread joins once the ground
+        truth is read); the output does not depend on it either.
 
     Returns
     -------
@@ -166,7 +173,8 @@ def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
     shape = _shape_of(raw, *bounds)
     if shape is None:
         return None
-    out = fixed_records(raw, bounds, shape, threads=threads, piece_bytes=piece_bytes)
+    out = fixed_records(raw, bounds, shape, threads=threads, piece_bytes=piece_bytes,
+                        pool=pool)
     if out is None:
         return None
     xywh = out.get("bbox")
@@ -190,9 +198,8 @@ def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray
     """
     if not raws:
         return None
-    first = bytes(raws[0])
     try:
-        points = json.loads(first)
+        points = msgspec.json.decode(raws[0])
     except ValueError:
         return None
     if not (isinstance(points, list) and points and len(points) % 3 == 0):
@@ -205,11 +212,17 @@ def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray
 
 
 def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
-                  threads: int | None = 1,
-                  piece_bytes: int | None = None) -> dict[str, np.ndarray] | None:
+                  threads: int | None = 1, piece_bytes: int | None = None,
+                  pool: Any = None) -> dict[str, np.ndarray] | None:
     """The columns of a JSON array (its inside ``raw[bounds[0]:bounds[1]]``) of records of
-    one fixed ``shape``, or None: ``shape.empty``'s columns, filled."""
+    one fixed ``shape``, or None: ``shape.empty``'s columns, filled (``pool``: as for
+    :func:`numeric_keypoint_results`)."""
     threads = resolve_threads(threads)
+    if pool is None:
+        def pieces_map(fn, items):
+            return thread_map(fn, items, threads)
+    else:
+        pieces_map = pool.map
     start, end = bounds
     glue = shape.template(raw, start)
     if not glue.usable:
@@ -219,8 +232,8 @@ def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
     data = np.frombuffer(raw, dtype=np.uint8)
     # A piece of r records holds width * r - 1 commas: counted first, so that each piece
     # writes its values straight into the columns.
-    records = np.array(thread_map(lambda piece: _commas(data[piece[0]:piece[1]]), pieces,
-                                  threads), dtype=np.int64) + 1
+    records = np.array(pieces_map(lambda piece: _commas(data[piece[0]:piece[1]]), pieces),
+                       dtype=np.int64) + 1
     if (records % shape.width).any():
         return None
     records //= shape.width
@@ -228,9 +241,9 @@ def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
     out = shape.empty(offsets[-1])
     windows = byte_windows(data)
     try:
-        deferred = thread_map(
+        deferred = pieces_map(
             lambda i: _read_piece(data, windows, pieces[i], glue, shape, out, offsets[i],
-                                  offsets[i + 1]), range(len(pieces)), threads)
+                                  offsets[i + 1]), range(len(pieces)))
         _read_deferred([left for left in deferred if left is not None], shape, out)
     except _Refused:
         return None
@@ -276,7 +289,8 @@ def _convert_chunk(words_at: np.ndarray, starts: np.ndarray, lengths: np.ndarray
     c, width = starts.shape
     values, ok, integral, negative, mantissa = word_numbers(words_at[starts.ravel()],
                                                             lengths.ravel())
-    rest = np.flatnonzero(~ok)
+    # (nearly every chunk has none: a reduction, not nonzero's pass and its temporary)
+    rest = _NONE_LEFT if ok.all() else np.flatnonzero(~ok)
     if len(rest):
         values[rest], integral[rest], mantissa[rest] = 0.0, True, 0
     values = values.reshape(c, width)

@@ -504,7 +504,9 @@ def _oks_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
         # pycocotools' computeOks looks the objects up under category -1 when categories
         # are pooled, finds none, and so matches nothing (docs/protocols/coco.md §9).
         return lambda d_rows, g_rows: np.full(len(d_rows), -1.0)
-    gt_keypoints = gt.keypoints[gt_perm] if len(gt) else gt.keypoints
+    # (the objects in file order, the common case: the table itself, read in place)
+    in_order = len(gt_perm) == len(gt) and np.array_equal(gt_perm, np.arange(len(gt)))
+    gt_keypoints = gt.keypoints[gt_perm] if len(gt) and not in_order else gt.keypoints
     gt_category = gt.category_index[gt_perm]
     gt_area = gt.area[gt_perm]
     per_category = dict(p.keypoint_sigmas) if isinstance(p.keypoint_sigmas, tuple) and \

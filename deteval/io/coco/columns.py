@@ -164,13 +164,23 @@ def _keypoint_boxes(keypoints: np.ndarray, labels: Sequence[str], name: str,
     boxes' (``xywh``, the box branch), else the extent of all K keypoints."""
     if xywh is not None:
         return xywh, _box_areas(xywh, name, lambda i: labels[i])
-    # The extent of all K keypoints, those reported at (0, 0) included (loadRes). Every row
-    # has K >= 1 keypoints (keypoint_array refuses empty lists).
+    from ...keypoints import points_extent
+
+    # The extent of all K keypoints, those reported at (0, 0) included (loadRes), NaN
+    # ignored. Every row has K >= 1 keypoints (keypoint_array refuses empty lists). Rows
+    # with a NaN or a zero bound are made again by nanmin / nanmax: which of 0.0 and -0.0
+    # a minimum keeps depends on its order of operations.
+    x0, x1, y0, y1 = points_extent(keypoints[:, :, 0], keypoints[:, :, 1]).T
+    redo = np.flatnonzero(np.isnan(x0) | np.isnan(y0) | (x0 == 0) | (x1 == 0) | (y0 == 0)
+                          | (y1 == 0))
+    if len(redo):   # (rows of the table, so that nanmin reads them with the same strides)
+        rows = keypoints[redo]
+        for bound, values, nan_bound, start in ((x0, rows[:, :, 0], np.nanmin, np.inf),
+                                                (x1, rows[:, :, 0], np.nanmax, -np.inf),
+                                                (y0, rows[:, :, 1], np.nanmin, np.inf),
+                                                (y1, rows[:, :, 1], np.nanmax, -np.inf)):
+            bound[redo] = nan_bound(values, axis=1, initial=start)
     with np.errstate(over="ignore"):
-        x0 = np.nanmin(keypoints[:, :, 0], axis=1, initial=np.inf)
-        x1 = np.nanmax(keypoints[:, :, 0], axis=1, initial=-np.inf)
-        y0 = np.nanmin(keypoints[:, :, 1], axis=1, initial=np.inf)
-        y1 = np.nanmax(keypoints[:, :, 1], axis=1, initial=-np.inf)
         xywh = np.column_stack([x0, y0, x1 - x0, y1 - y0]).reshape(-1, 4)
         area = xywh[:, 2] * xywh[:, 3]
     bad = np.flatnonzero(~np.isfinite(area))

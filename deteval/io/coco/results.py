@@ -313,14 +313,15 @@ def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type:
     return checked_json_bytes(raw, source, what="results")
 
 
-def keypoint_columns_early(path: Any, *, threads: int | None = 1):
+def keypoint_columns_early(path: Any, *, threads: int | None = 1, pool: Any = None):
     """The columns of a keypoint results file read by the numpy reader before its ground
     truth is known (:func:`deteval._inputs.load_pair` reads the two files at once), or None
     where :func:`read_coco_results` would not use that reader (a small file, long numbers, a
     refused text, an unreadable file: its own reading then words the error). Given the
     ground truth, :func:`~.typed.keypoint_detections_of` makes of them the detections
     :func:`read_coco_results` gives for the file (when the ground truth's ids are not
-    strings)."""
+    strings). ``pool``: as for
+    :func:`~deteval.io._numeric_keypoints.numeric_keypoint_results`."""
     from .._numeric_keypoints import numeric_keypoint_results, short_values
 
     try:
@@ -330,7 +331,7 @@ def keypoint_columns_early(path: Any, *, threads: int | None = 1):
     if len(raw) < _NUMERIC_MIN_BYTES or not short_values(raw):
         return None
     with gc_paused():
-        return numeric_keypoint_results(raw, threads=threads)
+        return numeric_keypoint_results(raw, threads=threads, pool=pool)
 
 
 def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, iou_type: str,
