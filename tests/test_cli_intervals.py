@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import json
 
-import oidgen
 import pytest
 from clirun import run
-from crowdposegen import make_crowdpose_dataset
-from lvisgen import make_lvis_dataset
+from protocolfiles import write_protocol_files
 
 import deteval.diagnostics.bootstrap_crowdpose as bootstrap_crowdpose
 import deteval.diagnostics.bootstrap_lvis as bootstrap_lvis
@@ -26,18 +24,7 @@ B = 20
 @pytest.fixture(scope="module")
 def protocol_files(tmp_path_factory):
     """``{protocol: [GT, DT]}`` of the three commands."""
-    folder = tmp_path_factory.mktemp("intervals")
-    files = {}
-    for protocol, (gt, dt) in (("lvis", make_lvis_dataset(0, n_images=5, p_crowded_image=0)),
-                               ("crowdpose", make_crowdpose_dataset(0, n_images=5))):
-        for name, value in (("gt", gt), ("dt", dt)):
-            (folder / f"{protocol}_{name}.json").write_text(json.dumps(value))
-        files[protocol] = [folder / f"{protocol}_gt.json", folder / f"{protocol}_dt.json"]
-    boxes, _, dets, _, _ = oidgen.make_problem(0, n_images=6, n_classes=3)
-    files["openimages"] = [
-        oidgen.write_rows(folder / "gt.csv", oidgen.BOXES_HEADER, boxes),
-        oidgen.write_rows(folder / "dt.csv", oidgen.DETECTIONS_HEADER, dets)]
-    return files
+    return write_protocol_files(tmp_path_factory.mktemp("intervals"))
 
 
 MODULES = {"lvis": bootstrap_lvis, "crowdpose": bootstrap_crowdpose,

@@ -66,13 +66,21 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: st
                         f"{MAX_RESAMPLES:,})" if resamples_flag != "--ci" else
                         "add image-bootstrap percentile intervals with B resamples (e.g. "
                         f"1000; at most {MAX_RESAMPLES:,}) to the printed table and to --json")
-    parser.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
-                        help="level of the intervals (default 0.95)")
-    parser.add_argument("--seed", type=_seed, default=0,
-                        help="seed of the resampling (default 0)")
+    add_resampling_settings(parser)
     if score_threshold:
-        add_score_threshold(parser, default=score_default,
+        add_score_threshold(parser, default=score_default, noted=True,
                             help="score threshold of the F1 number (default 0.5; COCO only)")
+
+
+def add_resampling_settings(parser) -> None:
+    """``--confidence LEVEL`` and ``--seed N``, noted (:func:`check_needs_ci` refuses them
+    without ``--ci``)."""
+    from ._shared_options import NotedStore
+
+    parser.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
+                        action=NotedStore, help="level of the intervals (default 0.95)")
+    parser.add_argument("--seed", type=_seed, default=0, action=NotedStore,
+                        help="seed of the resampling (default 0)")
 
 
 def add_parser(commands) -> None:
