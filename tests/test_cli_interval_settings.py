@@ -10,9 +10,7 @@ import json
 
 import pytest
 from clirun import run
-from protocolfiles import write_protocol_files
-
-from deteval.demo import make_demo
+from protocolfiles import write_demo_files, write_protocol_files
 
 
 @pytest.fixture(scope="module")
@@ -20,9 +18,7 @@ def files(tmp_path_factory):
     """``{command: [GT, DT]}`` (coco: the demo's files, also read by voc and eval)."""
     folder = tmp_path_factory.mktemp("interval_settings")
     made = write_protocol_files(folder)
-    for part, value in zip(("gt", "dt"), make_demo(seed=4, n_images=6)):
-        (folder / f"coco_{part}.json").write_text(json.dumps(value))
-    made["coco"] = [folder / "coco_gt.json", folder / "coco_dt.json"]
+    made["coco"] = write_demo_files(folder, seed=4, n_images=6)[2]
     return made
 
 

@@ -10,12 +10,11 @@ import json
 
 import pytest
 from clirun import run
-from protocolfiles import write_protocol_files
+from protocolfiles import write_demo_files, write_protocol_files
 
 import deteval.diagnostics.bootstrap_crowdpose as bootstrap_crowdpose
 import deteval.diagnostics.bootstrap_lvis as bootstrap_lvis
 import deteval.diagnostics.bootstrap_openimages as bootstrap_openimages
-from deteval.demo import make_demo
 
 B = 20
 
@@ -63,11 +62,7 @@ def test_threads_without_ci_is_a_usage_error(protocol, protocol_files):
 
 @pytest.fixture(scope="module")
 def demo_files(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("eval_ci")
-    gt, dt = make_demo(seed=2, n_images=8)
-    for name, value in (("gt", gt), ("dt", dt)):
-        (folder / f"{name}.json").write_text(json.dumps(value))
-    return [folder / "gt.json", folder / "dt.json"]
+    return write_demo_files(tmp_path_factory.mktemp("eval_ci"), seed=2, n_images=8)[2]
 
 
 def _json(argv, path) -> dict:

@@ -87,7 +87,10 @@ def _table(result) -> str:
                        for row in result.summary())
     settings = result.settings
     protocol = "" if settings["protocol"] == "coco" else f" ({_AP_NAMES[settings['protocol']]})"
-    return (f"TIDE {settings['iou_type']} AP @ {settings['pos_threshold']:.2f}{protocol}: "
+    from .._threshold_labels import threshold_label
+
+    return (f"TIDE {settings['iou_type']} AP @ {threshold_label(settings['pos_threshold'])}"
+            f"{protocol}: "
             f"{result.ap:.2f}\n"
             f"  type  {head}\n   dAP  {values}\n count  {counts}")
 
