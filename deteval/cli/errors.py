@@ -111,7 +111,12 @@ def _lrp_options(args, options: dict) -> dict:
         raise _UsageError(f"--lrp here is LRP of the COCO protocol; for the {args.protocol} "
                           f"protocol's own LRP run `deteval {args.protocol.rstrip('0123456789')} "
                           f"--lrp`")
-    return {} if args.iou_type == "bbox" else options
+    # The settings the IoU type reads (the library refuses the others: check_geometry has
+    # refused them given; the dilation ratio's default is filled in for TIDE).
+    reads = {"iou_type": True, "keypoint_sigmas": args.iou_type == "keypoints",
+             "dilation_ratio": args.iou_type == "boundary"}
+    return {name: value for name, value in options.items()
+            if reads.get(name, True) and value is not None}
 
 
 def _lrp_text(result) -> str:
