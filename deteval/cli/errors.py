@@ -14,6 +14,7 @@ from ._shared_options import add_json_output, add_per_class, add_protocol
 def add_parser(commands) -> None:
     """Add the ``errors`` command to the subparsers ``commands``."""
     from .._format_names import DETECTION_FORMATS, GT_FORMATS
+    from .crowdpose import add_use_area
     from .draw import add_geometry_options
     from .openimages import add_openimages_inputs
 
@@ -52,6 +53,7 @@ def add_parser(commands) -> None:
     add_geometry_options(errors, what="what to compare: bbox, segm (mask IoU, tidecv's mask "
                          "mode), boundary (boundary IoU), keypoints (OKS), polygon, rotated "
                          "('rbox'); COCO files for all but bbox (default: bbox)")
+    add_use_area(errors.add_argument_group("CrowdPose settings (--protocol crowdpose)"))
     add_per_class(errors, help="also print a table per class")
     errors.add_argument("--lrp", action="store_true",
                         help="also compute optimal LRP, its components and moLRP")
@@ -204,6 +206,10 @@ def run(args, out: TextIO, err: TextIO) -> int:
     if args.iou_type is None:       # (an explicit --iou-type bbox is crowdpose's error)
         args.iou_type = "keypoints" if args.protocol == "crowdpose" else "bbox"
     options = geometry(args)
+    if args.use_area:
+        if args.protocol != "crowdpose":
+            raise _UsageError("--use-area needs --protocol crowdpose (its OKS scale)")
+        options["use_area"] = True
     if options["dilation_ratio"] is None:
         options["dilation_ratio"] = 0.02
     try:

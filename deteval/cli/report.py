@@ -82,6 +82,7 @@ def add_parser(commands) -> None:
 
 def _add_diagnostic_options(report) -> None:
     """``--ci``, ``--confidence``, ``--seed`` and the slice options."""
+    from ._shared_options import add_threads
     from ._slices import add_slice_options
     from .compare import _resamples, add_resampling_settings
 
@@ -94,6 +95,7 @@ def _add_diagnostic_options(report) -> None:
                        "number and each class's AP (and image slice's); with DT_B, the "
                        "paired intervals and p-values of the differences")
     add_resampling_settings(group)
+    add_threads(group, what="the resamples of --ci", noted=True)
     add_slice_options(group)
 
 
@@ -139,6 +141,7 @@ def _diagnostic_settings(args) -> dict:
         if args.protocol != "openimages":   # its image ids are the tags file's alone
             slices["images"] = args.gt if keys else None
     return {"ci": args.ci, "ci_confidence": args.confidence, "ci_seed": args.seed,
+            "ci_threads": args.threads,
             **({} if slices is None else {"slices": slices})}
 
 

@@ -143,19 +143,22 @@ def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
 
 def tide_rules(dataset: Dataset, detections: Detections, *, protocol: str, iou_type: str,
                floor: float, max_dets: int | None = None, keypoint_sigmas: Any = None,
-               dilation_ratio: float = 0.02, lvis: Any = None) -> TideRules:
+               dilation_ratio: float = 0.02, lvis: Any = None,
+               use_area: bool = False) -> TideRules:
     """The :class:`TideRules` of ``protocol`` and ``iou_type`` on these inputs.
 
     ``floor`` is the lowest similarity TIDE compares with (the background threshold): a
     pair provably below it may be given 0 without being computed. ``max_dets`` None is the
     protocol's default (COCO: 100, as tidecv; VOC: every detection; LVIS: 300 per image).
-    ``lvis`` is the :class:`~deteval.io.lvis.LVISGroundTruth` of ``dataset`` (LVIS only).
+    ``lvis`` is the :class:`~deteval.io.lvis.LVISGroundTruth` of ``dataset`` (LVIS only);
+    ``use_area``: CrowdPose's OKS scaled by the file's areas (``CrowdPoseParams.use_area``).
     """
     gt = dataset.gt
     if protocol == "lvis":
         return _lvis_rules(lvis, detections, iou_type, floor, max_dets, dilation_ratio)
     if protocol == "crowdpose":
-        return _crowdpose_rules(dataset, detections, floor, max_dets, keypoint_sigmas)
+        return _crowdpose_rules(dataset, detections, floor, max_dets, keypoint_sigmas,
+                                use_area)
     if protocol == "coco":
         from .._similarity import evaluation_similarity
 
@@ -269,12 +272,16 @@ def _sorted_positions(ids: np.ndarray) -> np.ndarray:
 
 
 def _crowdpose_rules(dataset: Dataset, detections: Detections, floor: float,
-                     max_dets: int | None, keypoint_sigmas: Any) -> TideRules:
+                     max_dets: int | None, keypoint_sigmas: Any,
+                     use_area: bool = False) -> TideRules:
     """xtcocotools' ``keypoints_crowd`` (``deteval.protocols.crowdpose``)."""
+    import dataclasses
+
     from .._similarity import evaluation_similarity
     from ..protocols.crowdpose import CROWDPOSE, scaled_dataset
 
-    scaled = scaled_dataset(dataset, CROWDPOSE)      # OKS areas: h * w * 0.53
+    # OKS areas: h * w * 0.53 of the box, or the file's with use_area
+    scaled = scaled_dataset(dataset, dataclasses.replace(CROWDPOSE, use_area=use_area))
     gt = scaled.gt
     sigmas = CROWDPOSE.keypoint_sigmas if keypoint_sigmas is None else keypoint_sigmas
     similarity = evaluation_similarity(scaled, detections, "keypoints", floor=floor,

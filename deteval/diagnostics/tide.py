@@ -218,7 +218,8 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
                       protocol: str = "coco", keypoint_sigmas: Any = None,
                       dilation_ratio: float = 0.02, image_labels: Any = None,
                       hierarchy: Any = None, classes: Any = None,
-                      expand_detections: bool = False) -> ErrorAttribution:
+                      expand_detections: bool = False, use_area: bool = False
+                      ) -> ErrorAttribution:
     """TIDE's six error types and the AP each costs, per class and overall.
 
     Parameters
@@ -267,6 +268,10 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         CrowdPose's 14 with ``protocol="crowdpose"``).
     dilation_ratio : float, default 0.02
         Boundary width for ``iou_type="boundary"``.
+    use_area : bool, default False
+        ``protocol="crowdpose"`` only: OKS and the areas scaled by the file's ``area``
+        instead of ``h * w * 0.53`` of the box (xtcocotools' ``use_area=True``, as
+        :func:`~deteval.evaluate_crowdpose` takes it).
     image_labels, hierarchy, classes, expand_detections
         ``protocol="openimages"`` only: as :func:`~deteval.evaluate_openimages` takes them
         (verified image-level labels, the class hierarchy, the label map, detections given
@@ -295,6 +300,11 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         iou_type = "keypoints" if protocol == "crowdpose" else "bbox"
     check_iou_type(iou_type)
     check_protocol(protocol, iou_type, rules)
+    if not isinstance(use_area, (bool, np.bool_)):
+        raise TypeError(f"use_area must be True or False; got {use_area!r}")
+    if use_area and protocol != "crowdpose":
+        raise ValueError(f"use_area applies to protocol 'crowdpose' only (its OKS scale); got "
+                         f"protocol {protocol!r}")
     oid = {"image_labels": image_labels, "hierarchy": hierarchy, "classes": classes,
            "expand_detections": expand_detections}
     if protocol == "openimages":
@@ -309,7 +319,7 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
     tide = tide_rules(dataset, detections, protocol=protocol, iou_type=iou_type, floor=bg,
                       max_dets=None if max_dets is None else int(max_dets),
                       keypoint_sigmas=keypoint_sigmas, dilation_ratio=dilation_ratio,
-                      lvis=lvis)
+                      lvis=lvis, use_area=bool(use_area))
     result = _attribute(dataset, detections, tide, pos, bg, rules)
     if protocol.startswith("voc"):
         from ..protocols.voc import input_notes
