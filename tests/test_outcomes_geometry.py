@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from clirun import run as _cli
 from cocogen import run_pycocotools
 from maskgen import encode, make_keypoints_dataset, make_segm_dataset
 
@@ -257,16 +258,6 @@ def _scene_files(tmp_path):
     (tmp_path / "images").mkdir()
     Image.new("RGB", (20, 20)).save(tmp_path / "images" / "a.png")
     return str(tmp_path / "gt.json"), str(tmp_path / "dt.json")
-
-
-def _cli(*argv):
-    import io
-
-    from deteval.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_draw_matches_by_iou_type():

@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
+from clirun import run
 from cocogen import assert_parity, run_pycocotools
 from maskgen import COCO_SIGMAS, encode, make_keypoints_dataset, make_segm_dataset, runs
 
@@ -436,12 +437,6 @@ def test_failed_evaluation_leaves_inputs_unchanged(capfd):
 # =============================================================================================
 
 
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
-
-
 def polygon_case() -> tuple[dict, list]:
     """Two images, quadrilaterals given as 'polygon' and as 'rbox'."""
     gt = {"images": [{"id": 1, "width": 100, "height": 80}, {"id": 2, "width": 100,
@@ -570,7 +565,6 @@ def test_keypoint_categories_with_several_counts_in_one_file():
         expected = run_pycocotools(gt, results, iou_type="keypoints",
                                    category_ids=[category], keypoint_sigmas=category_sigmas)
         assert np.array_equal(result.precision[:, :, k], expected.precision[:, :, 0])
-
 
 
 # ---------------------------------------------------------------------------------------------
