@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from clirun import run as _cli
 from cocogen import run_pycocotools
-from maskgen import encode, make_keypoints_dataset, make_segm_dataset
+from keypointgen import make_keypoints_dataset
+from maskgen import encode, make_segm_dataset
 
 import deteval
 from deteval.confusion import detection_confusion_matrix, operating_points
