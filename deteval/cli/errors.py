@@ -17,6 +17,7 @@ def add_parser(commands) -> None:
     from .crowdpose import add_use_area
     from .draw import add_geometry_options
     from .openimages import add_openimages_inputs
+    from .voc import add_detectron2
 
     errors = commands.add_parser(
         "errors", help="TIDE error attribution: what each error type costs in AP",
@@ -54,6 +55,7 @@ def add_parser(commands) -> None:
                          "mode), boundary (boundary IoU), keypoints (OKS), polygon, rotated "
                          "('rbox'); COCO files for all but bbox (default: bbox)")
     add_use_area(errors.add_argument_group("CrowdPose settings (--protocol crowdpose)"))
+    add_detectron2(errors.add_argument_group("VOC settings (--protocol voc2007|voc2012)"))
     add_per_class(errors, help="also print a table per class")
     errors.add_argument("--lrp", action="store_true",
                         help="also compute optimal LRP, its components and moLRP")
@@ -210,6 +212,10 @@ def run(args, out: TextIO, err: TextIO) -> int:
         if args.protocol != "crowdpose":
             raise _UsageError("--use-area needs --protocol crowdpose (its OKS scale)")
         options["use_area"] = True
+    if args.detectron2:
+        if not args.protocol.startswith("voc"):
+            raise _UsageError("--detectron2 needs --protocol voc2007 or voc2012 (its VOC preset)")
+        options["detectron2"] = True
     if options["dilation_ratio"] is None:
         options["dilation_ratio"] = 0.02
     try:
