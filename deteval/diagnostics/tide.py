@@ -329,10 +329,10 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
     if len(detections) and np.isnan(detections.scores).any():
         raise ValueError("detections.scores must not be NaN")
     if detectron2:      # as its result files round them (VOCParams.round_detections)
-        from ..protocols._voc_stages import _round_as_text
+        from ..protocols._voc_stages import rounded_as_files
 
-        detections = detections.replace(scores=_round_as_text(detections.scores, 3),
-                                        boxes=_round_as_text(detections.boxes, 1))
+        scores, boxes = rounded_as_files(detections.scores, detections.boxes)
+        detections = detections.replace(scores=scores, boxes=boxes)
     tide = tide_rules(dataset, detections, protocol=protocol, iou_type=iou_type, floor=bg,
                       max_dets=None if max_dets is None else int(max_dets),
                       keypoint_sigmas=keypoint_sigmas, dilation_ratio=dilation_ratio,
