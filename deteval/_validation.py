@@ -16,6 +16,7 @@ import numpy as np
 
 __all__ = [
     "area_ranges",
+    "check_similarity_settings",
     "finite_matrix",
     "flag",
     "integers",
@@ -214,3 +215,28 @@ def zero_division_value(zero_division: Any) -> tuple[float, bool]:
         if value in (0.0, 1.0) or np.isnan(value):
             return value, False
     raise ValueError(f"zero_division must be 'warn', 0, 1 or nan; got {zero_division!r}")
+
+
+#: The similarity settings, each with the one IoU type that reads it.
+SIMILARITY_SETTINGS = {"keypoint_sigmas": "keypoints", "dilation_ratio": "boundary"}
+
+
+def check_similarity_settings(iou_type: str, **given: Any) -> None:
+    """ValueError for a similarity setting given (not None) with an IoU type that does not
+    read it: ``keypoint_sigmas`` (OKS, ``"keypoints"``) or ``dilation_ratio``
+    (``"boundary"``) would be ignored, and the numbers returned as if applied.
+
+    >>> check_similarity_settings("keypoints", keypoint_sigmas=(0.1,) * 17)
+    >>> check_similarity_settings("bbox", keypoint_sigmas=None, dilation_ratio=None)
+    >>> check_similarity_settings("bbox", dilation_ratio=0.05)
+    Traceback (most recent call last):
+    ...
+    ValueError: dilation_ratio applies to iou_type='boundary' only; with iou_type='bbox' it \
+would be ignored (leave it out, or pass iou_type='boundary')
+    """
+    for name, value in given.items():
+        reader = SIMILARITY_SETTINGS[name]
+        if value is not None and iou_type != reader:
+            raise ValueError(f"{name} applies to iou_type={reader!r} only; with "
+                             f"iou_type={iou_type!r} it would be ignored (leave it out, or "
+                             f"pass iou_type={reader!r})")

@@ -6,8 +6,10 @@
   sample is absent.
 
 Generators of datasets, detections and masks stay in the helper modules ``cocogen.py``,
-``maskgen.py``, ``scenes.py`` and ``reference.py`` (literal reference
-implementations); test modules import those, never one another.
+``maskgen.py``, ``keypointgen.py``, ``scenes.py`` and ``reference.py`` (literal reference
+implementations), and what several test modules share in ``clirun.py`` (the CLI run in this
+process), ``protocolfiles.py``, ``geometryref.py``, ``iofiles.py``, ``keypointcases.py`` and
+``classificationcases.py``; test modules import those, never one another.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``make_crowdpose_dataset(seed)`` returns ``(gt_dict, results)`` shaped like CrowdPose files:
 persons with 14 keypoints, images carrying a ``crowdIndex``, annotations without ``area``
-(mostly) or ``segmentation``. It reuses ``maskgen.make_keypoints_dataset`` (17-keypoint
+(mostly) or ``segmentation``. It reuses ``keypointgen.make_keypoints_dataset`` (17-keypoint
 persons) and keeps the last 14 keypoints of every object and result, so it inherits that
 generator's mix (v = 0/1/2, ``num_keypoints`` 0, objects whose keypoints are all v = 0,
 crowd regions, results with and without ``bbox``, ties, more than 20 results per group,
@@ -29,7 +29,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from maskgen import make_keypoints_dataset
+from keypointgen import make_keypoints_dataset
 
 __all__ = ["CROWDPOSE_SIGMAS", "make_crowdpose_dataset", "run_faster_coco_eval",
            "run_xtcocotools", "write_pair"]

@@ -8,17 +8,16 @@ one image are the documented difference)."""
 from __future__ import annotations
 
 import copy
-import io
 import json
 
 import numpy as np
 import oidgen
 import pytest
+from clirun import run as _run
 from crowdposegen import make_crowdpose_dataset, write_pair
 from lvisgen import make_lvis_dataset
 
 import deteval
-from deteval.cli import main
 from deteval.diagnostics.bootstrap_crowdpose import bootstrap_crowdpose
 from deteval.diagnostics.bootstrap_lvis import bootstrap_lvis
 from deteval.diagnostics.bootstrap_openimages import bootstrap_openimages
@@ -167,7 +166,6 @@ def test_errors():
                             confidence=1.0)
 
 
-
 def test_settings_checked_alike():
     """One check of the settings for every protocol: a bool is no number of resamples (COCO
     took True as 1 before), and LVIS refuses recall thresholds out of order as COCO does."""
@@ -218,12 +216,6 @@ def test_threads_give_the_same_samples(protocol, tmp_path):
     assert one.to_dict() == json.loads(json.dumps(three.to_dict()))
     with pytest.raises(ValueError, match="threads"):
         bootstrap(result, n_resamples=2, threads=0)
-
-
-def _run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_cli_ci_of_each_protocol(tmp_path):

@@ -326,9 +326,9 @@ def test_keypoints_default_to_cocos_twenty_detections_per_image_and_category(tmp
     """COCO's keypoint protocol keeps 20 results per image and category (pycocotools'
     ``Params('keypoints').maxDets``), as ``deteval coco --iou-type keypoints`` does: by
     default calibration bins those, not 100 (an image here has 30 results of a category)."""
-    import maskgen
+    import keypointgen
 
-    gt, dt = maskgen.make_keypoints_dataset(1)
+    gt, dt = keypointgen.make_keypoints_dataset(1)
     dt = [d for d in dt if all(math.isfinite(v) for v in d["keypoints"])]
     first = dt[0]
     dt = dt + [dict(first, score=round(0.3 + 0.02 * i, 2)) for i in range(30)]

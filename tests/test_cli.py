@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clirun import run
 
 import deteval
 from deteval.cli import main
@@ -24,12 +25,6 @@ README_COMMANDS = [
     "python -m pip install -e . && python -m deteval demo",
     "python -m pip install -e '.[test]' && python -m pytest",
 ]
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -4,16 +4,15 @@ the same numbers through coco, eval, voc, confusion, draw and the Python API."""
 from __future__ import annotations
 
 import importlib.util
-import io
 import json
 import re
 from pathlib import Path
 
 import pytest
+from clirun import run
 
 import deteval
 from deteval._inputs import load_pair
-from deteval.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "voc_sample_100"
@@ -32,12 +31,6 @@ DTS = {"coco": ["dets/coco_format/coco_dets.json"],
 V2 = SAMPLE / "gts/coco_format_v2/instances_v2.json"
 V1 = SAMPLE / "gts/coco_format_v1/instances_default.json"
 COCO_DETS = SAMPLE / "dets/coco_format/coco_dets.json"
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def _sample_args(words: list[str]) -> list:

@@ -4,20 +4,13 @@ status, the intervals reach the table and --json."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
+from clirun import run
 from comparegen import degraded
 
-from deteval.cli import main
 from deteval.demo import make_demo
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -150,9 +150,9 @@ def test_compare_validates_the_options_as_the_protocols_command(
 
 @pytest.mark.parametrize("protocol, options, message", [
     ("coco", ("--detectron2",), "--detectron2 needs --protocol voc2007 or voc2012"),
-    ("lvis", ("--iou-thresholds", "0.5"), "--iou-thresholds needs --protocol voc2007 or "
-     "voc2012"),
-    ("coco", ("--max-dets", "10"), "--max-dets needs --protocol lvis"),
+    ("lvis", ("--iou-thresholds", "0.5"), "--iou-thresholds needs --protocol coco or "
+     "voc2007 or voc2012"),
+    ("voc2007", ("--max-dets", "10"), "--max-dets needs --protocol coco or lvis"),
     ("voc2007", ("--kpt-sigmas", "0.1"), "--kpt-sigmas needs --protocol coco or crowdpose"),
     ("lvis", ("--use-area",), "--use-area needs --protocol crowdpose"),
     ("crowdpose", ("--dilation-ratio", "0.1"), "--dilation-ratio needs --protocol coco or "

@@ -11,18 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clirun import run
 
 import deteval
 from deteval import classification as cls
 from deteval.cli import main
 from deteval.demo import make_demo
 from deteval.io.csv import write_csv
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -294,7 +289,6 @@ def test_classify_errors(tmp_path):
 def test_segm_only_results_point_to_iou_type(coco100_dir):
     """`deteval confusion` matches masks itself now (--iou-type segm): results without boxes
     point there."""
-    from deteval.cli import main
 
     err = io.StringIO()
     status = main(["confusion", str(coco100_dir / "instances_val2014_100.json"),

@@ -11,18 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clirun import run
 from PIL import Image
 
 import deteval
 from deteval.cli import main
 from deteval.outcomes import match_outcomes
 from deteval.viz.draw import MASK_FILL, STYLES
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture()

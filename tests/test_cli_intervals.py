@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import json
 
-import oidgen
 import pytest
 from clirun import run
-from crowdposegen import make_crowdpose_dataset
-from lvisgen import make_lvis_dataset
+from protocolfiles import write_demo_files, write_protocol_files
 
 import deteval.diagnostics.bootstrap_crowdpose as bootstrap_crowdpose
 import deteval.diagnostics.bootstrap_lvis as bootstrap_lvis
 import deteval.diagnostics.bootstrap_openimages as bootstrap_openimages
-from deteval.demo import make_demo
 
 B = 20
 
@@ -26,18 +23,7 @@ B = 20
 @pytest.fixture(scope="module")
 def protocol_files(tmp_path_factory):
     """``{protocol: [GT, DT]}`` of the three commands."""
-    folder = tmp_path_factory.mktemp("intervals")
-    files = {}
-    for protocol, (gt, dt) in (("lvis", make_lvis_dataset(0, n_images=5, p_crowded_image=0)),
-                               ("crowdpose", make_crowdpose_dataset(0, n_images=5))):
-        for name, value in (("gt", gt), ("dt", dt)):
-            (folder / f"{protocol}_{name}.json").write_text(json.dumps(value))
-        files[protocol] = [folder / f"{protocol}_gt.json", folder / f"{protocol}_dt.json"]
-    boxes, _, dets, _, _ = oidgen.make_problem(0, n_images=6, n_classes=3)
-    files["openimages"] = [
-        oidgen.write_rows(folder / "gt.csv", oidgen.BOXES_HEADER, boxes),
-        oidgen.write_rows(folder / "dt.csv", oidgen.DETECTIONS_HEADER, dets)]
-    return files
+    return write_protocol_files(tmp_path_factory.mktemp("intervals"))
 
 
 MODULES = {"lvis": bootstrap_lvis, "crowdpose": bootstrap_crowdpose,
@@ -76,11 +62,7 @@ def test_threads_without_ci_is_a_usage_error(protocol, protocol_files):
 
 @pytest.fixture(scope="module")
 def demo_files(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("eval_ci")
-    gt, dt = make_demo(seed=2, n_images=8)
-    for name, value in (("gt", gt), ("dt", dt)):
-        (folder / f"{name}.json").write_text(json.dumps(value))
-    return [folder / "gt.json", folder / "dt.json"]
+    return write_demo_files(tmp_path_factory.mktemp("eval_ci"), seed=2, n_images=8)[2]
 
 
 def _json(argv, path) -> dict:

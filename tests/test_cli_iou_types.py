@@ -9,16 +9,10 @@ import io
 import json
 
 import numpy as np
+from clirun import run
 from scenes import keypoint_scene
 
 import deteval
-from deteval.cli import main
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def pycocotools_summary(gt: dict, results: list, iou_type: str) -> list[str]:

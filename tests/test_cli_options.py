@@ -4,23 +4,16 @@ keypoint ground truth without area, the AP = -1 of a maxDets setting without 100
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
+from clirun import run
 
 import deteval
-from deteval.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_GT, DEMO_DT = ROOT / "fixtures/demo/gt.json", ROOT / "fixtures/demo/detections.json"
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_number_lists_work_unquoted_as_well_as_quoted():

@@ -3,23 +3,16 @@ one, equal bit for bit to the merged file; ``--dask local`` on a real LocalClust
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 import warnings
 from pathlib import Path
 
 import pytest
+from clirun import run
 
-from deteval.cli import main
 from deteval.demo import make_demo
 from tests.cocogen import make_dataset
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def write_shards(folder: Path, name: str, gt: dict, results: list[dict], n: int) -> dict:

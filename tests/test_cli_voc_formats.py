@@ -13,18 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clirun import run
 from PIL import Image
 
 import deteval
 from deteval.cli import main
 from deteval.demo import DEMO_CATEGORIES, make_demo
 from deteval.io.csv import write_csv
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def run_json(tmp_path: Path, *argv) -> tuple[dict, str, str]:

@@ -13,28 +13,21 @@ is the percentile of the differences of those samples, computed here again."""
 from __future__ import annotations
 
 import copy
-import io
 import json
 
 import numpy as np
 import oidgen
 import pytest
+from clirun import run
 from comparegen import degraded, degraded_rows
 from crowdposegen import make_crowdpose_dataset
 from lvisgen import make_lvis_dataset
 
 import deteval
-from deteval.cli import main
 
 B = 120
 PROTOCOLS = ("lvis", "crowdpose", "openimages")
 HEADLINE = {"lvis": "AP", "crowdpose": "AP", "openimages": "mAP"}
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def _write_rows(path, header: str, rows: list) -> str:

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 from cocogen import make_dataset
 from compat_harness import OURS, REAL, assert_same, assert_same_eval_imgs, run, run_both
-from maskgen import OTHER_SIGMAS, make_keypoints_dataset, make_segm_dataset
+from keypointgen import OTHER_SIGMAS, make_keypoints_dataset
+from maskgen import make_segm_dataset
 
 import deteval.compat
 from deteval.compat import COCO, COCOeval, NotSupportedError, ResultsError

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 from cocogen import make_dataset
 from compat_harness import OURS, REAL, assert_same, run, run_both
-from maskgen import make_keypoints_dataset, make_segm_dataset
+from keypointgen import make_keypoints_dataset
+from maskgen import make_segm_dataset
 
 
 def _gt_coco(api, gt: dict):

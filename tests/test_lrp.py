@@ -10,8 +10,9 @@ import json
 import numpy as np
 import pytest
 from cocogen import make_dataset
+from keypointgen import make_keypoints_dataset
 from lrp_reference import run_lrp_reference
-from maskgen import make_keypoints_dataset, make_segm_dataset
+from maskgen import make_segm_dataset
 from test_coco_rotated import rotate, scene
 
 import deteval

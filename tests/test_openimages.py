@@ -4,16 +4,15 @@ the readers' errors; the command."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import numpy as np
 import oid_reference as ref
 import oidgen
 import pytest
+from clirun import run
 
 from deteval import FormatError, evaluate_openimages
-from deteval.cli import main
 from deteval.io.openimages import (
     OIDBoxes,
     OIDDetections,
@@ -337,12 +336,6 @@ def test_shared_sample_boxes_read_and_self_evaluate(voc_sample_dir, tmp_path):
 # --------------------------------------------------------------------------------------------
 # command
 # --------------------------------------------------------------------------------------------
-
-
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_cli(tmp_path):

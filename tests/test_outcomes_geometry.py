@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from clirun import run as _cli
 from cocogen import run_pycocotools
-from maskgen import encode, make_keypoints_dataset, make_segm_dataset
+from keypointgen import make_keypoints_dataset
+from maskgen import encode, make_segm_dataset
 
 import deteval
 from deteval.confusion import detection_confusion_matrix, operating_points
@@ -257,16 +259,6 @@ def _scene_files(tmp_path):
     (tmp_path / "images").mkdir()
     Image.new("RGB", (20, 20)).save(tmp_path / "images" / "a.png")
     return str(tmp_path / "gt.json"), str(tmp_path / "dt.json")
-
-
-def _cli(*argv):
-    import io
-
-    from deteval.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_draw_matches_by_iou_type():

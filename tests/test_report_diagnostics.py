@@ -8,15 +8,14 @@ they do not apply."""
 from __future__ import annotations
 
 import copy
-import io
 import json
 import re
 from html.parser import HTMLParser
 
 import pytest
+from clirun import run
 
 import deteval
-from deteval.cli import main
 from deteval.demo import make_demo
 from deteval.diagnostics.bootstrap import slice_interval
 from deteval.report import compare_report, write_report
@@ -271,10 +270,9 @@ def files(data, tmp_path):
     return tmp_path
 
 
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["report", *argv, "--quiet"], stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
+def run_cli(*argv) -> tuple[int, str, str]:
+    """``deteval report`` with ``argv``, quiet (no progress bar)."""
+    return run("report", *argv, "--quiet")
 
 
 def test_cli_ci_and_slices(data, files):

@@ -8,15 +8,21 @@ refused with the reason, in Python and on the command line, before anything is w
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 from lvisgen import make_lvis_dataset
-from test_report_diagnostics import halved_comparison, plain, section, span, tables, written
+from test_report_diagnostics import (
+    halved_comparison,
+    plain,
+    run_cli,
+    section,
+    span,
+    tables,
+    written,
+)
 
 import deteval
-from deteval.cli import main
 from deteval.diagnostics.slices_protocols import protocol_slice_interval
 from deteval.report import write_report
 
@@ -118,12 +124,6 @@ def test_lvis_refuses_a_dataset_it_cannot_read_the_federated_keys_of(data, tmp_p
         write_report(deteval.evaluate_lvis(gt, dt).dataset, dt, tmp_path / "out",
                      protocol="lvis")
     assert not (tmp_path / "out").exists()
-
-
-def run_cli(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["report", *argv, "--quiet"], stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_cli_lvis_report_and_refusals(data, tmp_path):

@@ -5,7 +5,6 @@ and before anything is printed; write errors name the output."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -13,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirun import run
 
 from deteval import FormatError, read_coco_gt
-from deteval.cli import main
 from deteval.io._json import read_bytes
 from deteval.io.formats import detect_format, read_gt
 
@@ -25,12 +24,6 @@ GT = {"images": [{"id": 1, "width": 100, "height": 80, "file_name": "a.jpg"}],
       "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 20],
                        "area": 400, "iscrowd": 0}]}
 DT = [{"image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 19], "score": 0.9}]
-
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

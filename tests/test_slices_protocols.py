@@ -7,18 +7,17 @@ cannot slice exactly are refused; the command line."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import numpy as np
 import oidgen
 import pytest
+from clirun import run as _run
 from crowdposegen import make_crowdpose_dataset, write_pair
 from lvisgen import make_lvis_dataset
 
 import deteval
-from deteval.cli import main
 from deteval.demo import make_demo
 from deteval.diagnostics.bootstrap_voc import voc_number_names
 from deteval.diagnostics.slices import OBJECT_SLICES
@@ -121,12 +120,6 @@ def test_slice_interval_is_the_bootstrap_of_the_slice_alone():
         assert np.array_equal(s.interval, boot.interval("AP"), equal_nan=True)
         finite += bool(np.isfinite(s.interval).all())
     assert finite
-
-
-def _run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_cli_slices(tmp_path):

@@ -501,7 +501,8 @@ def test_state_is_smaller_than_the_detections():
 
 
 def test_segm_and_keypoint_records_split_by_image():
-    from tests.maskgen import make_keypoints_dataset, make_segm_dataset
+    from keypointgen import make_keypoints_dataset
+    from maskgen import make_segm_dataset
 
     for make, iou_type in ((make_segm_dataset, "segm"), (make_keypoints_dataset, "keypoints")):
         gt, results = make(3)

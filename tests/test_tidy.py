@@ -4,17 +4,16 @@ scene's boxes), and the CSV, Parquet, pandas and Arrow forms against each other.
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 
 import numpy as np
 import pytest
+from clirun import run as _run
 from cocogen import make_dataset
 from scenes import BIRD, CAT, DOG, box, scene
 
 import deteval
-from deteval.cli import main
 from deteval.tidy import TIDY_COLUMNS, Coded, tidy_columns, to_arrow, to_frame, write_table
 
 pd = pytest.importorskip("pandas")
@@ -219,12 +218,6 @@ def test_missing_pyarrow_names_the_extra(monkeypatch, tmp_path):
     monkeypatch.undo()
     assert len(_read_csv(tmp_path / "rows.csv")) == len(result.detections) + len(
         result.dataset.gt)
-
-
-def _run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ the input dicts and files, and the command line."""
 
 from __future__ import annotations
 
-import io
 import json
 from collections import Counter
 
@@ -14,11 +13,11 @@ import numpy as np
 import oid_reference as ref
 import oidgen
 import pytest
+from clirun import run as _run
 from crowdposegen import make_crowdpose_dataset, run_xtcocotools, write_pair
 from lvisgen import make_lvis_dataset, run_lvis_api
 
 import deteval
-from deteval.cli import main
 from deteval.tidy import TIDY_COLUMNS, Coded, tidy_columns, write_table
 
 STATUS_OF = {"tp", "fp", "ignored"}
@@ -240,12 +239,6 @@ def test_openimages_columns():
 
 
 # ------------------------------------------------------------------------- command line
-
-def _run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    status = main([str(a) for a in argv], stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
-
 
 def test_cli_table_of_each_protocol(tmp_path):
     gt, results = make_lvis_dataset(1)

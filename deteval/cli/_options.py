@@ -165,19 +165,45 @@ def _add_coco_options(parser: argparse.ArgumentParser) -> None:
                         "instead of refusing them")
     add_json_output(parser, help="write stats, summary and per-class table as JSON")
     add_per_class(parser)
+    add_coco_selection(parser)
+    add_matches_output(parser)
+
+
+#: ``--max-dets`` of the COCO protocol (``deteval coco``; ``compare --protocol coco``).
+COCO_MAX_DETS_HELP = ("max detections per image and category (3 values; keypoints: any "
+                      "number, default 20)")
+
+
+def add_coco_selection(parser, *, max_dets: bool = True, iou_thresholds: bool = True) -> None:
+    """The COCO protocol's settings of what is evaluated: ``--class-agnostic``,
+    ``--max-dets '1 10 100'``, ``--iou-thresholds``, ``--image-ids``, ``--category-ids``
+    (``deteval coco``; ``deteval compare --protocol coco``, which defines ``--max-dets`` and
+    ``--iou-thresholds`` itself: other protocols read them too); :func:`coco_selection`
+    reads them."""
     parser.add_argument("--class-agnostic", action="store_true",
                         help="pool categories when matching (pycocotools useCats=0)")
-    parser.add_argument("--max-dets", type=_number_list(int, positive=True),
-                        metavar="'1 10 100'",
-                        help="max detections per image and category (3 values; keypoints: "
-                        "any number, default 20)")
-    parser.add_argument("--iou-thresholds", type=_number_list(float), metavar="'0.5 0.75'",
-                        help="IoU thresholds (default: 0.50:0.05:0.95)")
+    if max_dets:
+        parser.add_argument("--max-dets", type=_number_list(int, positive=True),
+                            metavar="'1 10 100'", help=COCO_MAX_DETS_HELP)
+    if iou_thresholds:
+        parser.add_argument("--iou-thresholds", type=_number_list(float),
+                            metavar="'0.5 0.75'", help="IoU thresholds (default: 0.50:0.05:0.95)")
     parser.add_argument("--image-ids", type=_number_list(int), metavar="IDS",
                         help="evaluate only these image ids")
     parser.add_argument("--category-ids", type=_number_list(int), metavar="IDS",
                         help="evaluate only these category ids")
-    add_matches_output(parser)
+
+
+def coco_selection(args) -> dict:
+    """The keywords of :func:`~deteval.evaluate_coco` that :func:`add_coco_selection`'s
+    options give (none for an option left out)."""
+    options = {"use_categories": False} if args.class_agnostic else {}
+    for name, value in (("max_detections", args.max_dets),
+                        ("iou_thresholds", args.iou_thresholds),
+                        ("image_ids", args.image_ids), ("category_ids", args.category_ids)):
+        if value is not None:
+            options[name] = tuple(value)
+    return options
 
 
 # Reader options: (argparse dest, flag, {format: keyword of that format's reader}).

@@ -20,19 +20,18 @@ def add_interval_options(parser, *, threads: bool = False) -> None:
     group = parser.add_argument_group("confidence intervals")
     add_bootstrap_options(group, resamples_flag="--ci", score_threshold=False)
     if threads:
-        add_threads(group, what="the resamples of --ci")
+        add_threads(group, what="the resamples of --ci", noted=True)
 
 
 def resample_threads(args, bootstrap):
     """``bootstrap`` with ``threads=`` the ``--threads`` of :func:`add_interval_options`;
-    ``--threads`` without ``--ci`` is a usage error (nothing else runs on threads)."""
+    ``--threads`` without ``--ci`` is a usage error (nothing else runs on threads), as the
+    other settings of the intervals (:func:`~._shared_options.check_needs_ci`)."""
     from functools import partial
 
-    if args.threads is not None and args.ci is None:
-        from ._common import _UsageError
+    from ._shared_options import check_needs_ci
 
-        raise _UsageError(f"--threads N sets the threads of the resamples of --ci B; `deteval "
-                          f"{args.command}` runs nothing else on threads: it needs --ci")
+    check_needs_ci(args)
     return partial(bootstrap, threads=args.threads)
 
 

@@ -25,10 +25,11 @@ def add_iou_threshold(parser: argparse.ArgumentParser, *, help: str = _IOU_HELP)
 
 
 def add_score_threshold(parser: argparse.ArgumentParser, *, default: float | None = 0.0,
-                        help: str = _SCORE_HELP) -> None:
+                        help: str = _SCORE_HELP, noted: bool = False) -> None:
     """``--score-threshold S`` (alias ``--score``): a score threshold >= 0, as
-    ``args.score_threshold``."""
+    ``args.score_threshold`` (``noted``: with :class:`NotedStore`)."""
     parser.add_argument("--score-threshold", "--score", dest="score_threshold",
+                        **({"action": NotedStore} if noted else {}),
                         type=_unit_float("score threshold", high=None), default=default,
                         metavar="S", help=help)
 
@@ -72,12 +73,45 @@ def add_matches_output(parser: argparse.ArgumentParser, *,
     parser.add_argument("--matches", metavar="OUT.csv", help=help)
 
 
+class NotedStore(argparse.Action):
+    """``store``, and note the option string that gave the value in ``args.given_flags``
+    (``{dest: '--flag'}``): a setting that takes effect only with another option (see
+    :func:`check_needs_ci`) is told given from left at its default."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        given = dict(getattr(namespace, "given_flags", None) or {})
+        given[self.dest] = option_string
+        namespace.given_flags = given
+
+
+#: What each setting of the intervals does, by ``dest``: without ``--ci`` none takes effect.
+_INTERVAL_SETTINGS = {"confidence": "sets the level of the intervals",
+                      "seed": "seeds the resampling",
+                      "threads": "sets the threads of the resamples",
+                      "score_threshold": "is the threshold of the F1 number of the intervals"}
+
+
+def check_needs_ci(args) -> None:
+    """Usage error for a setting of the intervals (``--confidence``, ``--seed``, and where
+    nothing else reads them ``--threads`` and ``--score-threshold``, each added with
+    :class:`NotedStore`) given without ``--ci B``: it would have no effect."""
+    if getattr(args, "ci", None) is not None:
+        return
+    given = getattr(args, "given_flags", None) or {}
+    for dest, what in _INTERVAL_SETTINGS.items():
+        if dest in given:
+            raise _UsageError(f"{given[dest]} {what} of --ci B; without --ci it has no "
+                              f"effect: it needs --ci")
+
+
 def add_threads(parser: argparse.ArgumentParser, *,
-                what: str = "matching and accumulation") -> None:
+                what: str = "matching and accumulation", noted: bool = False) -> None:
     """``--threads N``: threads for ``what`` (matching and accumulation; the resamples of
-    ``--ci`` where the protocol's evaluation has no threads), as ``args.threads`` (None:
-    every core)."""
+    ``--ci`` where the protocol's evaluation has no threads: ``noted``, see
+    :func:`check_needs_ci`), as ``args.threads`` (None: every core)."""
     parser.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+                        **({"action": NotedStore} if noted else {}),
                         help=f"threads for {what} (default: every core of the machine); the "
                         "numbers are identical for every N")
 

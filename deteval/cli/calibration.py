@@ -147,7 +147,9 @@ def _check_threshold(protocol: str, tau: float) -> None:
 
     allowed = (0.5,) if protocol == "openimages" else tuple(0.5 + 0.05 * i for i in range(10))
     if min(abs(tau - t) for t in allowed) > 1e-9:
-        shown = ", ".join(f"{t:.2f}" for t in allowed)
+        from .._threshold_labels import threshold_labels
+
+        shown = ", ".join(threshold_labels(allowed))
         raise _UsageError(f"--iou-threshold {tau:g}: the {protocol} protocol evaluates IoU "
                           f"{shown} only")
 
@@ -222,7 +224,9 @@ def run(args, out: TextIO, err: TextIO) -> int:
     mean = ("n/a" if result.mean_class_dece != result.mean_class_dece
             else f"{result.mean_class_dece:.4f}")
     decided = "" if result.protocol == "coco" else f"{result.protocol} decisions, "
-    print(f"D-ECE @ IoU {result.iou_threshold:.2f} ({decided}{result.n_bins} "
+    from .._threshold_labels import threshold_label
+
+    print(f"D-ECE @ IoU {threshold_label(result.iou_threshold)} ({decided}{result.n_bins} "
           f"{result.binning} bins, {result.n_detections} detections): {dece}   MCE: {mce}   "
           f"mean class D-ECE: {mean}",
           file=out)

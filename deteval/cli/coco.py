@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TextIO
 
 from ._common import _report, _UsageError, _write_json
-from ._options import _add_coco_options, _add_resolution_options
+from ._options import _add_coco_options, _add_resolution_options, coco_selection
 from ._outputs import check_outputs, write_output
-from ._shared_options import add_threads, check_geometry
+from ._shared_options import add_threads, check_geometry, check_needs_ci
 from ._slices import add_slice_options, print_slices, refuse_with_shards, slices_of
 from ._table import add_table_options, check_table, write_table_output
 from .check import checks_of
@@ -46,6 +46,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     check_outputs(args, files=[("--json", args.json), ("--matches", args.matches),
                                ("--table", args.table)])
     check_table(args)
+    check_needs_ci(args)
     if args.ci is not None and (len(args.dt) > 1 or args.dask is not None):
         raise _UsageError("--ci is not available with several DT files or --dask: the sharded "
                           "evaluation keeps no match table (merge the files to get it)")
@@ -75,13 +76,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
         options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
     if args.repair_polygons:
         options["invalid"] = "repair"
-    if args.class_agnostic:
-        options["use_categories"] = False
-    for name, value in (("max_detections", args.max_dets),
-                        ("iou_thresholds", args.iou_thresholds),
-                        ("image_ids", args.image_ids), ("category_ids", args.category_ids)):
-        if value is not None:
-            options[name] = tuple(value)
+    options.update(coco_selection(args))
     try:
         if len(args.dt) == 1 and args.dask is None:
             result = evaluate_coco(args.gt, args.dt[0], match_by=args.match_by or "auto",

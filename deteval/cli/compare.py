@@ -66,19 +66,37 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, resamples_flag: st
                         f"{MAX_RESAMPLES:,})" if resamples_flag != "--ci" else
                         "add image-bootstrap percentile intervals with B resamples (e.g. "
                         f"1000; at most {MAX_RESAMPLES:,}) to the printed table and to --json")
-    parser.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
-                        help="level of the intervals (default 0.95)")
-    parser.add_argument("--seed", type=_seed, default=0,
-                        help="seed of the resampling (default 0)")
+    add_resampling_settings(parser)
     if score_threshold:
-        add_score_threshold(parser, default=score_default,
+        add_score_threshold(parser, default=score_default, noted=True,
                             help="score threshold of the F1 number (default 0.5; COCO only)")
+
+
+def add_resampling_settings(parser) -> None:
+    """``--confidence LEVEL`` and ``--seed N``, noted (:func:`check_needs_ci` refuses them
+    without ``--ci``)."""
+    from ._shared_options import NotedStore
+
+    parser.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
+                        action=NotedStore, help="level of the intervals (default 0.95)")
+    parser.add_argument("--seed", type=_seed, default=0, action=NotedStore,
+                        help="seed of the resampling (default 0)")
+
+
+def _max_dets_list(text: str) -> list[int]:
+    """``--max-dets`` of compare: one number read as ``deteval lvis`` reads it, several as
+    ``deteval coco`` does (each refused with that command's message)."""
+    from ._options import _number_list
+
+    if len(text.replace(",", " ").split()) == 1:
+        return [_positive_int(text)]
+    return _number_list(int, positive=True)(text)
 
 
 def add_parser(commands) -> None:
     """Add the ``compare`` command to the subparsers ``commands``."""
+    from ._options import COCO_MAX_DETS_HELP, add_coco_selection
     from .crowdpose import add_crowdpose_options
-    from .lvis import add_max_dets
     from .openimages import add_openimages_inputs
     from .voc import add_voc_options
 
@@ -116,14 +134,21 @@ def add_parser(commands) -> None:
                          "e.g. AP:0.005; repeatable")
     add_per_class(compare, help="print the per-class rows too")
     add_json_output(compare, help="write every model's intervals and the differences as JSON")
-    add_voc_options(compare.add_argument_group("VOC settings (--protocol voc2007|voc2012)"))
-    add_max_dets(compare.add_argument_group("LVIS settings (--protocol lvis)"), default=None)
+    add_voc_options(compare.add_argument_group("VOC settings (--protocol voc2007|voc2012; "
+                                               "--iou-thresholds: coco too)"))
+    coco = compare.add_argument_group("COCO settings (--protocol coco; --max-dets: lvis too)")
+    # (its own dest: the top-level parser's check of `deteval coco --max-dets` wants 3)
+    coco.add_argument("--max-dets", type=_max_dets_list, dest="compare_max_dets",
+                      metavar="'1 10 100' | N",
+                      help=f"coco: {COCO_MAX_DETS_HELP}; lvis: one number, the results kept "
+                      "per image across categories (default: 300)")
+    add_coco_selection(coco, max_dets=False, iou_thresholds=False)
     add_crowdpose_options(compare.add_argument_group("keypoint settings (--kpt-sigmas: "
                                                      "coco keypoints and crowdpose)"),
                           sigmas_default="COCO person; CrowdPose's 14 with crowdpose")
     add_openimages_inputs(compare.add_argument_group("Open Images inputs (--protocol "
                                                      "openimages)"))
-    compare.set_defaults(parser=compare)
+    compare.set_defaults(parser=compare, per_image=None)   # per_image: LVIS's --max-dets
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
@@ -175,14 +200,36 @@ def _check_protocol_options(args) -> None:
                           "--protocol coco")
     for dest, takers in _PROTOCOL_OPTIONS.items():
         if getattr(args, dest) not in (None, False) and args.protocol not in takers:
-            flag = "--max-dets" if dest == "per_image" else f"--{dest.replace('_', '-')}"
+            flag = "--max-dets" if dest == "compare_max_dets" else f"--{dest.replace('_', '-')}"
             raise _UsageError(f"{flag} needs --protocol {' or '.join(takers)}")
+    _max_dets_of(args)
+
+
+def _max_dets_of(args) -> None:
+    """``--max-dets``: COCO's numbers per image and category (``args.max_dets``, three but
+    for keypoints, as ``deteval coco``) or LVIS's one cut per image (``args.per_image``, as
+    ``deteval lvis``)."""
+    given = args.compare_max_dets
+    args.max_dets = given if args.protocol == "coco" else None
+    if given is None:
+        return
+    shown = " ".join(map(str, given))
+    if args.protocol == "coco" and len(given) < 3 and args.iou_type != "keypoints":
+        raise _UsageError(f"--max-dets needs 3 values with --protocol coco (the summary reads "
+                          f"maxDets[0..2]); got {shown!r}")
+    if args.protocol == "lvis":
+        if len(given) != 1:
+            raise _UsageError(f"--max-dets with --protocol lvis is LVIS's cut of the results "
+                              f"per image, one number; got {shown!r} (three numbers are "
+                              f"COCO's, with --protocol coco)")
+        args.per_image = given[0]
 
 
 #: The options only some protocols read (argparse dest: the protocols).
 _PROTOCOL_OPTIONS = {
-    "detectron2": ("voc2007", "voc2012"), "iou_thresholds": ("voc2007", "voc2012"),
-    "dilation_ratio": ("coco", "lvis"), "per_image": ("lvis",),
+    "detectron2": ("voc2007", "voc2012"), "iou_thresholds": ("coco", "voc2007", "voc2012"),
+    "dilation_ratio": ("coco", "lvis"), "compare_max_dets": ("coco", "lvis"),
+    **{dest: ("coco",) for dest in ("class_agnostic", "image_ids", "category_ids")},
     "kpt_sigmas": ("coco", "crowdpose"), "use_area": ("crowdpose",),
     **{dest: ("openimages",) for dest in ("labels", "hierarchy", "classes",
                                           "expand_detections")}}
@@ -196,12 +243,14 @@ def _run_coco(args):
     from ..diagnostics.compare import compare_coco
     from ..protocols._coco_stages import prepare
     from ..protocols.coco import evaluate_coco
+    from ._options import coco_selection
 
     check_geometry(args.iou_type, kpt_sigmas=args.kpt_sigmas,
                    dilation_ratio=args.dilation_ratio)
     options = {} if args.dilation_ratio is None else {"dilation_ratio": args.dilation_ratio}
     if args.kpt_sigmas is not None:
         options["keypoint_sigmas"] = tuple(args.kpt_sigmas)
+    options.update(coco_selection(args))
     results = [evaluate_coco(args.gt, path, iou_type=args.iou_type, threads=args.threads,
                              **options) for path in args.dt]
     labels = category_labels(prepare(results[0].dataset, results[0].params))

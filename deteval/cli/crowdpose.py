@@ -49,6 +49,13 @@ def add_crowdpose_options(parser, *, sigmas_default: str = "CrowdPose's 14") -> 
     parser.add_argument("--kpt-sigmas", type=_number_list(float),
                         metavar="'0.079 0.079 ...'",
                         help=f"OKS sigmas, one per keypoint (default: {sigmas_default})")
+    add_use_area(parser)
+
+
+def add_use_area(parser) -> None:
+    """``--use-area``: CrowdPose's OKS scaled by the file's areas (``deteval crowdpose``,
+    ``compare``, ``calibration`` through :func:`add_crowdpose_options`; ``deteval errors``
+    alone, whose sigmas are the geometry's ``--kpt-sigmas``)."""
     parser.add_argument("--use-area", action="store_true",
                         help="scale OKS by the file's area instead of h * w * 0.53 "
                         "(xtcocotools' use_area=True)")

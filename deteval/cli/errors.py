@@ -14,8 +14,10 @@ from ._shared_options import add_json_output, add_per_class, add_protocol
 def add_parser(commands) -> None:
     """Add the ``errors`` command to the subparsers ``commands``."""
     from .._format_names import DETECTION_FORMATS, GT_FORMATS
+    from .crowdpose import add_use_area
     from .draw import add_geometry_options
     from .openimages import add_openimages_inputs
+    from .voc import add_detectron2
 
     errors = commands.add_parser(
         "errors", help="TIDE error attribution: what each error type costs in AP",
@@ -52,6 +54,8 @@ def add_parser(commands) -> None:
     add_geometry_options(errors, what="what to compare: bbox, segm (mask IoU, tidecv's mask "
                          "mode), boundary (boundary IoU), keypoints (OKS), polygon, rotated "
                          "('rbox'); COCO files for all but bbox (default: bbox)")
+    add_use_area(errors.add_argument_group("CrowdPose settings (--protocol crowdpose)"))
+    add_detectron2(errors.add_argument_group("VOC settings (--protocol voc2007|voc2012)"))
     add_per_class(errors, help="also print a table per class")
     errors.add_argument("--lrp", action="store_true",
                         help="also compute optimal LRP, its components and moLRP")
@@ -87,7 +91,10 @@ def _table(result) -> str:
                        for row in result.summary())
     settings = result.settings
     protocol = "" if settings["protocol"] == "coco" else f" ({_AP_NAMES[settings['protocol']]})"
-    return (f"TIDE {settings['iou_type']} AP @ {settings['pos_threshold']:.2f}{protocol}: "
+    from .._threshold_labels import threshold_label
+
+    return (f"TIDE {settings['iou_type']} AP @ {threshold_label(settings['pos_threshold'])}"
+            f"{protocol}: "
             f"{result.ap:.2f}\n"
             f"  type  {head}\n   dAP  {values}\n count  {counts}")
 
@@ -108,7 +115,12 @@ def _lrp_options(args, options: dict) -> dict:
         raise _UsageError(f"--lrp here is LRP of the COCO protocol; for the {args.protocol} "
                           f"protocol's own LRP run `deteval {args.protocol.rstrip('0123456789')} "
                           f"--lrp`")
-    return {} if args.iou_type == "bbox" else options
+    # The settings the IoU type reads (the library refuses the others: check_geometry has
+    # refused them given; the dilation ratio's default is filled in for TIDE).
+    reads = {"iou_type": True, "keypoint_sigmas": args.iou_type == "keypoints",
+             "dilation_ratio": args.iou_type == "boundary"}
+    return {name: value for name, value in options.items()
+            if reads.get(name, True) and value is not None}
 
 
 def _lrp_text(result) -> str:
@@ -196,6 +208,14 @@ def run(args, out: TextIO, err: TextIO) -> int:
     if args.iou_type is None:       # (an explicit --iou-type bbox is crowdpose's error)
         args.iou_type = "keypoints" if args.protocol == "crowdpose" else "bbox"
     options = geometry(args)
+    if args.use_area:
+        if args.protocol != "crowdpose":
+            raise _UsageError("--use-area needs --protocol crowdpose (its OKS scale)")
+        options["use_area"] = True
+    if args.detectron2:
+        if not args.protocol.startswith("voc"):
+            raise _UsageError("--detectron2 needs --protocol voc2007 or voc2012 (its VOC preset)")
+        options["detectron2"] = True
     if options["dilation_ratio"] is None:
         options["dilation_ratio"] = 0.02
     try:

@@ -8,7 +8,13 @@ from typing import TextIO
 from ._common import _report_voc, _UsageError, _voc_json, _write_json
 from ._options import _add_input_options, _read_inputs
 from ._outputs import check_outputs
-from ._shared_options import add_json_output, add_per_class, add_protocol, add_threads
+from ._shared_options import (
+    add_json_output,
+    add_per_class,
+    add_protocol,
+    add_threads,
+    check_needs_ci,
+)
 from ._table import add_table_options, check_table, write_table_output
 from .check import run_checks
 
@@ -63,6 +69,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
     from ..errors import FormatError
 
     _check_options(args)
+    check_needs_ci(args)
     try:
         inputs = _read_inputs(args, repair_polygons=args.repair_polygons)
     except FormatError as error:

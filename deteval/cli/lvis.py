@@ -50,10 +50,10 @@ def add_parser(commands) -> None:
     lvis.set_defaults(parser=lvis)
 
 
-def add_max_dets(parser, *, default: int | None = 300) -> None:
+def add_max_dets(parser) -> None:
     """``--max-dets N``: LVIS's per-image cut, as ``args.per_image`` (``deteval lvis``;
-    ``deteval compare --protocol lvis`` with ``default`` None, where it is LVIS's only)."""
-    parser.add_argument("--max-dets", type=_positive_int, default=default, dest="per_image",
+    ``deteval compare`` has its own ``--max-dets``, COCO's three numbers or LVIS's one)."""
+    parser.add_argument("--max-dets", type=_positive_int, default=300, dest="per_image",
                         metavar="N", help="results kept per image, across categories "
                         "(default: 300)")
 

@@ -82,9 +82,9 @@ def add_parser(commands) -> None:
 
 def _add_diagnostic_options(report) -> None:
     """``--ci``, ``--confidence``, ``--seed`` and the slice options."""
-    from ._options import _seed
+    from ._shared_options import add_threads
     from ._slices import add_slice_options
-    from .compare import _confidence, _resamples
+    from .compare import _resamples, add_resampling_settings
 
     group = report.add_argument_group(
         "intervals and slices", "costly, so off by default; of the --protocol's own "
@@ -94,9 +94,8 @@ def _add_diagnostic_options(report) -> None:
                        "1000; each costs some 5-15%% of an evaluation) beside every summary "
                        "number and each class's AP (and image slice's); with DT_B, the "
                        "paired intervals and p-values of the differences")
-    group.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
-                       help="level of the intervals (default 0.95)")
-    group.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
+    add_resampling_settings(group)
+    add_threads(group, what="the resamples of --ci", noted=True)
     add_slice_options(group)
 
 
@@ -104,7 +103,9 @@ def _diagnostic_settings(args) -> dict:
     """The report's ``ci`` and ``slices`` arguments from the options, refused where they do
     not apply."""
     from ._common import _UsageError
+    from ._shared_options import check_needs_ci
 
+    check_needs_ci(args)
     keys, tags = args.slices, args.slice_file
     read_as = {"lvis": "an LVIS annotation file and a COCO results file (as deteval lvis "
                        "does)",
@@ -140,6 +141,7 @@ def _diagnostic_settings(args) -> dict:
         if args.protocol != "openimages":   # its image ids are the tags file's alone
             slices["images"] = args.gt if keys else None
     return {"ci": args.ci, "ci_confidence": args.confidence, "ci_seed": args.seed,
+            "ci_threads": args.threads,
             **({} if slices is None else {"slices": slices})}
 
 

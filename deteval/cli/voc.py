@@ -14,7 +14,7 @@ from ._protocol_diagnostics import (
     diagnostics_of,
     print_diagnostics,
 )
-from ._shared_options import add_iou_thresholds, add_json_output, add_threads
+from ._shared_options import add_iou_thresholds, add_json_output, add_threads, check_needs_ci
 from ._table import add_table_options, check_table, write_table_output
 from .check import run_checks
 
@@ -79,6 +79,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     check_outputs(args, files=[("--json", args.json), ("--table", args.table)])
     check_table(args)
+    check_needs_ci(args)
     preset, options = voc_settings(args.year, detectron2=args.detectron2,
                                    iou_thresholds=args.iou_thresholds)
     if args.slices:   # an object property: refused before anything is read

@@ -97,6 +97,9 @@ class TideRules:
         The protocol's own match, read instead of matching again (Open Images: the match of
         :func:`~deteval.evaluate_openimages`): ``(seq, rank, kept, tp, ignored, used)`` as
         ``tide._match`` returns them.
+    strict : bool
+        A detection is right at similarity ``> pos`` (detectron2's VOC preset), not
+        ``>= pos``: the match, and the cls and dupe errors' ``>= pos``, compare strictly.
     """
 
     protocol: str
@@ -115,6 +118,7 @@ class TideRules:
     group_max_dets: int | None = None
     cap: int | None = None
     matched: tuple[np.ndarray, ...] | None = None
+    strict: bool = False
 
 
 def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
@@ -143,19 +147,24 @@ def check_protocol(protocol: Any, iou_type: str, rules: str) -> str:
 
 def tide_rules(dataset: Dataset, detections: Detections, *, protocol: str, iou_type: str,
                floor: float, max_dets: int | None = None, keypoint_sigmas: Any = None,
-               dilation_ratio: float = 0.02, lvis: Any = None) -> TideRules:
+               dilation_ratio: float = 0.02, lvis: Any = None,
+               use_area: bool = False, detectron2: bool = False) -> TideRules:
     """The :class:`TideRules` of ``protocol`` and ``iou_type`` on these inputs.
 
     ``floor`` is the lowest similarity TIDE compares with (the background threshold): a
     pair provably below it may be given 0 without being computed. ``max_dets`` None is the
     protocol's default (COCO: 100, as tidecv; VOC: every detection; LVIS: 300 per image).
-    ``lvis`` is the :class:`~deteval.io.lvis.LVISGroundTruth` of ``dataset`` (LVIS only).
+    ``lvis`` is the :class:`~deteval.io.lvis.LVISGroundTruth` of ``dataset`` (LVIS only);
+    ``use_area``: CrowdPose's OKS scaled by the file's areas (``CrowdPoseParams.use_area``);
+    ``detectron2``: VOC by detectron2's preset (IoU ``> t``, its mean; the detections are
+    rounded by the caller, as its result files round them).
     """
     gt = dataset.gt
     if protocol == "lvis":
         return _lvis_rules(lvis, detections, iou_type, floor, max_dets, dilation_ratio)
     if protocol == "crowdpose":
-        return _crowdpose_rules(dataset, detections, floor, max_dets, keypoint_sigmas)
+        return _crowdpose_rules(dataset, detections, floor, max_dets, keypoint_sigmas,
+                                use_area)
     if protocol == "coco":
         from .._similarity import evaluation_similarity
 
@@ -168,16 +177,17 @@ def tide_rules(dataset: Dataset, detections: Detections, *, protocol: str, iou_t
         return TideRules(protocol, iou_type, similarity.pair, regions, "coco",
                          100 if max_dets is None else max_dets, True, tidecv_score)
     from ..protocols._voc_stages import voc_pair_iou
-    from ..protocols.voc import VOC2007, VOC2012
+    from ..protocols.voc import DETECTRON2_VOC2007, DETECTRON2_VOC2012, VOC2007, VOC2012
 
     dt_boxes, gt_boxes = detections.boxes, gt.boxes
 
     def pair(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
         return voc_pair_iou(dt_boxes[d_rows], gt_boxes[g_rows], True)
 
-    params = VOC2007 if protocol == "voc2007" else VOC2012
+    presets = (DETECTRON2_VOC2007, DETECTRON2_VOC2012) if detectron2 else (VOC2007, VOC2012)
+    params = presets[0] if protocol == "voc2007" else presets[1]
     return TideRules(protocol, iou_type, pair, gt.ignore | gt.iscrowd, "voc", max_dets, False,
-                     voc_scorer(params))
+                     voc_scorer(params), strict=params.iou_comparison == ">")
 
 
 def _by_class(cls: np.ndarray, score: np.ndarray, good: np.ndarray, key: np.ndarray,
@@ -269,12 +279,16 @@ def _sorted_positions(ids: np.ndarray) -> np.ndarray:
 
 
 def _crowdpose_rules(dataset: Dataset, detections: Detections, floor: float,
-                     max_dets: int | None, keypoint_sigmas: Any) -> TideRules:
+                     max_dets: int | None, keypoint_sigmas: Any,
+                     use_area: bool = False) -> TideRules:
     """xtcocotools' ``keypoints_crowd`` (``deteval.protocols.crowdpose``)."""
+    import dataclasses
+
     from .._similarity import evaluation_similarity
     from ..protocols.crowdpose import CROWDPOSE, scaled_dataset
 
-    scaled = scaled_dataset(dataset, CROWDPOSE)      # OKS areas: h * w * 0.53
+    # OKS areas: h * w * 0.53 of the box, or the file's with use_area
+    scaled = scaled_dataset(dataset, dataclasses.replace(CROWDPOSE, use_area=use_area))
     gt = scaled.gt
     sigmas = CROWDPOSE.keypoint_sigmas if keypoint_sigmas is None else keypoint_sigmas
     similarity = evaluation_similarity(scaled, detections, "keypoints", floor=floor,

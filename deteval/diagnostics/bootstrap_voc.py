@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._threads import resolve_threads
+from .._threshold_labels import threshold_labels
 from ..ap import SAMPLED_RECALL_THRESHOLDS
 from ..data import index_in
 from ._bootstrap_plans import Workspace, count_dtype
@@ -105,9 +106,9 @@ def bootstrap_voc(result: Any, *, n_resamples: int = 1000, confidence: float = 0
 def voc_number_names(result: Any) -> tuple[str, ...]:
     """The names of :func:`bootstrap_voc`'s numbers for a VOC result.
 
-    ``mAP@t`` is written with two decimals (as ``VOCResult.summary``), with all of its digits
-    when two would make two thresholds look alike; a class name several classes share gets
-    its id (``name#id``).
+    ``mAP@t`` is written as ``VOCResult.summary`` writes it (the shortest decimal with at
+    least two, :func:`deteval._threshold_labels.threshold_labels`); a class name several
+    classes share gets its id (``name#id``).
 
     >>> import deteval
     >>> from deteval.demo import make_demo
@@ -116,9 +117,7 @@ def voc_number_names(result: Any) -> tuple[str, ...]:
     ('mAP', 'mAP@0.50', 'mAP@0.75')
     """
     thresholds = list(result.params.iou_thresholds)
-    short = [f"{t:.2f}" for t in thresholds]
-    if len(set(short)) < len(short):
-        short = [repr(t) for t in thresholds]
+    short = threshold_labels(thresholds)
     per_threshold = [f"{MAP_NAME}@{t}" for t in short] if len(thresholds) > 1 else []
     return (MAP_NAME, *per_threshold, *(f"AP[{n}]" for n in _class_names(result)))
 

@@ -147,7 +147,7 @@ class LRPResult:
 
 def lrp(gt: Any, dt: Any, *, iou_type: str = "bbox", iou_threshold: float = 0.5,
         max_detections: int | None = None, keypoint_sigmas: Any = None,
-        dilation_ratio: float = 0.02) -> LRPResult:
+        dilation_ratio: float | None = None) -> LRPResult:
     """Optimal LRP, its components, class-wise optimal thresholds and moLRP.
 
     Parameters
@@ -167,8 +167,9 @@ def lrp(gt: Any, dt: Any, *, iou_type: str = "bbox", iou_threshold: float = 0.5,
         for keypoints.
     keypoint_sigmas : sequence of float or dict, optional
         OKS sigmas (keypoints), as :class:`~deteval.COCOParams` takes them.
-    dilation_ratio : float, default 0.02
-        Boundary IoU's boundary width (``iou_type="boundary"``).
+    dilation_ratio : float, optional
+        Boundary IoU's boundary width (``iou_type="boundary"`` only, default 0.02; with
+        another type a ValueError, as :func:`~deteval.evaluate_coco`).
 
     Returns
     -------
@@ -187,9 +188,9 @@ def lrp(gt: Any, dt: Any, *, iou_type: str = "bbox", iou_threshold: float = 0.5,
             or max_detections < 1:
         raise ValueError(f"max_detections must be an integer >= 1; got {max_detections!r}")
     m = int(max_detections)
-    options: dict[str, Any] = {"dilation_ratio": dilation_ratio}
-    if keypoint_sigmas is not None:
-        options["keypoint_sigmas"] = keypoint_sigmas
+    options = {name: value for name, value in (("dilation_ratio", dilation_ratio),
+                                                ("keypoint_sigmas", keypoint_sigmas))
+               if value is not None}
     result = evaluate_coco(gt, dt, iou_type=iou_type, iou_thresholds=(tau,),
                            max_detections=(m,) if iou_type == "keypoints" else (m, m, m),
                            **options)

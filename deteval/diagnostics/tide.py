@@ -218,7 +218,8 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
                       protocol: str = "coco", keypoint_sigmas: Any = None,
                       dilation_ratio: float = 0.02, image_labels: Any = None,
                       hierarchy: Any = None, classes: Any = None,
-                      expand_detections: bool = False) -> ErrorAttribution:
+                      expand_detections: bool = False, use_area: bool = False,
+                      detectron2: bool = False) -> ErrorAttribution:
     """TIDE's six error types and the AP each costs, per class and overall.
 
     Parameters
@@ -267,6 +268,17 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         CrowdPose's 14 with ``protocol="crowdpose"``).
     dilation_ratio : float, default 0.02
         Boundary width for ``iou_type="boundary"``.
+    detectron2 : bool, default False
+        ``protocol="voc2007"|"voc2012"`` only: detectron2's preset
+        (``DETECTRON2_VOC2007`` / ``DETECTRON2_VOC2012``): a detection is right at IoU
+        ``> pos_threshold`` (strictly; so are the cls and dupe errors' comparisons),
+        detections rounded as its result files (boxes to 1 decimal, scores to 3), its mean
+        over the classes; with no error fixed, ``ap`` is
+        ``evaluate_voc(..., params=DETECTRON2_VOC2012)``'s mAP at that threshold.
+    use_area : bool, default False
+        ``protocol="crowdpose"`` only: OKS and the areas scaled by the file's ``area``
+        instead of ``h * w * 0.53`` of the box (xtcocotools' ``use_area=True``, as
+        :func:`~deteval.evaluate_crowdpose` takes it).
     image_labels, hierarchy, classes, expand_detections
         ``protocol="openimages"`` only: as :func:`~deteval.evaluate_openimages` takes them
         (verified image-level labels, the class hierarchy, the label map, detections given
@@ -295,6 +307,16 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         iou_type = "keypoints" if protocol == "crowdpose" else "bbox"
     check_iou_type(iou_type)
     check_protocol(protocol, iou_type, rules)
+    if not isinstance(use_area, (bool, np.bool_)):
+        raise TypeError(f"use_area must be True or False; got {use_area!r}")
+    if not isinstance(detectron2, (bool, np.bool_)):
+        raise TypeError(f"detectron2 must be True or False; got {detectron2!r}")
+    if detectron2 and not protocol.startswith("voc"):
+        raise ValueError(f"detectron2 applies to protocol 'voc2007' or 'voc2012' only (its VOC "
+                         f"preset); got protocol {protocol!r}")
+    if use_area and protocol != "crowdpose":
+        raise ValueError(f"use_area applies to protocol 'crowdpose' only (its OKS scale); got "
+                         f"protocol {protocol!r}")
     oid = {"image_labels": image_labels, "hierarchy": hierarchy, "classes": classes,
            "expand_detections": expand_detections}
     if protocol == "openimages":
@@ -306,10 +328,15 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
     dataset, detections, lvis = _load(gt, dt, iou_type, protocol)
     if len(detections) and np.isnan(detections.scores).any():
         raise ValueError("detections.scores must not be NaN")
+    if detectron2:      # as its result files round them (VOCParams.round_detections)
+        from ..protocols._voc_stages import rounded_as_files
+
+        scores, boxes = rounded_as_files(detections.scores, detections.boxes)
+        detections = detections.replace(scores=scores, boxes=boxes)
     tide = tide_rules(dataset, detections, protocol=protocol, iou_type=iou_type, floor=bg,
                       max_dets=None if max_dets is None else int(max_dets),
                       keypoint_sigmas=keypoint_sigmas, dilation_ratio=dilation_ratio,
-                      lvis=lvis)
+                      lvis=lvis, use_area=bool(use_area), detectron2=bool(detectron2))
     result = _attribute(dataset, detections, tide, pos, bg, rules)
     if protocol.startswith("voc"):
         from ..protocols.voc import input_notes
@@ -397,7 +424,8 @@ def _match(dataset: Dataset, detections: Detections, dt_class: np.ndarray, tide:
         dt_area=detections.area, gt_group=gt_group[perm], gt_crowd=crowd[perm],
         gt_ignore=regions[perm], gt_area=objects.area[perm], similarity=similarity,
         iou_thresholds=np.array([pos]), area_ranges=np.array([[-np.inf, np.inf]]),
-        max_detections=tide.group_max_dets or max(n_dt, 1), rule=tide.matcher)
+        max_detections=tide.group_max_dets or max(n_dt, 1), rule=tide.matcher,
+        strict=tide.strict)
     kept &= table.dt_kept        # COCO's maxDets per (image, class), where the protocol has it
     m = table.detection_matches()[0]
     d = np.flatnonzero(m >= 0)
@@ -454,7 +482,9 @@ def _attribute(dataset: Dataset, detections: Detections, tide: TideRules, pos: f
     loc_v, cls_v, dup_v, any_v = (np.nan_to_num(v, nan=0.0) for v in (loc_v, cls_v, dup_v,
                                                                       any_v))
     error = np.select(
-        [~has_gt, (bg <= loc_v) & (loc_v <= pos), cls_v >= pos, dup_v >= pos, any_v <= bg],
+        [~has_gt, (bg <= loc_v) & (loc_v <= pos),
+         (cls_v > pos) if tide.strict else (cls_v >= pos),
+         (dup_v > pos) if tide.strict else (dup_v >= pos), any_v <= bg],
         [BKG, LOC, CLS, DUPE, BKG], BOTH).astype(np.int8)
     is_err = np.zeros(n_dt, bool)
     is_err[err_rows] = True

@@ -190,7 +190,7 @@ def match_stage(ctx: VOCContext, detections: Detections, gt_rows: np.ndarray | N
     dt_group = np.where(dt_k >= 0, dt_image * n_k + dt_k, -1)
     scores, dt_boxes = detections.scores, detections.boxes
     if p.round_detections:
-        scores, dt_boxes = _round_as_text(scores, 3), _round_as_text(dt_boxes, 1)
+        scores, dt_boxes = rounded_as_files(scores, dt_boxes)
     gt_boxes = objects.boxes[gt_sel]
 
     def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
@@ -293,6 +293,12 @@ def mean_ap(ap: np.ndarray, n_positives: np.ndarray, p: VOCParams) -> np.ndarray
             return (np.mean(ap[:, valid], axis=1) if valid.any()
                     else np.full(n_t, np.nan))
     return np.mean(ap, axis=1) if n_k else np.full(n_t, np.nan)
+
+
+def rounded_as_files(scores: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scores to 3 decimals and boxes to 1, as detectron2's result files write them
+    (``VOCParams.round_detections``; also TIDE's ``detectron2=True``)."""
+    return _round_as_text(scores, 3), _round_as_text(boxes, 1)
 
 
 def _round_as_text(values: np.ndarray, decimals: int) -> np.ndarray:

@@ -46,7 +46,7 @@ from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
 from .._sorting import sorted_unique
 from .._threads import resolve_threads
-from .._validation import area_ranges
+from .._validation import area_ranges, check_similarity_settings
 from ..data import Dataset, Detections, index_in
 from ..errors import FormatError, OptionError
 from ..io._shapes import check_iou_type
@@ -491,7 +491,9 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     **options
         Any field of :class:`COCOParams`: ``iou_thresholds``, ``recall_thresholds``,
         ``max_detections``, ``area_ranges``, ``area_labels``, ``use_categories``,
-        ``image_ids``, ``category_ids``.
+        ``image_ids``, ``category_ids``, ``keypoint_sigmas`` (``iou_type="keypoints"``
+        only), ``dilation_ratio`` (``iou_type="boundary"`` only; either with another type
+        is a ValueError: it would be ignored).
 
     Returns
     -------
@@ -518,6 +520,8 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     if iou_type is not None:
         options["iou_type"] = iou_type
     p = _with_options(base, options, "evaluate_coco")
+    check_similarity_settings(p.iou_type, keypoint_sigmas=options.get("keypoint_sigmas"),
+                              dilation_ratio=options.get("dilation_ratio"))
     if invalid not in ("raise", "repair"):
         raise ValueError(f"invalid must be 'raise' or 'repair'; got {invalid!r}")
     dataset, detections, load_notes = load_coco_pair(gt, dt, p.iou_type, invalid, match_by)

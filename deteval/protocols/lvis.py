@@ -47,7 +47,7 @@ import numpy as np
 
 from .._deprecation import DeprecatedAlias
 from .._sorting import descending_rank, lexorder
-from .._validation import area_ranges
+from .._validation import area_ranges, check_similarity_settings
 from ..data import Dataset, Detections
 from ..io.coco import read_coco_results
 from ..io.lvis import FREQUENCIES, LVISGroundTruth, read_lvis_gt
@@ -352,7 +352,8 @@ def evaluate_lvis(gt: Any, dt: Any, *, iou_type: str | None = None,
         Base settings (default :data:`LVIS`); keyword options replace its fields.
     **options
         Any field of :class:`LVISParams`: ``iou_thresholds``, ``recall_thresholds``,
-        ``max_detections``, ``area_ranges``, ``area_labels``.
+        ``max_detections``, ``area_ranges``, ``area_labels``, ``dilation_ratio``
+        (``iou_type="boundary"`` only: with another type it is a ValueError).
 
     Returns
     -------
@@ -374,6 +375,7 @@ def evaluate_lvis(gt: Any, dt: Any, *, iou_type: str | None = None,
     if unknown:
         raise TypeError(f"evaluate_lvis() got unknown option(s): {', '.join(sorted(unknown))}")
     p = dataclasses.replace(params or LVIS, **options)
+    check_similarity_settings(p.iou_type, dilation_ratio=options.get("dilation_ratio"))
     lvis, detections = _load(gt, dt, p.iou_type)
     dataset = lvis.dataset
     loaded = time.perf_counter()

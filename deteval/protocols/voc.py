@@ -69,6 +69,7 @@ import numpy as np
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
 from .._threads import resolve_threads
+from .._threshold_labels import threshold_labels
 from ..ap import AP_METHODS
 from ..data import Dataset, Detections
 from ..matching import MatchTable
@@ -398,16 +399,18 @@ class VOCResult:
         the APs at 0.5 and 0.75 (when evaluated); TP and FP are at the first threshold."""
         p = self.params
         thresholds = list(p.iou_thresholds)
+        label = dict(zip(thresholds, threshold_labels(thresholds)))
+        span = f"[{label[thresholds[0]]}:{label[thresholds[-1]]}]"
         columns: list[tuple[str, np.ndarray]] = []
         if len(thresholds) > 3:
             with np.errstate(all="ignore"):
-                columns.append((f"AP@[{thresholds[0]:.2f}:{thresholds[-1]:.2f}]",
+                columns.append((f"AP@{span}",
                                 np.mean(self.ap, axis=0)))
             shown = [t for t in (0.5, 0.75) if t in thresholds]
         else:
             shown = thresholds
-        columns += [(f"AP@{t:.2f}", self.ap[thresholds.index(t)]) for t in shown]
-        first = f"@{thresholds[0]:.2f}"
+        columns += [(f"AP@{label[t]}", self.ap[thresholds.index(t)]) for t in shown]
+        first = f"@{label[thresholds[0]]}"
         comparison = "IoU >= t" if p.iou_comparison == ">=" else "IoU > t"
         pixels = "inclusive pixels (+1)" if p.inclusive_pixels else "continuous coordinates"
         lines = [f"Pascal VOC evaluation: AP {p.ap_method}, {comparison}, {pixels}"]
@@ -428,10 +431,10 @@ class VOCResult:
         counted = int(np.count_nonzero(~np.isnan(self.ap[0]))) \
             if p.classes_without_gt == "exclude" else len(self.category_names)
         for t in shown:
-            lines.append(f"mAP@{t:.2f} = {_number(self.map_at(t))} over {counted} "
+            lines.append(f"mAP@{label[t]} = {_number(self.map_at(t))} over {counted} "
                          f"class{'' if counted == 1 else 'es'}")
         if len(thresholds) > 1:
-            lines.append(f"mAP@[{thresholds[0]:.2f}:{thresholds[-1]:.2f}] "
+            lines.append(f"mAP@{span} "
                          f"({len(thresholds)} thresholds) = {_number(self.mean_ap)}")
         lines.extend(f"note: {note}" for note in self.notes)
         return "\n".join(lines)

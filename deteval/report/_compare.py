@@ -60,7 +60,7 @@ def comparison(runs: list[Any], names: Sequence[str], protocol: str,
 
 def paired_intervals(runs: list[Any], names: Sequence[str], ci: int, confidence: float,
                      seed: Any, score_threshold: float | None,
-                     protocol: str = "coco") -> dict[str, Any]:
+                     protocol: str = "coco", *, threads: int | None = None) -> dict[str, Any]:
     """:func:`deteval.compare_coco` (VOC protocols: :func:`deteval.compare_voc`; LVIS
     :func:`deteval.compare_lvis`, CrowdPose :func:`deteval.compare_crowdpose`) of the two
     runs (B paired resamples): its numbers (``to_dict()``), and by summary name and by
@@ -69,23 +69,21 @@ def paired_intervals(runs: list[Any], names: Sequence[str], ci: int, confidence:
     from ..diagnostics.compare import compare_coco, compare_voc
 
     results = [run.result for run in runs]
+    settings = {"n_resamples": ci, "confidence": confidence, "seed": seed,
+                "models": list(names), "threads": threads}
     if protocol == "coco":
-        result = compare_coco(results, n_resamples=ci, confidence=confidence, seed=seed,
-                              score_threshold=0.5 if score_threshold is None
-                              else score_threshold, models=list(names))
+        result = compare_coco(results, score_threshold=0.5 if score_threshold is None
+                              else score_threshold, **settings)
     elif protocol == "crowdpose":
         from ..diagnostics.compare import compare_crowdpose
 
-        result = compare_crowdpose(results, n_resamples=ci, confidence=confidence, seed=seed,
-                                   models=list(names))
+        result = compare_crowdpose(results, **settings)
     elif protocol == "lvis":
         from ..diagnostics.compare import compare_lvis
 
-        result = compare_lvis(results, n_resamples=ci, confidence=confidence, seed=seed,
-                              models=list(names))
+        result = compare_lvis(results, **settings)
     else:
-        result = compare_voc(results, n_resamples=ci, confidence=confidence, seed=seed,
-                             models=list(names))
+        result = compare_voc(results, **settings)
     at = {name: i for i, name in enumerate(result.names)}
     classes = [i for i, name in enumerate(result.names) if name.startswith("AP[")]
     ids = runs[0].result.category_ids.tolist()
@@ -258,6 +256,7 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
                    gallery: int = 24, title: str | None = None, single_file: bool = False,
                    intervals: Callable[[Any, Any], dict[str, Any]] | None = None,
                    ci: int | None = None, ci_confidence: float = 0.95, ci_seed: Any = 0,
+                   ci_threads: int | None = None,
                    panels: Sequence[Panel] | None = None, quiet: bool = True,
                    progress: Callable[[int, int, str], None] | None = None,
                    openimages: dict[str, Any] | None = None) -> Path:
@@ -288,6 +287,9 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
         evaluations.
     ci_confidence : float, default 0.95
     ci_seed : int or None, default 0
+    ci_threads : int, optional
+        Threads of the resamples (default None: every core); the same numbers for every
+        value.
     panels : sequence of Panel, optional
         The page's sections (default ``COMPARE_PANELS``; Open Images: its summary and
         per-class comparison).
@@ -358,7 +360,7 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
             index = compare_write(gt, dt_a, dt_b, out, names=names, options=openimages, ci=ci,
                                   confidence=ci_confidence, seed=ci_seed,
                                   single_file=single_file, title=title, panels=panels,
-                                  step=step)
+                                  step=step, threads=ci_threads)
             step("written", last=True)
         finally:
             step.close()
@@ -388,7 +390,7 @@ def compare_report(gt: Any, dt_a: Any, dt_b: Any, out_dir: str | os.PathLike, *,
         panels_numbers: dict[str, Any] = {}
         if ci is not None:
             paired = paired_intervals([run_a, run_b], names, ci, ci_confidence, ci_seed,
-                                      score_threshold, protocol)
+                                      score_threshold, protocol, threads=ci_threads)
             add_paired(numbers, paired)
             numbers["interval_header"] = paired["header"]
             panels_numbers["comparison_intervals"] = paired["numbers"]

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from .._threshold_labels import threshold_label
+
 #: The protocols :func:`~deteval.report.write_report` runs.
 PROTOCOLS = ("coco", "voc2007", "voc2012", "lvis", "crowdpose", "openimages")
 #: ``inline``: the figures are drawn in the page (SVG, no matplotlib); ``png`` / ``svg``:
@@ -122,7 +124,7 @@ def summary(result: Any, protocol: str) -> dict[str, Any]:
     t = result.params.iou_thresholds[0]
     counted = int(np.count_nonzero(~np.isnan(result.ap[0])))
     return {"map": result.map.tolist(), "iou_thresholds": list(result.params.iou_thresholds),
-            "rows": [{"name": f"mAP@{t:.2f}",
+            "rows": [{"name": f"mAP@{threshold_label(t)}",
                       "setting": f"{result.params.ap_method} AP, IoU {result.params.iou_comparison}"
                                  f" {t:g}, {counted} classes with ground truth",
                       "value": float(result.map[0])}],

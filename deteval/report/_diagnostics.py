@@ -100,7 +100,8 @@ def _coco_at(run: Any, tau: float) -> Any:
 
 
 def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
-            confidence: float, seed: Any, slices: dict | None, step: Any) -> dict[str, Any]:
+            confidence: float, seed: Any, slices: dict | None, step: Any,
+            threads: int | None = None) -> dict[str, Any]:
     """Every diagnostic's numbers (``to_dict()``) by key, and ``notes``: why one is left
     out, and (``rules``) by which protocol's rules each panel was computed."""
     from ..diagnostics.calibration import calibration
@@ -138,7 +139,7 @@ def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
     notes["rules"] = rules_note(protocol, tau)
     step("TIDE, LRP, calibration")
     if ci is not None:
-        out["intervals"] = _intervals(run, protocol, ci, confidence, seed)
+        out["intervals"] = _intervals(run, protocol, ci, confidence, seed, threads)
         step("bootstrap intervals")
     if slices is not None:
         out["slices"] = _slices(run.result, gt, protocol, slices, ci, confidence, seed)
@@ -181,31 +182,29 @@ def rules_note(protocol: str, tau: float) -> str:
             "evaluate_voc on each slice's images.")
 
 
-def _intervals(run: Any, protocol: str, ci: int, confidence: float, seed: Any) -> dict:
+def _intervals(run: Any, protocol: str, ci: int, confidence: float, seed: Any,
+               threads: int | None = None) -> dict:
+    settings = {"n_resamples": ci, "confidence": confidence, "seed": seed, "threads": threads}
     if protocol == "coco":
         from ..diagnostics.bootstrap import bootstrap_coco
 
-        return bootstrap_coco(run.result, n_resamples=ci, confidence=confidence, seed=seed,
-                              score_threshold=run.score_threshold).to_dict()
+        return bootstrap_coco(run.result, score_threshold=run.score_threshold,
+                              **settings).to_dict()
     if protocol == "lvis":
         from ..diagnostics.bootstrap_lvis import bootstrap_lvis
 
-        return bootstrap_lvis(run.result, n_resamples=ci, confidence=confidence,
-                              seed=seed).to_dict()
+        return bootstrap_lvis(run.result, **settings).to_dict()
     if protocol == "openimages":
         from ..diagnostics.bootstrap_openimages import bootstrap_openimages
 
-        return bootstrap_openimages(run.result, n_resamples=ci, confidence=confidence,
-                                    seed=seed).to_dict()
+        return bootstrap_openimages(run.result, **settings).to_dict()
     if protocol == "crowdpose":
         from ..diagnostics.bootstrap_crowdpose import bootstrap_crowdpose
 
-        return bootstrap_crowdpose(run.result, n_resamples=ci, confidence=confidence,
-                                   seed=seed).to_dict()
+        return bootstrap_crowdpose(run.result, **settings).to_dict()
     from ..diagnostics.bootstrap_voc import bootstrap_voc
 
-    return bootstrap_voc(run.result, n_resamples=ci, confidence=confidence,
-                         seed=seed).to_dict()
+    return bootstrap_voc(run.result, **settings).to_dict()
 
 
 def _slices(result: Any, gt: Any, protocol: str, options: dict, ci: int | None,

@@ -151,7 +151,8 @@ def meta(payload: dict[str, Any], *, runs: str | None = None) -> str:
 
 def write(gt: Any, dt: Any, out: Path, *, options: dict[str, Any], ci: int | None,
           confidence: float, seed: Any, slices: dict | None, single_file: bool,
-          gallery: int, title: str | None, panels: Any, step: Any) -> Path:
+          gallery: int, title: str | None, panels: Any, step: Any,
+          threads: int | None = None) -> Path:
     """Evaluate and write the Open Images report (the checks are done)."""
     from .. import __version__
     from ._diagnostics import compute
@@ -162,7 +163,7 @@ def write(gt: Any, dt: Any, out: Path, *, options: dict[str, Any], ci: int | Non
     step("evaluated")
     run = SimpleNamespace(result=result)
     panels_numbers = compute(run, None, "openimages", 0.5, ci=ci, confidence=confidence,
-                             seed=seed, slices=slices, step=step)
+                             seed=seed, slices=slices, step=step, threads=threads)
     try:    # TIDE matches again by the challenge's rules: on the inputs, not the result
         from ..diagnostics.tide import error_attribution
 
@@ -202,7 +203,7 @@ def _difference(a: Any, b: Any) -> Any:
 
 
 def compared(results: list[Any], names: list[str], ci: int | None, confidence: float,
-             seed: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+             seed: Any, threads: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The comparison's summary and per-class rows (with ``ci``, the paired intervals and
     Holm-adjusted p-values of :func:`deteval.compare_openimages`), and its panels."""
     a, b = results
@@ -218,7 +219,7 @@ def compared(results: list[Any], names: list[str], ci: int | None, confidence: f
         from ..diagnostics.compare import compare_openimages
 
         direct = compare_openimages(results, n_resamples=ci, confidence=confidence, seed=seed,
-                                    models=names)
+                                    models=names, threads=threads)
         for row in summary_rows:
             row["interval"] = list(direct.interval_of(1, row["name"]))
             row["p_value"] = direct.p_value_of(1, row["name"])
@@ -267,7 +268,8 @@ def _compare_class_panel(c: Any) -> str:
 
 def compare_write(gt: Any, dt_a: Any, dt_b: Any, out: Path, *, names: list[str],
                   options: dict[str, Any], ci: int | None, confidence: float, seed: Any,
-                  single_file: bool, title: str | None, panels: Any, step: Any) -> Path:
+                  single_file: bool, title: str | None, panels: Any, step: Any,
+                  threads: int | None = None) -> Path:
     """Evaluate both runs and write the Open Images comparison (the checks are done). Without
     a label map, both runs are evaluated on the union of their classes (as ``deteval compare
     --protocol openimages``)."""
@@ -280,7 +282,7 @@ def compare_write(gt: Any, dt_a: Any, dt_b: Any, out: Path, *, names: list[str],
         seen = sorted(set(results[0].classes) | set(results[1].classes))
         results = [evaluate(gt, dt, {**options, "classes": seen}) for dt in (dt_a, dt_b)]
     step("evaluated")
-    numbers, panels_numbers = compared(results, names, ci, confidence, seed)
+    numbers, panels_numbers = compared(results, names, ci, confidence, seed, threads)
     payload = clean({
         "deteval_version": __version__,
         "settings": {"protocol": "openimages", "iou_threshold": 0.5, "score_threshold": None,

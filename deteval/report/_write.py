@@ -221,6 +221,7 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
                  gallery: int = 24, figure_format: str = "inline", title: str | None = None,
                  single_file: bool = False, panels: Sequence[Panel] | None = None,
                  ci: int | None = None, ci_confidence: float = 0.95, ci_seed: Any = 0,
+                 ci_threads: int | None = None,
                  slices: dict[str, Any] | None = None, quiet: bool = True,
                  progress: Callable[[int, int, str], None] | None = None,
                  openimages: dict[str, Any] | None = None) -> Path:
@@ -287,6 +288,9 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
         The intervals' level.
     ci_seed : int or None, default 0
         Seed of the resampling (the same seed, the same intervals).
+    ci_threads : int, optional
+        Threads of the resamples (default None: every core); the intervals are identical
+        for every value.
     slices : dict, optional
         Keyword arguments of :func:`deteval.slices` (``by``, ``tags``, ``images``,
         ``crowding_iou``, ``border``, ``aspect_bins``): the slice table and the worst
@@ -350,7 +354,7 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
 
         try:
             index = write(gt, dt, out, options=openimages, ci=ci, confidence=ci_confidence,
-                          seed=ci_seed, slices=slices, single_file=single_file,
+                          seed=ci_seed, threads=ci_threads, slices=slices, single_file=single_file,
                           gallery=gallery, title=title, panels=panels, step=step)
             step("written", last=True)
         finally:
@@ -359,7 +363,7 @@ def write_report(gt: Any, dt: Any, out_dir: str | os.PathLike, *,
     try:
         run = analyse(gt, dt, protocol, iou_threshold, score_threshold, step)
         diagnostics = compute(run, gt, protocol, iou_threshold, ci=ci, confidence=ci_confidence,
-                              seed=ci_seed, slices=slices, step=step)
+                              seed=ci_seed, threads=ci_threads, slices=slices, step=step)
         dataset, detections, cm, outcomes = run.dataset, run.detections, run.cm, run.outcomes
         views = {"confusion": confusion_view(cm),
                  "pr": pr_view(run.result, protocol, iou_threshold), "f1": f1_view(run.points)}

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from .._threshold_labels import threshold_label
+
 __all__ = ["plot_ap_bars", "plot_confusion_matrix", "plot_f1_curve", "plot_pr_curves"]
 
 _SUFFIXES = {".png": "png", ".svg": "svg"}
@@ -240,7 +242,7 @@ def plot_pr_curves(result: Any, *, categories: Any = None, iou_threshold: float 
                             label=f"overall (AP {_format_ap(ap)})")
             line.set_gid("pr:overall")
             n_lines += 1
-        title = (f"Precision-recall, IoU {p.iou_thresholds[t]:.2f}, area {area}, "
+        title = (f"Precision-recall, IoU {threshold_label(p.iou_thresholds[t])}, area {area}, "
                  f"maxDets {p.max_detections[m]}")
     else:
         t = _threshold_index(result.params.iou_thresholds, iou_threshold)
@@ -253,7 +255,7 @@ def plot_pr_curves(result: Any, *, categories: Any = None, iou_threshold: float 
                             label=f"{names[k]} (AP {_format_ap(float(result.ap[t, k]))})")
             line.set_gid(f"pr:{names[k]}")
             n_lines += 1
-        title = (f"Precision-recall, IoU {threshold:.2f}, mAP "
+        title = (f"Precision-recall, IoU {threshold_label(threshold)}, mAP "
                  f"{_format_ap(float(result.map[t]))}")
     ax.set_xlim(0.0, 1.0)
     ax.set_ylim(0.0, 1.02)
@@ -473,7 +475,8 @@ def plot_ap_bars(result: Any, *, metric: str = "AP", iou_threshold: float | None
                  if math.isfinite(v)]
         mean = float(result.map[t])
         threshold = result.params.iou_thresholds[t]
-        mean_label, xlabel = f"mAP@{threshold:.2f}", f"AP@{threshold:.2f}"
+        shown = threshold_label(threshold)
+        mean_label, xlabel = f"mAP@{shown}", f"AP@{shown}"
     if sort:
         pairs.sort(key=lambda pair: -pair[1])  # stable: ties keep the category order
     figure, ax = new_axes(ax, (6.4, max(2.5, 0.24 * len(pairs) + 1.4)))

@@ -91,12 +91,18 @@ def _settings(rng: random.Random, opts: _Options, protocol: str, iou_type: str, 
     return own
 
 
-def _wrong_setting(rng: random.Random, protocol: str, iou_type: str) -> tuple[str, str | None]:
-    """A setting of another protocol: refused (exit 2) naming it."""
+def _wrong_setting(rng: random.Random, protocol: str, iou_type: str, *,
+                   compare: bool = False) -> tuple[str, str | None]:
+    """A setting of another protocol: refused (exit 2) naming it (``compare``: its
+    ``--protocol coco`` reads COCO's ``--iou-thresholds`` and ``--class-agnostic``)."""
     wrong: list[tuple[str, str | None]] = []
     if not protocol.startswith("voc"):
-        wrong += [("--detectron2", None), ("--iou-thresholds", "0.5")]
-    if protocol != "lvis":
+        wrong.append(("--detectron2", None))
+        if not (compare and protocol == "coco"):
+            wrong.append(("--iou-thresholds", "0.5"))
+    if compare and protocol != "coco":
+        wrong.append(("--class-agnostic", None))
+    if protocol != "lvis":      # (compare --protocol coco: one number is not COCO's three)
         wrong.append(("--max-dets", "10"))
     if protocol not in ("coco", "lvis"):
         wrong.append(("--dilation-ratio", "0.02"))
@@ -126,7 +132,7 @@ def _compare_settings_case(rng: random.Random):
     own = _settings(rng, opts, protocol, iou_type)
     opts.add("--bootstrap", _count(rng, 1, 8))
     if shape == "option" and opts.bad_flag is None:
-        _refuse(opts, *_wrong_setting(rng, protocol, iou_type))
+        _refuse(opts, *_wrong_setting(rng, protocol, iou_type, compare=True))
     opts.add("--json", "metrics.json")
     geometry = ["--iou-type", iou_type] if iou_type != "bbox" and protocol != "crowdpose" \
         else []
