@@ -369,3 +369,59 @@ def test_the_code_digest_is_the_same_in_a_fresh_interpreter():
         out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                              env=env, check=True).stdout.strip()
         assert out == here
+
+
+class _Queued:
+    """A worker stand-in in this process: keeps the blocks sent to it, answers the oldest on
+    ``receive`` (failing on the ``fail_at``-th), and logs the calls."""
+
+    busy_since = None
+
+    def __init__(self, engine: Picky, fail_at: int | None = None) -> None:
+        self.engine, self.fail_at, self.held, self.log = engine, fail_at, [], []
+
+    def send(self, block: list) -> None:
+        self.held.append(block)
+        self.log.append(("send", len(self.held)))
+
+    def receive(self, n: int, more: bool):
+        if sum(entry[0] == "receive" for entry in self.log) + 1 == self.fail_at:
+            raise workers._Gone("died")
+        block = self.held.pop(0)
+        assert len(block) == n and more == bool(self.held)
+        self.log.append(("receive", len(self.held)))
+        return np.array([self.engine.numbers(w) for w in block], dtype=np.float64), 0.0
+
+    def kill(self) -> None:
+        self.log.append(("kill", len(self.held)))
+
+    def close(self) -> None:
+        self.log.append(("close", len(self.held)))
+
+
+def _pipelined(fake: _Queued, n: int) -> workers._Run:
+    run = workers._Run(fake.engine.numbers, _rows(n), n, 2)
+    run._pipeline(fake)
+    while (item := run.take()) is not None:     # what the feeding thread does after it
+        run.compute(item)
+    out = np.concatenate([run.done[i] for i in range(len(run.done))])
+    assert out.tolist() == [[float(i), float(i + 3)] for i in range(n)]
+    return run
+
+
+def test_a_worker_holds_the_next_block_while_it_computes_one():
+    """``_DEPTH`` blocks in flight while they are full (the worker never waits for its
+    feeding thread), one at a time near the end (none left idle while it computes a block
+    sent ahead); every row once, in order; the worker ended after its last answer."""
+    fake = _Queued(Picky())
+    run = _pipelined(fake, 300)
+    held = [entry[1] for entry in fake.log if entry[0] == "send"]
+    assert max(held) == workers._DEPTH == 2 and held[:2] == [1, 2] and held[-3:] == [1, 1, 1]
+    assert fake.log[-1] == ("close", 0) and run.by_workers == run.next_id and run.redone == 0
+
+
+def test_the_blocks_a_failing_worker_held_are_computed_in_process():
+    fake = _Queued(Picky(), fail_at=2)      # fails with two blocks in flight
+    run = _pipelined(fake, 300)
+    assert run.by_workers == 1 and run.redone == 2 and fake.log[-2:] == [("kill", 2),
+                                                                        ("close", 2)]

@@ -51,6 +51,11 @@ __all__ = ["Several", "Workers", "engine_of", "main", "prestart", "register_engi
 #: last block).
 _BLOCK = 16
 
+#: Blocks a worker holds at a time: the one it computes and the next, sent ahead so that it
+#: starts on it at once (its feeding thread waits for the interpreter lock, held by the
+#: calling thread between numpy calls, for up to the switch interval: 5 ms a block).
+_DEPTH = 2
+
 #: Seconds of remaining work per participant (the calling thread and the workers; rows left
 #: times the first block's cost per row, shared among them) from which the resamples go to
 #: processes; below it, threads. On two cores: 1.5 s of work.
@@ -293,24 +298,45 @@ def main(preload: tuple = ()) -> None:
                  code_digest(_CODE_MODULES + tuple(preload))))
     try:
         engine, options = _recv(source)
-        numbers = engine.numbers
-        die_after = options.get("die_after")
-        stall_after = options.get("stall_after")
-        received = 0
+    except (EOFError, BrokenPipeError):
+        os._exit(0)
+    numbers = engine.numbers
+    die_after = options.get("die_after")
+    stall_after = options.get("stall_after")
+    # The parent sends the next block while this one is computed (``_DEPTH``): a thread reads
+    # them as they come, so that the parent's writes never wait for the computation.
+    inbox: Any = __import__("queue").SimpleQueue()
+    threading.Thread(target=_read_blocks, args=(source, inbox), daemon=True).start()
+    received = 0
+    try:
         while True:
             began = time.perf_counter()
-            block = _recv(source)
+            block = inbox.get()
             waited = time.perf_counter() - began
+            if block is None:
+                break
             if die_after is not None and received >= die_after:
                 os._exit(3)
             if stall_after is not None and received >= stall_after:
-                source.read()       # alive, never answering (until killed or its input ends)
-                os._exit(0)
+                while inbox.get() is not None:     # alive, never answering (until killed or
+                    pass                           # its input ends)
+                break
             received += 1
             _send(sink, _compute(numbers, block) + (waited,))
-    except (EOFError, BrokenPipeError):
+    except BrokenPipeError:
         pass
     os._exit(0)      # no teardown: the parent waits for this exit
+
+
+def _read_blocks(source: Any, inbox: Any) -> None:
+    """The worker's reading thread: each block into ``inbox``, then None (the input ended or
+    is unreadable: the worker leaves, the parent computes what it held)."""
+    try:
+        while True:
+            inbox.put(_recv(source))
+    except Exception:
+        pass
+    inbox.put(None)
 
 
 def _compute(numbers: Callable, block: np.ndarray) -> tuple:
@@ -364,10 +390,11 @@ class _Worker:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env)
         started.append(self.proc.pid)
+        _widen(self.proc.stdin)
         self.ready = False
         self.closed = False
         self.waited = 0.0       # seconds the worker waited for its blocks (after the first)
-        self.busy_since: float | None = None    # when the block it computes was sent
+        self.busy_since: float | None = None    # when it began the block it computes
 
     def greet(self, engine: tuple) -> None:
         """Wait for the hello, check it is the same deteval, send the engine."""
@@ -381,24 +408,30 @@ class _Worker:
             raise _Gone(str(error)) from None
         self.ready = True
 
-    def compute(self, block: list) -> tuple[np.ndarray | None, float]:
-        """The block's samples (None when the worker asks for it to be redone) and the
-        seconds the worker spent on it."""
-        self.busy_since = time.perf_counter()
+    def send(self, block: list) -> None:
+        """Hand the worker a block (it queues it behind the one it computes)."""
+        if self.busy_since is None:
+            self.busy_since = time.perf_counter()
         try:
             _send(self.proc.stdin, np.stack(block))
+        except (OSError, ValueError) as error:
+            raise _Gone(str(error)) from None
+
+    def receive(self, n: int, more: bool) -> tuple[np.ndarray | None, float]:
+        """The oldest block's samples (None when the worker asks for it to be redone; ``n``
+        rows) and the seconds the worker spent on it; ``more``: another block is queued."""
+        try:
             reply = _recv(self.proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError, struct.error) as error:
             raise _Gone(str(error)) from None
-        finally:
-            self.busy_since = None
+        self.busy_since = time.perf_counter() if more else None
         if not (isinstance(reply, tuple) and len(reply) == 4 and reply[0] in ("done", "redo")):
             raise _Gone("unexpected reply")
         self.waited += reply[3]
         if reply[0] == "redo":
             return None, reply[2]
         out = reply[1]
-        if not isinstance(out, np.ndarray) or out.dtype != np.float64 or len(out) != len(block):
+        if not isinstance(out, np.ndarray) or out.dtype != np.float64 or len(out) != n:
             raise _Gone("unexpected reply")
         return out, reply[2]
 
@@ -426,6 +459,21 @@ class _Worker:
         except subprocess.TimeoutExpired:
             self.kill()
             self.proc.wait()
+
+
+def _widen(stream: Any) -> None:
+    """A 1 MB pipe buffer where the system allows it (Linux; 64 kB otherwise): the engine
+    and the blocks cross in fewer turns of the two processes."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+#: Bytes of the pipe to a worker (Linux's default limit, ``/proc/sys/fs/pipe-max-size``).
+_PIPE_SIZE = 1 << 20
 
 
 class Workers:
@@ -567,21 +615,34 @@ class _Run:
             self.spent[where] = (rows + len(out), total + seconds)
 
     def feed(self, worker: _Worker | None, engine: Callable[[], Any] | None) -> None:
-        """A helper thread's loop: blocks to ``worker`` while it is usable, else computed
+        """A helper thread's loop: blocks to ``worker`` while it is usable, then computed
         here."""
         if worker is not None:
             try:
                 worker.greet(self._engine(engine))
             except _Gone:
                 worker = self._drop(worker)
+        if worker is not None:
+            self._pipeline(worker)
         while (item := self.take()) is not None:
-            if worker is not None and not self.processes:
-                worker = self._drop(worker)
-            if worker is not None:
-                try:
-                    out, seconds = worker.compute(item[1])
-                except _Gone:
-                    worker, out = self._drop(worker), None
+            self.compute(item)
+
+    def _pipeline(self, worker: _Worker) -> None:
+        """Blocks to ``worker``, :data:`_DEPTH` of them in flight (the next one waits in the
+        worker while it computes one, so it never waits for this thread), until the rows
+        end, processes are given up, or the worker fails: the blocks it held are then
+        computed here."""
+        flight: deque = deque()
+        try:
+            while True:
+                while len(flight) < self._depth() and self.processes and not self.stopped \
+                        and (item := self.take()) is not None:
+                    flight.append(item)
+                    worker.send(item[1])
+                if not flight:
+                    break
+                out, seconds = worker.receive(len(flight[0][1]), len(flight) > 1)
+                item = flight.popleft()
                 if out is not None:
                     self._store(item[0], out, "workers", seconds)
                     with self.lock:
@@ -589,11 +650,30 @@ class _Run:
                     continue
                 if self.stopped:
                     return
-                with self.lock:
-                    self.redone += 1
-            self.compute(item)
-        if worker is not None:
+                self._redo(item)
+        except _Gone:
+            self._drop(worker)
+            while flight and not self.stopped:
+                self._redo(flight.popleft())
+            return
+        if self.processes:
             worker.close()
+        else:
+            self._drop(worker)
+
+    def _depth(self) -> int:
+        """:data:`_DEPTH` while the blocks are full; one at a time near the end, where a
+        block sent ahead could leave the others idle while the worker computes it."""
+        with self.lock:
+            near_end = self.remaining is None or self.remaining < _DEPTH * _BLOCK * self.parts
+        return 1 if near_end else _DEPTH
+
+    def _redo(self, item: tuple[int, list]) -> None:
+        """A block a worker did not compute (it failed, or its rows raised or warned there),
+        computed here."""
+        with self.lock:
+            self.redone += 1
+        self.compute(item)
 
     def _engine(self, engine: Callable[[], Any] | None) -> tuple:
         with self.lock:
