@@ -395,6 +395,9 @@ class _Queued:
     def kill(self) -> None:
         self.log.append(("kill", len(self.held)))
 
+    def end(self) -> None:
+        self.log.append(("end", len(self.held)))
+
     def close(self) -> None:
         self.log.append(("close", len(self.held)))
 
@@ -412,12 +415,13 @@ def _pipelined(fake: _Queued, n: int) -> workers._Run:
 def test_a_worker_holds_the_next_block_while_it_computes_one():
     """``_DEPTH`` blocks in flight while they are full (the worker never waits for its
     feeding thread), one at a time near the end (none left idle while it computes a block
-    sent ahead); every row once, in order; the worker ended after its last answer."""
+    sent ahead); every row once, in order; the worker's pipes closed after its last answer
+    (its exit is waited for by the caller)."""
     fake = _Queued(Picky())
     run = _pipelined(fake, 300)
     held = [entry[1] for entry in fake.log if entry[0] == "send"]
     assert max(held) == workers._DEPTH == 2 and held[:2] == [1, 2] and held[-3:] == [1, 1, 1]
-    assert fake.log[-1] == ("close", 0) and run.by_workers == run.next_id and run.redone == 0
+    assert fake.log[-1] == ("end", 0) and run.by_workers == run.next_id and run.redone == 0
 
 
 def test_the_blocks_a_failing_worker_held_are_computed_in_process():

@@ -442,6 +442,14 @@ class _Worker:
         except OSError:
             pass
 
+    def end(self) -> None:
+        """Close its pipes: it exits (waited for by :meth:`close`)."""
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
     def close(self) -> None:
         """End the process and wait for it (its input closed: it exits; killed if slow)."""
         if self.closed:
@@ -449,11 +457,7 @@ class _Worker:
         self.closed = True
         import subprocess
 
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        self.end()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -657,7 +661,7 @@ class _Run:
                 self._redo(flight.popleft())
             return
         if self.processes:
-            worker.close()
+            worker.end()            # it exits while the others finish; waited for later
         else:
             self._drop(worker)
 
@@ -714,7 +718,8 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
         without it no worker is used.
     pool : Workers, optional
         Workers started ahead (:func:`prestart`); used when the work is long enough, else
-        ended. The caller closes it (it is a context manager).
+        ended. The caller closes it (it is a context manager): the workers' exits are
+        waited for there (those started here join it), not here.
     preload : tuple of str
         Modules a worker started here imports before its engine arrives.
 
@@ -754,6 +759,8 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
             use = n > 0 and run.remaining * each >= _WORTH * (n + 1)
         if use and not workers and not run.failed:
             workers = Workers(_n_workers(threads), preload).workers
+            if pool is not None:
+                pool.workers.extend(workers)        # the pool waits for them too
             for worker in workers:
                 start(worker)
         run.processes = use
@@ -768,7 +775,7 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
         run.stopped = True
         raise
     finally:
-        _finish(run, workers, helpers)
+        _finish(run, workers, helpers, wait=pool is None)
     if run.failed:
         raise run.failed[min(run.failed)]
     if not run.done:
@@ -794,9 +801,11 @@ def _join(run: _Run, workers: list, helpers: list) -> None:
                 worker.kill()
 
 
-def _finish(run: _Run, workers: list, helpers: list) -> None:
+def _finish(run: _Run, workers: list, helpers: list, *, wait: bool = True) -> None:
     """Wait for the helper threads and end every worker (at once when interrupted, else
-    after their block; those still starting are not waited for)."""
+    after their block; those still starting are not waited for); ``wait=False``: their
+    exit is waited for by the pool that holds them (while the caller computes the
+    intervals)."""
     for worker in workers:      # one still starting when every block is taken: not needed
         if run.stopped or (run.exhausted and not worker.ready):
             worker.kill()
@@ -814,7 +823,10 @@ def _finish(run: _Run, workers: list, helpers: list) -> None:
         for worker in workers:
             if not worker.closed and not worker.ready:
                 worker.kill()
-            worker.close()
+            if wait:
+                worker.close()
+            else:
+                worker.end()
         last_run.clear()
         last_run.update(pids=[w.proc.pid for w in workers], by_workers=run.by_workers,
                         redone=run.redone, blocks=run.next_id, spent=dict(run.spent),

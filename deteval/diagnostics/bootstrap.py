@@ -250,8 +250,9 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
         count = n_resamples if weights is None else len(weights)
         samples = resampled(weighted.numbers, rows, threads, count=count, pool=pool,
                             engine=lambda: engine_of(weighted))
-    return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
-                           confidence=confidence, seed=seed)
+        # Computed while the workers exit (the pool waits for them on leaving).
+        return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
+                               confidence=confidence, seed=seed)
 
 
 def _coco_engine(weighted: WeightedCOCO) -> WeightedCOCO:
