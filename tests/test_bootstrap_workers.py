@@ -429,3 +429,19 @@ def test_the_blocks_a_failing_worker_held_are_computed_in_process():
     run = _pipelined(fake, 300)
     assert run.by_workers == 1 and run.redone == 2 and fake.log[-2:] == [("kill", 2),
                                                                         ("close", 2)]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_estimates_computed_with_the_resamples_are_the_evaluations(coco, forced, threads):
+    """``bootstrap_coco`` computes the row of ones with the resamples (a worker takes it when
+    the calling thread computes nothing): its numbers are those ``WeightedCOCO`` computes on
+    its own, bit for bit, and the evaluation's stats."""
+    from deteval.diagnostics.bootstrap import WeightedCOCO
+
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    ci = bootstrap_coco(coco, n_resamples=40, seed=6, threads=threads)
+    alone = WeightedCOCO(coco).estimates
+    assert np.array_equal(ci.estimates, alone) and len(ci.samples) == 40
+    assert ci.estimates[:len(coco.stats)].tolist() == list(coco.stats)
+    if threads == 2:
+        assert workers.last_run["by_workers"] == workers.last_run["blocks"]
