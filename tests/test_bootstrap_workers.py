@@ -445,3 +445,37 @@ def test_the_estimates_computed_with_the_resamples_are_the_evaluations(coco, for
     assert ci.estimates[:len(coco.stats)].tolist() == list(coco.stats)
     if threads == 2:
         assert workers.last_run["by_workers"] == workers.last_run["blocks"]
+
+
+class Counted(Picky):
+    """A Picky engine that notes, when pickled, how many rows this process began with it so
+    far; its first row takes 0.2 s in the calling process (a thread pickling it meanwhile
+    would note 1)."""
+
+    pickled_at: list = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def numbers(self, w: np.ndarray) -> list[float]:
+        self.calls += 1
+        if self.calls == 1 and os.getpid() == self.pid:
+            __import__("time").sleep(0.2)
+        return super().numbers(w)
+
+    def __getstate__(self) -> dict:
+        Counted.pickled_at.append(self.calls)
+        return dict(vars(self), calls=0)
+
+
+def test_the_engine_is_pickled_before_any_block_is_computed(forced):
+    """Pickled by the calling thread before it computes (a plan's cache filled by a resample
+    while a helper thread pickled the plan could change under the pickler)."""
+    forced.setattr(Counted, "pickled_at", [])
+    engine = Counted()
+    with workers.prestart(2, 0.0) as pool:          # forced: started whatever the work
+        out = workers.run_blocks(engine.numbers, _rows(60), 2, count=60,
+                                 engine=lambda: engine, pool=pool)
+    assert out[:, 0].tolist() == list(range(60)) and Counted.pickled_at == [0]
+    assert _gone(workers.last_run["pids"])

@@ -16,9 +16,10 @@ Rules (what the tests check):
   them; the blocks come back in the seed's order: the samples are identical for every
   ``threads`` and every split of the work;
 * the calling thread computes too, taking blocks from the same queue as the threads that
-  feed the workers (one each): whoever is free takes the next block;
-* a worker that cannot start, sends something unexpected or dies: its block, and every
-  later one its thread takes, is computed in-process. A block whose computation raised or
+  feed the workers (one each): whoever is free takes the next block; a worker holds the
+  next block while it computes one (two while the blocks are full, ``_DEPTH``);
+* a worker that cannot start, sends something unexpected or dies: the blocks it held, and
+  every later one its thread takes, are computed in-process. A block whose computation raised or
   warned in the worker is computed again in-process, so the exception or the warning is the
   caller's own, as without workers (the earliest failing row's, in seed order);
 * every started process is waited for before the call returns (on error, on Ctrl-C too);
@@ -39,6 +40,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from itertools import islice
 from typing import Any
 
@@ -680,14 +682,19 @@ class _Run:
         self.compute(item)
 
     def _engine(self, engine: Callable[[], Any] | None) -> tuple:
+        """The engine pickled, once (the calling thread does it before any block is
+        computed: pickled while a thread computes, a plan's cache could change under the
+        pickler); _Gone when there is none or it cannot be pickled (computed in-process)."""
         with self.lock:
             if self.engine is None:
-                if engine is None:
-                    raise _Gone("no engine")
                 try:
+                    if engine is None:
+                        raise ValueError("no engine")
                     self.engine = _dump_engine((engine(), dict(_TEST_OPTIONS)))
-                except Exception as error:        # not picklable: computed in-process
-                    raise _Gone(str(error)) from None
+                except Exception as error:
+                    self.engine = ("", repr(error))
+            if not self.engine[0]:
+                raise _Gone(self.engine[1])
             return self.engine
 
     @staticmethod
@@ -741,6 +748,9 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
     helpers: list[threading.Thread] = []
 
     def start(worker: _Worker | None) -> None:
+        if worker is not None:
+            with suppress(_Gone):        # pickled here, before the helpers compute
+                run._engine(engine)
         helper = threading.Thread(target=run.feed, args=(worker, engine), daemon=True,
                                   name=f"deteval-boot-{len(helpers)}")
         helpers.append(helper)
