@@ -369,3 +369,113 @@ def test_the_code_digest_is_the_same_in_a_fresh_interpreter():
         out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                              env=env, check=True).stdout.strip()
         assert out == here
+
+
+class _Queued:
+    """A worker stand-in in this process: keeps the blocks sent to it, answers the oldest on
+    ``receive`` (failing on the ``fail_at``-th), and logs the calls."""
+
+    busy_since = None
+
+    def __init__(self, engine: Picky, fail_at: int | None = None) -> None:
+        self.engine, self.fail_at, self.held, self.log = engine, fail_at, [], []
+
+    def send(self, block: list) -> None:
+        self.held.append(block)
+        self.log.append(("send", len(self.held)))
+
+    def receive(self, n: int, more: bool):
+        if sum(entry[0] == "receive" for entry in self.log) + 1 == self.fail_at:
+            raise workers._Gone("died")
+        block = self.held.pop(0)
+        assert len(block) == n and more == bool(self.held)
+        self.log.append(("receive", len(self.held)))
+        return np.array([self.engine.numbers(w) for w in block], dtype=np.float64), 0.0
+
+    def kill(self) -> None:
+        self.log.append(("kill", len(self.held)))
+
+    def end(self) -> None:
+        self.log.append(("end", len(self.held)))
+
+    def close(self) -> None:
+        self.log.append(("close", len(self.held)))
+
+
+def _pipelined(fake: _Queued, n: int) -> workers._Run:
+    run = workers._Run(fake.engine.numbers, _rows(n), n, 2)
+    run._pipeline(fake)
+    while (item := run.take()) is not None:     # what the feeding thread does after it
+        run.compute(item)
+    out = np.concatenate([run.done[i] for i in range(len(run.done))])
+    assert out.tolist() == [[float(i), float(i + 3)] for i in range(n)]
+    return run
+
+
+def test_a_worker_holds_the_next_block_while_it_computes_one():
+    """``_DEPTH`` blocks in flight while they are full (the worker never waits for its
+    feeding thread), one at a time near the end (none left idle while it computes a block
+    sent ahead); every row once, in order; the worker's pipes closed after its last answer
+    (its exit is waited for by the caller)."""
+    fake = _Queued(Picky())
+    run = _pipelined(fake, 300)
+    held = [entry[1] for entry in fake.log if entry[0] == "send"]
+    assert max(held) == workers._DEPTH == 2 and held[:2] == [1, 2] and held[-3:] == [1, 1, 1]
+    assert fake.log[-1] == ("end", 0) and run.by_workers == run.next_id and run.redone == 0
+
+
+def test_the_blocks_a_failing_worker_held_are_computed_in_process():
+    fake = _Queued(Picky(), fail_at=2)      # fails with two blocks in flight
+    run = _pipelined(fake, 300)
+    assert run.by_workers == 1 and run.redone == 2 and fake.log[-2:] == [("kill", 2),
+                                                                        ("close", 2)]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_estimates_computed_with_the_resamples_are_the_evaluations(coco, forced, threads):
+    """``bootstrap_coco`` computes the row of ones with the resamples (a worker takes it when
+    the calling thread computes nothing): its numbers are those ``WeightedCOCO`` computes on
+    its own, bit for bit, and the evaluation's stats."""
+    from deteval.diagnostics.bootstrap import WeightedCOCO
+
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    ci = bootstrap_coco(coco, n_resamples=40, seed=6, threads=threads)
+    alone = WeightedCOCO(coco).estimates
+    assert np.array_equal(ci.estimates, alone) and len(ci.samples) == 40
+    assert ci.estimates[:len(coco.stats)].tolist() == list(coco.stats)
+    if threads == 2:
+        assert workers.last_run["by_workers"] == workers.last_run["blocks"]
+
+
+class Counted(Picky):
+    """A Picky engine that notes, when pickled, how many rows this process began with it so
+    far; its first row takes 0.2 s in the calling process (a thread pickling it meanwhile
+    would note 1)."""
+
+    pickled_at: list = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def numbers(self, w: np.ndarray) -> list[float]:
+        self.calls += 1
+        if self.calls == 1 and os.getpid() == self.pid:
+            __import__("time").sleep(0.2)
+        return super().numbers(w)
+
+    def __getstate__(self) -> dict:
+        Counted.pickled_at.append(self.calls)
+        return dict(vars(self), calls=0)
+
+
+def test_the_engine_is_pickled_before_any_block_is_computed(forced):
+    """Pickled by the calling thread before it computes (a plan's cache filled by a resample
+    while a helper thread pickled the plan could change under the pickler)."""
+    forced.setattr(Counted, "pickled_at", [])
+    engine = Counted()
+    with workers.prestart(2, 0.0) as pool:          # forced: started whatever the work
+        out = workers.run_blocks(engine.numbers, _rows(60), 2, count=60,
+                                 engine=lambda: engine, pool=pool)
+    assert out[:, 0].tolist() == list(range(60)) and Counted.pickled_at == [0]
+    assert _gone(workers.last_run["pids"])

@@ -16,9 +16,10 @@ Rules (what the tests check):
   them; the blocks come back in the seed's order: the samples are identical for every
   ``threads`` and every split of the work;
 * the calling thread computes too, taking blocks from the same queue as the threads that
-  feed the workers (one each): whoever is free takes the next block;
-* a worker that cannot start, sends something unexpected or dies: its block, and every
-  later one its thread takes, is computed in-process. A block whose computation raised or
+  feed the workers (one each): whoever is free takes the next block; a worker holds the
+  next block while it computes one (two while the blocks are full, ``_DEPTH``);
+* a worker that cannot start, sends something unexpected or dies: the blocks it held, and
+  every later one its thread takes, are computed in-process. A block whose computation raised or
   warned in the worker is computed again in-process, so the exception or the warning is the
   caller's own, as without workers (the earliest failing row's, in seed order);
 * every started process is waited for before the call returns (on error, on Ctrl-C too);
@@ -39,6 +40,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from itertools import islice
 from typing import Any
 
@@ -50,6 +52,11 @@ __all__ = ["Several", "Workers", "engine_of", "main", "prestart", "register_engi
 #: Most weight rows in one block (fewer near the end, so that nobody waits long for the
 #: last block).
 _BLOCK = 16
+
+#: Blocks a worker holds at a time: the one it computes and the next, sent ahead so that it
+#: starts on it at once (its feeding thread waits for the interpreter lock, held by the
+#: calling thread between numpy calls, for up to the switch interval: 5 ms a block).
+_DEPTH = 2
 
 #: Seconds of remaining work per participant (the calling thread and the workers; rows left
 #: times the first block's cost per row, shared among them) from which the resamples go to
@@ -293,24 +300,45 @@ def main(preload: tuple = ()) -> None:
                  code_digest(_CODE_MODULES + tuple(preload))))
     try:
         engine, options = _recv(source)
-        numbers = engine.numbers
-        die_after = options.get("die_after")
-        stall_after = options.get("stall_after")
-        received = 0
+    except (EOFError, BrokenPipeError):
+        os._exit(0)
+    numbers = engine.numbers
+    die_after = options.get("die_after")
+    stall_after = options.get("stall_after")
+    # The parent sends the next block while this one is computed (``_DEPTH``): a thread reads
+    # them as they come, so that the parent's writes never wait for the computation.
+    inbox: Any = __import__("queue").SimpleQueue()
+    threading.Thread(target=_read_blocks, args=(source, inbox), daemon=True).start()
+    received = 0
+    try:
         while True:
             began = time.perf_counter()
-            block = _recv(source)
+            block = inbox.get()
             waited = time.perf_counter() - began
+            if block is None:
+                break
             if die_after is not None and received >= die_after:
                 os._exit(3)
             if stall_after is not None and received >= stall_after:
-                source.read()       # alive, never answering (until killed or its input ends)
-                os._exit(0)
+                while inbox.get() is not None:     # alive, never answering (until killed or
+                    pass                           # its input ends)
+                break
             received += 1
             _send(sink, _compute(numbers, block) + (waited,))
-    except (EOFError, BrokenPipeError):
+    except BrokenPipeError:
         pass
     os._exit(0)      # no teardown: the parent waits for this exit
+
+
+def _read_blocks(source: Any, inbox: Any) -> None:
+    """The worker's reading thread: each block into ``inbox``, then None (the input ended or
+    is unreadable: the worker leaves, the parent computes what it held)."""
+    try:
+        while True:
+            inbox.put(_recv(source))
+    except Exception:
+        pass
+    inbox.put(None)
 
 
 def _compute(numbers: Callable, block: np.ndarray) -> tuple:
@@ -364,10 +392,11 @@ class _Worker:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env)
         started.append(self.proc.pid)
+        _widen(self.proc.stdin)
         self.ready = False
         self.closed = False
         self.waited = 0.0       # seconds the worker waited for its blocks (after the first)
-        self.busy_since: float | None = None    # when the block it computes was sent
+        self.busy_since: float | None = None    # when it began the block it computes
 
     def greet(self, engine: tuple) -> None:
         """Wait for the hello, check it is the same deteval, send the engine."""
@@ -381,24 +410,30 @@ class _Worker:
             raise _Gone(str(error)) from None
         self.ready = True
 
-    def compute(self, block: list) -> tuple[np.ndarray | None, float]:
-        """The block's samples (None when the worker asks for it to be redone) and the
-        seconds the worker spent on it."""
-        self.busy_since = time.perf_counter()
+    def send(self, block: list) -> None:
+        """Hand the worker a block (it queues it behind the one it computes)."""
+        if self.busy_since is None:
+            self.busy_since = time.perf_counter()
         try:
             _send(self.proc.stdin, np.stack(block))
+        except (OSError, ValueError) as error:
+            raise _Gone(str(error)) from None
+
+    def receive(self, n: int, more: bool) -> tuple[np.ndarray | None, float]:
+        """The oldest block's samples (None when the worker asks for it to be redone; ``n``
+        rows) and the seconds the worker spent on it; ``more``: another block is queued."""
+        try:
             reply = _recv(self.proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError, struct.error) as error:
             raise _Gone(str(error)) from None
-        finally:
-            self.busy_since = None
+        self.busy_since = time.perf_counter() if more else None
         if not (isinstance(reply, tuple) and len(reply) == 4 and reply[0] in ("done", "redo")):
             raise _Gone("unexpected reply")
         self.waited += reply[3]
         if reply[0] == "redo":
             return None, reply[2]
         out = reply[1]
-        if not isinstance(out, np.ndarray) or out.dtype != np.float64 or len(out) != len(block):
+        if not isinstance(out, np.ndarray) or out.dtype != np.float64 or len(out) != n:
             raise _Gone("unexpected reply")
         return out, reply[2]
 
@@ -409,6 +444,14 @@ class _Worker:
         except OSError:
             pass
 
+    def end(self) -> None:
+        """Close its pipes: it exits (waited for by :meth:`close`)."""
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
     def close(self) -> None:
         """End the process and wait for it (its input closed: it exits; killed if slow)."""
         if self.closed:
@@ -416,16 +459,27 @@ class _Worker:
         self.closed = True
         import subprocess
 
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        self.end()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.kill()
             self.proc.wait()
+
+
+def _widen(stream: Any) -> None:
+    """A 1 MB pipe buffer where the system allows it (Linux; 64 kB otherwise): the engine
+    and the blocks cross in fewer turns of the two processes."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+#: Bytes of the pipe to a worker (Linux's default limit, ``/proc/sys/fs/pipe-max-size``).
+_PIPE_SIZE = 1 << 20
 
 
 class Workers:
@@ -567,21 +621,34 @@ class _Run:
             self.spent[where] = (rows + len(out), total + seconds)
 
     def feed(self, worker: _Worker | None, engine: Callable[[], Any] | None) -> None:
-        """A helper thread's loop: blocks to ``worker`` while it is usable, else computed
+        """A helper thread's loop: blocks to ``worker`` while it is usable, then computed
         here."""
         if worker is not None:
             try:
                 worker.greet(self._engine(engine))
             except _Gone:
                 worker = self._drop(worker)
+        if worker is not None:
+            self._pipeline(worker)
         while (item := self.take()) is not None:
-            if worker is not None and not self.processes:
-                worker = self._drop(worker)
-            if worker is not None:
-                try:
-                    out, seconds = worker.compute(item[1])
-                except _Gone:
-                    worker, out = self._drop(worker), None
+            self.compute(item)
+
+    def _pipeline(self, worker: _Worker) -> None:
+        """Blocks to ``worker``, :data:`_DEPTH` of them in flight (the next one waits in the
+        worker while it computes one, so it never waits for this thread), until the rows
+        end, processes are given up, or the worker fails: the blocks it held are then
+        computed here."""
+        flight: deque = deque()
+        try:
+            while True:
+                while len(flight) < self._depth() and self.processes and not self.stopped \
+                        and (item := self.take()) is not None:
+                    flight.append(item)
+                    worker.send(item[1])
+                if not flight:
+                    break
+                out, seconds = worker.receive(len(flight[0][1]), len(flight) > 1)
+                item = flight.popleft()
                 if out is not None:
                     self._store(item[0], out, "workers", seconds)
                     with self.lock:
@@ -589,21 +656,45 @@ class _Run:
                     continue
                 if self.stopped:
                     return
-                with self.lock:
-                    self.redone += 1
-            self.compute(item)
-        if worker is not None:
-            worker.close()
+                self._redo(item)
+        except _Gone:
+            self._drop(worker)
+            while flight and not self.stopped:
+                self._redo(flight.popleft())
+            return
+        if self.processes:
+            worker.end()            # it exits while the others finish; waited for later
+        else:
+            self._drop(worker)
+
+    def _depth(self) -> int:
+        """:data:`_DEPTH` while the blocks are full; one at a time near the end, where a
+        block sent ahead could leave the others idle while the worker computes it."""
+        with self.lock:
+            near_end = self.remaining is None or self.remaining < _DEPTH * _BLOCK * self.parts
+        return 1 if near_end else _DEPTH
+
+    def _redo(self, item: tuple[int, list]) -> None:
+        """A block a worker did not compute (it failed, or its rows raised or warned there),
+        computed here."""
+        with self.lock:
+            self.redone += 1
+        self.compute(item)
 
     def _engine(self, engine: Callable[[], Any] | None) -> tuple:
+        """The engine pickled, once (the calling thread does it before any block is
+        computed: pickled while a thread computes, a plan's cache could change under the
+        pickler); _Gone when there is none or it cannot be pickled (computed in-process)."""
         with self.lock:
             if self.engine is None:
-                if engine is None:
-                    raise _Gone("no engine")
                 try:
+                    if engine is None:
+                        raise ValueError("no engine")
                     self.engine = _dump_engine((engine(), dict(_TEST_OPTIONS)))
-                except Exception as error:        # not picklable: computed in-process
-                    raise _Gone(str(error)) from None
+                except Exception as error:
+                    self.engine = ("", repr(error))
+            if not self.engine[0]:
+                raise _Gone(self.engine[1])
             return self.engine
 
     @staticmethod
@@ -634,7 +725,8 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
         without it no worker is used.
     pool : Workers, optional
         Workers started ahead (:func:`prestart`); used when the work is long enough, else
-        ended. The caller closes it (it is a context manager).
+        ended. The caller closes it (it is a context manager): the workers' exits are
+        waited for there (those started here join it), not here.
     preload : tuple of str
         Modules a worker started here imports before its engine arrives.
 
@@ -656,6 +748,9 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
     helpers: list[threading.Thread] = []
 
     def start(worker: _Worker | None) -> None:
+        if worker is not None:
+            with suppress(_Gone):        # pickled here, before the helpers compute
+                run._engine(engine)
         helper = threading.Thread(target=run.feed, args=(worker, engine), daemon=True,
                                   name=f"deteval-boot-{len(helpers)}")
         helpers.append(helper)
@@ -674,6 +769,8 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
             use = n > 0 and run.remaining * each >= _WORTH * (n + 1)
         if use and not workers and not run.failed:
             workers = Workers(_n_workers(threads), preload).workers
+            if pool is not None:
+                pool.workers.extend(workers)        # the pool waits for them too
             for worker in workers:
                 start(worker)
         run.processes = use
@@ -688,7 +785,7 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
         run.stopped = True
         raise
     finally:
-        _finish(run, workers, helpers)
+        _finish(run, workers, helpers, wait=pool is None)
     if run.failed:
         raise run.failed[min(run.failed)]
     if not run.done:
@@ -714,9 +811,11 @@ def _join(run: _Run, workers: list, helpers: list) -> None:
                 worker.kill()
 
 
-def _finish(run: _Run, workers: list, helpers: list) -> None:
+def _finish(run: _Run, workers: list, helpers: list, *, wait: bool = True) -> None:
     """Wait for the helper threads and end every worker (at once when interrupted, else
-    after their block; those still starting are not waited for)."""
+    after their block; those still starting are not waited for); ``wait=False``: their
+    exit is waited for by the pool that holds them (while the caller computes the
+    intervals)."""
     for worker in workers:      # one still starting when every block is taken: not needed
         if run.stopped or (run.exhausted and not worker.ready):
             worker.kill()
@@ -734,7 +833,10 @@ def _finish(run: _Run, workers: list, helpers: list) -> None:
         for worker in workers:
             if not worker.closed and not worker.ready:
                 worker.kill()
-            worker.close()
+            if wait:
+                worker.close()
+            else:
+                worker.end()
         last_run.clear()
         last_run.update(pids=[w.proc.pid for w in workers], by_workers=run.by_workers,
                         redone=run.redone, blocks=run.next_id, spent=dict(run.spent),

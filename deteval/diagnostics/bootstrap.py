@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from types import SimpleNamespace
 from typing import Any
 
@@ -170,6 +171,12 @@ def _json_number(value: float) -> float | None:
 def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, ...]:
     """Low and high percentiles of each column (NaN left out) and the defined counts.
 
+    The numbers of ``np.nanpercentile(samples, ..., axis=0)`` (the linear rule), computed
+    without its loop over the columns that hold a NaN: sorted, a column's NaNs come last,
+    and its percentiles are those of its first ``n_defined`` entries, which
+    ``np.percentile`` takes for every column of one count at once (the same order
+    statistics and the same interpolation per entry, so the same floats).
+
     >>> lo, hi, n = percentile_interval(np.array([[1.0], [2.0], [3.0], [np.nan]]), 0.5)
     >>> lo.tolist(), hi.tolist(), n.tolist()
     ([1.5], [2.5], [3])
@@ -179,12 +186,13 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[np.ndar
     n_defined = defined.sum(axis=0)
     low = np.full(samples.shape[1], np.nan)
     high = np.full(samples.shape[1], np.nan)
-    ok = n_defined > 0
-    if ok.any():
-        with np.errstate(all="ignore"):
-            q = np.nanpercentile(samples[:, ok], [100 * alpha / 2, 100 * (1 - alpha / 2)],
-                                 axis=0)
-        low[ok], high[ok] = q
+    counts = np.unique(n_defined[n_defined > 0])
+    ordered = np.sort(samples, axis=0)      # sorted, the selection below is quick too
+    for n in counts.tolist():
+        columns = np.flatnonzero(n_defined == n)
+        q = np.percentile(ordered[:n, columns], [100 * alpha / 2, 100 * (1 - alpha / 2)],
+                          axis=0)
+        low[columns], high[columns] = q
     return low, high, n_defined
 
 
@@ -239,13 +247,17 @@ def bootstrap_coco(result: Any, *, n_resamples: int = 1000, confidence: float = 
     threads = resolve_threads(threads)
     # Worker processes (§13) start now, beside the plans' building, when the work looks long.
     with prestart(threads, work_of(result, n_resamples, weights), _WORKER_MODULES) as pool:
-        weighted = WeightedCOCO(result, score_threshold=score_threshold)
+        weighted = WeightedCOCO(result, score_threshold=score_threshold, estimates=False)
         rows = weighted.resamples(n_resamples, seed, weights)
         count = n_resamples if weights is None else len(weights)
-        samples = resampled(weighted.numbers, rows, threads, count=count, pool=pool,
-                            engine=lambda: engine_of(weighted))
-    return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
-                           confidence=confidence, seed=seed)
+        # The estimates are the first row's numbers (every image once), computed with the
+        # resamples: the workers get the plans without waiting for them (§13).
+        samples = resampled(weighted.numbers, chain([weighted.identity()], rows), threads,
+                            count=count + 1, pool=pool, engine=lambda: engine_of(weighted))
+        samples = samples.reshape(-1, len(weighted.names))
+        weighted.estimates = samples[0].copy()
+        # Computed while the workers exit (the pool waits for them on leaving).
+        return interval_result(weighted, samples[1:], confidence=confidence, seed=seed)
 
 
 def _coco_engine(weighted: WeightedCOCO) -> WeightedCOCO:
@@ -424,9 +436,15 @@ class WeightedCOCO:
     Everything that does not depend on the weights (accumulation order, match events,
     segment boundaries) is computed once here; :meth:`numbers` then costs a few passes over
     the detections and match events of the largest max-detections setting.
+
+    ``estimates`` (the numbers under a row of ones: the evaluation's own) is computed here,
+    unless ``estimates=False``: the caller then sets it (:func:`bootstrap_coco` computes that
+    row with the resamples, so that the worker processes get the plans without waiting for
+    it).
     """
 
-    def __init__(self, result: Any, *, score_threshold: float = 0.5) -> None:
+    def __init__(self, result: Any, *, score_threshold: float = 0.5,
+                 estimates: bool = True) -> None:
         from ..protocols._coco_stages import prepare
         from ..protocols.coco import stat_specs
 
@@ -451,7 +469,12 @@ class WeightedCOCO:
         self._f1 = f1_counts(self.ctx, self.state, result.matches, self.score_threshold,
                              self.n_images)
         self._selections = [self._selection(*spec) for spec in self.specs]
-        self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
+        if estimates:
+            self.estimates = np.asarray(self.numbers(self.identity()))
+
+    def identity(self) -> np.ndarray:
+        """The weights of the evaluation itself: every image once, shape (I,)."""
+        return np.ones(self.n_images, np.int64)
 
     def resamples(self, n_resamples: int, seed: Any,
                   weights: np.ndarray | None) -> Iterator[np.ndarray]:
