@@ -89,13 +89,9 @@ def descending_rank(values: np.ndarray) -> tuple[np.ndarray, int]:
         rows = rows.take(np.lexsort((rows, -values.take(rows), run)))
         order[redo] = rows
         ordered[redo] = values.take(rows)
-    # The packed keys' buffer holds each position's rank (a new value: one more), and each
-    # temporary is freed once used: the peak is three arrays of n.
-    new_value = packed.view(np.int64)
-    del packed
+    new_value = np.empty(n, dtype=np.int64)
     new_value[0] = 0
     np.not_equal(ordered[1:], ordered[:-1], out=new_value[1:])
-    del ordered
     np.cumsum(new_value, out=new_value)
     ranks = np.empty(n, dtype=np.int64)
     ranks[order] = new_value

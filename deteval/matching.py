@@ -90,9 +90,7 @@ def _group_runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def rank_within_groups(sorted_groups: np.ndarray) -> np.ndarray:
     """0-based position of each element inside its run of equal (sorted) group keys."""
     starts, lengths = _group_runs(sorted_groups)
-    ranks = np.arange(len(sorted_groups))
-    ranks -= np.repeat(starts, lengths)
-    return ranks
+    return np.arange(len(sorted_groups)) - np.repeat(starts, lengths)
 
 
 #: The integer types of the match columns, narrowest first: a column is stored as the first
@@ -555,27 +553,14 @@ def _rank_in_groups(dt_group: np.ndarray, dt_scores: np.ndarray,
     """Each detection's rank inside its group (descending score, then ``dt_tie_key``, then
     input order) and its rank among all evaluated scores; -1 for detections not evaluated."""
     n_dt = len(dt_group)
-    # Every detection evaluated (the usual case): no subset copies, and the score ranks are
-    # the table's column as they are. Each temporary is freed once used (peak memory).
-    evaluated = None if dt_group.min(initial=0) >= 0 else np.flatnonzero(dt_group >= 0)
-    score_rank, _ = descending_rank(dt_scores if evaluated is None
-                                    else np.asarray(dt_scores).take(evaluated))
-    groups = dt_group if evaluated is None else dt_group.take(evaluated)
-    keys = [groups, score_rank]
+    evaluated = np.flatnonzero(dt_group >= 0)
+    score_rank, _ = descending_rank(dt_scores[evaluated])
+    keys = [dt_group[evaluated], score_rank]
     if dt_tie_key is not None:
-        tie = np.asarray(dt_tie_key, dtype=np.int64)
-        keys.append(tie if evaluated is None else tie.take(evaluated))
-    order = lexorder(keys)
-    del keys
-    in_group = rank_within_groups(groups.take(order))
-    del groups
-    if evaluated is None:
-        dt_rank = np.empty(n_dt, dtype=np.int64)
-        dt_rank[order] = in_group
-        return dt_rank, score_rank
-    order = evaluated.take(order)
+        keys.append(np.asarray(dt_tie_key, dtype=np.int64)[evaluated])
+    order = evaluated[lexorder(keys)]
     dt_rank = np.full(n_dt, -1, dtype=np.int64)
-    dt_rank[order] = in_group
+    dt_rank[order] = rank_within_groups(dt_group[order])
     dt_score_rank = np.full(n_dt, -1, dtype=np.int64)
     dt_score_rank[evaluated] = score_rank
     return dt_rank, dt_score_rank

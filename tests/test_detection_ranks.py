@@ -1,8 +1,9 @@
-"""The matcher's ranks and the COCO stages' detection positions, on their two paths each.
+"""The matcher's ranks and the COCO stages' detection positions against references.
 
-``_rank_in_groups`` (every detection evaluated, or some not) against a reference built with
-``np.lexsort`` and ``np.unique``; ``detection_positions`` (every image and category evaluated
-and known, or not) against the same positions computed row by row from the settings.
+``_rank_in_groups`` (every detection evaluated, or some not; with and without a tie key)
+against a reference built with ``np.lexsort`` and ``np.unique``; ``detection_positions`` on
+its two paths (every image and category evaluated and known: plain lookups; or not) against
+the same positions computed row by row from the settings.
 """
 
 import numpy as np
