@@ -125,7 +125,8 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
     _check_match_by(match_by)
     early = _EarlyResults.start(gt, dt, iou_type, match_by)
     results_file = None
-    if early is None and all(isinstance(x, (str, os.PathLike)) for x in (gt, dt)):
+    if (early is None and all(isinstance(x, (str, os.PathLike)) for x in (gt, dt))
+            and _worth_a_thread(dt)):
         # Two files: the results file is read (a system call, without the GIL) while the
         # ground truth is parsed; its errors are raised where reading it would raise them.
         # (A keypoint results file is parsed whole on its thread: _EarlyResults.)
@@ -151,6 +152,21 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         pair = Pair(dataset, detections, resolved_by, dataset.notes + notes)
     check_indices(pair.dataset, pair.detections)
     return pair
+
+
+#: Results files smaller than this are read after the ground truth, on the calling thread:
+#: reading them takes less than starting a thread (and importing ``threading``) costs
+#: (docs/threads.md, item 6).
+PREFETCH_MIN_BYTES = 1 << 20
+
+
+def _worth_a_thread(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a file of :data:`PREFETCH_MIN_BYTES` or more (an error reading it
+    is raised where the file is read, after the ground truth's, thread or not)."""
+    try:
+        return os.stat(path).st_size >= PREFETCH_MIN_BYTES
+    except (OSError, ValueError):
+        return False
 
 
 class _EarlyResults:

@@ -33,7 +33,10 @@ NOT_FOR_COCO_BBOX = ("shapely", "PIL", "matplotlib", "pycocotools", "deteval.io.
                      "xml", "numpy.ma", "pandas", "pyarrow", "scipy",
                      "deteval.masks", "deteval.io.formats", "deteval.io._common",
                      "deteval.io.voc", "deteval.io.yolo", "deteval.io.csv",
-                     "deteval.io.coco.writer", "deteval.tidy")
+                     "deteval.io.coco.writer", "deteval.tidy",
+                     # small files: no thread reads the results file (nor threading), and
+                     # results under 64 KiB go to msgspec without the numpy reader
+                     "threading", "deteval.io._numeric_json", "deteval.io._numeric_template")
 #: ... nor, when it writes no file, a JSON library other than msgspec (the readers' own),
 #: nor shutil (argparse asks it the terminal's width; tempfile imports it).
 NOT_WITHOUT_OUTPUT_FILES = ("orjson", "json", "shutil", "tempfile")

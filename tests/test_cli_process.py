@@ -1,8 +1,9 @@
 """The settings the ``deteval`` program makes to its own process (``deteval.cli._process``,
-docs/startup.md §4): one OpenBLAS thread, glibc malloc's thresholds, ``gc.freeze`` at the
-end; a setting of the user wins; ``main(argv)`` called from Python makes none; none changes
-what the command prints. Each run is a fresh interpreter (``python -m deteval`` as a user
-runs it, through ``runpy``), which then reports the state of its process."""
+docs/startup.md §4): one OpenBLAS thread, the collector's threshold, glibc malloc's
+thresholds, ``gc.freeze`` at the end; a setting of the user wins; ``main(argv)`` called
+from Python makes none; none changes what the command prints. Each run is a fresh
+interpreter (``python -m deteval`` as a user runs it, through ``runpy``), which then reports
+the state of its process."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def _mmapped():
     libc.free(block)
     return mapped
 print(json.dumps({"openblas": os.environ.get("OPENBLAS_NUM_THREADS"),
-                  "frozen": gc.get_freeze_count(),
+                  "frozen": gc.get_freeze_count(), "gc": gc.get_threshold()[0],
                   "mmapped": _mmapped() if %(glibc)r else None}))
 """
 
@@ -88,11 +89,13 @@ def test_the_program_sets_its_process_and_prints_what_main_prints(tmp_path):
     printed, state = _fresh(_program(argv))
     assert state["openblas"] == "1"
     assert state["frozen"] > 1000     # numpy's and deteval's objects, at the least
+    assert state["gc"] == _process.GC_THRESHOLD
     if GLIBC and state["mmapped"] is not None:
         assert state["mmapped"] is False
     # main(argv) from Python: the caller's process is left as it was ...
     printed_by_main, untouched = _fresh(_main_call(argv))
     assert untouched["openblas"] is None and untouched["frozen"] == 0
+    assert untouched["gc"] == 700
     if GLIBC and untouched["mmapped"] is not None:
         assert untouched["mmapped"] is True
     # ... and the numbers are the same
@@ -110,10 +113,16 @@ def test_a_setting_of_the_user_wins(tmp_path):
         assert state["mmapped"] is True
 
 
+def test_a_collector_threshold_set_before_stays(tmp_path):
+    """A threshold set before the program runs (a ``sitecustomize``) is the user's."""
+    _, state = _fresh("import gc\ngc.set_threshold(1000)\n" + _program(_small_pair(tmp_path)))
+    assert state["gc"] == 1000 and state["openblas"] == "1"
+
+
 def test_version_and_help_make_no_setting():
     printed, state = _fresh(_program(["--version"]))
     assert printed.startswith("deteval ")
-    assert state == {"openblas": None, "frozen": 0, "mmapped": state["mmapped"]}
+    assert state == {"openblas": None, "frozen": 0, "gc": 700, "mmapped": state["mmapped"]}
     _, state = _fresh(_program(["--help"]))
     assert state["frozen"] == 0   # (OPENBLAS_NUM_THREADS is set: numpy is not imported)
 

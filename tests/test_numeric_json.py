@@ -310,7 +310,7 @@ def _read(path, monkeypatch, numeric: bool):
     with monkeypatch.context() as patch:
         patch.setattr(results_module, "_NUMERIC_MIN_BYTES", 0)
         if not numeric:
-            patch.setattr(results_module, "numeric_results_columns", lambda *a, **k: None)
+            patch.setattr(_numeric_json, "numeric_results_columns", lambda *a, **k: None)
         try:
             return read_coco_results(path, _dataset())
         except FormatError as err:
@@ -362,7 +362,7 @@ def test_coco_fake_results_read_as_before(coco100_dir, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(results_module, "_NUMERIC_MIN_BYTES", 0)
         got = read_coco_results(path, dataset, threads=2)
-        patch.setattr(results_module, "numeric_results_columns", lambda *a, **k: None)
+        patch.setattr(_numeric_json, "numeric_results_columns", lambda *a, **k: None)
         expected = read_coco_results(path, dataset)
     for field in ("image_index", "category_index", "boxes", "scores", "area", "xywh",
                   "category_ids"):
@@ -410,5 +410,5 @@ def test_results_file_read_once_and_checked_only_when_refused(tmp_path, monkeypa
 
 def _read_without_numeric(path, dataset, monkeypatch):
     with monkeypatch.context() as patch:
-        patch.setattr(results_module, "numeric_results_columns", lambda *a, **k: None)
+        patch.setattr(_numeric_json, "numeric_results_columns", lambda *a, **k: None)
         return read_coco_results(path, dataset)

@@ -1,6 +1,6 @@
 """Reading a ground-truth file and a results file together (``_inputs.load_pair``): the
-results file is read once, on a thread while the ground truth is parsed, with the same
-numbers and the same errors as reading the two one after the other."""
+results file is read once, on a thread while the ground truth is parsed when it is large,
+with the same numbers and the same errors as reading the two one after the other."""
 
 from __future__ import annotations
 
@@ -10,14 +10,19 @@ import numpy as np
 import pytest
 
 import deteval
+from deteval import _inputs
 from deteval.errors import FormatError
 from deteval.io import _json
 from deteval.io.coco import read_coco_gt, read_coco_results
 from tests.cocogen import make_dataset
 
 
-@pytest.fixture
-def files(tmp_path):
+@pytest.fixture(params=["on a thread", "after the ground truth"])
+def files(tmp_path, monkeypatch, request):
+    """Both ways of reading the results file: on a thread (files of
+    ``PREFETCH_MIN_BYTES`` or more; here every file) and after the ground truth (smaller)."""
+    if request.param == "on a thread":
+        monkeypatch.setattr(_inputs, "PREFETCH_MIN_BYTES", 0)
     gt, results = make_dataset(11, n_images=30, p_unknown_category=0.0)
     gt_path, dt_path = tmp_path / "gt.json", tmp_path / "dt.json"
     gt_path.write_text(json.dumps(gt))
@@ -87,3 +92,28 @@ def test_errors_are_those_of_reading_one_file_after_the_other(files, tmp_path):
         bad.write_bytes(content)
         text = _message(gt_path, bad)
         assert str(bad) in text and text == _message(dataset, bad)
+
+
+def _prefetched(monkeypatch) -> list:
+    started = []
+    original = _inputs.prefetch_bytes
+
+    def recording(path, **kwargs):
+        started.append(str(path))
+        return original(path, **kwargs)
+
+    monkeypatch.setattr(_inputs, "prefetch_bytes", recording)
+    return started
+
+
+def test_only_a_large_results_file_is_read_on_a_thread(files, monkeypatch):
+    """docs/threads.md item 6: a thread for a file smaller than ``PREFETCH_MIN_BYTES`` costs
+    more than reading it after the ground truth."""
+    _, _, gt_path, dt_path = files
+    size = dt_path.stat().st_size
+    for threshold, threaded in ((size + 1, False), (size, True)):
+        monkeypatch.setattr(_inputs, "PREFETCH_MIN_BYTES", threshold)
+        started = _prefetched(monkeypatch)
+        deteval.evaluate_coco(gt_path, dt_path)
+        assert started == ([str(dt_path)] if threaded else [])
+        monkeypatch.undo()

@@ -18,9 +18,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
 
     Without ``argv`` the command line is the process's own (``sys.argv``: the ``deteval``
     program, ``python -m deteval``), and the process is the command's: ``main`` then also
-    makes the settings of :mod:`deteval.cli._process` (one OpenBLAS thread, glibc malloc's
-    thresholds, ``gc.freeze`` at the end; docs/startup.md §4.1). Called with ``argv``, it
-    leaves the caller's process as it is.
+    makes the settings of :mod:`deteval.cli._process` (one OpenBLAS thread, fewer garbage
+    collections, glibc malloc's thresholds, ``gc.freeze`` at the end; docs/startup.md
+    §4.1). Called with ``argv``, it leaves the caller's process as it is.
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -31,6 +31,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             from . import _process as process
 
             process.before_numpy()
+            process.collect_less()
     argv = list(argv)
     if argv[:1] == ["--version"]:
         print(version_line(), file=out)  # before the commands' modules are imported

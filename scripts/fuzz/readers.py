@@ -286,7 +286,8 @@ def _forced(mods: dict, piece: int, list_piece: int) -> list:
 def _off(mods: dict) -> list:
     """The numpy readers switched off: the msgspec/json path reads everything."""
     none = lambda *a, **k: None  # noqa: E731
-    pairs = [(mods["results"], "numeric_results_columns", none),
+    # (the results reader imports numeric_results_columns where it is used: off at its source)
+    pairs = [(mods["nj"], "numeric_results_columns", none),
              (mods["results"], "keypoint_columns_early", none),
              (mods["results"], "segm_columns_early", none)]
     if "nk" in mods:

@@ -24,7 +24,6 @@ from .._json import (
     read_json_bytes,
     source_name,
 )
-from .._numeric_json import numeric_results_columns
 from .._shapes import check_iou_type, outline_shapes
 from .columns import _bound_area, _box_areas, _has_box, _keypoint_columns, _xyxy
 from .string_ids import number_result_ids
@@ -267,6 +266,8 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
             raw = read_bytes(source, what="results")
             if (not dataset.string_ids and len(raw) >= _NUMERIC_MIN_BYTES
                     and _short_numbers(raw)):
+                from .._numeric_json import numeric_results_columns  # (not for small files)
+
                 columns = numeric_results_columns(raw, threads=threads)
             if columns is None:
                 raw = checked_json_bytes(raw, source, what="results")
