@@ -99,8 +99,9 @@ def bootstrap_voc(result: Any, *, n_resamples: int = 1000, confidence: float = 0
         samples = resampled(weighted.numbers, rows, threads, pool=pool,
                             engine=lambda: engine_of(weighted),
                             count=n_resamples if weights is None else len(weights))
-    return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
-                           confidence=confidence, seed=seed)
+        # Computed while the workers exit (the pool waits for them on leaving).
+        return interval_result(weighted, samples.reshape(-1, len(weighted.names)),
+                               confidence=confidence, seed=seed)
 
 
 def voc_number_names(result: Any) -> tuple[str, ...]:
