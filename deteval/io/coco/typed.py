@@ -491,13 +491,15 @@ def _segm_detections(columns: SegmColumns, image_index: np.ndarray, dataset: Dat
         # loadRes: a result with a box gets the box area
         xywh = columns.xywh
         area = _box_areas(xywh, name, labels)
-    return Detections(image_index=image_index,
-                      category_index=index_in(columns.category_ids, dataset.categories.ids),
-                      boxes=_xyxy(xywh, name, labels), scores=columns.scores,
-                      area=area, xywh=xywh, category_ids=columns.category_ids,
-                      masks=columns.masks,
-                      mask_area=_bound_area(columns.pixels, columns.unbounded),
-                      mask_xywh=columns.mask_boxes)
+    from ...masks.rle import mark_run_totals_checked
+
+    # (compressed_areas checked that each mask's runs add up to its h * w)
+    return mark_run_totals_checked(Detections(
+        image_index=image_index,
+        category_index=index_in(columns.category_ids, dataset.categories.ids),
+        boxes=_xyxy(xywh, name, labels), scores=columns.scores, area=area, xywh=xywh,
+        category_ids=columns.category_ids, masks=columns.masks,
+        mask_area=_bound_area(columns.pixels, columns.unbounded), mask_xywh=columns.mask_boxes))
 
 
 def _typed_results_columns(raw: bytes):
