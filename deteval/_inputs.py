@@ -128,7 +128,7 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
     if early is None and all(isinstance(x, (str, os.PathLike)) for x in (gt, dt)):
         # Two files: the results file is read (a system call, without the GIL) while the
         # ground truth is parsed; its errors are raised where reading it would raise them.
-        # (A keypoint or segm results file is parsed whole on its thread: _EarlyResults.)
+        # (A keypoint results file is parsed whole on its thread: _EarlyResults.)
         results_file = prefetch_bytes(dt, what="results")
     try:
         dataset = (gt if isinstance(gt, Dataset)
@@ -142,8 +142,6 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         columns = early.columns() if early is not None else None
     if results_file is not None:
         dt = results_file()
-    elif early is not None and early.file is not None:
-        dt = early.file
     if isinstance(dt, Detections):
         pair = Pair(dataset, dt, notes=dataset.notes)
     else:
@@ -156,39 +154,27 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
 
 
 class _EarlyResults:
-    """A keypoint or segm results file read on a thread of its own while the ground truth
-    is read (the two files at once, on two cores), by readers that need no ground truth:
-    keypoints by the numpy reader (:func:`~deteval.io.coco.results.keypoint_columns_early`),
-    segm by msgspec's typed decoder, with the masks' strings decoded, checked and measured
-    by numpy, which releases the GIL while the ground truth's JSON and polygons hold it
-    (:func:`~deteval.io.coco.results.segm_columns_early`). The detections are then made as
-    :func:`~deteval.io.coco.read_coco_results` makes them from the same columns, so the
-    pair is the same as when the files are read one after the other, and so are the errors:
-    a string's error is raised only where that reader raises it, after the ground-truth
-    checks that may send the file to the general path first.
+    """A keypoint results file read by the numpy reader on a thread of its own while the
+    ground truth is read (the two files at once, on two cores): the reader needs no ground
+    truth (:func:`~deteval.io.coco.results.keypoint_columns_early`). The detections are
+    then made as :func:`~deteval.io.coco.read_coco_results` makes them from the same
+    columns, so the pair is the same as when the files are read one after the other.
 
     The results are the longer read: once the ground truth is read, the calling thread
-    takes the pieces of the results file not yet taken (:class:`_SharedMap`: keypoints'
-    pieces of text, segm's chunks of mask strings) rather than wait. Which thread reads
-    which piece changes nothing in the columns."""
+    takes the pieces of the results file not yet taken (:class:`_SharedMap`) rather than
+    wait. Which thread reads which piece changes nothing in the columns."""
 
-    def __init__(self, path: Any, iou_type: str):
+    def __init__(self, path: Any):
         import threading
 
-        from .io.coco.results import keypoint_columns_early, segm_columns_early
+        from .io.coco.results import keypoint_columns_early
 
         self._columns: Any = None
-        #: Segm: the results file's bytes (:class:`~deteval.io._json.FileBytes`), for the
-        #: reading that takes over where the columns give nothing (the file is read once).
-        self.file: FileBytes | None = None
         self._pool = _SharedMap()
 
         def read() -> None:
             try:
-                if iou_type == "keypoints":
-                    self._columns = keypoint_columns_early(path, pool=self._pool)
-                else:
-                    self._columns, self.file = segm_columns_early(path, pool=self._pool)
+                self._columns = keypoint_columns_early(path, pool=self._pool)
             except BaseException:   # noqa: BLE001 (the file is read again, and errors worded)
                 self._columns = None
             finally:
@@ -199,11 +185,10 @@ class _EarlyResults:
 
     @classmethod
     def start(cls, gt: Any, dt: Any, iou_type: str, match_by: str) -> _EarlyResults | None:
-        """Started for two files of a keypoint or segm evaluation resolved by id (the
-        readers' only case), else None."""
+        """Started for two files of a keypoint evaluation resolved by id (the reader's only
+        case), else None."""
         paths = all(isinstance(x, (str, os.PathLike)) for x in (gt, dt))
-        early = iou_type in ("keypoints", "segm") and match_by != "name"
-        return cls(dt, iou_type) if paths and early else None
+        return cls(dt) if paths and iou_type == "keypoints" and match_by != "name" else None
 
     def columns(self) -> Any:
         """The columns (None where the reader refused the file), the calling thread helping
@@ -367,13 +352,10 @@ def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
     name = source_name(source)
     data = source
     if early is not None and not dataset.string_ids:     # a plain list read by id
-        from .io.coco.typed import SegmColumns, keypoint_detections_of, segm_detections_of
+        from .io.coco.typed import keypoint_detections_of
 
-        detections = (segm_detections_of(early, dataset, name) if isinstance(early, SegmColumns)
-                      else keypoint_detections_of(early, dataset, name))
+        detections = keypoint_detections_of(early, dataset, name)
         if detections is not None:
-            if isinstance(source, FileBytes):
-                source.take(source.what)     # (the bytes are not needed: peak memory)
             return detections, "id", ()
     if isinstance(source, (str, os.PathLike)):
         if not isinstance(source, FileBytes):

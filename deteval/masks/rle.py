@@ -331,7 +331,7 @@ def _too_many_for_bound(heights: np.ndarray, widths: np.ndarray) -> np.ndarray:
 def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndarray,
                       widths: np.ndarray, source: str | None, labels: Callable[[int], str],
                       boxes: bool = False, unbounded: bool = False,
-                      threads: int | None = None, pool: Any = None) -> Any:
+                      threads: int | None = None) -> Any:
     """Check compressed strings chunk by chunk; returns each mask's pixel count.
 
     Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``, and
@@ -341,9 +341,7 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     may stop counting early on each mask (see :func:`mask_iou_bound`). The chunks are cut
     by characters alone and decoded on up to ``threads`` threads (None: every core; numpy
     runs them without the GIL), each writing its own rows: the same result for any number,
-    and the same error (the first chunk's in order). With ``pool`` (an object with
-    ``map(fn, items)``, :func:`~deteval._threads.thread_map`'s contract), the chunks go to
-    its ``map`` instead.
+    and the same error (the first chunk's in order).
     """
     from .._threads import resolve_threads, thread_map
 
@@ -376,11 +374,8 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
                 owner = np.searchsorted(offsets, zero, side="right") - 1
                 early[lo + owner[zero != offsets[owner]]] = True   # not a first run
 
-    spans = zip(bounds[:-1].tolist(), bounds[1:].tolist())
-    if pool is not None:
-        pool.map(lambda span: chunk(*span), spans)
-    else:
-        thread_map(lambda span: chunk(*span), spans, resolve_threads(threads))
+    thread_map(lambda span: chunk(*span), zip(bounds[:-1].tolist(), bounds[1:].tolist()),
+               resolve_threads(threads))
     out = (areas,) + ((xywh,) if boxes else ()) + ((early,) if unbounded else ())
     return out if len(out) > 1 else areas
 
@@ -388,7 +383,7 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
 def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray, *,
                      source: str | None = None, labels: Callable[[int], str] | None = None,
                      boxes: bool = False, unbounded: bool = False,
-                     threads: int | None = None, pool: Any = None) -> Any:
+                     threads: int | None = None) -> Any:
     """Check compressed RLE strings against their sizes; return their pixel counts.
 
     Parameters
@@ -409,11 +404,6 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     threads : int, optional
         Threads decoding chunks of strings (None: every core); the result is the same for
         every value (docs/threads.md).
-    pool : optional
-        Instead of ``threads``: an object whose ``map(fn, items)`` runs the chunks, with
-        :func:`~deteval._threads.thread_map`'s contract (results in order, the earliest
-        failure raised); internal (:func:`deteval._inputs.load_pair` lets the calling thread
-        join in once it is free).
 
     Returns
     -------
@@ -440,7 +430,7 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
     labels = labels if labels is not None else (lambda i: f"mask {i}")
     return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels, boxes=boxes,
-                             unbounded=unbounded, threads=threads, pool=pool)
+                             unbounded=unbounded, threads=threads)
 
 
 def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,
@@ -462,7 +452,6 @@ def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str
     masks[:] = [{"size": size, "counts": string}
                 for size, string in zip(sizes.tolist(), strings)]
     return masks, areas
-
 
 
 #: Set (True) on a :class:`~deteval.data.GroundTruth` or :class:`~deteval.data.Detections`

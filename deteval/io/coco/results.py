@@ -14,7 +14,6 @@ from ..._threads import resolve_threads, thread_map
 from ...data import Dataset, Detections, index_in, owned
 from ...errors import FormatError
 from .._json import (
-    FileBytes,
     JSONDocument,
     box_column,
     checked_json_bytes,
@@ -333,34 +332,6 @@ def keypoint_columns_early(path: Any, *, threads: int | None = 1, pool: Any = No
         return None
     with gc_paused():
         return numeric_keypoint_results(raw, threads=threads, pool=pool)
-
-
-def segm_columns_early(path: Any, *, pool: Any = None) -> tuple:
-    """A segm results file read before its ground truth is known
-    (:func:`deteval._inputs.load_pair` reads the two files at once): ``(columns, file)``.
-
-    ``columns``: the records decoded by msgspec's typed decoder and their strings checked
-    and measured, or None where :func:`read_coco_results` would not read the file so
-    (another layout, a text it refuses). Given the ground truth,
-    :func:`~.typed.segm_detections_of` makes of them the detections :func:`read_coco_results`
-    gives for the file, or raises its error (when the ground truth's ids are not strings).
-    ``file``: the bytes read, as a :class:`~deteval.io._json.FileBytes` for the reading that
-    takes over when the columns give nothing (the file is read once); None when the file
-    could not be read (that reading then words the error). ``pool``: as for
-    :func:`~deteval.masks.compressed_areas`."""
-    from .typed import segm_columns_early as columns_of
-
-    try:
-        raw = read_bytes(path, what="results")
-    except FormatError:
-        return None, None
-    file = FileBytes(path, raw, what="results")
-    try:
-        raw = checked_json_bytes(raw, path, what="results")
-    except FormatError:
-        return None, file
-    with gc_paused():
-        return columns_of(raw, source_name(path), pool=pool), file
 
 
 def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, iou_type: str,

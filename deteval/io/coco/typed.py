@@ -357,85 +357,12 @@ def keypoint_detections_of(columns: Any, dataset: Dataset, name: str) -> Detecti
 def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections | None:
     """Segm results in the common layout, decoded and type-checked in one pass, or None.
 
-    The strings are then checked and measured in bulk (:func:`deteval.masks.compressed_areas`);
-    anything unusual (polygons, uncompressed RLE, some records with a box and some without,
-    an unknown image, a mask whose size is not its image's) returns None and the general
-    path reads the file. The ground-truth checks come before the strings are decoded, so a
-    file the general path reads costs no decode here.
+    The strings are then checked and measured in bulk (:func:`deteval.masks.compressed_masks`);
+    anything unusual (polygons, uncompressed RLE, some records with a box and some without)
+    returns None and the general path reads the file.
     """
-    columns = segm_columns(raw)
-    if columns is None:
-        return None
-    image_index = _segm_image_rows(columns, dataset)
-    if image_index is None:
-        return None
-    return _segm_detections(columns.measured(name), image_index, dataset, name)
+    from ...masks import compressed_areas
 
-
-def segm_columns_early(raw: bytes, name: str, *, pool: Any = None) -> SegmColumns | None:
-    """:func:`_typed_segm_results`' work that needs no ground truth: the records decoded
-    and the strings checked and measured, for :func:`deteval._inputs.load_pair`, which
-    reads the results file on a thread while the ground truth is read. An error of the
-    strings is kept (:attr:`SegmColumns.error`), to be raised by
-    :func:`segm_detections_of` only where :func:`_typed_segm_results` raises it: after
-    the ground-truth checks (which may send the file to the general path instead).
-    ``pool``: as for :func:`~deteval.masks.compressed_areas`."""
-    columns = segm_columns(raw)
-    return None if columns is None else columns.measured(name, pool=pool)
-
-
-def segm_detections_of(columns: SegmColumns, dataset: Dataset, name: str
-                       ) -> Detections | None:
-    """:func:`_typed_segm_results` given :func:`segm_columns_early`'s columns: the same
-    detections, the same error, or None for the same files."""
-    image_index = _segm_image_rows(columns, dataset)
-    if image_index is None:
-        return None
-    return _segm_detections(columns, image_index, dataset, name)
-
-
-@dataclasses.dataclass(frozen=True)
-class SegmColumns:
-    """A segm results file in the common layout, decoded (:func:`segm_columns`); the
-    strings' pixel counts, boxes and early-stop flags once :meth:`measured`."""
-
-    image_ids: np.ndarray
-    category_ids: np.ndarray
-    scores: np.ndarray
-    masks: np.ndarray
-    sizes: np.ndarray
-    strings: list
-    xywh: np.ndarray | None
-    pixels: np.ndarray | None = None
-    mask_boxes: np.ndarray | None = None
-    unbounded: np.ndarray | None = None
-    error: Exception | None = None
-
-    def measured(self, name: str, *, pool: Any = None) -> SegmColumns:
-        """The columns with the strings checked and measured (or the check's error kept)."""
-        from ...errors import FormatError
-        from ...masks import compressed_areas
-
-        labels = lambda i: f"results[{i}]"  # noqa: E731
-        try:
-            if self.xywh is None:    # loadRes: toBbox's box, and the mask's pixel count
-                pixels, boxes, unbounded = compressed_areas(
-                    self.strings, self.sizes, source=name, labels=labels, boxes=True,
-                    unbounded=True, pool=pool)
-            else:
-                boxes = None
-                pixels, unbounded = compressed_areas(self.strings, self.sizes, source=name,
-                                                     labels=labels, unbounded=True, pool=pool)
-        except FormatError as error:
-            return dataclasses.replace(self, strings=[], error=error)
-        return dataclasses.replace(self, strings=[], pixels=pixels, mask_boxes=boxes,
-                                   unbounded=unbounded)
-
-
-def segm_columns(raw: bytes) -> SegmColumns | None:
-    """The columns of a segm results list in the common layout (strings not yet decoded),
-    or None where :func:`_typed_segm_results` leaves the file to the general path without
-    looking at the ground truth. Call it with the collector paused."""
     records = typed_decode(_SEGM_DECODER, raw)
     if records is None:
         return None
@@ -460,46 +387,36 @@ def segm_columns(raw: bytes) -> SegmColumns | None:
             map(operator.attrgetter("bbox"), records)), np.float64, 4 * n).reshape(n, 4)
         if not (np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
             return None
-    return SegmColumns(image_ids, category_ids, scores, masks, sizes, strings, xywh)
-
-
-def _segm_image_rows(columns: SegmColumns, dataset: Dataset) -> np.ndarray | None:
-    """Each result's image row, or None (the general path words the error) for an unknown
-    image or a mask whose size is not its image's."""
-    image_index = index_in(columns.image_ids, dataset.images.ids)
+    del records
+    image_index = index_in(image_ids, dataset.images.ids)
     if (image_index < 0).any():
-        return None
+        return None     # the general path words the error
     heights = dataset.images.heights[image_index]
     widths = dataset.images.widths[image_index]
     known = np.isfinite(heights) & np.isfinite(widths)
-    sizes = columns.sizes
     if (known & ((sizes[:, 0] != np.nan_to_num(heights))
                  | (sizes[:, 1] != np.nan_to_num(widths)))).any():
         return None
-    return image_index
-
-
-def _segm_detections(columns: SegmColumns, image_index: np.ndarray, dataset: Dataset,
-                     name: str) -> Detections:
-    if columns.error is not None:
-        raise columns.error
     labels = lambda i: f"results[{i}]"  # noqa: E731
-    if columns.xywh is None:
-        xywh = columns.mask_boxes
-        area = columns.pixels.astype(np.float64)
+    mask_boxes = None
+    if xywh is None:    # loadRes: toBbox's box, and the mask's pixel count as area
+        pixels, xywh, unbounded = compressed_areas(strings, sizes, source=name, labels=labels,
+                                                    boxes=True, unbounded=True)
+        mask_boxes = xywh
+        area = pixels.astype(np.float64)
     else:
         # loadRes: a result with a box gets the box area
-        xywh = columns.xywh
+        pixels, unbounded = compressed_areas(strings, sizes, source=name, labels=labels,
+                                              unbounded=True)
         area = _box_areas(xywh, name, labels)
     from ...masks.rle import mark_run_totals_checked
 
     # (compressed_areas checked that each mask's runs add up to its h * w)
     return mark_run_totals_checked(Detections(
-        image_index=image_index,
-        category_index=index_in(columns.category_ids, dataset.categories.ids),
-        boxes=_xyxy(xywh, name, labels), scores=columns.scores, area=area, xywh=xywh,
-        category_ids=columns.category_ids, masks=columns.masks,
-        mask_area=_bound_area(columns.pixels, columns.unbounded), mask_xywh=columns.mask_boxes))
+        image_index=image_index, category_index=index_in(category_ids, dataset.categories.ids),
+        boxes=_xyxy(xywh, name, lambda i: f"results[{i}]"), scores=scores, area=area,
+        xywh=xywh, category_ids=category_ids, masks=masks,
+        mask_area=_bound_area(pixels, unbounded), mask_xywh=mask_boxes))
 
 
 def _typed_results_columns(raw: bytes):

@@ -19,9 +19,9 @@ def run(gt_path: str, dt_path: str, timer, iou_type: str = "bbox"):
             result = evaluate_coco(gt_path, dt_path)
         return result.stats, {k: float(v) for k, v in result.timings.items()}
     # evaluate_coco(gt_path, dt_path, iou_type=...) reads the two files exactly so; reading
-    # them here first only splits its time into the phases of the table. A keypoint or segm
-    # results file is read on a thread while the ground truth is read (load_pair), which
-    # separate calls cannot do: that call is timed whole.
+    # them here first only splits its time into the phases of the table. A keypoint results
+    # file is parsed on a thread while the ground truth is read (load_pair), a segm one's
+    # bytes are read so, which separate calls cannot do: the call a user makes is timed whole.
     shape = {"iou_type": iou_type}
     if iou_type in ("keypoints", "segm"):
         with timer("evaluate"):
