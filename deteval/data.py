@@ -165,7 +165,7 @@ class _Columns:
                 kwargs[f.name] = value[selection]
             else:
                 kwargs[f.name] = value
-        return type(self)(**kwargs)
+        return _carry_checks(self, type(self)(**kwargs))
 
     def as_xywh(self) -> np.ndarray:
         """Boxes as ``[x, y, w, h]``, shape (n, 4): the source's own numbers when they were
@@ -234,7 +234,20 @@ class _Columns:
         if "masks" in changes:
             changes.setdefault("mask_area", None)
             changes.setdefault("mask_xywh", None)
-        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+        out = dataclasses.replace(self, **changes)  # type: ignore[type-var]
+        return out if "masks" in changes else _carry_checks(self, out)
+
+
+#: What a reader checked of a row type's masks (deteval.masks.rle.RUN_TOTALS_CHECKED): kept
+#: by selections of rows and by copies with the same masks.
+_MASK_CHECKS = ("_run_totals_checked",)
+
+
+def _carry_checks(source: Any, out: Any) -> Any:
+    for name in _MASK_CHECKS:
+        if getattr(source, name, False):
+            object.__setattr__(out, name, True)
+    return out
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -24,7 +24,8 @@ import numpy as np
 from .._sorting import sorted_unique
 from ..errors import FormatError
 
-__all__ = ["compressed_areas", "compressed_masks", "decode_counts"]
+__all__ = ["check_run_totals", "compressed_areas", "compressed_masks", "decode_counts",
+           "mark_run_totals_checked"]
 
 _MAX_DIGITS = 7  # 35 bits: more than any run of a mask below 2**32 pixels needs
 
@@ -452,3 +453,74 @@ def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str
                 for size, string in zip(sizes.tolist(), strings)]
     return masks, areas
 
+
+#: Set (True) on a :class:`~deteval.data.GroundTruth` or :class:`~deteval.data.Detections`
+#: whose masks a reader checked with :func:`compressed_areas` (runs adding up to ``h * w``);
+#: selections of its rows and copies with the same masks keep it (:mod:`deteval.data`).
+RUN_TOTALS_CHECKED = "_run_totals_checked"
+
+
+def mark_run_totals_checked(columns: Any) -> Any:
+    """Record on ``columns`` (a row type just made by a reader) that its masks' run totals
+    were checked, so :func:`check_run_totals` does not decode them again; returns it."""
+    object.__setattr__(columns, RUN_TOTALS_CHECKED, True)
+    return columns
+
+
+def check_run_totals(columns: Any, what: str) -> None:
+    """Refuse masks whose runs do not add up to their size's ``h * w`` (ValueError).
+
+    pycocotools' ``rleIou`` walks the runs of two masks of one size together until the
+    pixels run out, counted from the first mask's runs: where the two lists add up to
+    different totals, one runs out first and the loop never ends (the evaluation hangs).
+    The readers refuse such masks; masks given directly (``Detections(masks=...)``,
+    ``GroundTruth(masks=...)``) are checked here, once, before any of them reaches the
+    routine: all strings decoded at once (:func:`compressed_areas`), skipped for columns a
+    reader has checked (:func:`mark_run_totals_checked`). Masks whose ``counts`` is not a
+    string are left to pycocotools (which refuses them).
+
+    Parameters
+    ----------
+    columns : GroundTruth or Detections
+        Its ``masks`` (compressed RLE dicts) are checked, when it has them.
+    what : str
+        How errors name the column, e.g. ``"detections"`` (``"detections.masks[3]"``).
+
+    Raises
+    ------
+    ValueError
+        Naming the mask, its size and its run total (or what else is wrong with its string).
+
+    Examples
+    --------
+    >>> from deteval.data import Detections
+    >>> masks = [{"size": [2, 2], "counts": "04"}, {"size": [2, 2], "counts": "05"}]
+    >>> dt = Detections(image_index=[0, 0], category_index=[0, 0], boxes=[[0, 0, 1, 1]] * 2,
+    ...                 scores=[1, 1], masks=masks)
+    >>> check_run_totals(dt, "detections")
+    Traceback (most recent call last):
+    ...
+    ValueError: detections.masks[1]: RLE run lengths add up to 5 pixels; a 2x2 mask needs 4
+    (pycocotools' mask IoU would never return on two masks of one size whose runs add up to
+    different totals)
+    """
+    masks = getattr(columns, "masks", None)
+    if masks is None or len(masks) == 0 or getattr(columns, RUN_TOTALS_CHECKED, False):
+        return
+    rows = [i for i, m in enumerate(masks.tolist()) if isinstance(m, dict)
+            and isinstance(m.get("counts"), (str, bytes)) and "size" in m]
+    if not rows:
+        return
+    chosen = masks[rows].tolist()
+    strings = [m["counts"].encode("utf-8", "surrogatepass") if isinstance(m["counts"], str)
+               else m["counts"] for m in chosen]
+    try:
+        sizes = np.array([m["size"] for m in chosen], dtype=np.int64).reshape(-1, 2)
+    except (TypeError, ValueError, OverflowError):
+        return      # not sizes pycocotools takes: it refuses them itself
+    try:
+        compressed_areas(strings, sizes, labels=lambda i: f"{what}.masks[{rows[i]}]")
+    except FormatError as error:
+        raise ValueError(f"{error.record}: {error.message} (pycocotools' mask IoU would "
+                         "never return on two masks of one size whose runs add up to "
+                         "different totals)") from None

@@ -418,8 +418,12 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     get 0, and never reach the RLE routine.
     """
     from ..masks import mask_bound_area, mask_iou_bound, mask_xywh, pair_mask_iou
+    from ..masks.rle import check_run_totals
 
     gt = dataset.gt
+    # Masks not read by a reader: refused before pycocotools' routine could loop forever.
+    check_run_totals(detections, "detections")
+    check_run_totals(gt, "dataset.gt")
     gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
     dt_masks = detections.masks
     gt_category = gt.category_index[gt_perm]

@@ -175,7 +175,12 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
     if iou_type == "segm":
         shapes["mask_area"] = _bound_area(pixels, unbounded)
         shapes["mask_xywh"] = shape_xywh
-    return dataclasses.replace(dataset, gt=gt.replace(**shapes), string_ids=strings or None)
+    gt = gt.replace(**shapes)
+    if iou_type == "segm":      # the masks' runs add up to h * w (segmentation_masks)
+        from ...masks.rle import mark_run_totals_checked
+
+        mark_run_totals_checked(gt)
+    return dataclasses.replace(dataset, gt=gt, string_ids=strings or None)
 
 
 def _gt_columns(data: Any, name: str) -> _GTColumns:

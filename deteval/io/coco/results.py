@@ -424,8 +424,14 @@ def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, io
         area = (_box_areas(xywh, name, lambda i: labels[i]) if box_branch
                 else polygon_area(shapes["polygons"]).astype(np.float64))
     boxes = _xyxy(xywh, name, lambda i: labels[i])
-    return Detections(image_index=image_index, category_index=category_index, boxes=boxes,
-                      scores=scores, area=area, xywh=xywh, category_ids=category_ids, **shapes)
+    detections = Detections(image_index=image_index, category_index=category_index,
+                            boxes=boxes, scores=scores, area=area, xywh=xywh,
+                            category_ids=category_ids, **shapes)
+    if "masks" in shapes:       # the runs add up to h * w (masks_from_segmentations)
+        from ...masks.rle import mark_run_totals_checked
+
+        mark_run_totals_checked(detections)
+    return detections
 
 
 def _mask_areas_and_boxes(records: Sequence[dict], heights: np.ndarray, widths: np.ndarray,

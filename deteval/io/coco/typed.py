@@ -409,11 +409,14 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
         pixels, unbounded = compressed_areas(strings, sizes, source=name, labels=labels,
                                               unbounded=True)
         area = _box_areas(xywh, name, labels)
-    return Detections(image_index=image_index,
-                      category_index=index_in(category_ids, dataset.categories.ids),
-                      boxes=_xyxy(xywh, name, lambda i: f"results[{i}]"), scores=scores,
-                      area=area, xywh=xywh, category_ids=category_ids, masks=masks,
-                      mask_area=_bound_area(pixels, unbounded), mask_xywh=mask_boxes)
+    from ...masks.rle import mark_run_totals_checked
+
+    # (compressed_areas checked that each mask's runs add up to its h * w)
+    return mark_run_totals_checked(Detections(
+        image_index=image_index, category_index=index_in(category_ids, dataset.categories.ids),
+        boxes=_xyxy(xywh, name, lambda i: f"results[{i}]"), scores=scores, area=area,
+        xywh=xywh, category_ids=category_ids, masks=masks,
+        mask_area=_bound_area(pixels, unbounded), mask_xywh=mask_boxes))
 
 
 def _typed_results_columns(raw: bytes):
