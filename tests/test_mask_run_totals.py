@@ -148,3 +148,13 @@ def test_reader_columns_are_not_decoded_again(segm_files, monkeypatch):
     np.testing.assert_array_equal(again.precision, expected.precision)
     assert not getattr(detections.replace(masks=detections.masks), rle.RUN_TOTALS_CHECKED,
                        False)
+
+
+@pytest.mark.parametrize("n_masks", [2, 4])
+def test_sizes_of_one_value_are_left_to_pycocotools_not_read_as_pairs(n_masks):
+    # A size of one value is not an (h, w): the check reads no size out of two masks' values
+    # (no "4x4 mask" that none of them is) and leaves the masks to pycocotools' own refusal.
+    masks = [{"size": [4], "counts": "04"} for _ in range(n_masks)]
+    detections = Detections(image_index=[0] * n_masks, category_index=[0] * n_masks,
+                            boxes=[[0, 0, 1, 1]] * n_masks, scores=[1] * n_masks, masks=masks)
+    rle.check_run_totals(detections, "detections")

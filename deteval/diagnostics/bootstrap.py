@@ -190,8 +190,9 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[np.ndar
     ordered = np.sort(samples, axis=0)      # sorted, the selection below is quick too
     for n in counts.tolist():
         columns = np.flatnonzero(n_defined == n)
-        q = np.percentile(ordered[:n, columns], [100 * alpha / 2, 100 * (1 - alpha / 2)],
-                          axis=0)
+        with np.errstate(all="ignore"):     # inf - inf: NaN, as nanpercentile, quietly
+            q = np.percentile(ordered[:n, columns],
+                              [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=0)
         low[columns], high[columns] = q
     return low, high, n_defined
 

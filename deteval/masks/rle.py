@@ -515,9 +515,11 @@ def check_run_totals(columns: Any, what: str) -> None:
     strings = [m["counts"].encode("utf-8", "surrogatepass") if isinstance(m["counts"], str)
                else m["counts"] for m in chosen]
     try:
-        sizes = np.array([m["size"] for m in chosen], dtype=np.int64).reshape(-1, 2)
+        sizes = np.array([m["size"] for m in chosen], dtype=np.int64)
     except (TypeError, ValueError, OverflowError):
         return      # not sizes pycocotools takes: it refuses them itself
+    if sizes.shape != (len(chosen), 2):
+        return      # not each an (h, w) (one value, three...): pycocotools refuses them
     try:
         compressed_areas(strings, sizes, labels=lambda i: f"{what}.masks[{rows[i]}]")
     except FormatError as error:
