@@ -1,5 +1,6 @@
 """Hand-built scenes: three-class ones for the confusion-matrix and outcome tests, and a small
-random keypoint scene (COCO dicts) for the keypoint CLI and plot tests."""
+random keypoint scene (COCO dicts) for the keypoint CLI and plot tests, and small DOTA
+folders for the polygon tests."""
 
 from __future__ import annotations
 
@@ -50,3 +51,24 @@ def keypoint_scene() -> tuple[dict, list]:
     gt = {"images": images, "annotations": annotations,
           "categories": [{"id": 1, "name": "person"}]}
     return gt, results
+
+
+def dota_folders(tmp_path, *, more: bool = False):
+    """A DOTA ``labelTxt`` folder (two images: a plane and a ship, a plane) and a folder of
+    Task1 detection files, written under ``tmp_path``; ``more``: a second ship and a plane
+    result that matches nothing, so polygon and box IoU give different curves."""
+    labels, dets = tmp_path / "labelTxt", tmp_path / "dets"
+    labels.mkdir()
+    dets.mkdir()
+    (labels / "P0001.txt").write_text(
+        "imagesource:GoogleEarth\ngsd:0.5\n"
+        "10 10 50 10 50 30 10 30 plane 0\n"
+        "100 100 140 120 130 140 90 120 ship 0\n"
+        + ("200 200 220 200 220 220 200 220 ship 1\n" if more else ""))
+    (labels / "P0002.txt").write_text("0 0 30 0 30 30 0 30 plane 0\n")
+    (dets / "Task1_plane.txt").write_text(
+        "P0001 0.9 11 10 50 11 49 30 10 29\n"
+        + ("P0002 0.8 40 40 60 40 60 60 40 60\n" if more else "")
+        + "P0002 0.7 1 1 29 1 29 29 1 29\n")
+    (dets / "Task1_ship.txt").write_text("P0001 0.6 100 101 139 121 130 139 91 120\n")
+    return labels, dets

@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 from clirun import run
-from scenes import keypoint_scene
+from scenes import dota_folders, keypoint_scene
 
 import deteval
 
@@ -99,20 +99,7 @@ def test_segm_without_masks_in_the_ground_truth_names_the_record(tmp_path):
 def test_dota_folders_evaluate_with_exact_polygon_iou(tmp_path):
     from deteval.io.dota import read_dota, read_dota_detections
 
-    labels, dets = tmp_path / "labelTxt", tmp_path / "dets"
-    labels.mkdir()
-    dets.mkdir()
-    (labels / "P0001.txt").write_text(
-        "imagesource:GoogleEarth\ngsd:0.5\n"
-        "10 10 50 10 50 30 10 30 plane 0\n"
-        "100 100 140 120 130 140 90 120 ship 0\n"
-        "200 200 220 200 220 220 200 220 ship 1\n")
-    (labels / "P0002.txt").write_text("0 0 30 0 30 30 0 30 plane 0\n")
-    (dets / "Task1_plane.txt").write_text(
-        "P0001 0.9 11 10 50 11 49 30 10 29\n"
-        "P0002 0.8 40 40 60 40 60 60 40 60\n"
-        "P0002 0.7 1 1 29 1 29 29 1 29\n")
-    (dets / "Task1_ship.txt").write_text("P0001 0.6 100 101 139 121 130 139 91 120\n")
+    labels, dets = dota_folders(tmp_path, more=True)
     dataset = read_dota(labels)
     expected = deteval.evaluate_coco(dataset, read_dota_detections(dets, dataset),
                                      iou_type="polygon")

@@ -439,6 +439,19 @@ def test_pair_iou_of_rotated_boxes_far_from_the_origin(offset):
     np.testing.assert_allclose(got, near, rtol=0, atol=1e-8)
 
 
+def _count_geos_intersections(monkeypatch) -> list:
+    """From now on, the sizes of the batches ``shapely.intersection`` (GEOS) is called with."""
+    intersected: list = []
+    original = shapely.intersection
+
+    def counting(x, y, *args, **kwargs):
+        intersected.append(np.size(x))
+        return original(x, y, *args, **kwargs)
+
+    monkeypatch.setattr(shapely, "intersection", counting)
+    return intersected
+
+
 def test_pair_iou_of_convex_quads_skips_geos_and_ignores_corner_order(monkeypatch):
     rng = np.random.default_rng(22)
     families = quad_families(rng, 200)
@@ -451,14 +464,7 @@ def test_pair_iou_of_convex_quads_skips_geos_and_ignores_corner_order(monkeypatc
     b = shapely.polygons(q)
     crowd = rng.random(len(p)) < 0.2
     expected = np.array([reference_iou(x, y, c) for x, y, c in zip(a, b, crowd)])
-    intersected = []
-    original = shapely.intersection
-
-    def counting(x, y, *args, **kwargs):
-        intersected.append(np.size(x))
-        return original(x, y, *args, **kwargs)
-
-    monkeypatch.setattr(shapely, "intersection", counting)
+    intersected = _count_geos_intersections(monkeypatch)
     got = pair_iou(a, b, crowd)
     assert sum(intersected) == 0  # every pair was clipped in numpy
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
@@ -490,14 +496,7 @@ def test_concave_quads_and_polygons_still_go_to_geos(monkeypatch):
     arrow = polygons_from_coords([[0, 0, 4, 2, 0, 4, 1, 2]])  # concave quadrilateral
     pentagon = polygons_from_coords([[0, 0, 3, 0, 4, 2, 2, 4, 0, 3]])
     box = polygons_from_rboxes([[2, 2, 3, 3, 20]])
-    intersected = []
-    original = shapely.intersection
-
-    def counting(x, y, *args, **kwargs):
-        intersected.append(np.size(x))
-        return original(x, y, *args, **kwargs)
-
-    monkeypatch.setattr(shapely, "intersection", counting)
+    intersected = _count_geos_intersections(monkeypatch)
     got = pair_iou(np.concatenate([arrow, pentagon, box]), np.concatenate([box, box, box]))
     assert intersected == [2]
     expected = [reference_iou(arrow[0], box[0]), reference_iou(pentagon[0], box[0]), 1.0]

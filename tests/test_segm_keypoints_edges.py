@@ -19,6 +19,7 @@ from clirun import run
 from cocogen import assert_parity, run_pycocotools
 from keypointgen import make_keypoints_dataset
 from maskgen import make_segm_dataset
+from scenes import dota_folders
 from segmcases import keypoints_case, segm_case
 
 import deteval
@@ -307,24 +308,8 @@ def test_evaluate_coco_repairs_invalid_polygons_on_request(tmp_path):
         repaired.summary_lines
 
 
-def _dota_folders(tmp_path):
-    labels, dets = tmp_path / "labelTxt", tmp_path / "dets"
-    labels.mkdir()
-    dets.mkdir()
-    (labels / "P0001.txt").write_text(
-        "imagesource:GoogleEarth\ngsd:0.5\n"
-        "10 10 50 10 50 30 10 30 plane 0\n"
-        "100 100 140 120 130 140 90 120 ship 0\n")
-    (labels / "P0002.txt").write_text("0 0 30 0 30 30 0 30 plane 0\n")
-    (dets / "Task1_plane.txt").write_text(
-        "P0001 0.9 11 10 50 11 49 30 10 29\n"
-        "P0002 0.7 1 1 29 1 29 29 1 29\n")
-    (dets / "Task1_ship.txt").write_text("P0001 0.6 100 101 139 121 130 139 91 120\n")
-    return labels, dets
-
-
 def test_dota_converted_to_coco_keeps_its_polygons(tmp_path):
-    labels, dets = _dota_folders(tmp_path)
+    labels, dets = dota_folders(tmp_path)
     status, _, err = run("convert", labels, tmp_path / "gt.json")
     assert status == 0, err
     written = json.loads((tmp_path / "gt.json").read_text())
@@ -373,7 +358,7 @@ def test_polygons_with_holes_warn_when_written_to_coco():
 
 
 def test_eval_polygon_on_box_only_inputs_says_where_outlines_come_from(tmp_path):
-    labels, dets = _dota_folders(tmp_path)
+    labels, dets = dota_folders(tmp_path)
     assert run("convert", labels, tmp_path / "gt.json")[0] == 0  # read back as boxes
     status, _, err = run("eval", tmp_path / "gt.json", dets, "--protocol", "coco",
                          "--iou-type", "polygon")
