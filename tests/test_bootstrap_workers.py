@@ -358,6 +358,21 @@ def test_a_worker_running_other_code_than_the_caller_is_not_used(coco, forced):
     _computed_in_process(coco, forced, n_resamples=40, seed=4)
 
 
+def test_a_worker_running_other_lrp_code_than_the_caller_is_not_used(coco, forced):
+    """The oLRP a COCO resample computes (``_bootstrap_lrp.LRPPlan``) runs in the workers
+    too: other code there than the caller's (here a method replaced at run time) and the
+    worker is not used."""
+    from deteval.diagnostics import _bootstrap_lrp
+
+    original = _bootstrap_lrp.LRPPlan.molrp
+
+    def molrp(self, w, events):      # the same numbers, other code than the file's
+        return original(self, w, events)
+
+    forced.setattr(_bootstrap_lrp.LRPPlan, "molrp", molrp)
+    _computed_in_process(coco, forced, n_resamples=40, seed=4)
+
+
 def test_the_code_digest_is_the_same_in_a_fresh_interpreter():
     """What the worker sends is what the caller computes when the code is the same (string
     hashes differ between interpreters: sets among the constants must not change it)."""

@@ -28,8 +28,8 @@ _LENGTH = struct.Struct("<Q")
 #: the numbers too).
 _CODE_MODULES = ("deteval.diagnostics._bootstrap_workers", "deteval.diagnostics._bootstrap_wire",
                  "deteval.diagnostics._bootstrap_process", "deteval.diagnostics.bootstrap",
-                 "deteval.diagnostics._bootstrap_plans", "deteval.protocols._coco_stages",
-                 "deteval.diagnostics.lrp")
+                 "deteval.diagnostics._bootstrap_plans", "deteval.diagnostics._bootstrap_lrp",
+                 "deteval.protocols._coco_stages", "deteval.diagnostics.lrp")
 
 
 def code_digest(modules: Iterable[str]) -> str:
