@@ -520,8 +520,6 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     if iou_type is not None:
         options["iou_type"] = iou_type
     p = _with_options(base, options, "evaluate_coco")
-    check_similarity_settings(p.iou_type, keypoint_sigmas=options.get("keypoint_sigmas"),
-                              dilation_ratio=options.get("dilation_ratio"))
     if invalid not in ("raise", "repair"):
         raise ValueError(f"invalid must be 'raise' or 'repair'; got {invalid!r}")
     dataset, detections, load_notes = load_coco_pair(gt, dt, p.iou_type, invalid, match_by)
@@ -537,11 +535,15 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
 
 
 def _with_options(base: COCOParams, options: dict, caller: str) -> COCOParams:
-    """``base`` with the keyword options replacing its fields (TypeError for unknown ones)."""
+    """``base`` with the keyword options replacing its fields (TypeError for unknown ones;
+    ValueError for a similarity setting given with an IoU type that does not read it)."""
     unknown = set(options) - {f.name for f in dataclasses.fields(COCOParams)}
     if unknown:
         raise TypeError(f"{caller}() got unknown option(s): {', '.join(sorted(unknown))}")
-    return dataclasses.replace(base, **options) if options else base
+    p = dataclasses.replace(base, **options) if options else base
+    check_similarity_settings(p.iou_type, keypoint_sigmas=options.get("keypoint_sigmas"),
+                              dilation_ratio=options.get("dilation_ratio"))
+    return p
 
 
 def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: int,
