@@ -41,6 +41,29 @@ def add_iou_thresholds(parser: argparse.ArgumentParser, *, help: str) -> None:
                         metavar="'0.5 0.75'", help=help)
 
 
+def check_iou_repeats(thresholds: list[float] | None, protocol: str) -> None:
+    """``--iou-thresholds`` with a threshold given twice: kept with ``protocol`` "coco" (as
+    pycocotools keeps it: the threshold counts twice in AP and AR, the means over the
+    thresholds, and COCO's numbers stay pycocotools'), a usage error with the VOC protocols
+    (each threshold gives its own number, ``mAP@0.5``: two of one name would collide in the
+    JSON, the tables and the regression gates).
+
+    >>> check_iou_repeats([0.5, 0.5], "coco")
+    >>> check_iou_repeats([0.5, 0.5, 0.75], "voc2007")
+    Traceback (most recent call last):
+    ...
+    deteval.cli._common._UsageError: --iou-thresholds: each IoU threshold once with Pascal VOC \
+(each gives its own mAP@t); 0.5 is given 2 times
+    """
+    if thresholds is None or protocol == "coco":
+        return
+    twice = sorted({v for v in thresholds if thresholds.count(v) > 1})
+    if twice:
+        raise _UsageError(f"--iou-thresholds: each IoU threshold once with Pascal VOC (each "
+                          f"gives its own mAP@t); {twice[0]:g} is given "
+                          f"{thresholds.count(twice[0])} times")
+
+
 PROTOCOLS = ("coco", "voc2007", "voc2012")
 #: Every protocol deteval evaluates (``deteval calibration --protocol``).
 ALL_PROTOCOLS = PROTOCOLS + ("lvis", "openimages", "crowdpose")
