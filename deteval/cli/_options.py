@@ -182,8 +182,10 @@ def add_coco_selection(parser, *, max_dets: bool = True, iou_thresholds: bool = 
     parser.add_argument("--class-agnostic", action="store_true",
                         help="pool categories when matching (pycocotools useCats=0)")
     if max_dets:
-        parser.add_argument("--max-dets", type=_number_list(int, positive=True),
-                            metavar="'1 10 100'", help=COCO_MAX_DETS_HELP)
+        from ._shared_options import max_dets_list
+
+        parser.add_argument("--max-dets", type=max_dets_list, metavar="'1 10 100'",
+                            help=COCO_MAX_DETS_HELP)
     if iou_thresholds:
         parser.add_argument("--iou-thresholds", type=_iou_list, metavar="'0.5 0.75'",
                             help="IoU thresholds in (0, 1] (default: 0.50:0.05:0.95; one given "
