@@ -95,7 +95,7 @@ import numpy as np
 from ._arrays import frozen
 from ._inputs import load_pair
 from ._similarity import Similarity, check_iou_type, evaluation_similarity, read_as
-from ._validation import number
+from ._validation import check_similarity_settings, number
 from .data import Dataset, Detections
 from .matching import match_detections
 
@@ -372,8 +372,10 @@ def match_outcomes(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5,
         The similarity (module documentation); default "bbox", or the result's.
     keypoint_sigmas : sequence of float or dict {category_id: sequence}, optional
         Keypoints: OKS sigmas (default: the result's, else COCO's person sigmas for 17).
+        Given with another ``iou_type``: ValueError (it would be ignored).
     dilation_ratio : float, optional
         Boundary IoU: boundary width over the image diagonal (default: the result's, 0.02).
+        Given with another ``iou_type``: ValueError (it would be ignored).
 
     Returns
     -------
@@ -383,7 +385,8 @@ def match_outcomes(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5,
     Raises
     ------
     ValueError, TypeError
-        Invalid thresholds or ``iou_type``; inputs without the shapes ``iou_type`` compares;
+        Invalid thresholds or ``iou_type``; ``keypoint_sigmas`` or ``dilation_ratio`` with an
+        ``iou_type`` that does not read them; inputs without the shapes ``iou_type`` compares;
         detections that do not index the dataset.
     FormatError
         Unreadable input files.
@@ -402,6 +405,9 @@ def resolve_similarity(gt: Any, dt: Any, *, iou_type: str | None, keypoint_sigma
     """The inputs (a pair, or a COCOResult and None) and the similarity to match them by.
 
     Shared by :func:`match_outcomes` and :func:`~deteval.confusion.detection_confusion_matrix`.
+    A similarity setting given (not None) with an IoU type that does not read it is a
+    ValueError (:func:`~deteval._validation.check_similarity_settings`); a result's own
+    settings are read after that check (they are not the caller's).
     """
     params = getattr(gt, "params", None)
     if params is not None and hasattr(gt, "dataset") and hasattr(gt, "detections"):
@@ -414,6 +420,8 @@ def resolve_similarity(gt: Any, dt: Any, *, iou_type: str | None, keypoint_sigma
         dataset, detections = gt.dataset, gt.detections
         iou_type = check_iou_type(getattr(params, "iou_type", "bbox") if iou_type is None
                                   else iou_type)
+        check_similarity_settings(iou_type, keypoint_sigmas=keypoint_sigmas,
+                                  dilation_ratio=dilation_ratio)
         if keypoint_sigmas is None:
             keypoint_sigmas = getattr(params, "keypoint_sigmas", None)
         if dilation_ratio is None:
@@ -423,6 +431,8 @@ def resolve_similarity(gt: Any, dt: Any, *, iou_type: str | None, keypoint_sigma
             raise TypeError("dt (the detections) is required unless gt is a result of "
                             "evaluate_coco")
         iou_type = check_iou_type("bbox" if iou_type is None else iou_type)
+        check_similarity_settings(iou_type, keypoint_sigmas=keypoint_sigmas,
+                                  dilation_ratio=dilation_ratio)
         pair = load_pair(gt, dt, iou_type=read_as(iou_type))
         dataset, detections = pair.dataset, pair.detections
     if len(detections) and detections.category_index.min() < -1:

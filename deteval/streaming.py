@@ -56,6 +56,7 @@ import numpy as np
 import orjson
 
 from ._stream_input import read_update
+from ._validation import check_similarity_settings
 from .data import Dataset
 from .errors import DetevalError, FormatError
 from .io.coco import read_coco_gt, read_coco_results
@@ -156,6 +157,9 @@ class Evaluator:
         if protocol != "coco" and iou_type != "bbox":
             raise ValueError(f"the VOC protocols compare boxes; iou_type {iou_type!r} is a "
                              "COCO option")
+        if protocol == "coco":      # before the ground truth is read (again in _with_options)
+            check_similarity_settings(iou_type, keypoint_sigmas=params.get("keypoint_sigmas"),
+                                      dilation_ratio=params.get("dilation_ratio"))
         self._dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt, iou_type=iou_type)
         self._protocol, self._iou_type = protocol, iou_type
         self._box_format, self._unknown_labels = box_format, unknown_labels
@@ -499,8 +503,14 @@ def _params_json(params: Any) -> dict:
 
 
 def _params_from_json(protocol: str, values: dict) -> dict:
-    """Keyword options that rebuild the settings :func:`_params_json` wrote."""
-    out = {k: v for k, v in values.items() if k != "iou_type"}
+    """Keyword options that rebuild the settings :func:`_params_json` wrote (less the
+    similarity settings the IoU type does not read: given, they are refused; their defaults
+    are what was written)."""
+    from ._validation import SIMILARITY_SETTINGS
+
+    iou_type = values.get("iou_type")
+    out = {k: v for k, v in values.items() if k != "iou_type"
+           and SIMILARITY_SETTINGS.get(k, iou_type) == iou_type}
     sigmas = out.get("keypoint_sigmas")
     if isinstance(sigmas, list) and sigmas and isinstance(sigmas[0], list):
         out["keypoint_sigmas"] = {int(c): s for c, s in sigmas}

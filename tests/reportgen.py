@@ -70,3 +70,9 @@ def write_images(gt: dict, folder: Path, seed: int = 0) -> Path:
                            fill=tuple(int(v) for v in rng.integers(0, 255, 3)))
         picture.save(folder / image["file_name"])
     return folder
+
+
+def halves(gt: dict) -> dict:
+    """Image tags ``{image_id: {"half": "odd" | "even"}}``: two image slices of ``gt``."""
+    return {image["id"]: {"half": "odd" if image["id"] % 2 else "even"}
+            for image in gt["images"]}

@@ -72,3 +72,23 @@ def dota_folders(tmp_path, *, more: bool = False):
         + "P0002 0.7 1 1 29 1 29 29 1 29\n")
     (dets / "Task1_ship.txt").write_text("P0001 0.6 100 101 139 121 130 139 91 120\n")
     return labels, dets
+
+
+def shapes_scene() -> tuple[dict, list]:
+    """:func:`keypoint_scene` with a box and a polygon mask on every object and detection
+    (the detection's box and polygon span its keypoints): one pair of files that the
+    ``bbox``, ``segm``, ``boundary`` and ``keypoints`` IoU types all read."""
+    gt, results = keypoint_scene()
+
+    def shapes(record: dict, box: list[float] | None = None) -> dict:
+        points = np.asarray(record["keypoints"], dtype=np.float64).reshape(-1, 3)
+        x, y, w, h = box or [*points[:, :2].min(axis=0),
+                             *(np.ptp(points[:, :2], axis=0) + 1.0)]
+        polygon = [x, y, x + w, y, x + w, y + h, x, y + h]
+        return {**record, "bbox": [float(v) for v in (x, y, w, h)],
+                "segmentation": [[float(v) for v in polygon]]}
+
+    annotations = [shapes(a, a["bbox"]) for a in gt["annotations"]]
+    images = [{**image, "file_name": f"{image['id']}.png"} for image in gt["images"]]
+    return ({**gt, "images": images, "annotations": annotations},
+            [shapes(r) for r in results])

@@ -1,4 +1,5 @@
-"""Bootstrap resamples in worker processes (deteval/diagnostics/_bootstrap_workers.py;
+"""Bootstrap resamples in worker processes (deteval/diagnostics/_bootstrap_workers.py,
+_bootstrap_process.py, _bootstrap_wire.py;
 docs/diagnostics/bootstrap.md §13, "Worker processes"): with processes forced on
 (``DETEVAL_WORKERS=processes``), every protocol's samples equal those of one thread bit for
 bit, for 2 and 3 threads, whether the calling thread computes blocks too or the workers do
@@ -24,6 +25,7 @@ from crowdposegen import make_crowdpose_dataset
 from lvisgen import make_lvis_dataset
 
 import deteval
+from deteval.diagnostics import _bootstrap_wire as wire
 from deteval.diagnostics import _bootstrap_workers as workers
 from deteval.diagnostics.bootstrap import bootstrap_coco
 from deteval.diagnostics.bootstrap_crowdpose import bootstrap_crowdpose
@@ -356,10 +358,25 @@ def test_a_worker_running_other_code_than_the_caller_is_not_used(coco, forced):
     _computed_in_process(coco, forced, n_resamples=40, seed=4)
 
 
+def test_a_worker_running_other_lrp_code_than_the_caller_is_not_used(coco, forced):
+    """The oLRP a COCO resample computes (``_bootstrap_lrp.LRPPlan``) runs in the workers
+    too: other code there than the caller's (here a method replaced at run time) and the
+    worker is not used."""
+    from deteval.diagnostics import _bootstrap_lrp
+
+    original = _bootstrap_lrp.LRPPlan.molrp
+
+    def molrp(self, w, events):      # the same numbers, other code than the file's
+        return original(self, w, events)
+
+    forced.setattr(_bootstrap_lrp.LRPPlan, "molrp", molrp)
+    _computed_in_process(coco, forced, n_resamples=40, seed=4)
+
+
 def test_the_code_digest_is_the_same_in_a_fresh_interpreter():
     """What the worker sends is what the caller computes when the code is the same (string
     hashes differ between interpreters: sets among the constants must not change it)."""
-    modules = workers._CODE_MODULES + ("deteval.diagnostics.bootstrap_voc",)
+    modules = wire._CODE_MODULES + ("deteval.diagnostics.bootstrap_voc",)
     here = workers.code_digest(modules)
     script = ("import sys; from deteval.diagnostics._bootstrap_workers import code_digest; "
               f"print(code_digest({modules!r}))")

@@ -85,7 +85,7 @@ def test_lvis_max_dets_is_one_number_as_deteval_lvis(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (("--max-dets", "1 5"), "--max-dets needs 3 values with --protocol coco"),
+    (("--max-dets", "1 5"), "--max-dets needs 3 values with COCO"),
     (("--protocol", "lvis", "--max-dets", "1 5 100"), "LVIS's cut of the results per image"),
     (("--protocol", "voc2007", "--max-dets", "3"), "--max-dets needs --protocol coco or lvis"),
     (("--protocol", "lvis", "--class-agnostic"), "--class-agnostic needs --protocol coco"),

@@ -350,11 +350,11 @@ USAGE_ERRORS = [
                  "argument --iou-thresholds/--iou: expected IoU thresholds in (0, 1]",
                  id="voc-bad-iou"),
     pytest.param(["voc", "gt.json", "dt.json", "--iou-thresholds", "0.5 0.75 0.5"],
-                 "argument --iou-thresholds/--iou: each IoU threshold once; 0.5 is given 2 "
-                 "times", id="voc-iou-twice"),
+                 "--iou-thresholds: each IoU threshold once with Pascal VOC (each gives its "
+                 "own mAP@t); 0.5 is given 2 times", id="voc-iou-twice"),
     pytest.param(["compare", "gt.json", "a.json", "b.json", "--protocol", "voc2007",
                   "--iou-thresholds", "0.5 0.5"],
-                 "argument --iou-thresholds/--iou: each IoU threshold once",
+                 "--iou-thresholds: each IoU threshold once with Pascal VOC",
                  id="compare-iou-twice"),
     pytest.param(["voc", "gt.json", "dt.json", "--iou", "a"],
                  "argument --iou-thresholds/--iou: expected a list of float values",

@@ -14,6 +14,7 @@ from html.parser import HTMLParser
 
 import pytest
 from clirun import run
+from reportgen import halves
 
 import deteval
 from deteval.demo import make_demo
@@ -79,9 +80,7 @@ def span(low: float, high: float) -> str:
 @pytest.fixture(scope="module")
 def data():
     gt, dt = make_demo(seed=3, n_images=30)
-    tags = {image["id"]: {"half": "odd" if image["id"] % 2 else "even"}
-            for image in gt["images"]}
-    return gt, dt, tags
+    return gt, dt, halves(gt)
 
 
 def written(gt, dt, tags, folder, **options) -> tuple[str, dict]:

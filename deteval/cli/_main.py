@@ -58,10 +58,6 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         # argparse prints usage, --help and --version to sys.stdout/sys.stderr.
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             args = parser.parse_args(join_number_lists(argv))
-            if (getattr(args, "max_dets", None) is not None and len(args.max_dets) < 3
-                    and getattr(args, "iou_type", "bbox") != "keypoints"):
-                parser.error("--max-dets needs 3 values (the summary reads maxDets[0..2]); "
-                             f"got {' '.join(map(str, args.max_dets))!r}")
     except SystemExit as exit_:
         return int(exit_.code or 0)
     if process is not None:

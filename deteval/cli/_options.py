@@ -76,14 +76,13 @@ def join_number_lists(argv: Sequence[str]) -> list[str]:
 
 
 def _iou_list(text: str) -> list[float]:
+    """``--iou-thresholds`` of every command: numbers in (0, 1]. A threshold given twice is
+    the protocol's to judge (:func:`~._shared_options.check_iou_repeats`): COCO keeps it, as
+    pycocotools does; the VOC protocols refuse it."""
     values = _number_list(float)(text)
     if not values or not all(0 < v <= 1 for v in values):
         raise argparse.ArgumentTypeError(f"expected IoU thresholds in (0, 1], e.g. '0.5 0.75'; "
                                          f"got {text!r}")
-    twice = sorted({v for v in values if values.count(v) > 1})
-    if twice:       # two numbers of one name (mAP@0.5 twice): a gate rule on it is ambiguous
-        raise argparse.ArgumentTypeError(f"each IoU threshold once; {twice[0]:g} is given "
-                                         f"{values.count(twice[0])} times in {text!r}")
     return values
 
 
@@ -183,11 +182,14 @@ def add_coco_selection(parser, *, max_dets: bool = True, iou_thresholds: bool = 
     parser.add_argument("--class-agnostic", action="store_true",
                         help="pool categories when matching (pycocotools useCats=0)")
     if max_dets:
-        parser.add_argument("--max-dets", type=_number_list(int, positive=True),
-                            metavar="'1 10 100'", help=COCO_MAX_DETS_HELP)
+        from ._shared_options import max_dets_list
+
+        parser.add_argument("--max-dets", type=max_dets_list, metavar="'1 10 100'",
+                            help=COCO_MAX_DETS_HELP)
     if iou_thresholds:
-        parser.add_argument("--iou-thresholds", type=_number_list(float),
-                            metavar="'0.5 0.75'", help="IoU thresholds (default: 0.50:0.05:0.95)")
+        parser.add_argument("--iou-thresholds", type=_iou_list, metavar="'0.5 0.75'",
+                            help="IoU thresholds in (0, 1] (default: 0.50:0.05:0.95; one given "
+                            "twice counts twice in AP and AR, as in pycocotools)")
     parser.add_argument("--image-ids", type=_number_list(int), metavar="IDS",
                         help="evaluate only these image ids")
     parser.add_argument("--category-ids", type=_number_list(int), metavar="IDS",

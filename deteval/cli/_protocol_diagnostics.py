@@ -79,7 +79,8 @@ def protocol_slices_of(args, result, *, records: bool):
     interval = None
     if getattr(args, "ci", None) is not None:
         interval = protocol_slice_interval(n_resamples=args.ci, confidence=args.confidence,
-                                           seed=args.seed)
+                                           seed=args.seed, threads=getattr(args, "threads",
+                                                                           None))
     return protocol_slices(result, by=keys, tags=tags,
                            images=args.gt if keys and records else None, interval=interval)
 

@@ -41,6 +41,68 @@ def add_iou_thresholds(parser: argparse.ArgumentParser, *, help: str) -> None:
                         metavar="'0.5 0.75'", help=help)
 
 
+def max_dets_list(text: str) -> list[int]:
+    """``--max-dets`` of every command (``coco``, ``lvis``, ``compare``): one number read as a
+    positive integer, several as a list of them; how many the protocol needs is
+    :func:`check_max_dets`' to say.
+
+    >>> max_dets_list("300"), max_dets_list("1 10 100")
+    ([300], [1, 10, 100])
+    """
+    from ._options import _number_list
+
+    if len(text.replace(",", " ").split()) == 1:
+        return [_positive_int(text)]
+    return _number_list(int, positive=True)(text)
+
+
+def check_max_dets(values: list[int] | None, protocol: str, iou_type: str | None) -> None:
+    """``--max-dets`` by protocol, before anything is read: COCO's numbers per image and
+    category, three at least (its summary reads ``maxDets[0..2]``; keypoints: any number, its
+    summary reads 20); LVIS's one cut of the results per image, one number.
+
+    >>> check_max_dets([1, 10, 100], "coco", "bbox"); check_max_dets([20], "coco", "keypoints")
+    >>> check_max_dets([1, 10], "coco", "segm")
+    Traceback (most recent call last):
+    ...
+    deteval.cli._common._UsageError: --max-dets needs 3 values with COCO (its summary reads \
+maxDets[0..2]; keypoints: any number); got '1 10'
+    """
+    if values is None:
+        return
+    shown = " ".join(map(str, values))
+    if protocol == "lvis" and len(values) != 1:
+        raise _UsageError(f"--max-dets is LVIS's cut of the results per image, one number; got "
+                          f"{shown!r} (three numbers are COCO's maxDets: deteval coco, or "
+                          f"compare --protocol coco)")
+    if protocol == "coco" and len(values) < 3 and iou_type != "keypoints":
+        raise _UsageError(f"--max-dets needs 3 values with COCO (its summary reads "
+                          f"maxDets[0..2]; keypoints: any number); got {shown!r}")
+
+
+def check_iou_repeats(thresholds: list[float] | None, protocol: str) -> None:
+    """``--iou-thresholds`` with a threshold given twice: kept with ``protocol`` "coco" (as
+    pycocotools keeps it: the threshold counts twice in AP and AR, the means over the
+    thresholds, and COCO's numbers stay pycocotools'), a usage error with the VOC protocols
+    (each threshold gives its own number, ``mAP@0.5``: two of one name would collide in the
+    JSON, the tables and the regression gates).
+
+    >>> check_iou_repeats([0.5, 0.5], "coco")
+    >>> check_iou_repeats([0.5, 0.5, 0.75], "voc2007")
+    Traceback (most recent call last):
+    ...
+    deteval.cli._common._UsageError: --iou-thresholds: each IoU threshold once with Pascal VOC \
+(each gives its own mAP@t); 0.5 is given 2 times
+    """
+    if thresholds is None or protocol == "coco":
+        return
+    twice = sorted({v for v in thresholds if thresholds.count(v) > 1})
+    if twice:
+        raise _UsageError(f"--iou-thresholds: each IoU threshold once with Pascal VOC (each "
+                          f"gives its own mAP@t); {twice[0]:g} is given "
+                          f"{thresholds.count(twice[0])} times")
+
+
 PROTOCOLS = ("coco", "voc2007", "voc2012")
 #: Every protocol deteval evaluates (``deteval calibration --protocol``).
 ALL_PROTOCOLS = PROTOCOLS + ("lvis", "openimages", "crowdpose")

@@ -35,7 +35,7 @@ def slices_of(args, result):
         from ..diagnostics.bootstrap import slice_interval
 
         interval = slice_interval(n_resamples=args.ci, confidence=args.confidence,
-                                  seed=args.seed)
+                                  seed=args.seed, threads=getattr(args, "threads", None))
     return slices(result, by=keys, tags=tags, images=args.gt if keys else None,
                   interval=interval)
 

@@ -7,7 +7,7 @@ from typing import TextIO
 from ._common import _report, _UsageError, _write_json
 from ._options import _add_coco_options, _add_resolution_options, coco_selection
 from ._outputs import check_outputs, write_output
-from ._shared_options import add_threads, check_geometry, check_needs_ci
+from ._shared_options import add_threads, check_geometry, check_max_dets, check_needs_ci
 from ._slices import add_slice_options, print_slices, refuse_with_shards, slices_of
 from ._table import add_table_options, check_table, write_table_output
 from .check import checks_of
@@ -69,6 +69,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
 
     check_geometry(args.iou_type, kpt_sigmas=args.kpt_sigmas,
                    dilation_ratio=getattr(args, "dilation_ratio", None))
+    check_max_dets(args.max_dets, "coco", args.iou_type)
     options = {"iou_type": args.iou_type}
     if getattr(args, "dilation_ratio", None) is not None:
         options["dilation_ratio"] = args.dilation_ratio

@@ -17,6 +17,8 @@ from ._shared_options import (
     add_score_threshold,
     add_threads,
     check_geometry,
+    check_max_dets,
+    max_dets_list,
 )
 
 #: The most resamples ``--ci`` and ``--bootstrap`` accept: B resamples keep a (B, numbers)
@@ -83,16 +85,6 @@ def add_resampling_settings(parser) -> None:
                         help="seed of the resampling (default 0)")
 
 
-def _max_dets_list(text: str) -> list[int]:
-    """``--max-dets`` of compare: one number read as ``deteval lvis`` reads it, several as
-    ``deteval coco`` does (each refused with that command's message)."""
-    from ._options import _number_list
-
-    if len(text.replace(",", " ").split()) == 1:
-        return [_positive_int(text)]
-    return _number_list(int, positive=True)(text)
-
-
 def add_parser(commands) -> None:
     """Add the ``compare`` command to the subparsers ``commands``."""
     from ._options import COCO_MAX_DETS_HELP, add_coco_selection
@@ -138,7 +130,7 @@ def add_parser(commands) -> None:
                                                "--iou-thresholds: coco too)"))
     coco = compare.add_argument_group("COCO settings (--protocol coco; --max-dets: lvis too)")
     # (its own dest: the top-level parser's check of `deteval coco --max-dets` wants 3)
-    coco.add_argument("--max-dets", type=_max_dets_list, dest="compare_max_dets",
+    coco.add_argument("--max-dets", type=max_dets_list, dest="compare_max_dets",
                       metavar="'1 10 100' | N",
                       help=f"coco: {COCO_MAX_DETS_HELP}; lvis: one number, the results kept "
                       "per image across categories (default: 300)")
@@ -148,7 +140,7 @@ def add_parser(commands) -> None:
                           sigmas_default="COCO person; CrowdPose's 14 with crowdpose")
     add_openimages_inputs(compare.add_argument_group("Open Images inputs (--protocol "
                                                      "openimages)"))
-    compare.set_defaults(parser=compare, per_image=None)   # per_image: LVIS's --max-dets
+    compare.set_defaults(parser=compare, lvis_max_dets=None)   # LVIS's --max-dets
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
@@ -207,22 +199,13 @@ def _check_protocol_options(args) -> None:
 
 def _max_dets_of(args) -> None:
     """``--max-dets``: COCO's numbers per image and category (``args.max_dets``, three but
-    for keypoints, as ``deteval coco``) or LVIS's one cut per image (``args.per_image``, as
-    ``deteval lvis``)."""
+    for keypoints, as ``deteval coco``) or LVIS's one cut per image (``args.lvis_max_dets``,
+    as ``deteval lvis``); the rule and message of each are
+    :func:`~._shared_options.check_max_dets`'."""
     given = args.compare_max_dets
+    check_max_dets(given, args.protocol, args.iou_type)
     args.max_dets = given if args.protocol == "coco" else None
-    if given is None:
-        return
-    shown = " ".join(map(str, given))
-    if args.protocol == "coco" and len(given) < 3 and args.iou_type != "keypoints":
-        raise _UsageError(f"--max-dets needs 3 values with --protocol coco (the summary reads "
-                          f"maxDets[0..2]); got {shown!r}")
-    if args.protocol == "lvis":
-        if len(given) != 1:
-            raise _UsageError(f"--max-dets with --protocol lvis is LVIS's cut of the results "
-                              f"per image, one number; got {shown!r} (three numbers are "
-                              f"COCO's, with --protocol coco)")
-        args.per_image = given[0]
+    args.lvis_max_dets = given if args.protocol == "lvis" else None
 
 
 #: The options only some protocols read (argparse dest: the protocols).

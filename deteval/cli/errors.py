@@ -115,8 +115,8 @@ def _lrp_options(args, options: dict) -> dict:
         raise _UsageError(f"--lrp here is LRP of the COCO protocol; for the {args.protocol} "
                           f"protocol's own LRP run `deteval {args.protocol.rstrip('0123456789')} "
                           f"--lrp`")
-    # The settings the IoU type reads (the library refuses the others: check_geometry has
-    # refused them given; the dilation ratio's default is filled in for TIDE).
+    # The settings the IoU type reads (the library refuses the others given: check_geometry
+    # has refused them as flags; None is not passed).
     reads = {"iou_type": True, "keypoint_sigmas": args.iou_type == "keypoints",
              "dilation_ratio": args.iou_type == "boundary"}
     return {name: value for name, value in options.items()
@@ -216,8 +216,6 @@ def run(args, out: TextIO, err: TextIO) -> int:
         if not args.protocol.startswith("voc"):
             raise _UsageError("--detectron2 needs --protocol voc2007 or voc2012 (its VOC preset)")
         options["detectron2"] = True
-    if options["dilation_ratio"] is None:
-        options["dilation_ratio"] = 0.02
     try:
         check_protocol(args.protocol, args.iou_type, args.rules)   # before reading the files
     except ValueError as error:     # a usage error: the flag it is about, then why

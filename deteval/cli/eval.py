@@ -13,6 +13,7 @@ from ._shared_options import (
     add_per_class,
     add_protocol,
     add_threads,
+    check_iou_repeats,
     check_needs_ci,
 )
 from ._table import add_table_options, check_table, write_table_output
@@ -61,6 +62,7 @@ def _check_options(args) -> None:
                           "--protocol coco")
     if args.detectron2 and args.protocol == "coco":
         raise _UsageError("--detectron2 needs --protocol voc2007 or voc2012")
+    check_iou_repeats(args.iou_thresholds, args.protocol)
 
 
 def run(args, out: TextIO, err: TextIO) -> int:

@@ -6,7 +6,6 @@ from typing import TextIO
 
 from ._common import _write_and_report
 from ._lrp import add_lrp_option, lrp_of, print_lrp
-from ._options import _positive_int
 from ._outputs import check_outputs
 from ._protocol_diagnostics import (
     add_interval_options,
@@ -21,6 +20,8 @@ from ._shared_options import (
     add_matches_output,
     add_per_class,
     check_geometry,
+    check_max_dets,
+    max_dets_list,
 )
 from ._table import add_table_options, check_table, write_table_output
 
@@ -51,9 +52,10 @@ def add_parser(commands) -> None:
 
 
 def add_max_dets(parser) -> None:
-    """``--max-dets N``: LVIS's per-image cut, as ``args.per_image`` (``deteval lvis``;
-    ``deteval compare`` has its own ``--max-dets``, COCO's three numbers or LVIS's one)."""
-    parser.add_argument("--max-dets", type=_positive_int, default=300, dest="per_image",
+    """``--max-dets N``: LVIS's per-image cut, as ``args.lvis_max_dets`` (a list, one number:
+    :func:`~._shared_options.check_max_dets`; ``deteval lvis``; ``deteval compare`` has its
+    own ``--max-dets``, COCO's three numbers or LVIS's one)."""
+    parser.add_argument("--max-dets", type=max_dets_list, default=None, dest="lvis_max_dets",
                         metavar="N", help="results kept per image, across categories "
                         "(default: 300)")
 
@@ -62,9 +64,10 @@ def lvis_options(args) -> dict:
     """The keywords of :func:`~deteval.evaluate_lvis` the options give (``--iou-type``,
     ``--max-dets``, ``--dilation-ratio``)."""
     check_geometry(args.iou_type, dilation_ratio=args.dilation_ratio)
+    check_max_dets(args.lvis_max_dets, "lvis", args.iou_type)
     options = {"iou_type": args.iou_type}
-    if args.per_image is not None:
-        options["max_detections"] = args.per_image
+    if args.lvis_max_dets is not None:
+        options["max_detections"] = args.lvis_max_dets[0]
     if args.dilation_ratio is not None:
         options["dilation_ratio"] = args.dilation_ratio
     return options

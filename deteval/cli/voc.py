@@ -14,7 +14,13 @@ from ._protocol_diagnostics import (
     diagnostics_of,
     print_diagnostics,
 )
-from ._shared_options import add_iou_thresholds, add_json_output, add_threads, check_needs_ci
+from ._shared_options import (
+    add_iou_thresholds,
+    add_json_output,
+    add_threads,
+    check_iou_repeats,
+    check_needs_ci,
+)
 from ._table import add_table_options, check_table, write_table_output
 from .check import run_checks
 
@@ -63,7 +69,9 @@ def voc_settings(year: str, *, detectron2: bool,
                  iou_thresholds: list[float] | None) -> tuple[str, dict]:
     """The preset's name (``VOC2007``, ``DETECTRON2_VOC2012``, ...) and the keywords of
     :func:`~deteval.evaluate_voc` (``params=``, ``iou_thresholds=``) of ``--detectron2`` and
-    ``--iou-thresholds`` (None: the preset's)."""
+    ``--iou-thresholds`` (None: the preset's; a threshold given twice is a usage error:
+    :func:`~._shared_options.check_iou_repeats`)."""
+    check_iou_repeats(iou_thresholds, f"voc{year}")
     preset = f"{'DETECTRON2_' if detectron2 else ''}VOC{year}"
     options = {"params": _voc_preset(preset)}
     if iou_thresholds is not None:

@@ -1,4 +1,7 @@
-"""Bootstrap resamples computed in worker processes beside the calling thread.
+"""Bootstrap resamples computed in worker processes beside the calling thread: the engines
+the workers get, the pool of workers, and the scheduling of the blocks among the calling
+thread and the workers (one worker process, its program and the parent's handle on it:
+``_bootstrap_process``; the framing of the pipe and the code digest: ``_bootstrap_wire``).
 
 Two threads of one process computing resamples side by side are slower than two processes
 (they wait for each other between numpy calls; ``docs/diagnostics/bootstrap.md`` §13,
@@ -33,9 +36,6 @@ whenever more than one thread is asked for, however short the work.
 from __future__ import annotations
 
 import os
-import pickle
-import struct
-import sys
 import threading
 import time
 from collections import deque
@@ -46,8 +46,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Several", "Workers", "engine_of", "main", "prestart", "register_engine",
-           "run_blocks", "several", "slim", "work_of"]
+from ._bootstrap_process import _Gone, _Worker, main, started
+from ._bootstrap_wire import _dump_engine, code_digest
+
+__all__ = ["Several", "Workers", "code_digest", "engine_of", "main", "prestart",
+           "register_engine", "run_blocks", "several", "slim", "started", "work_of"]
 
 #: Most weight rows in one block (fewer near the end, so that nobody waits long for the
 #: last block).
@@ -72,10 +75,6 @@ _PRESTART = 2.5e7
 #: ``threads > 1``); anything else or unset: processes when the work is long enough.
 ENV = "DETEVAL_WORKERS"
 
-_MAGIC = b"DTBW"
-_HEADER = struct.Struct("<QI")
-_LENGTH = struct.Struct("<Q")
-
 #: Seconds a worker may spend on a block once every block is handed out, at the least (20
 #: times the mean cost of a block so far when that is longer): beyond it the worker is taken
 #: for stuck (stopped, deadlocked) and killed, and its block computed in-process. Without it
@@ -89,129 +88,14 @@ _TEST_OPTIONS: dict = {}
 #: False (tests): the calling thread computes no block, the workers' threads do them all.
 _PARENT_COMPUTES = True
 
-#: The pids of the last workers started (tests check that none is left).
-started: deque = deque(maxlen=64)
-
-#: The modules whose code a worker's numbers run (with the engine's own, ``preload``): the
-#: parent's and the worker's must be the same code, not only the same files.
-_CODE_MODULES = ("deteval.diagnostics._bootstrap_workers", "deteval.diagnostics.bootstrap",
-                 "deteval.diagnostics._bootstrap_plans", "deteval.protocols._coco_stages",
-                 "deteval.diagnostics.lrp")
-
-
-def code_digest(modules: Iterable[str]) -> str:
-    """A digest of the code of the functions and methods of ``modules`` as this process runs
-    it (its code objects, not its files): a worker started after the package was upgraded
-    or its checkout switched in place reads the new files, and its digest differs from the
-    parent's (still running the old code). Modules not loaded are imported.
-
-    >>> code_digest(["deteval.diagnostics._bootstrap_workers"]) == code_digest(
-    ...     ["deteval.diagnostics._bootstrap_workers"])
-    True
-    """
-    import hashlib
-    import importlib
-    import types
-
-    digest = hashlib.sha256()
-
-    def constant(value: Any) -> None:
-        if isinstance(value, types.CodeType):
-            code(value)
-        elif isinstance(value, frozenset):      # its order follows the strings' hashes
-            digest.update(repr(sorted(repr(v) for v in value)).encode())
-        elif isinstance(value, tuple):
-            for item in value:
-                constant(item)
-        else:
-            digest.update(repr(value).encode())
-
-    def code(c: types.CodeType) -> None:
-        digest.update(c.co_code)
-        digest.update(repr((c.co_name, c.co_names, c.co_varnames)).encode())
-        for value in c.co_consts:
-            constant(value)
-
-    for name in sorted(set(modules)):
-        module = importlib.import_module(name)
-        digest.update(name.encode())
-        for key, value in sorted(vars(module).items()):
-            if getattr(value, "__module__", None) != name:
-                continue
-            members = vars(value).items() if isinstance(value, type) else [(key, value)]
-            for _, member in sorted(members, key=lambda kv: kv[0]):
-                member = getattr(member, "__func__", member)      # static/class methods
-                if isinstance(member, types.FunctionType):
-                    digest.update(member.__qualname__.encode())
-                    code(member.__code__)
-    return digest.hexdigest()
-
-
 #: What the last :func:`run_blocks` did (tests read it): the workers' pids, the blocks they
 #: computed, the blocks computed again in-process after a worker's failure.
 last_run: dict = {}
 
 
 # --------------------------------------------------------------------------------------------
-# Framing: a header (payload length, number of out-of-band buffers), the buffers' lengths,
-# the pickle (protocol 5), the buffers.
+# What a worker gets: the engines.
 # --------------------------------------------------------------------------------------------
-
-
-def _send(stream: Any, obj: Any) -> None:
-    buffers: list = []
-    _write(stream, pickle.dumps(obj, protocol=5, buffer_callback=buffers.append), buffers)
-
-
-def _write(stream: Any, payload: bytes, buffers: list) -> None:
-    raws = [b.raw() for b in buffers]
-    stream.write(_HEADER.pack(len(payload), len(raws)))
-    for raw in raws:
-        stream.write(_LENGTH.pack(raw.nbytes))
-    stream.write(payload)
-    for raw in raws:
-        stream.write(raw)
-    stream.flush()
-
-
-def _read_exact(stream: Any, n: int) -> memoryview:
-    """``n`` bytes (in an aligned numpy buffer); EOFError when the stream ends first."""
-    out = memoryview(np.empty(n, np.uint8)).cast("B")
-    got = 0
-    while got < n:
-        k = stream.readinto(out[got:])
-        if not k:
-            raise EOFError("pipe closed")
-        got += k
-    return out
-
-
-def _recv(stream: Any) -> Any:
-    length, n_buffers = _HEADER.unpack(_read_exact(stream, _HEADER.size))
-    sizes = [_LENGTH.unpack(_read_exact(stream, _LENGTH.size))[0] for _ in range(n_buffers)]
-    payload = _read_exact(stream, length)
-    buffers = [_read_exact(stream, size) for size in sizes]
-    return pickle.loads(payload, buffers=buffers)
-
-
-class _Pickler(pickle.Pickler):
-    """Pickles a scratch ``Workspace`` (a thread-local) as a fresh one."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        from ._bootstrap_plans import Workspace
-
-        if isinstance(obj, Workspace):
-            return Workspace, ()
-        return NotImplemented
-
-
-def _dump_engine(engine: Any) -> tuple[bytes, list]:
-    import io
-
-    buffers: list = []
-    stream = io.BytesIO()
-    _Pickler(stream, protocol=5, buffer_callback=buffers.append).dump(engine)
-    return stream.getvalue(), buffers
 
 
 def slim(weighted: Any, **replace: Any) -> Any:
@@ -269,217 +153,10 @@ def several(weighted: Iterable[Any]) -> Several:
     return Several(engine_of(w) for w in weighted)
 
 
-# --------------------------------------------------------------------------------------------
-# The worker process.
-# --------------------------------------------------------------------------------------------
-
-
-def main(preload: tuple = ()) -> None:
-    """The worker's loop: hello, then the engine, then blocks until the input ends."""
-    import signal
-    import warnings
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's to handle
-    # The pipes on private descriptors; a stray print goes to stderr (the null device), not
-    # into the framing.
-    source = os.fdopen(os.dup(0), "rb")
-    sink = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    warnings.simplefilter("ignore")
-    import importlib
-
-    import deteval
-
-    for name in preload:
-        importlib.import_module(name)
-    sink.write(_MAGIC)
-    _send(sink, (os.path.realpath(deteval.__file__),
-                 code_digest(_CODE_MODULES + tuple(preload))))
-    try:
-        engine, options = _recv(source)
-    except (EOFError, BrokenPipeError):
-        os._exit(0)
-    numbers = engine.numbers
-    die_after = options.get("die_after")
-    stall_after = options.get("stall_after")
-    # The parent sends the next block while this one is computed (``_DEPTH``): a thread reads
-    # them as they come, so that the parent's writes never wait for the computation.
-    inbox: Any = __import__("queue").SimpleQueue()
-    threading.Thread(target=_read_blocks, args=(source, inbox), daemon=True).start()
-    received = 0
-    try:
-        while True:
-            began = time.perf_counter()
-            block = inbox.get()
-            waited = time.perf_counter() - began
-            if block is None:
-                break
-            if die_after is not None and received >= die_after:
-                os._exit(3)
-            if stall_after is not None and received >= stall_after:
-                while inbox.get() is not None:     # alive, never answering (until killed or
-                    pass                           # its input ends)
-                break
-            received += 1
-            _send(sink, _compute(numbers, block) + (waited,))
-    except BrokenPipeError:
-        pass
-    os._exit(0)      # no teardown: the parent waits for this exit
-
-
-def _read_blocks(source: Any, inbox: Any) -> None:
-    """The worker's reading thread: each block into ``inbox``, then None (the input ended or
-    is unreadable: the worker leaves, the parent computes what it held)."""
-    try:
-        while True:
-            inbox.put(_recv(source))
-    except Exception:
-        pass
-    inbox.put(None)
-
-
-def _compute(numbers: Callable, block: np.ndarray) -> tuple:
-    """``("done", samples, seconds)``, or ``("redo", why, seconds)`` when a row raised or
-    warned."""
-    import warnings
-
-    began = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            out = np.array([numbers(w) for w in block], dtype=np.float64)
-        except Exception as error:   # recomputed in the parent, which raises it there
-            return "redo", repr(error), time.perf_counter() - began
-    if caught:
-        return "redo", str(caught[0].message), time.perf_counter() - began
-    return "done", out, time.perf_counter() - began
-
 
 # --------------------------------------------------------------------------------------------
-# The parent's side.
+# The pool: workers started ahead, how many.
 # --------------------------------------------------------------------------------------------
-
-
-class _Gone(Exception):
-    """The worker cannot be used (did not start, died, answered something unexpected)."""
-
-
-class _Worker:
-    """One worker process, fed by one thread of the parent."""
-
-    def __init__(self, preload: tuple) -> None:
-        import subprocess
-
-        import deteval
-
-        here = os.path.realpath(deteval.__file__)
-        self.expected = (here, code_digest(_CODE_MODULES + tuple(preload)))
-        root = os.path.dirname(os.path.dirname(here))
-        paths = [root] + [os.path.abspath(p) for p in sys.path if isinstance(p, str)]
-        code = (f"import sys; sys.path[:] = {paths!r}; "
-                "from deteval.diagnostics._bootstrap_workers import main; "
-                f"main({tuple(preload)!r})")
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   MKL_NUM_THREADS="1")
-        if not sys.executable or getattr(sys, "frozen", False):
-            raise OSError("no Python interpreter to start")
-        # stderr to the null device: the library never prints (a worker that fails is
-        # replaced in-process whatever it would have said).
-        self.proc = subprocess.Popen([sys.executable, "-W", "ignore", "-c", code],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env)
-        started.append(self.proc.pid)
-        _widen(self.proc.stdin)
-        self.ready = False
-        self.closed = False
-        self.waited = 0.0       # seconds the worker waited for its blocks (after the first)
-        self.busy_since: float | None = None    # when it began the block it computes
-
-    def greet(self, engine: tuple) -> None:
-        """Wait for the hello, check it is the same deteval, send the engine."""
-        try:
-            if bytes(_read_exact(self.proc.stdout, len(_MAGIC))) != _MAGIC:
-                raise _Gone("unexpected hello")
-            if _recv(self.proc.stdout) != self.expected:    # other files, or other code
-                raise _Gone("another deteval")
-            _write(self.proc.stdin, *engine)
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError, struct.error) as error:
-            raise _Gone(str(error)) from None
-        self.ready = True
-
-    def send(self, block: list) -> None:
-        """Hand the worker a block (it queues it behind the one it computes)."""
-        if self.busy_since is None:
-            self.busy_since = time.perf_counter()
-        try:
-            _send(self.proc.stdin, np.stack(block))
-        except (OSError, ValueError) as error:
-            raise _Gone(str(error)) from None
-
-    def receive(self, n: int, more: bool) -> tuple[np.ndarray | None, float]:
-        """The oldest block's samples (None when the worker asks for it to be redone; ``n``
-        rows) and the seconds the worker spent on it; ``more``: another block is queued."""
-        try:
-            reply = _recv(self.proc.stdout)
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError, struct.error) as error:
-            raise _Gone(str(error)) from None
-        self.busy_since = time.perf_counter() if more else None
-        if not (isinstance(reply, tuple) and len(reply) == 4 and reply[0] in ("done", "redo")):
-            raise _Gone("unexpected reply")
-        self.waited += reply[3]
-        if reply[0] == "redo":
-            return None, reply[2]
-        out = reply[1]
-        if not isinstance(out, np.ndarray) or out.dtype != np.float64 or len(out) != n:
-            raise _Gone("unexpected reply")
-        return out, reply[2]
-
-    def kill(self) -> None:
-        """Stop it now (any thread may call this; reading threads then see the end)."""
-        try:
-            self.proc.kill()
-        except OSError:
-            pass
-
-    def end(self) -> None:
-        """Close its pipes: it exits (waited for by :meth:`close`)."""
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
-
-    def close(self) -> None:
-        """End the process and wait for it (its input closed: it exits; killed if slow)."""
-        if self.closed:
-            return
-        self.closed = True
-        import subprocess
-
-        self.end()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            self.proc.wait()
-
-
-def _widen(stream: Any) -> None:
-    """A 1 MB pipe buffer where the system allows it (Linux; 64 kB otherwise): the engine
-    and the blocks cross in fewer turns of the two processes."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
-    except (ImportError, OSError, ValueError):
-        pass
-
-
-#: Bytes of the pipe to a worker (Linux's default limit, ``/proc/sys/fs/pipe-max-size``).
-_PIPE_SIZE = 1 << 20
 
 
 class Workers:
@@ -560,6 +237,11 @@ def prestart(threads: int, work: float, preload: tuple = ()) -> Workers:
     mode = _mode()
     wanted = mode == "processes" or (mode == "auto" and work >= _PRESTART * (n + 1))
     return Workers(n if wanted else 0, preload)
+
+
+# --------------------------------------------------------------------------------------------
+# Scheduling: one queue of blocks for the calling thread and the workers' threads.
+# --------------------------------------------------------------------------------------------
 
 
 class _Run:

@@ -364,7 +364,7 @@ def resample_rows(position: np.ndarray, n_images: int, n_resamples: int, seed: A
 
 
 def slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95, seed: Any = 0,
-                   metric: str = "AP"):
+                   metric: str = "AP", threads: int | None = None):
     """An ``interval`` function for :func:`~deteval.slices`: the bootstrap interval of
     ``metric`` over one image slice.
 
@@ -378,6 +378,9 @@ def slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95, seed: A
         As in :func:`bootstrap_coco`; every slice uses the same seed.
     metric : str
         The number whose interval is returned (default ``"AP"``).
+    threads : int, optional
+        The resamples' threads, as in :func:`bootstrap_coco` (the interval is the same for
+        every value).
 
     Returns
     -------
@@ -412,7 +415,7 @@ def slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95, seed: A
             flat = (np.arange(n_resamples)[:, None] * len(evaluated) + draws).ravel()
             weights = np.bincount(flat, minlength=weights.size).reshape(weights.shape)
         boot = bootstrap_coco(result, n_resamples=n_resamples, confidence=confidence,
-                              weights=weights)
+                              weights=weights, threads=threads)
         return boot.interval(metric)
 
     return interval

@@ -274,11 +274,12 @@ def _column_ids(kind: str, result: Any, weighted: Any) -> np.ndarray:
 
 
 def protocol_slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95,
-                            seed: Any = 0):
+                            seed: Any = 0, threads: int | None = None):
     """An ``interval`` function for :func:`protocol_slices`: the bootstrap percentile
     interval of an image slice's AP (Open Images and VOC: mAP), each resample drawing the slice's
     images with replacement and giving every other image weight 0 (the slice evaluated
-    alone, bootstrapped: ``docs/diagnostics/bootstrap.md`` §13).
+    alone, bootstrapped: ``docs/diagnostics/bootstrap.md`` §13). ``threads``: the resamples'
+    threads (default: every core; the interval is the same for every value).
 
     Returns
     -------
@@ -299,7 +300,7 @@ def protocol_slice_interval(*, n_resamples: int = 1000, confidence: float = 0.95
         ids = np.asarray(image_ids).astype(column_ids.dtype)
         columns = np.flatnonzero(np.isin(column_ids, ids))
         return _interval(weighted, columns, n_resamples=n_resamples, confidence=confidence,
-                         seed=seed)
+                         seed=seed, threads=threads)
 
     return interval
 
@@ -320,10 +321,12 @@ def _counts(kind: str, result: Any, weighted: Any, w: np.ndarray) -> tuple[int, 
 
 
 def _interval(weighted: Any, columns: np.ndarray, *, n_resamples: int = 1000,
-              confidence: float = 0.95, seed: Any = 0) -> tuple[float, float]:
+              confidence: float = 0.95, seed: Any = 0,
+              threads: int | None = None) -> tuple[float, float]:
     """Percentile interval of the slice's AP: each resample draws the slice's images with
-    replacement, every other image weight 0."""
-    from .bootstrap import bootstrap_result
+    replacement, every other image weight 0 (on ``threads``: the same samples)."""
+    from .._threads import resolve_threads
+    from .bootstrap import bootstrap_result, resampled
 
     weights = np.zeros((n_resamples, weighted.n_images), dtype=np.int64)
     if len(columns):
@@ -332,7 +335,8 @@ def _interval(weighted: Any, columns: np.ndarray, *, n_resamples: int = 1000,
         flat = (np.arange(n_resamples)[:, None] * weighted.n_images + draws).ravel()
         weights = np.bincount(flat, minlength=weights.size).reshape(weights.shape)
     index = list(weighted.names).index("mAP" if "mAP" in weighted.names else "AP")
-    samples = np.array([weighted.numbers(w)[index] for w in weights])
+    samples = resampled(lambda w: [weighted.numbers(w)[index]], weights,
+                        resolve_threads(threads))[:, 0]
     boot = bootstrap_result(("AP",), np.zeros(1), samples, confidence=confidence, seed=seed,
                             category_ids=np.zeros(0), category_names=())
     return float(boot.low[0]), float(boot.high[0])

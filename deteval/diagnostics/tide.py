@@ -50,7 +50,7 @@ import numpy as np
 
 from .._arrays import frozen
 from .._similarity import check_iou_type, read_as
-from .._validation import number
+from .._validation import check_similarity_settings, number
 from ..data import Dataset, Detections
 from ..matching import match_detections
 from ..outcomes import best_per_detection, same_image_pairs
@@ -216,7 +216,7 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
                       background_threshold: float = 0.1, max_dets: int | None = None,
                       rules: str = "deteval", iou_type: str | None = None,
                       protocol: str = "coco", keypoint_sigmas: Any = None,
-                      dilation_ratio: float = 0.02, image_labels: Any = None,
+                      dilation_ratio: float | None = None, image_labels: Any = None,
                       hierarchy: Any = None, classes: Any = None,
                       expand_detections: bool = False, use_area: bool = False,
                       detectron2: bool = False) -> ErrorAttribution:
@@ -265,9 +265,11 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         the result's (expanded) ``detections`` / ``gt``.
     keypoint_sigmas : sequence of float or dict {category_id: sequence}, optional
         OKS sigmas for ``iou_type="keypoints"`` (default: COCO's 17 person sigmas;
-        CrowdPose's 14 with ``protocol="crowdpose"``).
-    dilation_ratio : float, default 0.02
-        Boundary width for ``iou_type="boundary"``.
+        CrowdPose's 14 with ``protocol="crowdpose"``). Given with another ``iou_type``:
+        ValueError (it would be ignored).
+    dilation_ratio : float, optional
+        Boundary width for ``iou_type="boundary"`` (default 0.02). Given with another
+        ``iou_type``: ValueError (it would be ignored).
     detectron2 : bool, default False
         ``protocol="voc2007"|"voc2012"`` only: detectron2's preset
         (``DETECTRON2_VOC2007`` / ``DETECTRON2_VOC2012``): a detection is right at IoU
@@ -307,6 +309,8 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         iou_type = "keypoints" if protocol == "crowdpose" else "bbox"
     check_iou_type(iou_type)
     check_protocol(protocol, iou_type, rules)
+    check_similarity_settings(iou_type, keypoint_sigmas=keypoint_sigmas,
+                              dilation_ratio=dilation_ratio)
     if not isinstance(use_area, (bool, np.bool_)):
         raise TypeError(f"use_area must be True or False; got {use_area!r}")
     if not isinstance(detectron2, (bool, np.bool_)):
@@ -335,7 +339,8 @@ def error_attribution(gt: Any, dt: Any, *, pos_threshold: float = 0.5,
         detections = detections.replace(scores=scores, boxes=boxes)
     tide = tide_rules(dataset, detections, protocol=protocol, iou_type=iou_type, floor=bg,
                       max_dets=None if max_dets is None else int(max_dets),
-                      keypoint_sigmas=keypoint_sigmas, dilation_ratio=dilation_ratio,
+                      keypoint_sigmas=keypoint_sigmas,
+                      dilation_ratio=0.02 if dilation_ratio is None else dilation_ratio,
                       lvis=lvis, use_area=bool(use_area), detectron2=bool(detectron2))
     result = _attribute(dataset, detections, tide, pos, bg, rules)
     if protocol.startswith("voc"):

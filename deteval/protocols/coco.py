@@ -219,20 +219,46 @@ def _sigmas(value: Any) -> Any:
 
 
 def _integers(name: str, values: Any) -> tuple[int, ...]:
-    listed = list(values) if isinstance(values, (list, tuple)) else None
-    if listed is not None and any(isinstance(v, int) and not -2**63 <= v < 2**63
-                                  for v in listed):
-        big = next(v for v in listed if isinstance(v, int) and not -2**63 <= v < 2**63)
+    """``values`` (a list, tuple or array of integers) as a tuple of Python ints; an
+    :class:`~deteval.errors.OptionError` naming ``name`` otherwise. One numpy conversion and
+    whole-array checks (every COCOParams pays this for its image ids, twice an evaluation);
+    Python ints beyond int64 are looked for one by one only when numpy could not hold the
+    list as int64.
+
+    >>> _integers("image_ids", [3, 1.0, 2])
+    (3, 1, 2)
+    >>> _integers("image_ids", [1, 2**63])
+    Traceback (most recent call last):
+    ...
+    deteval.errors.OptionError: image_ids holds 9223372036854775808, too large: values must \
+be below 2**63; got [1, 9223372036854775808]
+    """
+    listed = isinstance(values, (list, tuple))
+    try:
+        array = np.atleast_1d(np.asarray(values))
+    except (ValueError, TypeError, OverflowError):
+        if listed:
+            _refuse_big_ints(name, values)
+        raise
+    kind = array.dtype.kind
+    if listed and kind != "i":      # int64 holds every Python int it took
+        _refuse_big_ints(name, values)
+    if array.ndim != 1 or (array.size and (kind not in "iuf" or (
+            kind == "f" and not np.array_equal(array, np.round(array))))):
+        raise OptionError(name, "must be a list of integers", got=values)
+    if kind in "fu" and array.size and (big := np.abs(array).max()) >= 2**63:
+        shown = f"{big:g}" if kind == "f" else f"{int(big)}"
+        raise OptionError(name, f"holds {shown}, too large: values must be below 2**63",
+                          got=values)
+    return tuple((array.astype(np.int64) if kind == "f" else array).tolist())
+
+
+def _refuse_big_ints(name: str, values: Any) -> None:
+    """OptionError for the first Python int of ``values`` beyond int64."""
+    big = next((v for v in values if isinstance(v, int) and not -2**63 <= v < 2**63), None)
+    if big is not None:
         raise OptionError(name, f"holds {big}, too large: values must be below 2**63",
                           got=values)
-    array = np.atleast_1d(np.asarray(values))
-    if array.ndim != 1 or (array.size and (array.dtype.kind not in "iuf" or not np.array_equal(
-            array, np.round(array)))):
-        raise OptionError(name, "must be a list of integers", got=values)
-    if array.dtype.kind == "f" and array.size and np.abs(array).max() >= 2**63:
-        raise OptionError(name, f"holds {np.abs(array).max():g}, too large: values must be "
-                          "below 2**63", got=values)
-    return tuple(int(v) for v in array)
 
 
 def _check_summary_lookups(p: COCOParams) -> None:
@@ -520,8 +546,6 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     if iou_type is not None:
         options["iou_type"] = iou_type
     p = _with_options(base, options, "evaluate_coco")
-    check_similarity_settings(p.iou_type, keypoint_sigmas=options.get("keypoint_sigmas"),
-                              dilation_ratio=options.get("dilation_ratio"))
     if invalid not in ("raise", "repair"):
         raise ValueError(f"invalid must be 'raise' or 'repair'; got {invalid!r}")
     dataset, detections, load_notes = load_coco_pair(gt, dt, p.iou_type, invalid, match_by)
@@ -537,11 +561,15 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
 
 
 def _with_options(base: COCOParams, options: dict, caller: str) -> COCOParams:
-    """``base`` with the keyword options replacing its fields (TypeError for unknown ones)."""
+    """``base`` with the keyword options replacing its fields (TypeError for unknown ones;
+    ValueError for a similarity setting given with an IoU type that does not read it)."""
     unknown = set(options) - {f.name for f in dataclasses.fields(COCOParams)}
     if unknown:
         raise TypeError(f"{caller}() got unknown option(s): {', '.join(sorted(unknown))}")
-    return dataclasses.replace(base, **options) if options else base
+    p = dataclasses.replace(base, **options) if options else base
+    check_similarity_settings(p.iou_type, keypoint_sigmas=options.get("keypoint_sigmas"),
+                              dilation_ratio=options.get("dilation_ratio"))
+    return p
 
 
 def finish(ctx: COCOContext, state: COCOState, *, n_detections: int, n_unknown: int,

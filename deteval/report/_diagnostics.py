@@ -89,14 +89,19 @@ def check_slice_keys(by: Any, protocol: str) -> list[str] | None:
 
 def _coco_at(run: Any, tau: float) -> Any:
     """A COCO evaluation whose first IoU threshold is ``tau`` and max-detections 100: the
-    report's own when it is one, else one at ``tau`` alone on the same data."""
+    report's own when it is one, else one at ``tau`` alone on the same data, with the
+    report's other settings (its IoU type and what that type reads: sigmas, dilation ratio;
+    its categories and images)."""
+    import dataclasses
+
     from ..protocols.coco import evaluate_coco
 
     result = run.result
     if result.params.iou_thresholds[0] == tau and result.params.max_detections[-1] == 100:
         return result
-    return evaluate_coco(run.dataset, run.detections, iou_thresholds=(tau,),
-                         max_detections=(100, 100, 100))
+    params = dataclasses.replace(result.params, iou_thresholds=(tau,),
+                                 max_detections=(100, 100, 100))
+    return evaluate_coco(run.dataset, run.detections, params=params)
 
 
 def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
@@ -142,7 +147,8 @@ def compute(run: Any, gt: Any, protocol: str, tau: float, *, ci: int | None,
         out["intervals"] = _intervals(run, protocol, ci, confidence, seed, threads)
         step("bootstrap intervals")
     if slices is not None:
-        out["slices"] = _slices(run.result, gt, protocol, slices, ci, confidence, seed)
+        out["slices"] = _slices(run.result, gt, protocol, slices, ci, confidence, seed,
+                                threads)
         step("slices")
     out["notes"] = notes
     return out
@@ -208,7 +214,7 @@ def _intervals(run: Any, protocol: str, ci: int, confidence: float, seed: Any,
 
 
 def _slices(result: Any, gt: Any, protocol: str, options: dict, ci: int | None,
-            confidence: float, seed: Any) -> dict[str, Any]:
+            confidence: float, seed: Any, threads: int | None = None) -> dict[str, Any]:
     from ..diagnostics.slices import slices
 
     options = dict(options)
@@ -220,7 +226,7 @@ def _slices(result: Any, gt: Any, protocol: str, options: dict, ci: int | None,
         from ..diagnostics.slices_protocols import protocol_slice_interval
 
         make = slice_interval if protocol == "coco" else protocol_slice_interval
-        interval = make(n_resamples=ci, confidence=confidence, seed=seed)
+        interval = make(n_resamples=ci, confidence=confidence, seed=seed, threads=threads)
     return slices(result, interval=interval, **options).to_dict(worst=WORST_SLICES)
 
 

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from PIL import Image, ImageDraw
 
-from ..._validation import positive_integer
+from ..._validation import check_similarity_settings, positive_integer
 from ...data import Dataset, Detections
 from ...outcomes import DT_OUTCOMES, GT_OUTCOMES, Outcomes, match_outcomes
 from ._compose import _as_image, _compose
@@ -219,7 +219,10 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
         ``{category_id: pairs}`` (COCO's ``categories[].skeleton`` minus 1). Default: the
         COCO person skeleton for 17 keypoints, no edges otherwise.
     keypoint_sigmas : sequence of float, optional
-        Keypoints: the OKS sigmas, one per joint (default: COCO person for 17 keypoints).
+        Keypoints: the OKS sigmas, one per joint (default: COCO person for 17 keypoints):
+        the joints' dots read them whatever ``iou_type``, the matching with
+        ``iou_type="keypoints"``. Given for objects without keypoints and another
+        ``iou_type``: ValueError (nothing would read them).
     keypoint_threshold : float, default 0.5
         A detected joint is within tolerance of its object's joint when its OKS term
         ``exp(-d^2 / (2 s^2 k^2))`` (``d`` the distance, ``s^2`` the object's area, ``k =
@@ -248,6 +251,21 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
                           keypoint_threshold=keypoint_threshold)
 
 
+def check_drawn_sigmas(gt: Dataset, iou_type: str, keypoint_sigmas: Any) -> None:
+    """ValueError when ``keypoint_sigmas`` are given and nothing reads them: not the matching
+    (``iou_type`` is not "keypoints") and not the joints' dots (the objects carry no
+    keypoints); the message is :func:`~deteval._validation.check_similarity_settings`'.
+    """
+    if gt.gt.keypoints is None:
+        check_similarity_settings(iou_type, keypoint_sigmas=keypoint_sigmas)
+
+
+def matched_sigmas(iou_type: str, keypoint_sigmas: Any) -> Any:
+    """The sigmas the matching reads: ``keypoint_sigmas`` for OKS, else None (they then
+    serve the joints' dots only)."""
+    return keypoint_sigmas if iou_type == "keypoints" else None
+
+
 def render_matches(image: Image.Image, gt: Dataset, dt: Detections, image_index: int, *,
                    copy: bool, outcomes: Outcomes | None = None, iou_threshold: float = 0.5,
                    score_threshold: float = 0.0, iou_type: str = "bbox",
@@ -265,12 +283,13 @@ def render_matches(image: Image.Image, gt: Dataset, dt: Detections, image_index:
     keys = _shown_keys(show)
     if not 0.0 <= float(mask_fill) <= 1.0:
         raise ValueError(f"mask_fill must be in [0, 1]; got {mask_fill!r}")
+    check_drawn_sigmas(gt, iou_type, keypoint_sigmas)
     options = _Keypoints(skeleton, None if keypoint_sigmas is None else np.asarray(
         keypoint_sigmas, dtype=np.float64), float(keypoint_threshold), gt.categories.ids)
     if outcomes is None:
         outcomes = match_outcomes(gt, dt, iou_threshold=iou_threshold,
                                   score_threshold=score_threshold, iou_type=iou_type,
-                                  keypoint_sigmas=keypoint_sigmas)
+                                  keypoint_sigmas=matched_sigmas(iou_type, keypoint_sigmas))
     else:
         _check_outcomes(outcomes, gt, dt)
     items = _items(gt, dt, outcomes, image_index, keys)   # checks image_index

@@ -20,7 +20,7 @@ from ...data import Dataset, Detections
 from ...errors import FormatWarning
 from ...outcomes import Outcomes, match_outcomes
 from . import _folder
-from ._matches import _check_outcomes, render_matches
+from ._matches import _check_outcomes, check_drawn_sigmas, matched_sigmas, render_matches
 from ._styles import DEFAULT_SHOW, _shown_keys, draw_legend
 
 
@@ -351,11 +351,12 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
     if _same_file(out_dir, images_dir):
         raise ValueError(f"the output folder {out_dir} is the images folder: the drawings "
                          "would mix with (or replace) the images; choose another folder")
+    sigmas = (draw_options or {}).get("keypoint_sigmas")
+    check_drawn_sigmas(dataset, iou_type, sigmas)
     if outcomes is None:
-        sigmas = (draw_options or {}).get("keypoint_sigmas")
         outcomes = match_outcomes(dataset, detections, iou_threshold=iou_threshold,
                                   score_threshold=score_threshold, iou_type=iou_type,
-                                  keypoint_sigmas=sigmas)
+                                  keypoint_sigmas=matched_sigmas(iou_type, sigmas))
     else:
         _check_outcomes(outcomes, dataset, detections)
     threads = resolve_threads(threads)
