@@ -373,6 +373,55 @@ def test_a_worker_running_other_lrp_code_than_the_caller_is_not_used(coco, force
     _computed_in_process(coco, forced, n_resamples=40, seed=4)
 
 
+def _other_code(monkeypatch, module, name: str) -> None:
+    """``module.name`` replaced by a function of the same numbers but other code than the
+    file's (as a package upgraded in place would leave it in a worker)."""
+    original = getattr(module, name)
+
+    def replaced(*args, **kwargs):
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, replaced)
+
+
+def test_a_worker_started_late_checks_the_protocols_code_too(monkeypatch):
+    """Workers started by ``run_blocks`` after its first block (none ahead: the work looked
+    short) digest the protocol's modules of the pool (VOC: ``_voc_stages``) as workers
+    started ahead do: other code there than the caller's and the worker is not used."""
+    from deteval.protocols import _voc_stages
+
+    monkeypatch.delenv(workers.ENV, raising=False)
+    monkeypatch.setattr(workers, "_TEST_OPTIONS", {})
+    monkeypatch.setattr(workers, "_WORTH", 0.0)         # long enough once measured
+    monkeypatch.setattr(workers, "_PARENT_COMPUTES", False)
+    _other_code(monkeypatch, _voc_stages, "mean_ap")
+    result, bootstrap = _voc()
+    one = bootstrap(result, n_resamples=40, seed=1, threads=1)
+    two = bootstrap(result, n_resamples=40, seed=1, threads=2)
+    run = dict(workers.last_run)
+    assert _equal(one, two)
+    assert len(run["pids"]) == 1 and run["by_workers"] == 0 and _gone(run["pids"])
+
+
+@pytest.mark.parametrize("protocol, module, name", [
+    ("lvis", "deteval.protocols._results", "mean_valid"),
+    ("crowdpose", "deteval.protocols.coco", "summarize_value")])
+def test_a_worker_running_other_summary_code_than_the_caller_is_not_used(forced, protocol,
+                                                                         module, name):
+    """LVIS's and CrowdPose's resamples summarise with ``protocols._results`` (and CrowdPose
+    with ``protocols.coco``) in the workers too: that code is digested as well."""
+    import importlib
+
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    _other_code(forced, importlib.import_module(module), name)
+    result, bootstrap = {"lvis": _lvis, "crowdpose": _crowdpose}[protocol]()
+    one = bootstrap(result, n_resamples=40, seed=1, threads=1)
+    two = bootstrap(result, n_resamples=40, seed=1, threads=2)
+    run = dict(workers.last_run)
+    assert _equal(one, two)
+    assert run["by_workers"] == 0 and _gone(run["pids"])
+
+
 def test_the_code_digest_is_the_same_in_a_fresh_interpreter():
     """What the worker sends is what the caller computes when the code is the same (string
     hashes differ between interpreters: sets among the constants must not change it)."""

@@ -25,11 +25,13 @@ _LENGTH = struct.Struct("<Q")
 #: The modules whose code a worker's numbers run (with the engine's own, ``preload``): the
 #: parent's and the worker's must be the same code, not only the same files. The three
 #: modules of the worker machinery are all listed (the worker's loop and the framing carry
-#: the numbers too).
+#: the numbers too), and the summaries several protocols' resamples share (``_results``:
+#: LVIS and CrowdPose; ``coco.summarize_value``: COCO and CrowdPose).
 _CODE_MODULES = ("deteval.diagnostics._bootstrap_workers", "deteval.diagnostics._bootstrap_wire",
                  "deteval.diagnostics._bootstrap_process", "deteval.diagnostics.bootstrap",
                  "deteval.diagnostics._bootstrap_plans", "deteval.diagnostics._bootstrap_lrp",
-                 "deteval.protocols._coco_stages", "deteval.diagnostics.lrp")
+                 "deteval.protocols._coco_stages", "deteval.diagnostics.lrp",
+                 "deteval.protocols._results", "deteval.protocols.coco")
 
 
 def code_digest(modules: Iterable[str]) -> str:

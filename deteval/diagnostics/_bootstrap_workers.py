@@ -165,6 +165,7 @@ class Workers:
 
     def __init__(self, n: int, preload: tuple = ()) -> None:
         self.workers: list[_Worker] = []
+        self.preload = tuple(preload)       # also for workers run_blocks starts later
         for _ in range(max(n, 0)):
             try:
                 self.workers.append(_Worker(preload))
@@ -410,7 +411,8 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
         ended. The caller closes it (it is a context manager): the workers' exits are
         waited for there (those started here join it), not here.
     preload : tuple of str
-        Modules a worker started here imports before its engine arrives.
+        Modules a worker started here imports before its engine arrives, and whose code it
+        digests (default: ``pool``'s).
 
     Returns
     -------
@@ -450,7 +452,9 @@ def run_blocks(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
             n = _n_workers(threads)
             use = n > 0 and run.remaining * each >= _WORTH * (n + 1)
         if use and not workers and not run.failed:
-            workers = Workers(_n_workers(threads), preload).workers
+            # (the pool's modules when it started none: their code is digested too)
+            workers = Workers(_n_workers(threads), preload or getattr(pool, "preload", ())
+                              ).workers
             if pool is not None:
                 pool.workers.extend(workers)        # the pool waits for them too
             for worker in workers:
