@@ -337,8 +337,8 @@ def detection_confusion_matrix(gt: Any, dt: Any = None, *, iou_threshold: float 
         How ``matrix`` is normalised (``counts`` always holds the raw counts).
     iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}, optional
         The similarity matched by, as :func:`deteval.match_outcomes` (default "bbox", or
-        that of a COCOResult given as ``gt``); ``keypoint_sigmas`` and ``dilation_ratio``
-        as there.
+        that of a result given as ``gt``, as there: a CrowdPose result's is its own OKS);
+        ``keypoint_sigmas`` and ``dilation_ratio`` as there.
 
     Returns
     -------
@@ -543,8 +543,8 @@ def operating_points(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5,
         Weight of recall in F-beta (``> 0``).
     iou_type : {"bbox", "segm", "boundary", "keypoints", "polygon", "rotated"}, optional
         The similarity matched by, as :func:`deteval.match_outcomes` (default "bbox", or
-        that of a COCOResult given as ``gt``); ``keypoint_sigmas`` and ``dilation_ratio``
-        as there.
+        that of a result given as ``gt``, as there: a CrowdPose result's is its own OKS);
+        ``keypoint_sigmas`` and ``dilation_ratio`` as there.
 
     Returns
     -------

@@ -23,7 +23,10 @@ them), polygon or rotated-box IoU (``"polygon"``, ``"rotated"``). A crowd region
 matched by its intersection over the detection's area (IoA) where COCO does so (boxes,
 masks, polygons). Below, "IoU" means this similarity. Given a
 :class:`~deteval.protocols.coco.COCOResult`, its dataset, detections, ``iou_type``,
-sigmas and dilation ratio are used, so that a drawing shows the matches of that AP.
+sigmas and dilation ratio are used, so that a drawing shows the matches of that AP; so are
+those of a VOC or LVIS result, and a CrowdPose result's OKS is its own: its sigmas and each
+object's area ``h * w * 0.53`` of its box (unless ``use_area``), as the protocol matches.
+An Open Images result is refused (its tidy export has its outcomes).
 
 Outcome of a detection (``DT_OUTCOMES``), decided in this order
 ----------------------------------------------------------------
@@ -358,10 +361,12 @@ def match_outcomes(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5,
 
     Parameters
     ----------
-    gt : Dataset, str, PathLike, dict or COCOResult
+    gt : Dataset, str, PathLike, dict or a result
         Ground truth, or a COCO instances file (or its dict); or the result of
         :func:`~deteval.evaluate_coco` (then ``dt`` is None and its dataset, detections and
-        settings are used).
+        settings are used), :func:`~deteval.evaluate_voc`, :func:`~deteval.evaluate_lvis`
+        or :func:`~deteval.evaluate_crowdpose` (matched by CrowdPose's OKS: its sigmas, the
+        objects' areas ``h * w * 0.53`` of their box).
     dt : Detections, str, PathLike, list, dict or ndarray
         Detections, or anything :func:`~deteval.io.coco.read_coco_results` reads.
     iou_threshold : float, default 0.5
@@ -418,6 +423,7 @@ def resolve_similarity(gt: Any, dt: Any, *, iou_type: str | None, keypoint_sigma
             raise ValueError("this result keeps no detections (Evaluator.compute); pass the "
                              "dataset and the detections instead")
         dataset, detections = gt.dataset, gt.detections
+        dataset, params = _as_matched(dataset, params)
         iou_type = check_iou_type(getattr(params, "iou_type", "bbox") if iou_type is None
                                   else iou_type)
         check_similarity_settings(iou_type, keypoint_sigmas=keypoint_sigmas,
@@ -427,6 +433,12 @@ def resolve_similarity(gt: Any, dt: Any, *, iou_type: str | None, keypoint_sigma
         if dilation_ratio is None:
             dilation_ratio = getattr(params, "dilation_ratio", 0.02)
     else:
+        if dt is None and hasattr(gt, "matches"):
+            raise TypeError(
+                f"a {type(gt).__name__} cannot be matched here: give a result of "
+                "evaluate_coco, evaluate_voc, evaluate_lvis or evaluate_crowdpose, or the "
+                "ground truth and the detections (an Open Images result's outcomes are in "
+                "its tidy export, result.to_frame())")
         if dt is None:
             raise TypeError("dt (the detections) is required unless gt is a result of "
                             "evaluate_coco")
@@ -442,6 +454,18 @@ def resolve_similarity(gt: Any, dt: Any, *, iou_type: str | None, keypoint_sigma
         dataset, detections, iou_type, floor=floor, keypoint_sigmas=keypoint_sigmas,
         dilation_ratio=0.02 if dilation_ratio is None else dilation_ratio)
     return dataset, detections, similarity
+
+
+def _as_matched(dataset: Dataset, params: Any) -> tuple[Dataset, Any]:
+    """The objects and the COCO settings a result's protocol matched with: a CrowdPose
+    result's are its OKS with its sigmas and each object's area ``h * w * 0.53`` of its box
+    (:func:`~deteval.protocols.crowdpose.scaled_dataset`, unless ``use_area``); the others'
+    are their own."""
+    from .protocols.crowdpose import CrowdPoseParams, scaled_dataset
+
+    if isinstance(params, CrowdPoseParams):
+        return scaled_dataset(dataset, params), params.coco_params()
+    return dataset, params
 
 
 def _outcomes(dataset: Dataset, detections: Detections, iou_threshold: float,

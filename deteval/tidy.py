@@ -269,13 +269,15 @@ def _similarity(result, coco: bool):
 
 
 def _outcome_columns(result, threshold: float) -> dict[str, Any]:
-    """``outcome``, ``outcome_row``, ``outcome_iou`` of :func:`deteval.match_outcomes`."""
+    """``outcome``, ``outcome_row``, ``outcome_iou`` of :func:`deteval.match_outcomes`, by
+    the similarity ``result`` matched with (its ``iou_type``, sigmas, dilation ratio; a
+    protocol's view: CrowdPose's scaled areas, LVIS's masks)."""
     from .outcomes import DT_OUTCOMES, GT_OUTCOMES, match_outcomes
 
-    dt, gt = result.detections, result.dataset.gt
+    gt = result.dataset.gt
     labels = DT_OUTCOMES + tuple(g for g in GT_OUTCOMES if g not in DT_OUTCOMES)
     gt_code = np.array([labels.index(g) for g in GT_OUTCOMES], dtype=np.int32)
-    found = match_outcomes(result.dataset, dt, iou_threshold=threshold)
+    found = match_outcomes(result, iou_threshold=threshold)
     gt_iou = np.full(len(gt), np.nan)
     has = found.gt_dt >= 0
     gt_iou[has] = found.dt_iou[found.gt_dt[has]]

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from keypointgen import make_keypoints_dataset
 
-__all__ = ["CROWDPOSE_SIGMAS", "make_crowdpose_dataset", "run_faster_coco_eval",
+__all__ = ["CROWDPOSE_SIGMAS", "crowdpose_oks", "make_crowdpose_dataset", "run_faster_coco_eval",
            "run_xtcocotools", "write_pair"]
 
 #: CrowdPose's 14 sigmas as mmpose and faster-coco-eval's tests spell them (written out
@@ -122,3 +122,20 @@ def run_faster_coco_eval(gt_path: str, dt_path: str, sigmas=CROWDPOSE_SIGMAS):
     precision = np.asarray(evaluator.eval["precision"]).copy()
     evaluator.summarize()
     return np.asarray(evaluator.all_stats, dtype=np.float64)[:9], precision
+
+
+def crowdpose_oks(k: np.ndarray, obj: dict, sigmas: np.ndarray) -> float:
+    """pycocotools' computeOks for one pair, the object area h * w * 0.53 of its box: over
+    the visible keypoints, or (none visible) by the distance outside twice the box."""
+    g = np.asarray(obj["keypoints"], float).reshape(-1, 3)
+    x, y, w, h = obj["bbox"]
+    visible = g[:, 2] > 0
+    if visible.any():
+        dx, dy = k[:, 0] - g[:, 0], k[:, 1] - g[:, 1]
+    else:
+        zero = np.zeros(len(k))
+        dx = np.maximum(zero, x - w - k[:, 0]) + np.maximum(zero, k[:, 0] - (x + 2 * w))
+        dy = np.maximum(zero, y - h - k[:, 1]) + np.maximum(zero, k[:, 1] - (y + 2 * h))
+    e = (dx ** 2 + dy ** 2) / (2 * sigmas) ** 2 / (w * h * 0.53 + np.spacing(1)) / 2
+    e = e[visible] if visible.any() else e
+    return float(np.sum(np.exp(-e)) / len(e))

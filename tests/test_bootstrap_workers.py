@@ -422,6 +422,32 @@ def test_a_worker_running_other_summary_code_than_the_caller_is_not_used(forced,
     assert run["by_workers"] == 0 and _gone(run["pids"])
 
 
+@pytest.mark.parametrize("protocol, module, name", [
+    ("voc", "deteval.protocols._voc_stages", "mean_ap"),
+    ("lvis", "deteval.protocols.lvis", "summary_stats"),
+    ("crowdpose", "deteval.protocols.crowdpose", "headline_stats"),
+    ("openimages", "deteval.protocols._openimages_match", "tf_average_precision")])
+def test_a_comparisons_worker_checks_the_protocols_code_too(forced, tmp_path, protocol,
+                                                            module, name):
+    """The paired comparison's workers digest the protocol's modules (its bootstrap's
+    ``_WORKER_MODULES``) as the bootstrap's do: other code there than the caller's and the
+    worker is not used, and the comparison equals one thread's."""
+    import importlib
+
+    from deteval.diagnostics import compare
+
+    forced.setattr(workers, "_PARENT_COMPUTES", False)
+    _other_code(forced, importlib.import_module(module), name)
+    result, _ = (_openimages(tmp_path) if protocol == "openimages"
+                 else {"voc": _voc, "lvis": _lvis, "crowdpose": _crowdpose}[protocol]())
+    compare_protocol = getattr(compare, f"compare_{protocol}")
+    one = compare_protocol([result, result], n_resamples=40, seed=1, threads=1)
+    two = compare_protocol([result, result], n_resamples=40, seed=1, threads=2)
+    run = dict(workers.last_run)
+    assert one.to_dict() == two.to_dict()
+    assert len(run["pids"]) == 1 and run["by_workers"] == 0 and _gone(run["pids"])
+
+
 def test_the_code_digest_is_the_same_in_a_fresh_interpreter():
     """What the worker sends is what the caller computes when the code is the same (string
     hashes differ between interpreters: sets among the constants must not change it)."""

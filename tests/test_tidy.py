@@ -103,6 +103,26 @@ def test_columns_equal_the_match_table_and_pycocotools_iou(seed):
         ann_ids[k] for k in match_row[0, :n_dt][matched].tolist()]
 
 
+def _nan_as_none(values: list) -> list:
+    return [None if isinstance(v, float) and v != v else v for v in values]
+
+
+def test_a_repeated_threshold_gives_a_block_per_entry():
+    """``iou_threshold="all"`` writes one block per entry of ``iou_thresholds``, a repeated
+    one twice with the same ``iou_threshold`` (as pycocotools' arrays hold its row twice);
+    a number picks the first block of that threshold (docs/tidy-export.md §1)."""
+    _, _, result = _random_result(3, iou_thresholds=(0.5, 0.5, 0.75))
+    every = tidy_columns(result, iou_threshold="all")
+    n = len(result.detections) + len(result.dataset.gt)
+    assert len(every["row"]) == 3 * n
+    assert every["iou_threshold"][::n].tolist() == [0.5, 0.5, 0.75]
+    for t, picked in ((0, 0.5), (1, 0.5), (2, 0.75)):
+        one = tidy_columns(result, iou_threshold=picked)
+        for name, column in every.items():
+            block, theirs = _values(column)[t * n:(t + 1) * n], _values(one[name])
+            assert _nan_as_none(block) == _nan_as_none(theirs), name
+
+
 def test_outcome_columns_equal_match_outcomes():
     gt, results, result = _random_result(3)
     n_dt = len(result.detections)

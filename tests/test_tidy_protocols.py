@@ -14,7 +14,7 @@ import oid_reference as ref
 import oidgen
 import pytest
 from clirun import run as _run
-from crowdposegen import make_crowdpose_dataset, run_xtcocotools, write_pair
+from crowdposegen import crowdpose_oks, make_crowdpose_dataset, run_xtcocotools, write_pair
 from lvisgen import make_lvis_dataset, run_lvis_api
 
 import deteval
@@ -143,30 +143,13 @@ def test_crowdpose_rows_equal_xtcocotools_eval_imgs(seed, tmp_path):
     by_id = {a["id"]: a for a in gt["annotations"]}
     for d in np.flatnonzero(columns["match_row"][:n_dt] >= 0).tolist():
         obj = by_id[int(columns["match_id"][d])]
-        assert abs(columns["iou"][d] - _oks(result.detections.keypoints[d], obj, sigmas)) \
-            < 1e-12
+        oks = crowdpose_oks(result.detections.keypoints[d], obj, sigmas)
+        assert abs(columns["iou"][d] - oks) < 1e-12
     crowd = {image["id"]: image["crowdIndex"] for image in gt["images"]}
     assert columns["crowd_index"].tolist() == [crowd[i] for i in columns["image_id"].tolist()]
     split = ["easy" if c < 0.2 else "medium" if c < 0.8 else "hard"
              for c in columns["crowd_index"].tolist()]
     assert _values(columns["crowd_split"]) == split
-
-
-def _oks(k: np.ndarray, obj: dict, sigmas: np.ndarray) -> float:
-    """pycocotools' computeOks for one pair, the object area h * w * 0.53 of its box: over
-    the visible keypoints, or (none visible) by the distance outside twice the box."""
-    g = np.asarray(obj["keypoints"], float).reshape(-1, 3)
-    x, y, w, h = obj["bbox"]
-    visible = g[:, 2] > 0
-    if visible.any():
-        dx, dy = k[:, 0] - g[:, 0], k[:, 1] - g[:, 1]
-    else:
-        zero = np.zeros(len(k))
-        dx = np.maximum(zero, x - w - k[:, 0]) + np.maximum(zero, k[:, 0] - (x + 2 * w))
-        dy = np.maximum(zero, y - h - k[:, 1]) + np.maximum(zero, k[:, 1] - (y + 2 * h))
-    e = (dx ** 2 + dy ** 2) / (2 * sigmas) ** 2 / (w * h * 0.53 + np.spacing(1)) / 2
-    e = e[visible] if visible.any() else e
-    return float(np.sum(np.exp(-e)) / len(e))
 
 
 # ----------------------------------------------------------------------------- Open Images

@@ -275,11 +275,13 @@ _WORKER_MODULES = ("deteval.diagnostics.bootstrap", "deteval.protocols.coco",
 
 def resampled(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
               threads: int, *, count: int | None = None,
-              engine: Callable[[], Any] | None = None, pool: Any = None) -> np.ndarray:
+              engine: Callable[[], Any] | None = None, pool: Any = None,
+              preload: tuple = ()) -> np.ndarray:
     """``np.array([numbers(w) for w in rows])`` (float64), computed on up to ``threads``
     threads, or by the calling thread and worker processes when the work is long
     (``_bootstrap_workers.run_blocks``; ``count`` rows, ``engine`` the picklable copy the
-    workers get, ``pool`` workers started ahead).
+    workers get, ``pool`` workers started ahead, ``preload`` the protocol's modules a worker
+    started without a pool imports and whose code it checks: default ``pool``'s).
 
     Each resample's numbers depend on its weights alone, so they are the same on any thread
     or process and for any ``threads``; the rows keep their order (the seed's).
@@ -291,7 +293,8 @@ def resampled(numbers: Callable[[np.ndarray], Any], rows: Iterable[np.ndarray],
         return np.array([numbers(w) for w in rows], dtype=np.float64)
     from ._bootstrap_workers import run_blocks
 
-    return run_blocks(numbers, rows, threads, count=count, engine=engine, pool=pool)
+    return run_blocks(numbers, rows, threads, count=count, engine=engine, pool=pool,
+                      preload=preload)
 
 
 def interval_result(weighted: Any, samples: np.ndarray, *, confidence: float,

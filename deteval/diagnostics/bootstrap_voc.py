@@ -47,6 +47,10 @@ __all__ = ["MAP_NAME", "WeightedVOC", "bootstrap_voc", "voc_number_names"]
 #: ``VOCResult.mean_ap``).
 MAP_NAME = "mAP"
 
+#: What a worker process imports, and whose code it checks against the caller's
+#: (:func:`bootstrap_voc` and :func:`~deteval.diagnostics.compare.compare_voc`).
+_WORKER_MODULES = ("deteval.diagnostics.bootstrap_voc", "deteval.protocols._voc_stages")
+
 
 def bootstrap_voc(result: Any, *, n_resamples: int = 1000, confidence: float = 0.95,
                   seed: Any = None, weights: np.ndarray | None = None,
@@ -92,8 +96,7 @@ def bootstrap_voc(result: Any, *, n_resamples: int = 1000, confidence: float = 0
     """
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
-    with prestart(threads, work_of(result, n_resamples, weights),
-                  ("deteval.diagnostics.bootstrap_voc", "deteval.protocols._voc_stages")) as pool:
+    with prestart(threads, work_of(result, n_resamples, weights), _WORKER_MODULES) as pool:
         weighted = WeightedVOC(result)
         rows = weighted.resamples(n_resamples, seed, weights)
         samples = resampled(weighted.numbers, rows, threads, pool=pool,

@@ -30,6 +30,7 @@ import numpy as np
 from .._arrays import frozen
 from .._threads import resolve_threads
 from ._bootstrap_workers import several
+from .bootstrap import _WORKER_MODULES as _COCO_MODULES
 from .bootstrap import (
     OLRP_NAME,
     BootstrapResult,
@@ -309,19 +310,21 @@ def compare_coco(results: Sequence[Any], *, n_resamples: int = 1000,
     return paired_comparison(
         results, lambda r: WeightedCOCO(r, score_threshold=score_threshold),
         n_resamples=n_resamples, confidence=confidence, seed=seed, models=models,
-        threads=threads)
+        threads=threads, preload=_COCO_MODULES)
 
 
 def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
                       n_resamples: int = 1000, confidence: float = 0.95, seed: Any = 0,
                       models: Sequence[str] | None = None, threads: int | None = None,
-                      same: Callable[[Any], Any] | None = None, hint: str = ""
-                      ) -> ComparisonResult:
+                      same: Callable[[Any], Any] | None = None, hint: str = "",
+                      preload: tuple = ()) -> ComparisonResult:
     """The paired comparison of :func:`compare_coco` for any protocol: ``weigh(result)``
     gives the weighted evaluation of one result (``WeightedCOCO``, ``WeightedVOC``,
     ``WeightedLVIS``...: its ``names``, ``estimates``, ``resamples`` and ``numbers(w)``); the
     rest is shared. ``same(result)`` is what must be equal across the results (default: the
-    settings and the object count); ``hint`` ends the message when it is not."""
+    settings and the object count); ``hint`` ends the message when it is not. ``preload``:
+    the protocol's modules (its bootstrap's ``_WORKER_MODULES``) that a worker process
+    imports and whose code it checks against the caller's, as the bootstrap's workers do."""
     check_settings(n_resamples, confidence)
     threads = resolve_threads(threads)
     results = list(results)
@@ -342,7 +345,7 @@ def paired_comparison(results: Sequence[Any], weigh: Callable[[Any], Any], *,
     weighted = [weigh(r) for r in results]
     rows = weighted[0].resamples(n_resamples, seed, None)
     samples = resampled(lambda w: [model.numbers(w) for model in weighted], rows, threads,
-                        count=n_resamples, engine=lambda: several(weighted))
+                        count=n_resamples, engine=lambda: several(weighted), preload=preload)
     samples = samples.reshape(-1, len(weighted), len(weighted[0].names))      # (B, J+1, N)
     intervals = [_intervals(model, samples[:, j], confidence, seed)
                  for j, model in enumerate(weighted)]                   # (NaN: in place)
@@ -424,10 +427,11 @@ def compare_voc(results: Sequence[Any], *, n_resamples: int = 1000, confidence: 
     >>> c.difference_of(1, "mAP") == float(b.map[0] - a.map[0])
     True
     """
-    from .bootstrap_voc import WeightedVOC
+    from .bootstrap_voc import _WORKER_MODULES, WeightedVOC
 
     return paired_comparison(results, WeightedVOC, n_resamples=n_resamples,
-                             confidence=confidence, seed=seed, models=models, threads=threads)
+                             confidence=confidence, seed=seed, models=models, threads=threads,
+                             preload=_WORKER_MODULES)
 
 
 def compare_lvis(results: Sequence[Any], *, n_resamples: int = 1000, confidence: float = 0.95,
@@ -468,10 +472,11 @@ def compare_lvis(results: Sequence[Any], *, n_resamples: int = 1000, confidence:
     >>> c.difference_of(1, "AP") == b.stat("AP") - a.stat("AP")
     True
     """
-    from .bootstrap_lvis import WeightedLVIS
+    from .bootstrap_lvis import _WORKER_MODULES, WeightedLVIS
 
     return paired_comparison(results, WeightedLVIS, n_resamples=n_resamples,
-                             confidence=confidence, seed=seed, models=models, threads=threads)
+                             confidence=confidence, seed=seed, models=models, threads=threads,
+                             preload=_WORKER_MODULES)
 
 
 def compare_crowdpose(results: Sequence[Any], *, n_resamples: int = 1000,
@@ -513,10 +518,11 @@ def compare_crowdpose(results: Sequence[Any], *, n_resamples: int = 1000,
     >>> c.difference_of(1, "AP_hard"), c.p_value_of(1, "AP")
     (0.0, 1.0)
     """
-    from .bootstrap_crowdpose import WeightedCrowdPose
+    from .bootstrap_crowdpose import _WORKER_MODULES, WeightedCrowdPose
 
     return paired_comparison(results, WeightedCrowdPose, n_resamples=n_resamples,
-                             confidence=confidence, seed=seed, models=models, threads=threads)
+                             confidence=confidence, seed=seed, models=models, threads=threads,
+                             preload=_WORKER_MODULES)
 
 
 def compare_openimages(results: Sequence[Any], *, n_resamples: int = 1000,
@@ -563,12 +569,13 @@ def compare_openimages(results: Sequence[Any], *, n_resamples: int = 1000,
     >>> c.difference_of(1, "mAP") == b.mean_ap - a.mean_ap
     True
     """
-    from .bootstrap_openimages import WeightedOpenImages
+    from .bootstrap_openimages import _WORKER_MODULES, WeightedOpenImages
 
     return paired_comparison(
         results, WeightedOpenImages, n_resamples=n_resamples, confidence=confidence,
         seed=seed, models=models, threads=threads, same=_openimages_fingerprint,
-        hint=" (the same boxes, image-level labels, hierarchy and classes=, the label map)")
+        hint=" (the same boxes, image-level labels, hierarchy and classes=, the label map)",
+        preload=_WORKER_MODULES)
 
 
 def _openimages_fingerprint(result: Any) -> tuple:
