@@ -46,8 +46,6 @@ def _every_byte(byte: int) -> np.uint64:
 
 _ZEROS, _LOW7, _TENS = _every_byte(0x30), _every_byte(0x7F), _every_byte(0x80 - 10)
 _HIGH, _DOTS = _every_byte(0x80), _every_byte(0x2E ^ 0x30)
-#: ``_FIRST[i]`` keeps the first ``i`` bytes (in text order) of a little-endian word.
-_FIRST = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)
 _POW10 = np.array([10.0 ** k for k in range(8)])    # exact
 _ONES = np.uint64(2**64 - 1)
 
