@@ -100,11 +100,14 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
         rows = slice(lo, lo + _BUILD_ROWS)
         image_index[rows] = image_rows(image_ids[rows])
         category_index[rows] = category_rows(category_ids[rows])
-        corners, sizes = xywh[rows, :2], xywh[rows, 2:]
-        boxes[rows, :2] = corners
+        # Column by column: numpy runs a ufunc over an (n, 2) block of an (n, 4) array
+        # with an inner loop of 2 elements per row (4 times slower than 1-D columns).
+        given, box = xywh[rows], boxes[rows]
+        box[...] = given
         with np.errstate(over="ignore"):
-            np.add(corners, sizes, out=boxes[rows, 2:])
-            np.multiply(sizes[:, 0], sizes[:, 1], out=area[rows])
+            np.add(given[:, 0], given[:, 2], out=box[:, 2])
+            np.add(given[:, 1], given[:, 3], out=box[:, 3])
+            np.multiply(given[:, 2], given[:, 3], out=area[rows])
         return bool(np.isfinite(boxes[rows]).all() and np.isfinite(area[rows]).all())
 
     finite = all(thread_map(part, range(0, n, _BUILD_ROWS), resolve_threads(threads)))
