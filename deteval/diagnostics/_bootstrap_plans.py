@@ -23,6 +23,10 @@ _EPS = np.spacing(1)
 _NEED_TABLE = 8192        # most positives a category's table of needed TP counts covers
 #: Merge the TP events into runs (``PrecisionPlan._merge_runs``); False: one run per event.
 MERGE_RUNS = True
+#: Take a resample's AP-type numbers from the per-segment sums over the recall thresholds
+#: (``PrecisionPlan.sums``, docs §13); False: from the precision grid (``curve``), as the
+#: evaluation's own numbers always are.
+SUM_RECALL = True
 
 
 def prefix(values: np.ndarray, dtype: Any) -> np.ndarray:
@@ -236,6 +240,33 @@ class COCOPlan:
                 rows = grid.reshape(n_a * n_t, n_r, n_k).transpose(0, 2, 1)    # (A T, K, R)
                 rows[~valid.reshape(n_a * n_t, n_k)] = -1.0
             prec[md] = grid.transpose(1, 2, 3, 0)
+        return prec, self._recall(w, totals, seg_npig, valid), events
+
+    def sums(self, w: np.ndarray) -> tuple[dict, dict, dict] | None:
+        """As :meth:`curves`, with ``{max_det: (A, T, K) sums over the recall thresholds of
+        the precision}`` (:meth:`PrecisionPlan.sums`; entries of a (category, area) without
+        positives are not -1: the positives, the last item of each events tuple, say which
+        are defined) in place of the precision; None where :meth:`PrecisionPlan.sums`
+        declines (then :meth:`curves`)."""
+        n_t, n_r, n_k, n_a, n_m = self.sizes
+        w = w.astype(count_dtype(w, self.per_image), copy=False)
+        npig = self.positives(w)
+        seg_npig = np.broadcast_to(npig.T[:, None, :], (n_a, n_t, n_k)).ravel()
+        sums, totals, events = {}, {}, {}
+        for md, plan in self.precision.items():
+            out = plan.sums(w, npig, self.thresholds_r)
+            if out is None:
+                return None
+            seg_sums, totals[md], tp_events = out
+            sums[md] = seg_sums.reshape(n_a, n_t, n_k)
+            events[md] = (*tp_events, npig)
+        return sums, self._recall(w, totals, seg_npig, seg_npig > 0), events
+
+    def _recall(self, w: np.ndarray, totals: dict, seg_npig: np.ndarray,
+                valid: np.ndarray) -> dict:
+        """``{m: recall (T, K, A)}`` of the settings the AR numbers read, from the TP totals
+        of the precision plans and the AR1/AR10 list (-1 where no positive)."""
+        n_t, n_r, n_k, n_a, n_m = self.sizes
         rec = {}
         if self.recall_img is not None:
             n = len(self.recall_img)
@@ -252,7 +283,7 @@ class COCOPlan:
             final = np.full(len(seg_npig), -1.0)
             final[valid] = tp[valid] / seg_npig[valid]
             rec[m] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
-        return prec, rec, events
+        return rec
 
     def full(self, prec: dict, rec: dict) -> tuple[np.ndarray, np.ndarray]:
         """The (T, R, K, A, M) precision and (T, K, A, M) recall arrays of ``curves``."""
@@ -279,6 +310,7 @@ class PrecisionPlan:
                  max_det: int, sizes: tuple) -> None:
         n_t, _, n_k, n_a, _ = sizes
         self.n_seg = n_seg = n_a * n_t * n_k
+        self.n_t, self.n_a, self.n_k = n_t, n_a, n_k
         rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
         in_sel = rank_in_order < max_det
         sel = events.order.compress(in_sel)
@@ -395,6 +427,14 @@ class PrecisionPlan:
         self.run_seg = tp_seg.take(ends)
         self.run_bounds = np.searchsorted(self.run_seg, np.arange(n_seg + 1))
         self.run_counts = np.diff(self.run_bounds)
+        # For the recall-threshold sums: each segment's table (category, area), and the
+        # first run of each segment that has runs.
+        n_k = max(self.n_k, 1)
+        seg_area, seg_k = np.arange(n_seg) // (self.n_t * n_k), np.arange(n_seg) % n_k
+        self.seg_table = seg_k * self.n_a + seg_area
+        self.first_seg = np.flatnonzero(self.run_counts)
+        self.first_run = self.run_bounds.take(self.first_seg)
+        self.first_base = self.seg_table.take(self.first_seg).astype(np.float64)
         self.in_hi, self.nf_hi = self.in_hi.take(ends), self.nf_hi.take(ends)
         hi_more = []
         for lo, hi, more in self.hi_more:
@@ -450,12 +490,86 @@ class PrecisionPlan:
         next call.
         """
         n_k, n_a = npig.shape
-        n_r, n_seg, n = len(thresholds_r), self.n_seg, len(self.tp_img)
+        n_r, n_seg = len(thresholds_r), self.n_seg
         n_t = n_seg // max(n_k * n_a, 1)
-        if n == 0:       # no TP event: precision 0 wherever defined
+        runs = self._runs(w)
+        if runs is None:       # no TP event: precision 0 wherever defined
             none = np.zeros(0, np.int64)
             return (np.zeros((n_a, n_t, n_r, n_k)), np.zeros(n_seg, np.int64),
                     (none, none, none))
+        total, seg_units, ends, _, envelope, kept = runs
+        work = self._work
+        # The first event of each segment whose TP count reaches a threshold's need (at
+        # least 1; needed_true_positives is COCO's float rule): the event holding that TP
+        # unit, in the run holding it. The precision there is the envelope's; 0 where the
+        # count never gets there.
+        need = self._needed(npig, thresholds_r)                              # (K, A, R)
+        need = np.ascontiguousarray(need.transpose(1, 0, 2))[:, None]       # (A, 1, K, R)
+        at = work.get("at", n_seg * n_r, np.int64).reshape(n_a, n_t, n_k, n_r)
+        np.add(seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1, need, out=at)
+        event = _holders(ends, at.ravel(), work.get("event", n_seg * n_r, np.int64))
+        q = envelope.take(event, out=at.ravel().view(np.float64), mode="wrap")
+        q = q.reshape(n_a, n_t, n_k, n_r)
+        # Written (area, threshold, recall threshold, category): the stats then read each
+        # area's (threshold, recall threshold, category) block as it lies (§13).
+        grid = work.get("grid", n_seg * n_r, np.float64).reshape(n_a, n_t, n_r, n_k)
+        np.multiply(q, need <= total.reshape(n_a, n_t, n_k, 1), out=grid.transpose(0, 1, 3, 2))
+        return grid, total, kept
+
+    def sums(self, w: np.ndarray, npig: np.ndarray, thresholds_r: np.ndarray):
+        """The sum over the recall thresholds of :meth:`curve`'s precision, per segment
+        (shape (S,), float64), without the grid: each run's envelope times the number of
+        thresholds whose needed TP unit it holds (docs §13 "Recall-threshold sums"); then
+        the TP count per segment and the kept events, as :meth:`curve`. The sums are those
+        of the grid's entries in another order (a few ulps apart). None when a needed-count
+        table would be much larger than the runs (large explicit weights: :meth:`curve`).
+        """
+        n_k, n_a = npig.shape
+        n_r, n_seg = len(thresholds_r), self.n_seg
+        n_t = n_seg // max(n_k * n_a, 1)
+        runs = self._runs(w)
+        if runs is None:
+            none = np.zeros(0, np.int64)
+            return np.zeros(n_seg), np.zeros(n_seg, np.int64), (none, none, none)
+        total, _, _, tp, envelope, kept = runs
+        # F(t) = #{r : need_r <= t} of each (category, area), t = 0 .. its largest segment
+        # total, as one cumulative count over the tables laid end to end (a need past the
+        # total goes to the table's extra last slot, never read). Every need is at least 1
+        # and lands in its own table, so the count at table ka's t is R * ka + F(t).
+        cap = total.reshape(n_a, n_t, n_k).max(axis=1).T                      # (K, A)
+        length = cap.ravel() + 2
+        n_table = int(length.sum())
+        if n_table > 4 * (len(tp) + n_k * n_a * n_r) + 1024:
+            return None
+        work = self._work
+        offsets = prefix(length, np.int64)
+        slot = self._needed(npig, thresholds_r)                                # (K, A, R)
+        np.minimum(slot, (cap + 1)[..., None], out=slot)
+        slot += offsets[:-1].reshape(n_k, n_a, 1)
+        # Counts below 2**53: exact in float64, so the steps and their products are too.
+        table = np.cumsum(np.bincount(slot.ravel(), minlength=n_table), dtype=np.float64)
+        # Each run's F at its TP count, less F at the previous run's (0 before the first).
+        n_run = len(tp)
+        at = np.add(tp, np.repeat(offsets.take(self.seg_table), self.run_counts),
+                    out=work.get("f_at", n_run, np.int64))
+        f = table.take(at, out=work.get("f", n_run, np.float64), mode="clip")
+        terms = work.get("f_terms", n_run, np.float64)
+        terms[0] = f[0]
+        np.subtract(f[1:], f[:-1], out=terms[1:])
+        first = self.first_run
+        terms[first] = f.take(first) - self.first_base * n_r
+        np.multiply(envelope, terms, out=terms)
+        seg_sums = np.zeros(n_seg)
+        seg_sums[self.first_seg] = np.add.reduceat(terms, first)
+        return seg_sums, total, kept
+
+    def _runs(self, w: np.ndarray):
+        """What :meth:`curve` and :meth:`sums` share: the TP count per segment, the TP prefix
+        at the segments' bounds and at the runs' ends, each run's TP count from its segment's
+        start, its envelope (decoded) and the kept events; None without TP events."""
+        n = len(self.tp_img)
+        if n == 0:
+            return None
         work, dtype, n_run = self._work, w.dtype, len(self.run_end)
         tp_w = w.take(self.tp_img, out=work.get("tp_w", n, dtype), mode="wrap")
         units = work.get("units", n + 1, dtype)                 # TP units before each event
@@ -479,22 +593,7 @@ class PrecisionPlan:
         np.divide(tp, pr, out=pr)
         code = self._code(w)
         envelope = _decode(self._envelope(pr, code), self._keys[code][1])
-        # The first event of each segment whose TP count reaches a threshold's need (at
-        # least 1; needed_true_positives is COCO's float rule): the event holding that TP
-        # unit, in the run holding it. The precision there is the envelope's; 0 where the
-        # count never gets there.
-        need = self._needed(npig, thresholds_r)                              # (K, A, R)
-        need = np.ascontiguousarray(need.transpose(1, 0, 2))[:, None]       # (A, 1, K, R)
-        at = work.get("at", n_seg * n_r, np.int64).reshape(n_a, n_t, n_k, n_r)
-        np.add(seg_units[:-1].reshape(n_a, n_t, n_k, 1) - 1, need, out=at)
-        event = _holders(ends, at.ravel(), work.get("event", n_seg * n_r, np.int64))
-        q = envelope.take(event, out=at.ravel().view(np.float64), mode="wrap")
-        q = q.reshape(n_a, n_t, n_k, n_r)
-        # Written (area, threshold, recall threshold, category): the stats then read each
-        # area's (threshold, recall threshold, category) block as it lies (§13).
-        grid = work.get("grid", n_seg * n_r, np.float64).reshape(n_a, n_t, n_r, n_k)
-        np.multiply(q, need <= total.reshape(n_a, n_t, n_k, 1), out=grid.transpose(0, 1, 3, 2))
-        return grid, total, kept
+        return total, seg_units, ends, tp, envelope, kept
 
     def _kept_events(self, tp_w: np.ndarray, units: np.ndarray, starts: np.ndarray,
                      tp: np.ndarray, counted: np.ndarray) -> tuple:

@@ -41,6 +41,7 @@ import numpy as np
 
 from .._arrays import frozen
 from .._threads import pool_size, resolve_threads
+from . import _bootstrap_plans as plans
 from ._bootstrap_lrp import LRPPlan
 from ._bootstrap_plans import COCOPlan, check_recall_thresholds, f1_counts, micro_f1
 from ._bootstrap_workers import engine_of, prestart, register_engine, slim, work_of
@@ -487,12 +488,29 @@ class WeightedCOCO:
                              seed, weights)
 
     def numbers(self, w: np.ndarray) -> list[float]:
-        """The stats, F1 and per-class AP under image weights ``w`` (shape (I,))."""
+        """The stats, F1 and per-class AP under image weights ``w`` (shape (I,)).
+
+        A resample's AP-type numbers come from the per-segment sums over the recall
+        thresholds (:meth:`COCOPlan.sums`: within a few ulps of the grid's means); the row of
+        ones (the evaluation's own numbers) and repeated max-detections settings from the
+        precision grid, as ``evaluate_coco`` (bit for bit).
+        """
         from ..protocols.coco import summarize_value
 
-        prec, rec, events = self._plan.curves(w)
         p = self.params
-        if len(set(p.max_detections)) == len(p.max_detections):
+        distinct = len(set(p.max_detections)) == len(p.max_detections)
+        if (plans.SUM_RECALL and distinct and len(p.recall_thresholds) and len(p.iou_thresholds)
+                and not (w == 1).all()):
+            out = self._plan.sums(w)
+            if out is not None:
+                sums, rec, events = out
+                olrp = self.lrp_of_result.molrp(w, events.get(100))
+                cache: dict = {}
+                return (self._stats(None, rec, sums=(sums, events, cache))
+                        + [micro_f1(self._f1, w), olrp]
+                        + self._per_class_of_sums(sums, events, cache))
+        prec, rec, events = self._plan.curves(w)
+        if distinct:
             stats = self._stats(prec, rec)
         else:   # repeated settings: pycocotools' paired indexing, on the full arrays
             precision, recall = self._plan.full(prec, rec)
@@ -516,8 +534,10 @@ class WeightedCOCO:
         area_at = _run([i for i, label in enumerate(p.area_labels) if label == area])
         return is_ap, key, (iou_at, Ellipsis, area_at)
 
-    def _stats(self, prec: dict, rec: dict) -> list[float]:
-        """The stats of ``self._selections`` from ``curves``' arrays.
+    def _stats(self, prec: dict | None, rec: dict, *, sums: tuple | None = None
+               ) -> list[float]:
+        """The stats of ``self._selections`` from ``curves``' arrays (the AP-type ones from
+        ``sums``, when given: ``COCOPlan.sums``' sums and events, and a cache).
 
         An entry is -1 exactly where its (category, area) has no positive (``curves``), for
         every threshold: when no such pair is selected, the mean is that of the selection
@@ -530,6 +550,10 @@ class WeightedCOCO:
             if key is None:
                 out.append(-1.0)
                 continue
+            if is_ap and sums is not None:
+                out.append(_mean_of_sums(*_defined_sums(*sums, key), at,
+                                         len(self.params.recall_thresholds)))
+                continue
             values = prec[key] if is_ap else rec[key]
             ok = defined.get((is_ap, key))
             if ok is None:          # (K, A): no -1 entry for that pair
@@ -539,6 +563,19 @@ class WeightedCOCO:
             else:
                 out.append(_mean_valid(values, at))
         return out
+
+    def _per_class_of_sums(self, sums: dict, events: dict, cache: dict) -> list[float]:
+        """:meth:`_per_class` from ``COCOPlan.sums``: per category, the sum of its sums at
+        area "all" over T R times its defined areas "all" (-1 where none)."""
+        p = self.params
+        key = p.max_detections[self._plan.m_star]
+        areas = [i for i, label in enumerate(p.area_labels) if label == "all"]
+        if not areas:
+            return [-1.0] * self.ctx.n_k
+        values, ok = _defined_sums(sums, events, cache, key)
+        total = values[areas].sum(axis=(0, 1))                            # (K,)
+        n = ok[areas].sum(axis=0) * (len(p.iou_thresholds) * len(p.recall_thresholds))
+        return np.where(n > 0, total / np.maximum(n, 1), -1.0).tolist()
 
     def _per_class(self, prec: dict) -> list[float]:
         """``COCOResult.per_class()``'s AP of each category (summarize_value at area "all"
@@ -555,6 +592,33 @@ class WeightedCOCO:
         if len(areas) > 1:
             return [float(np.mean(v[v > -1])) if (v > -1).any() else -1.0 for v in values]
         return np.where(values[:, 0] > -1, values.mean(axis=1), -1.0).tolist()
+
+
+def _defined_sums(sums: dict, events: dict, cache: dict, key: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The (A, T, K) recall-threshold sums of max-detections ``key`` (``COCOPlan.sums``),
+    0 where the (category, area) has no positive, and the (A, K) mask of the defined pairs
+    (kept in ``cache``)."""
+    got = cache.get(key)
+    if got is None:
+        ok = events[key][-1].T > 0                                    # (A, K)
+        got = cache[key] = (np.where(ok[:, None, :], sums[key], 0.0), ok)
+    return got
+
+
+def _mean_of_sums(values: np.ndarray, ok: np.ndarray, at: tuple, n_r: int) -> float:
+    """The mean over the recall thresholds and the defined categories of the selection
+    ``at`` (``(iou, Ellipsis, area)``) of the (A, T, K) sums ``values`` (0 where undefined;
+    ``ok`` (A, K) the defined pairs): the sum of the selected sums over ``n_r`` times the
+    number of defined entries selected; -1 when there are none.
+
+    >>> sums = np.array([[[1.5, 0.0], [0.5, 0.0]]])                  # 1 area, 2 IoU, 2 cats
+    >>> _mean_of_sums(sums, np.array([[True, False]]), (slice(None), Ellipsis, slice(0, 1)), 2)
+    0.5
+    """
+    block = values[at[2]][:, at[0]]                                   # (A', T', K)
+    n = int(np.count_nonzero(ok[at[2]])) * block.shape[1] * n_r
+    return float(block.sum()) / n if n else -1.0
 
 
 def _mean_valid(values: np.ndarray, at: tuple) -> float:
