@@ -434,7 +434,7 @@ class PrecisionPlan:
         self.seg_table = seg_k * self.n_a + seg_area
         self.first_seg = np.flatnonzero(self.run_counts)
         self.first_run = self.run_bounds.take(self.first_seg)
-        self.first_base = self.seg_table.take(self.first_seg).astype(np.float64)
+        self.first_base = self.seg_table.take(self.first_seg)
         self.in_hi, self.nf_hi = self.in_hi.take(ends), self.nf_hi.take(ends)
         hi_more = []
         for lo, hi, more in self.hi_more:
@@ -497,7 +497,7 @@ class PrecisionPlan:
             none = np.zeros(0, np.int64)
             return (np.zeros((n_a, n_t, n_r, n_k)), np.zeros(n_seg, np.int64),
                     (none, none, none))
-        total, seg_units, ends, _, envelope, kept = runs
+        total, seg_units, ends, _, envelope, kept, _ = runs
         work = self._work
         # The first event of each segment whose TP count reaches a threshold's need (at
         # least 1; needed_true_positives is COCO's float rule): the event holding that TP
@@ -524,14 +524,28 @@ class PrecisionPlan:
         of the grid's entries in another order (a few ulps apart). None when a needed-count
         table would be much larger than the runs (large explicit weights: :meth:`curve`).
         """
-        n_k, n_a = npig.shape
-        n_r, n_seg = len(thresholds_r), self.n_seg
-        n_t = n_seg // max(n_k * n_a, 1)
-        runs = self._runs(w)
+        n_seg = self.n_seg
+        runs = self._runs(w, steps=lambda total, tp: self._steps(total, tp, npig, thresholds_r))
         if runs is None:
             none = np.zeros(0, np.int64)
             return np.zeros(n_seg), np.zeros(n_seg, np.int64), (none, none, none)
-        total, _, _, tp, envelope, kept = runs
+        total, _, _, _, envelope, kept, steps = runs
+        if steps is None:
+            return None
+        terms = np.multiply(envelope, steps, out=envelope)
+        seg_sums = np.zeros(n_seg)
+        seg_sums[self.first_seg] = np.add.reduceat(terms, self.first_run)
+        return seg_sums, total, kept
+
+    def _steps(self, total: np.ndarray, tp: np.ndarray, npig: np.ndarray,
+               thresholds_r: np.ndarray) -> np.ndarray | None:
+        """For each run, how many recall thresholds' needed TP units it holds:
+        ``F(tp) - F(tp of the run before)`` (0 before a segment's first run), ``F(t)`` the
+        thresholds whose need is at most ``t``; None when the tables of ``F`` would be much
+        longer than the runs."""
+        n_k, n_a = npig.shape
+        n_r, n_seg, n_run = len(thresholds_r), self.n_seg, len(tp)
+        n_t = n_seg // max(n_k * n_a, 1)
         # F(t) = #{r : need_r <= t} of each (category, area), t = 0 .. its largest segment
         # total, as one cumulative count over the tables laid end to end (a need past the
         # total goes to the table's extra last slot, never read). Every need is at least 1
@@ -539,34 +553,32 @@ class PrecisionPlan:
         cap = total.reshape(n_a, n_t, n_k).max(axis=1).T                      # (K, A)
         length = cap.ravel() + 2
         n_table = int(length.sum())
-        if n_table > 4 * (len(tp) + n_k * n_a * n_r) + 1024:
+        if n_table > 4 * (n_run + n_k * n_a * n_r) + 1024:
             return None
         work = self._work
         offsets = prefix(length, np.int64)
         slot = self._needed(npig, thresholds_r)                                # (K, A, R)
         np.minimum(slot, (cap + 1)[..., None], out=slot)
         slot += offsets[:-1].reshape(n_k, n_a, 1)
-        # Counts below 2**53: exact in float64, so the steps and their products are too.
-        table = np.cumsum(np.bincount(slot.ravel(), minlength=n_table), dtype=np.float64)
-        # Each run's F at its TP count, less F at the previous run's (0 before the first).
-        n_run = len(tp)
+        # The counts reach R K A; a step is at most R (int16: less memory traffic).
+        count = np.int32 if n_r * n_k * n_a < 2**31 else np.int64
+        table = np.cumsum(np.bincount(slot.ravel(), minlength=n_table), dtype=count)
         at = np.add(tp, np.repeat(offsets.take(self.seg_table), self.run_counts),
                     out=work.get("f_at", n_run, np.int64))
-        f = table.take(at, out=work.get("f", n_run, np.float64), mode="clip")
-        terms = work.get("f_terms", n_run, np.float64)
-        terms[0] = f[0]
-        np.subtract(f[1:], f[:-1], out=terms[1:])
+        f = table.take(at, out=work.get("f", n_run, count), mode="clip")
+        steps = work.get("f_steps", n_run, np.int16 if n_r < 2**15 else count)
+        steps[0] = f[0]
+        np.subtract(f[1:], f[:-1], out=steps[1:], casting="unsafe")       # each in [0, R]
         first = self.first_run
-        terms[first] = f.take(first) - self.first_base * n_r
-        np.multiply(envelope, terms, out=terms)
-        seg_sums = np.zeros(n_seg)
-        seg_sums[self.first_seg] = np.add.reduceat(terms, first)
-        return seg_sums, total, kept
+        steps[first] = f.take(first) - self.first_base * n_r
+        return steps
 
-    def _runs(self, w: np.ndarray):
+    def _runs(self, w: np.ndarray, steps: Any = None):
         """What :meth:`curve` and :meth:`sums` share: the TP count per segment, the TP prefix
         at the segments' bounds and at the runs' ends, each run's TP count from its segment's
-        start, its envelope (decoded) and the kept events; None without TP events."""
+        start, its envelope (decoded), the kept events, and ``steps(total, tp)`` (None
+        without ``steps``; called as soon as the TP counts are known, while they are in the
+        cache); None without TP events."""
         n = len(self.tp_img)
         if n == 0:
             return None
@@ -583,6 +595,7 @@ class PrecisionPlan:
         starts = seg_units[:-1].astype(dtype)
         tp = np.subtract(ends, np.repeat(starts, self.run_counts),
                          out=work.get("tp", n_run, dtype))
+        early = None if steps is None else steps(total, tp)
         inside, less = self._in_range(w, dtype)
         counted = self._counted(inside, less, self.in_hi, self.nf_hi, self.hi_more,
                                 work.get("counted", n_run, dtype),
@@ -593,7 +606,7 @@ class PrecisionPlan:
         np.divide(tp, pr, out=pr)
         code = self._code(w)
         envelope = _decode(self._envelope(pr, code), self._keys[code][1])
-        return total, seg_units, ends, tp, envelope, kept
+        return total, seg_units, ends, tp, envelope, kept, early
 
     def _kept_events(self, tp_w: np.ndarray, units: np.ndarray, starts: np.ndarray,
                      tp: np.ndarray, counted: np.ndarray) -> tuple:
