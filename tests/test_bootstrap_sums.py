@@ -1,5 +1,6 @@
 """The recall-threshold sums a resample's AP-type numbers come from
-(``PrecisionPlan.sums``, ``WeightedCOCO.numbers``; docs/diagnostics/bootstrap.md §3, §13):
+(``PrecisionPlan.sums``, ``WeightedCOCO.numbers``, ``WeightedLVIS.numbers``;
+docs/diagnostics/bootstrap.md §3, §13):
 each segment's sum over the recall thresholds equals the sum of its row of the precision
 grid (``PrecisionPlan.curve``) within a few ulps, every number of a resample equals the
 grid path's within 1e-12 (the non-AP numbers bit for bit), and the evaluation's own numbers
@@ -135,6 +136,21 @@ def test_lvis_plan_sums_are_the_grids():
         for md in sums:
             defined = np.broadcast_to(ok[md][:, None, :], sums[md].shape)
             _assert_close(sums[md][defined], grid[md][defined])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_lvis_number_of_the_sums_is_the_grids(seed, monkeypatch):
+    """LVIS's numbers (lvis-api's selections: thresholds, areas, frequency groups; the
+    per-category AP) from the sums: within 1e-12 of the grid path's, AR bit for bit."""
+    weighted = WeightedLVIS(deteval.evaluate_lvis(*make_lvis_dataset(seed)))
+    ap_type = np.array([not name.startswith("AR") for name in weighted.names])
+    for w in _rows(weighted.n_images, seed):
+        assert weighted.plan.sums(w) is not None
+        got = np.asarray(weighted.numbers(w))
+        expected = _grid_numbers(weighted, w, monkeypatch)
+        assert np.array_equal(got < 0, expected < 0)
+        assert np.abs(got - expected).max(initial=0) <= TOLERANCE
+        assert np.array_equal(got[~ap_type], expected[~ap_type])
 
 
 def test_int64_counts_give_the_int32_sums():

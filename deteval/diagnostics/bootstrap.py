@@ -47,8 +47,8 @@ from ._bootstrap_plans import COCOPlan, check_recall_thresholds, f1_counts, micr
 from ._bootstrap_workers import engine_of, prestart, register_engine, slim, work_of
 
 __all__ = ["BootstrapResult", "bootstrap_coco", "bootstrap_result", "check_settings",
-           "interval_result", "resample_rows", "resample_weights", "run_bootstrap",
-           "slice_interval"]
+           "defined_sums", "interval_result", "mean_of_sums", "per_class_of_sums",
+           "resample_rows", "resample_weights", "run_bootstrap", "slice_interval", "use_sums"]
 
 #: Name of the F1 number added to the stats (micro F1 at IoU 0.5, area "all").
 F1_NAME = "F1"
@@ -499,8 +499,7 @@ class WeightedCOCO:
 
         p = self.params
         distinct = len(set(p.max_detections)) == len(p.max_detections)
-        if (plans.SUM_RECALL and distinct and len(p.recall_thresholds) and len(p.iou_thresholds)
-                and not (w == 1).all()):
+        if distinct and use_sums(p, w):
             out = self._plan.sums(w)
             if out is not None:
                 sums, rec, events = out
@@ -551,8 +550,9 @@ class WeightedCOCO:
                 out.append(-1.0)
                 continue
             if is_ap and sums is not None:
-                out.append(_mean_of_sums(*_defined_sums(*sums, key), at,
-                                         len(self.params.recall_thresholds)))
+                values, ok = defined_sums(*sums, key)
+                out.append(mean_of_sums(values, ok, len(self.params.recall_thresholds),
+                                        at[0], at[2]))
                 continue
             values = prec[key] if is_ap else rec[key]
             ok = defined.get((is_ap, key))
@@ -565,17 +565,12 @@ class WeightedCOCO:
         return out
 
     def _per_class_of_sums(self, sums: dict, events: dict, cache: dict) -> list[float]:
-        """:meth:`_per_class` from ``COCOPlan.sums``: per category, the sum of its sums at
-        area "all" over T R times its defined areas "all" (-1 where none)."""
+        """:meth:`_per_class` from ``COCOPlan.sums`` (:func:`per_class_of_sums` at the
+        areas "all")."""
         p = self.params
-        key = p.max_detections[self._plan.m_star]
+        values, ok = defined_sums(sums, events, cache, p.max_detections[self._plan.m_star])
         areas = [i for i, label in enumerate(p.area_labels) if label == "all"]
-        if not areas:
-            return [-1.0] * self.ctx.n_k
-        values, ok = _defined_sums(sums, events, cache, key)
-        total = values[areas].sum(axis=(0, 1))                            # (K,)
-        n = ok[areas].sum(axis=0) * (len(p.iou_thresholds) * len(p.recall_thresholds))
-        return np.where(n > 0, total / np.maximum(n, 1), -1.0).tolist()
+        return per_class_of_sums(values, ok, areas, len(p.recall_thresholds))
 
     def _per_class(self, prec: dict) -> list[float]:
         """``COCOResult.per_class()``'s AP of each category (summarize_value at area "all"
@@ -594,7 +589,15 @@ class WeightedCOCO:
         return np.where(values[:, 0] > -1, values.mean(axis=1), -1.0).tolist()
 
 
-def _defined_sums(sums: dict, events: dict, cache: dict, key: int
+def use_sums(params: Any, w: np.ndarray) -> bool:
+    """Whether a resample's AP-type numbers come from the recall-threshold sums
+    (``_bootstrap_plans.SUM_RECALL``, some thresholds, and ``w`` is not the row of ones:
+    the evaluation's own numbers come from the grid, bit for bit)."""
+    return bool(plans.SUM_RECALL and len(params.recall_thresholds)
+                and len(params.iou_thresholds) and not (w == 1).all())
+
+
+def defined_sums(sums: dict, events: dict, cache: dict, key: int
                   ) -> tuple[np.ndarray, np.ndarray]:
     """The (A, T, K) recall-threshold sums of max-detections ``key`` (``COCOPlan.sums``),
     0 where the (category, area) has no positive, and the (A, K) mask of the defined pairs
@@ -606,19 +609,39 @@ def _defined_sums(sums: dict, events: dict, cache: dict, key: int
     return got
 
 
-def _mean_of_sums(values: np.ndarray, ok: np.ndarray, at: tuple, n_r: int) -> float:
-    """The mean over the recall thresholds and the defined categories of the selection
-    ``at`` (``(iou, Ellipsis, area)``) of the (A, T, K) sums ``values`` (0 where undefined;
-    ``ok`` (A, K) the defined pairs): the sum of the selected sums over ``n_r`` times the
-    number of defined entries selected; -1 when there are none.
+def mean_of_sums(values: np.ndarray, ok: np.ndarray, n_r: int, iou: Any = slice(None),
+                 area: Any = slice(None), categories: Any = slice(None)) -> float:
+    """The mean over the recall thresholds and the defined entries of a selection of the
+    (A, T, K) recall-threshold sums ``values`` (0 where undefined; ``ok`` (A, K) the
+    defined (area, category) pairs): the sum of the selected sums over ``n_r`` times the
+    number of defined (area, threshold, category) entries selected; -1 when there are none.
+    ``iou``, ``area`` and ``categories`` index the thresholds, areas and categories.
 
     >>> sums = np.array([[[1.5, 0.0], [0.5, 0.0]]])                  # 1 area, 2 IoU, 2 cats
-    >>> _mean_of_sums(sums, np.array([[True, False]]), (slice(None), Ellipsis, slice(0, 1)), 2)
+    >>> mean_of_sums(sums, np.array([[True, False]]), 2)
     0.5
+    >>> mean_of_sums(sums, np.array([[True, False]]), 2, iou=[0], categories=[1])
+    -1.0
     """
-    block = values[at[2]][:, at[0]]                                   # (A', T', K)
-    n = int(np.count_nonzero(ok[at[2]])) * block.shape[1] * n_r
+    block = values[area][:, iou][:, :, categories]                    # (A', T', K')
+    n = int(np.count_nonzero(ok[area][:, categories])) * block.shape[1] * n_r
     return float(block.sum()) / n if n else -1.0
+
+
+def per_class_of_sums(values: np.ndarray, ok: np.ndarray, areas: list, n_r: int) -> list:
+    """Per category, the mean over the thresholds, recall thresholds and defined areas
+    ``areas`` of the (A, T, K) recall-threshold sums ``values`` (``ok`` as in
+    :func:`mean_of_sums`); -1 where no such area is defined.
+
+    >>> per_class_of_sums(np.array([[[1.5, 0.0], [0.5, 0.0]]]), np.array([[True, False]]),
+    ...                   [0], 2)
+    [0.5, -1.0]
+    """
+    if not areas:
+        return [-1.0] * values.shape[2]
+    total = values[areas].sum(axis=(0, 1))                                # (K,)
+    n = ok[areas].sum(axis=0) * (values.shape[1] * n_r)
+    return np.where(n > 0, total / np.maximum(n, 1), -1.0).tolist()
 
 
 def _mean_valid(values: np.ndarray, at: tuple) -> float:
