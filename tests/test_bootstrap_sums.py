@@ -8,6 +8,8 @@ grid path's within 1e-12 (the non-AP numbers bit for bit), and the evaluation's 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from cocogen import make_dataset
@@ -17,7 +19,7 @@ from test_bootstrap_plans import _run_scene
 
 import deteval
 from deteval.diagnostics import _bootstrap_plans as plans
-from deteval.diagnostics.bootstrap import WeightedCOCO, bootstrap_coco
+from deteval.diagnostics.bootstrap import WeightedCOCO, bootstrap_coco, use_sums
 from deteval.diagnostics.bootstrap_lvis import WeightedLVIS
 
 #: Every number of a resample within this of the grid path's (the project's parity tolerance).
@@ -42,22 +44,29 @@ CASES = [
 ]
 
 
-def _result(case, options: dict):
+def _inputs(case) -> tuple:
     if case == "scene":
-        return deteval.evaluate_coco(*_run_scene(), **options)
+        return _run_scene()
     if case == "keypoints":
-        return deteval.evaluate_coco(*keypoint_scene(), **options)
-    gt, dt = make_dataset(case, n_images=8, n_categories=4, p_many=0.2)
-    return deteval.evaluate_coco(gt, dt, **options)
+        return keypoint_scene()
+    return make_dataset(case, n_images=8, n_categories=4, p_many=0.2)
+
+
+def _result(case, options: dict):
+    return deteval.evaluate_coco(*_inputs(case), **options)
 
 
 def _rows(n_images: int, seed: int) -> list[np.ndarray]:
-    """Weight rows: resample-like counts with zeros, a single image, every image twice."""
+    """Weight rows that take the sums: resample-like counts with zeros (one image at least
+    twice), a single image twice, every image twice."""
     rng = np.random.default_rng(seed)
     rows = [rng.integers(0, 4, n_images) * (rng.random(n_images) < 0.7) for _ in range(6)]
-    rows.append(np.eye(1, n_images, n_images // 2, dtype=np.int64)[0])
+    for w in rows:
+        w[rng.integers(n_images)] = 2
+    rows.append(2 * np.eye(1, n_images, n_images // 2, dtype=np.int64)[0])
     rows.append(np.full(n_images, 2))
-    rows.append(np.zeros(n_images, np.int64))
+    assert all(use_sums(SimpleNamespace(recall_thresholds=(0,), iou_thresholds=(0,)), w)
+               for w in rows)
     return rows
 
 
@@ -81,15 +90,13 @@ def test_every_number_of_the_sums_is_the_grids(case, options, merge, monkeypatch
     monkeypatch.setattr(plans, "MERGE_RUNS", merge)
     weighted = WeightedCOCO(_result(case, options))
     ap_type = _ap_type(weighted)
-    taken = 0
     for w in _rows(weighted.n_images, 5):
-        taken += weighted._plan.sums(w) is not None
+        assert weighted._plan.sums(w) is not None
         got = np.asarray(weighted.numbers(w))
         expected = _grid_numbers(weighted, w, monkeypatch)
         assert np.array_equal(got < 0, expected < 0)                 # the same undefined ones
         assert np.abs(got - expected).max(initial=0) <= TOLERANCE, w
         assert np.array_equal(got[~ap_type], expected[~ap_type])
-    assert taken == len(_rows(weighted.n_images, 5))                 # the sums path, each time
 
 
 def _defined_grid_sums(plan, w: np.ndarray) -> tuple[dict, dict, dict]:
@@ -190,3 +197,21 @@ def test_the_row_of_ones_is_the_evaluation_bit_for_bit(case, options):
     for values in (ci.estimates, np.nan_to_num(ci.samples[0], nan=-1.0)):
         assert np.array_equal(values[:n_stats], result.stats)
         assert np.array_equal(values[n_stats + 2:], per_class)
+
+
+@pytest.mark.parametrize("case, options", CASES[:2] + CASES[8:9])
+def test_a_row_of_each_image_at_most_once_is_an_evaluation_bit_for_bit(case, options):
+    """A row holding each image at most once (the row of ones, a subset of the images, no
+    image) takes the grid path: its numbers are evaluate_coco's on those images, bit for
+    bit; the zero weights of the plan-level sums are compared in the tests above."""
+    result = _result(case, options)
+    weighted = WeightedCOCO(result)
+    ids = np.sort(np.asarray(result.params.image_ids))
+    w = (np.arange(len(ids)) % 2 == 0).astype(np.int64)
+    assert not use_sums(result.params, w)
+    expected = deteval.evaluate_coco(*_inputs(case), image_ids=ids[w == 1].tolist(),
+                                     **options)
+    got = np.asarray(weighted.numbers(w))
+    assert np.array_equal(got[:len(expected.stats)], expected.stats)
+    assert np.array_equal(got[len(expected.stats) + 2:],
+                          [row["AP"] for row in expected.per_class()])

@@ -267,7 +267,7 @@ class COCOPlan:
         """``{m: recall (T, K, A)}`` of the settings the AR numbers read, from the TP totals
         of the precision plans and the AR1/AR10 list (-1 where no positive)."""
         n_t, n_r, n_k, n_a, n_m = self.sizes
-        rec = {}
+        rec, every = {}, bool(valid.all())
         if self.recall_img is not None:
             n = len(self.recall_img)
             units = self._work.get("recall", n + 1, w.dtype)
@@ -280,8 +280,11 @@ class COCOPlan:
             else:
                 start, end = self.recall_bounds[m]
                 tp = units.take(end) - units.take(start)
-            final = np.full(len(seg_npig), -1.0)
-            final[valid] = tp[valid] / seg_npig[valid]
+            if every:
+                final = np.divide(tp, seg_npig)
+            else:
+                final = np.full(len(seg_npig), -1.0)
+                final[valid] = tp[valid] / seg_npig[valid]
             rec[m] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
         return rec
 

@@ -6,7 +6,9 @@ number of the resampled data set is computed from the match table of the one eva
 that was already run, without matching again: an image drawn ``w`` times contributes each of
 its detections and objects ``w`` times, which is what evaluating a data set holding ``w``
 copies of that image gives (the copies listed one after the other; the one difference, tied
-scores of one image and category, is in ``docs/diagnostics/bootstrap.md`` §3).
+scores of one image and category, is in ``docs/diagnostics/bootstrap.md`` §3). A resample's
+AP-type numbers are summed in another order than the grid's means (within a few ulps, §3);
+the evaluation's own numbers (``estimates``) are ``evaluate_coco``'s bit for bit.
 
 The intervals are percentile intervals. The rules, the p-value of :mod:`compare`, and the
 coverage measured on synthetic models are in ``docs/diagnostics/bootstrap.md``.
@@ -491,9 +493,10 @@ class WeightedCOCO:
         """The stats, F1 and per-class AP under image weights ``w`` (shape (I,)).
 
         A resample's AP-type numbers come from the per-segment sums over the recall
-        thresholds (:meth:`COCOPlan.sums`: within a few ulps of the grid's means); the row of
-        ones (the evaluation's own numbers) and repeated max-detections settings from the
-        precision grid, as ``evaluate_coco`` (bit for bit).
+        thresholds (:meth:`COCOPlan.sums`: within a few ulps of the grid's means); a row
+        holding each image at most once (the row of ones: the evaluation's own numbers) and
+        repeated max-detections settings from the precision grid, as ``evaluate_coco`` (bit
+        for bit; :func:`use_sums`).
         """
         from ..protocols.coco import summarize_value
 
@@ -591,10 +594,11 @@ class WeightedCOCO:
 
 def use_sums(params: Any, w: np.ndarray) -> bool:
     """Whether a resample's AP-type numbers come from the recall-threshold sums
-    (``_bootstrap_plans.SUM_RECALL``, some thresholds, and ``w`` is not the row of ones:
-    the evaluation's own numbers come from the grid, bit for bit)."""
+    (``_bootstrap_plans.SUM_RECALL``, some thresholds, and some image weighs more than 1: a
+    row holding each image at most once, such as the row of ones, is an evaluation of those
+    images, whose numbers come from the grid, bit for bit)."""
     return bool(plans.SUM_RECALL and len(params.recall_thresholds)
-                and len(params.iou_thresholds) and not (w == 1).all())
+                and len(params.iou_thresholds) and w.max(initial=0) > 1)
 
 
 def defined_sums(sums: dict, events: dict, cache: dict, key: int

@@ -10,7 +10,9 @@ plans :func:`~deteval.diagnostics.bootstrap.bootstrap_coco` runs), and the 13 nu
 the per-category AP are lvis-api's summary of those arrays
 (:func:`deteval.protocols.lvis.summary_stats`). This is ``evaluate_lvis`` on the data set
 holding each image ``w`` times, copies listed one after the other (``docs/diagnostics/
-bootstrap.md`` §13; the one difference, tied scores of one image and category, as §3).
+bootstrap.md`` §13; the one difference, tied scores of one image and category, as §3; a
+resample's AP-type numbers come from sums over the recall thresholds, within a few ulps of
+the grid's means, §3).
 
 >>> import deteval
 >>> gt = {"images": [{"id": i, "neg_category_ids": [], "not_exhaustive_category_ids": []}
@@ -159,8 +161,8 @@ class WeightedLVIS:
 
         A resample's AP-type numbers come from the per-segment sums over the recall
         thresholds (``COCOPlan.sums``: within a few ulps of lvis-api's means over the grid;
-        ``docs/diagnostics/bootstrap.md`` §3), the row of ones (the evaluation's own
-        numbers) from the grid, bit for bit.
+        ``docs/diagnostics/bootstrap.md`` §3); a row holding each image at most once (the row
+        of ones: the evaluation's own numbers) from the grid, bit for bit.
         """
         from ..protocols.lvis import per_class_ap, summary_stats
 
