@@ -598,7 +598,7 @@ def use_sums(params: Any, w: np.ndarray) -> bool:
     row holding each image at most once, such as the row of ones, is an evaluation of those
     images, whose numbers come from the grid, bit for bit)."""
     return bool(plans.SUM_RECALL and len(params.recall_thresholds)
-                and len(params.iou_thresholds) and w.max(initial=0) > 1)
+                and len(params.iou_thresholds) and np.max(w, initial=0) > 1)
 
 
 def defined_sums(sums: dict, events: dict, cache: dict, key: int

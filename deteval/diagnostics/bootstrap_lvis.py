@@ -207,16 +207,16 @@ class WeightedLVIS:
 
 
 def _stat_selections(p: Any, frequency: tuple) -> list[tuple]:
-    """lvis-api's selection of each of the 13 stats (``protocols.lvis`` ``_select``): AP or
-    AR, the threshold positions (all: a slice), the area position (None when the label is
-    not evaluated) and the categories (None: all)."""
+    """lvis-api's selection of each of the 13 stats (``protocols.lvis.STAT_SPECS``, as its
+    ``_select`` reads them): AP or AR, the threshold positions (all: a slice), the area
+    position (None when the label is not evaluated) and the categories (None: all)."""
     from ..io.lvis import FREQUENCIES
-    from ..protocols.lvis import _STAT_SPECS
+    from ..protocols.lvis import STAT_SPECS
 
     groups = [[k for k, f in enumerate(frequency) if f == name] for name in FREQUENCIES]
     labels = list(p.area_labels)
     out = []
-    for is_ap, iou, area, group in _STAT_SPECS:
+    for is_ap, iou, area, group in STAT_SPECS:
         if not is_ap:
             out.append((False, iou, area, None))
             continue
