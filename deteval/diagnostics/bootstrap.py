@@ -45,7 +45,7 @@ from .._arrays import frozen
 from .._threads import pool_size, resolve_threads
 from . import _bootstrap_plans as plans
 from ._bootstrap_lrp import LRPPlan
-from ._bootstrap_plans import COCOPlan, check_recall_thresholds, f1_counts, micro_f1
+from ._bootstrap_plans import COCOPlan, check_recall_thresholds
 from ._bootstrap_workers import engine_of, prestart, register_engine, slim, work_of
 
 __all__ = ["BootstrapResult", "bootstrap_coco", "bootstrap_result", "check_settings",
@@ -668,6 +668,42 @@ def _mean_of(values: np.ndarray) -> float:
     """
     # np.mean's own arithmetic: the (pairwise) sum of the one run, then divided by the count.
     return float(np.add.reduce(values.reshape(-1))) / values.size if values.size else -1.0
+
+
+def f1_counts(ctx: Any, state: Any, table: Any, threshold: float, n_images: int):
+    """Per-image TP, FP and positive counts behind micro F1 at IoU 0.5, area "all", the
+    largest max-detections setting, detections scoring at least ``threshold``; None when
+    0.5 or "all" is not evaluated."""
+    p = ctx.params
+    iou = np.flatnonzero(np.asarray(p.iou_thresholds) == 0.5)
+    area = [i for i, label in enumerate(p.area_labels) if label == "all"]
+    if not len(iou) or not area:
+        return None
+    t, a, n_t = int(iou[0]), area[0], len(p.iou_thresholds)
+    n = len(state)
+    at_here = np.asarray(state.event_at, dtype=np.int64) == a * n_t + t
+    rows = np.asarray(state.event_row, dtype=np.int64).compress(at_here)
+    status = np.zeros(n, np.int8)             # 0 FP, 1 TP, 2 ignored
+    status[rows] = np.where(np.asarray(state.event_ignored).compress(at_here), 2, 1)
+    status[(status == 0) & state.out_of_range[a]] = 2
+    counted = state.score >= threshold
+    image = np.asarray(state.image, dtype=np.int64)
+    tp = np.bincount(image[counted & (status == 1)], minlength=n_images)
+    fp = np.bincount(image[counted & (status == 0)], minlength=n_images)
+    gt = ctx.dataset.gt
+    lo, hi = p.area_ranges[a]
+    pos = (ctx.gt_k >= 0) & ~ctx.gt_ignore & (gt.area >= lo) & (gt.area <= hi)
+    npos = np.bincount(ctx.gt_img[pos], minlength=n_images)
+    return tp, fp, npos
+
+
+def micro_f1(counts, w: np.ndarray) -> float:
+    """Micro F1 = 2 TP / (2 TP + FP + FN) under weights; -1 when there is nothing to count."""
+    if counts is None:
+        return -1.0
+    tp, fp, npos = (int(np.dot(c, w)) for c in counts)
+    denominator = tp + fp + npos
+    return -1.0 if denominator == 0 else 2.0 * tp / denominator
 
 
 def _run(index: Any) -> Any:
