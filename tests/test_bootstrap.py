@@ -11,6 +11,7 @@ import pytest
 from cocogen import make_dataset
 
 import deteval
+from deteval.diagnostics import _bootstrap_plans as plans
 from deteval.diagnostics.bootstrap import (
     F1_NAME,
     OLRP_NAME,
@@ -89,7 +90,10 @@ def _micro_f1(result, threshold: float) -> float:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_weights_equal_evaluating_the_duplicated_data_set(seed):
+def test_weights_equal_evaluating_the_duplicated_data_set(seed, monkeypatch):
+    """On the precision grid (``SUM_RECALL = False``) bit for bit; the recall-threshold sums
+    a resample takes by default are compared with it in tests/test_bootstrap_sums.py."""
+    monkeypatch.setattr(plans, "SUM_RECALL", False)
     gt, dt = make_dataset(seed, n_images=5, n_categories=3, p_many=0.05)
     rng = np.random.default_rng(seed)
     # Distinct scores: within one image and category, tied detections are ordered
@@ -207,10 +211,13 @@ def _distinct_within_groups(dt: list) -> list:
     return out
 
 
-def test_seeded_intervals_equal_evaluating_each_resampled_data_set():
+@pytest.mark.parametrize("sum_recall", [False, True])
+def test_seeded_intervals_equal_evaluating_each_resampled_data_set(sum_recall, monkeypatch):
     """bootstrap_coco with a seed against evaluate_coco run on each resample's data set (each
     image held as many times as it is drawn): every number of every resample, and so the
-    intervals, equal; oLRP up to rounding (§3)."""
+    intervals, equal; oLRP up to rounding (§3). With the recall-threshold sums (the default)
+    the AP-type numbers within 1e-12 (§3), the others bit for bit."""
+    monkeypatch.setattr(plans, "SUM_RECALL", sum_recall)
     gt, dt = make_dataset(21, n_images=6, n_categories=3, p_many=0.05)
     dt = _distinct_within_groups(dt)
     result = deteval.evaluate_coco(gt, dt)
@@ -229,6 +236,11 @@ def test_seeded_intervals_equal_evaluating_each_resampled_data_set():
     np.testing.assert_allclose(ci.samples[:, olrp], literal[:, olrp], rtol=1e-12)
     literal[:, olrp] = ci.samples[:, olrp]
     literal[literal < 0] = np.nan
+    if sum_recall:
+        ap_type = [i for i, name in enumerate(ci.names) if name.startswith("AP")]
+        np.testing.assert_allclose(ci.samples[:, ap_type], literal[:, ap_type], rtol=0,
+                                   atol=1e-12)
+        literal[:, ap_type] = ci.samples[:, ap_type]
     assert np.array_equal(ci.samples, literal, equal_nan=True)
     low, high, n_defined = percentile_interval(literal, 0.95)
     keep = np.arange(len(ci.names)) != olrp

@@ -157,6 +157,10 @@ def _result_of(case):
 
 
 def _merged_and_plain(result, monkeypatch):
+    """The merged and the plain plans of ``result``; the numbers taken from the precision
+    grid (the recall-threshold sums of runs and of events are the same terms grouped
+    otherwise: tests/test_bootstrap_sums.py compares them within 1e-12)."""
+    monkeypatch.setattr(plans, "SUM_RECALL", False)
     monkeypatch.setattr(plans, "MERGE_RUNS", False)
     plain = WeightedCOCO(result)
     monkeypatch.setattr(plans, "MERGE_RUNS", True)

@@ -17,12 +17,16 @@ from typing import Any
 import numpy as np
 
 __all__ = ["COCOPlan", "PrecisionPlan", "Workspace", "check_recall_thresholds",
-           "count_dtype", "f1_counts", "micro_f1", "prefix"]
+           "count_dtype", "prefix"]
 
 _EPS = np.spacing(1)
 _NEED_TABLE = 8192        # most positives a category's table of needed TP counts covers
 #: Merge the TP events into runs (``PrecisionPlan._merge_runs``); False: one run per event.
 MERGE_RUNS = True
+#: Take a resample's AP-type numbers from the per-segment sums over the recall thresholds
+#: (``PrecisionPlan.sums``, docs §13); False: from the precision grid (``curve``), as the
+#: evaluation's own numbers always are.
+SUM_RECALL = True
 
 
 def prefix(values: np.ndarray, dtype: Any) -> np.ndarray:
@@ -236,7 +240,34 @@ class COCOPlan:
                 rows = grid.reshape(n_a * n_t, n_r, n_k).transpose(0, 2, 1)    # (A T, K, R)
                 rows[~valid.reshape(n_a * n_t, n_k)] = -1.0
             prec[md] = grid.transpose(1, 2, 3, 0)
-        rec = {}
+        return prec, self._recall(w, totals, seg_npig, valid), events
+
+    def sums(self, w: np.ndarray) -> tuple[dict, dict, dict] | None:
+        """As :meth:`curves`, with ``{max_det: (A, T, K) sums over the recall thresholds of
+        the precision}`` (:meth:`PrecisionPlan.sums`; entries of a (category, area) without
+        positives are not -1: the positives, the last item of each events tuple, say which
+        are defined) in place of the precision; None where :meth:`PrecisionPlan.sums`
+        declines (then :meth:`curves`)."""
+        n_t, n_r, n_k, n_a, n_m = self.sizes
+        w = w.astype(count_dtype(w, self.per_image), copy=False)
+        npig = self.positives(w)
+        seg_npig = np.broadcast_to(npig.T[:, None, :], (n_a, n_t, n_k)).ravel()
+        sums, totals, events = {}, {}, {}
+        for md, plan in self.precision.items():
+            out = plan.sums(w, npig, self.thresholds_r)
+            if out is None:
+                return None
+            seg_sums, totals[md], tp_events = out
+            sums[md] = seg_sums.reshape(n_a, n_t, n_k)
+            events[md] = (*tp_events, npig)
+        return sums, self._recall(w, totals, seg_npig, seg_npig > 0), events
+
+    def _recall(self, w: np.ndarray, totals: dict, seg_npig: np.ndarray,
+                valid: np.ndarray) -> dict:
+        """``{m: recall (T, K, A)}`` of the settings the AR numbers read, from the TP totals
+        of the precision plans and the AR1/AR10 list (-1 where no positive)."""
+        n_t, n_r, n_k, n_a, n_m = self.sizes
+        rec, every = {}, bool(valid.all())
         if self.recall_img is not None:
             n = len(self.recall_img)
             units = self._work.get("recall", n + 1, w.dtype)
@@ -249,10 +280,13 @@ class COCOPlan:
             else:
                 start, end = self.recall_bounds[m]
                 tp = units.take(end) - units.take(start)
-            final = np.full(len(seg_npig), -1.0)
-            final[valid] = tp[valid] / seg_npig[valid]
+            if every:
+                final = np.divide(tp, seg_npig)
+            else:
+                final = np.full(len(seg_npig), -1.0)
+                final[valid] = tp[valid] / seg_npig[valid]
             rec[m] = final.reshape(n_a, n_t, n_k).transpose(1, 2, 0)
-        return prec, rec, events
+        return rec
 
     def full(self, prec: dict, rec: dict) -> tuple[np.ndarray, np.ndarray]:
         """The (T, R, K, A, M) precision and (T, K, A, M) recall arrays of ``curves``."""
@@ -279,6 +313,7 @@ class PrecisionPlan:
                  max_det: int, sizes: tuple) -> None:
         n_t, _, n_k, n_a, _ = sizes
         self.n_seg = n_seg = n_a * n_t * n_k
+        self.n_t, self.n_a, self.n_k = n_t, n_a, n_k
         rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
         in_sel = rank_in_order < max_det
         sel = events.order.compress(in_sel)
@@ -395,6 +430,14 @@ class PrecisionPlan:
         self.run_seg = tp_seg.take(ends)
         self.run_bounds = np.searchsorted(self.run_seg, np.arange(n_seg + 1))
         self.run_counts = np.diff(self.run_bounds)
+        # For the recall-threshold sums: each segment's table (category, area), and the
+        # first run of each segment that has runs.
+        n_k = max(self.n_k, 1)
+        seg_area, seg_k = np.arange(n_seg) // (self.n_t * n_k), np.arange(n_seg) % n_k
+        self.seg_table = seg_k * self.n_a + seg_area
+        self.first_seg = np.flatnonzero(self.run_counts)
+        self.first_run = self.run_bounds.take(self.first_seg)
+        self.first_base = self.seg_table.take(self.first_seg)
         self.in_hi, self.nf_hi = self.in_hi.take(ends), self.nf_hi.take(ends)
         hi_more = []
         for lo, hi, more in self.hi_more:
@@ -450,35 +493,15 @@ class PrecisionPlan:
         next call.
         """
         n_k, n_a = npig.shape
-        n_r, n_seg, n = len(thresholds_r), self.n_seg, len(self.tp_img)
+        n_r, n_seg = len(thresholds_r), self.n_seg
         n_t = n_seg // max(n_k * n_a, 1)
-        if n == 0:       # no TP event: precision 0 wherever defined
+        runs = self._runs(w)
+        if runs is None:       # no TP event: precision 0 wherever defined
             none = np.zeros(0, np.int64)
             return (np.zeros((n_a, n_t, n_r, n_k)), np.zeros(n_seg, np.int64),
                     (none, none, none))
-        work, dtype, n_run = self._work, w.dtype, len(self.run_end)
-        tp_w = w.take(self.tp_img, out=work.get("tp_w", n, dtype), mode="wrap")
-        units = work.get("units", n + 1, dtype)                 # TP units before each event
-        units[0] = 0
-        np.cumsum(tp_w, out=units[1:])
-        seg_units = units.take(self.bounds).astype(np.int64)
-        total = np.diff(seg_units)
-        # At each run's end: TP so far (the segment's, the event included), and TP + FP so
-        # far: the rows in range up to the event, less those that are not FPs (docs §13).
-        ends = units.take(self.run_at, out=work.get("ends", n_run, dtype))
-        starts = seg_units[:-1].astype(dtype)
-        tp = np.subtract(ends, np.repeat(starts, self.run_counts),
-                         out=work.get("tp", n_run, dtype))
-        inside, less = self._in_range(w, dtype)
-        counted = self._counted(inside, less, self.in_hi, self.nf_hi, self.hi_more,
-                                work.get("counted", n_run, dtype),
-                                work.get("scratch", n_run, dtype))
-        kept = self._kept_events(tp_w, units, starts, tp, counted)
-        # pycocotools' float arithmetic: tp / (fp + tp + eps), the sum exact in float64.
-        pr = np.add(counted, _EPS, out=work.get("pr", n_run, np.float64))
-        np.divide(tp, pr, out=pr)
-        code = self._code(w)
-        envelope = _decode(self._envelope(pr, code), self._keys[code][1])
+        total, seg_units, ends, _, envelope, kept, _ = runs
+        work = self._work
         # The first event of each segment whose TP count reaches a threshold's need (at
         # least 1; needed_true_positives is COCO's float rule): the event holding that TP
         # unit, in the run holding it. The precision there is the envelope's; 0 where the
@@ -495,6 +518,98 @@ class PrecisionPlan:
         grid = work.get("grid", n_seg * n_r, np.float64).reshape(n_a, n_t, n_r, n_k)
         np.multiply(q, need <= total.reshape(n_a, n_t, n_k, 1), out=grid.transpose(0, 1, 3, 2))
         return grid, total, kept
+
+    def sums(self, w: np.ndarray, npig: np.ndarray, thresholds_r: np.ndarray):
+        """The sum over the recall thresholds of :meth:`curve`'s precision, per segment
+        (shape (S,), float64), without the grid: each run's envelope times the number of
+        thresholds whose needed TP unit it holds (docs §13 "Recall-threshold sums"); then
+        the TP count per segment and the kept events, as :meth:`curve`. The sums are those
+        of the grid's entries in another order (a few ulps apart). None when a needed-count
+        table would be much larger than the runs (large explicit weights: :meth:`curve`).
+        """
+        n_seg = self.n_seg
+        runs = self._runs(w, steps=lambda total, tp: self._steps(total, tp, npig, thresholds_r))
+        if runs is None:
+            none = np.zeros(0, np.int64)
+            return np.zeros(n_seg), np.zeros(n_seg, np.int64), (none, none, none)
+        total, _, _, _, envelope, kept, steps = runs
+        if steps is None:
+            return None
+        terms = np.multiply(envelope, steps, out=envelope)
+        seg_sums = np.zeros(n_seg)
+        seg_sums[self.first_seg] = np.add.reduceat(terms, self.first_run)
+        return seg_sums, total, kept
+
+    def _steps(self, total: np.ndarray, tp: np.ndarray, npig: np.ndarray,
+               thresholds_r: np.ndarray) -> np.ndarray | None:
+        """For each run, how many recall thresholds' needed TP units it holds:
+        ``F(tp) - F(tp of the run before)`` (0 before a segment's first run), ``F(t)`` the
+        thresholds whose need is at most ``t``; None when the tables of ``F`` would be much
+        longer than the runs."""
+        n_k, n_a = npig.shape
+        n_r, n_seg, n_run = len(thresholds_r), self.n_seg, len(tp)
+        n_t = n_seg // max(n_k * n_a, 1)
+        # F(t) = #{r : need_r <= t} of each (category, area), t = 0 .. its largest segment
+        # total, as one cumulative count over the tables laid end to end (a need past the
+        # total goes to the table's extra last slot, never read). Every need is at least 1
+        # and lands in its own table, so the count at table ka's t is R * ka + F(t).
+        cap = total.reshape(n_a, n_t, n_k).max(axis=1).T                      # (K, A)
+        length = cap.ravel() + 2
+        n_table = int(length.sum())
+        if n_table > 4 * (n_run + n_k * n_a * n_r) + 1024:
+            return None
+        work = self._work
+        offsets = prefix(length, np.int64)
+        slot = self._needed(npig, thresholds_r)                                # (K, A, R)
+        np.minimum(slot, (cap + 1)[..., None], out=slot)
+        slot += offsets[:-1].reshape(n_k, n_a, 1)
+        # The counts reach R K A; a step is at most R (int16: less memory traffic).
+        count = np.int32 if n_r * n_k * n_a < 2**31 else np.int64
+        table = np.cumsum(np.bincount(slot.ravel(), minlength=n_table), dtype=count)
+        at = np.add(tp, np.repeat(offsets.take(self.seg_table), self.run_counts),
+                    out=work.get("f_at", n_run, np.int64))
+        f = table.take(at, out=work.get("f", n_run, count), mode="clip")
+        steps = work.get("f_steps", n_run, np.int16 if n_r < 2**15 else count)
+        steps[0] = f[0]
+        np.subtract(f[1:], f[:-1], out=steps[1:], casting="unsafe")       # each in [0, R]
+        first = self.first_run
+        steps[first] = f.take(first) - self.first_base * n_r
+        return steps
+
+    def _runs(self, w: np.ndarray, steps: Any = None):
+        """What :meth:`curve` and :meth:`sums` share: the TP count per segment, the TP prefix
+        at the segments' bounds and at the runs' ends, each run's TP count from its segment's
+        start, its envelope (decoded), the kept events, and ``steps(total, tp)`` (None
+        without ``steps``; called as soon as the TP counts are known, while they are in the
+        cache); None without TP events."""
+        n = len(self.tp_img)
+        if n == 0:
+            return None
+        work, dtype, n_run = self._work, w.dtype, len(self.run_end)
+        tp_w = w.take(self.tp_img, out=work.get("tp_w", n, dtype), mode="wrap")
+        units = work.get("units", n + 1, dtype)                 # TP units before each event
+        units[0] = 0
+        np.cumsum(tp_w, out=units[1:])
+        seg_units = units.take(self.bounds).astype(np.int64)
+        total = np.diff(seg_units)
+        # At each run's end: TP so far (the segment's, the event included), and TP + FP so
+        # far: the rows in range up to the event, less those that are not FPs (docs §13).
+        ends = units.take(self.run_at, out=work.get("ends", n_run, dtype))
+        starts = seg_units[:-1].astype(dtype)
+        tp = np.subtract(ends, np.repeat(starts, self.run_counts),
+                         out=work.get("tp", n_run, dtype))
+        early = None if steps is None else steps(total, tp)
+        inside, less = self._in_range(w, dtype)
+        counted = self._counted(inside, less, self.in_hi, self.nf_hi, self.hi_more,
+                                work.get("counted", n_run, dtype),
+                                work.get("scratch", n_run, dtype))
+        kept = self._kept_events(tp_w, units, starts, tp, counted)
+        # pycocotools' float arithmetic: tp / (fp + tp + eps), the sum exact in float64.
+        pr = np.add(counted, _EPS, out=work.get("pr", n_run, np.float64))
+        np.divide(tp, pr, out=pr)
+        code = self._code(w)
+        envelope = _decode(self._envelope(pr, code), self._keys[code][1])
+        return total, seg_units, ends, tp, envelope, kept, early
 
     def _kept_events(self, tp_w: np.ndarray, units: np.ndarray, starts: np.ndarray,
                      tp: np.ndarray, counted: np.ndarray) -> tuple:
@@ -672,39 +787,3 @@ def _decode(keys: np.ndarray, code: tuple) -> np.ndarray:
     keys &= (1 << payload) - 1
     keys += base
     return keys.view(np.float64)
-
-
-def f1_counts(ctx: Any, state: Any, table: Any, threshold: float, n_images: int):
-    """Per-image TP, FP and positive counts behind micro F1 at IoU 0.5, area "all", the
-    largest max-detections setting, detections scoring at least ``threshold``; None when
-    0.5 or "all" is not evaluated."""
-    p = ctx.params
-    iou = np.flatnonzero(np.asarray(p.iou_thresholds) == 0.5)
-    area = [i for i, label in enumerate(p.area_labels) if label == "all"]
-    if not len(iou) or not area:
-        return None
-    t, a, n_t = int(iou[0]), area[0], len(p.iou_thresholds)
-    n = len(state)
-    at_here = np.asarray(state.event_at, dtype=np.int64) == a * n_t + t
-    rows = np.asarray(state.event_row, dtype=np.int64).compress(at_here)
-    status = np.zeros(n, np.int8)             # 0 FP, 1 TP, 2 ignored
-    status[rows] = np.where(np.asarray(state.event_ignored).compress(at_here), 2, 1)
-    status[(status == 0) & state.out_of_range[a]] = 2
-    counted = state.score >= threshold
-    image = np.asarray(state.image, dtype=np.int64)
-    tp = np.bincount(image[counted & (status == 1)], minlength=n_images)
-    fp = np.bincount(image[counted & (status == 0)], minlength=n_images)
-    gt = ctx.dataset.gt
-    lo, hi = p.area_ranges[a]
-    pos = (ctx.gt_k >= 0) & ~ctx.gt_ignore & (gt.area >= lo) & (gt.area <= hi)
-    npos = np.bincount(ctx.gt_img[pos], minlength=n_images)
-    return tp, fp, npos
-
-
-def micro_f1(counts, w: np.ndarray) -> float:
-    """Micro F1 = 2 TP / (2 TP + FP + FN) under weights; -1 when there is nothing to count."""
-    if counts is None:
-        return -1.0
-    tp, fp, npos = (int(np.dot(c, w)) for c in counts)
-    denominator = tp + fp + npos
-    return -1.0 if denominator == 0 else 2.0 * tp / denominator

@@ -6,7 +6,9 @@ number of the resampled data set is computed from the match table of the one eva
 that was already run, without matching again: an image drawn ``w`` times contributes each of
 its detections and objects ``w`` times, which is what evaluating a data set holding ``w``
 copies of that image gives (the copies listed one after the other; the one difference, tied
-scores of one image and category, is in ``docs/diagnostics/bootstrap.md`` §3).
+scores of one image and category, is in ``docs/diagnostics/bootstrap.md`` §3). A resample's
+AP-type numbers are summed in another order than the grid's means (within a few ulps, §3);
+the evaluation's own numbers (``estimates``) are ``evaluate_coco``'s bit for bit.
 
 The intervals are percentile intervals. The rules, the p-value of :mod:`compare`, and the
 coverage measured on synthetic models are in ``docs/diagnostics/bootstrap.md``.
@@ -41,13 +43,14 @@ import numpy as np
 
 from .._arrays import frozen
 from .._threads import pool_size, resolve_threads
+from . import _bootstrap_plans as plans
 from ._bootstrap_lrp import LRPPlan
-from ._bootstrap_plans import COCOPlan, check_recall_thresholds, f1_counts, micro_f1
+from ._bootstrap_plans import COCOPlan, check_recall_thresholds
 from ._bootstrap_workers import engine_of, prestart, register_engine, slim, work_of
 
 __all__ = ["BootstrapResult", "bootstrap_coco", "bootstrap_result", "check_settings",
-           "interval_result", "resample_rows", "resample_weights", "run_bootstrap",
-           "slice_interval"]
+           "defined_sums", "interval_result", "mean_of_sums", "per_class_of_sums",
+           "resample_rows", "resample_weights", "run_bootstrap", "slice_interval", "use_sums"]
 
 #: Name of the F1 number added to the stats (micro F1 at IoU 0.5, area "all").
 F1_NAME = "F1"
@@ -493,12 +496,29 @@ class WeightedCOCO:
                              seed, weights)
 
     def numbers(self, w: np.ndarray) -> list[float]:
-        """The stats, F1 and per-class AP under image weights ``w`` (shape (I,))."""
+        """The stats, F1 and per-class AP under image weights ``w`` (shape (I,)).
+
+        A resample's AP-type numbers come from the per-segment sums over the recall
+        thresholds (:meth:`COCOPlan.sums`: within a few ulps of the grid's means); a row
+        holding each image at most once (the row of ones: the evaluation's own numbers) and
+        repeated max-detections settings from the precision grid, as ``evaluate_coco`` (bit
+        for bit; :func:`use_sums`).
+        """
         from ..protocols.coco import summarize_value
 
-        prec, rec, events = self._plan.curves(w)
         p = self.params
-        if len(set(p.max_detections)) == len(p.max_detections):
+        distinct = len(set(p.max_detections)) == len(p.max_detections)
+        if distinct and use_sums(p, w):
+            out = self._plan.sums(w)
+            if out is not None:
+                sums, rec, events = out
+                olrp = self.lrp_of_result.molrp(w, events.get(100))
+                cache: dict = {}
+                return (self._stats(None, rec, sums=(sums, events, cache))
+                        + [micro_f1(self._f1, w), olrp]
+                        + self._per_class_of_sums(sums, events, cache))
+        prec, rec, events = self._plan.curves(w)
+        if distinct:
             stats = self._stats(prec, rec)
         else:   # repeated settings: pycocotools' paired indexing, on the full arrays
             precision, recall = self._plan.full(prec, rec)
@@ -522,8 +542,10 @@ class WeightedCOCO:
         area_at = _run([i for i, label in enumerate(p.area_labels) if label == area])
         return is_ap, key, (iou_at, Ellipsis, area_at)
 
-    def _stats(self, prec: dict, rec: dict) -> list[float]:
-        """The stats of ``self._selections`` from ``curves``' arrays.
+    def _stats(self, prec: dict | None, rec: dict, *, sums: tuple | None = None
+               ) -> list[float]:
+        """The stats of ``self._selections`` from ``curves``' arrays (the AP-type ones from
+        ``sums``, when given: ``COCOPlan.sums``' sums and events, and a cache).
 
         An entry is -1 exactly where its (category, area) has no positive (``curves``), for
         every threshold: when no such pair is selected, the mean is that of the selection
@@ -536,6 +558,11 @@ class WeightedCOCO:
             if key is None:
                 out.append(-1.0)
                 continue
+            if is_ap and sums is not None:
+                values, ok = defined_sums(*sums, key)
+                out.append(mean_of_sums(values, ok, len(self.params.recall_thresholds),
+                                        at[0], at[2]))
+                continue
             values = prec[key] if is_ap else rec[key]
             ok = defined.get((is_ap, key))
             if ok is None:          # (K, A): no -1 entry for that pair
@@ -545,6 +572,14 @@ class WeightedCOCO:
             else:
                 out.append(_mean_valid(values, at))
         return out
+
+    def _per_class_of_sums(self, sums: dict, events: dict, cache: dict) -> list[float]:
+        """:meth:`_per_class` from ``COCOPlan.sums`` (:func:`per_class_of_sums` at the
+        areas "all")."""
+        p = self.params
+        values, ok = defined_sums(sums, events, cache, p.max_detections[self._plan.m_star])
+        areas = [i for i, label in enumerate(p.area_labels) if label == "all"]
+        return per_class_of_sums(values, ok, areas, len(p.recall_thresholds))
 
     def _per_class(self, prec: dict) -> list[float]:
         """``COCOResult.per_class()``'s AP of each category (summarize_value at area "all"
@@ -561,6 +596,62 @@ class WeightedCOCO:
         if len(areas) > 1:
             return [float(np.mean(v[v > -1])) if (v > -1).any() else -1.0 for v in values]
         return np.where(values[:, 0] > -1, values.mean(axis=1), -1.0).tolist()
+
+
+def use_sums(params: Any, w: np.ndarray) -> bool:
+    """Whether a resample's AP-type numbers come from the recall-threshold sums
+    (``_bootstrap_plans.SUM_RECALL``, some thresholds, and some image weighs more than 1: a
+    row holding each image at most once, such as the row of ones, is an evaluation of those
+    images, whose numbers come from the grid, bit for bit)."""
+    return bool(plans.SUM_RECALL and len(params.recall_thresholds)
+                and len(params.iou_thresholds) and np.max(w, initial=0) > 1)
+
+
+def defined_sums(sums: dict, events: dict, cache: dict, key: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The (A, T, K) recall-threshold sums of max-detections ``key`` (``COCOPlan.sums``),
+    0 where the (category, area) has no positive, and the (A, K) mask of the defined pairs
+    (kept in ``cache``)."""
+    got = cache.get(key)
+    if got is None:
+        ok = events[key][-1].T > 0                                    # (A, K)
+        got = cache[key] = (np.where(ok[:, None, :], sums[key], 0.0), ok)
+    return got
+
+
+def mean_of_sums(values: np.ndarray, ok: np.ndarray, n_r: int, iou: Any = slice(None),
+                 area: Any = slice(None), categories: Any = slice(None)) -> float:
+    """The mean over the recall thresholds and the defined entries of a selection of the
+    (A, T, K) recall-threshold sums ``values`` (0 where undefined; ``ok`` (A, K) the
+    defined (area, category) pairs): the sum of the selected sums over ``n_r`` times the
+    number of defined (area, threshold, category) entries selected; -1 when there are none.
+    ``iou``, ``area`` and ``categories`` index the thresholds, areas and categories.
+
+    >>> sums = np.array([[[1.5, 0.0], [0.5, 0.0]]])                  # 1 area, 2 IoU, 2 cats
+    >>> mean_of_sums(sums, np.array([[True, False]]), 2)
+    0.5
+    >>> mean_of_sums(sums, np.array([[True, False]]), 2, iou=[0], categories=[1])
+    -1.0
+    """
+    block = values[area][:, iou][:, :, categories]                    # (A', T', K')
+    n = int(np.count_nonzero(ok[area][:, categories])) * block.shape[1] * n_r
+    return float(block.sum()) / n if n else -1.0
+
+
+def per_class_of_sums(values: np.ndarray, ok: np.ndarray, areas: list, n_r: int) -> list:
+    """Per category, the mean over the thresholds, recall thresholds and defined areas
+    ``areas`` of the (A, T, K) recall-threshold sums ``values`` (``ok`` as in
+    :func:`mean_of_sums`); -1 where no such area is defined.
+
+    >>> per_class_of_sums(np.array([[[1.5, 0.0], [0.5, 0.0]]]), np.array([[True, False]]),
+    ...                   [0], 2)
+    [0.5, -1.0]
+    """
+    if not areas:
+        return [-1.0] * values.shape[2]
+    total = values[areas].sum(axis=(0, 1))                                # (K,)
+    n = ok[areas].sum(axis=0) * (values.shape[1] * n_r)
+    return np.where(n > 0, total / np.maximum(n, 1), -1.0).tolist()
 
 
 def _mean_valid(values: np.ndarray, at: tuple) -> float:
@@ -583,6 +674,42 @@ def _mean_of(values: np.ndarray) -> float:
     """
     # np.mean's own arithmetic: the (pairwise) sum of the one run, then divided by the count.
     return float(np.add.reduce(values.reshape(-1))) / values.size if values.size else -1.0
+
+
+def f1_counts(ctx: Any, state: Any, table: Any, threshold: float, n_images: int):
+    """Per-image TP, FP and positive counts behind micro F1 at IoU 0.5, area "all", the
+    largest max-detections setting, detections scoring at least ``threshold``; None when
+    0.5 or "all" is not evaluated."""
+    p = ctx.params
+    iou = np.flatnonzero(np.asarray(p.iou_thresholds) == 0.5)
+    area = [i for i, label in enumerate(p.area_labels) if label == "all"]
+    if not len(iou) or not area:
+        return None
+    t, a, n_t = int(iou[0]), area[0], len(p.iou_thresholds)
+    n = len(state)
+    at_here = np.asarray(state.event_at, dtype=np.int64) == a * n_t + t
+    rows = np.asarray(state.event_row, dtype=np.int64).compress(at_here)
+    status = np.zeros(n, np.int8)             # 0 FP, 1 TP, 2 ignored
+    status[rows] = np.where(np.asarray(state.event_ignored).compress(at_here), 2, 1)
+    status[(status == 0) & state.out_of_range[a]] = 2
+    counted = state.score >= threshold
+    image = np.asarray(state.image, dtype=np.int64)
+    tp = np.bincount(image[counted & (status == 1)], minlength=n_images)
+    fp = np.bincount(image[counted & (status == 0)], minlength=n_images)
+    gt = ctx.dataset.gt
+    lo, hi = p.area_ranges[a]
+    pos = (ctx.gt_k >= 0) & ~ctx.gt_ignore & (gt.area >= lo) & (gt.area <= hi)
+    npos = np.bincount(ctx.gt_img[pos], minlength=n_images)
+    return tp, fp, npos
+
+
+def micro_f1(counts, w: np.ndarray) -> float:
+    """Micro F1 = 2 TP / (2 TP + FP + FN) under weights; -1 when there is nothing to count."""
+    if counts is None:
+        return -1.0
+    tp, fp, npos = (int(np.dot(c, w)) for c in counts)
+    denominator = tp + fp + npos
+    return -1.0 if denominator == 0 else 2.0 * tp / denominator
 
 
 def _run(index: Any) -> Any:

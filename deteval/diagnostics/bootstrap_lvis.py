@@ -10,7 +10,9 @@ plans :func:`~deteval.diagnostics.bootstrap.bootstrap_coco` runs), and the 13 nu
 the per-category AP are lvis-api's summary of those arrays
 (:func:`deteval.protocols.lvis.summary_stats`). This is ``evaluate_lvis`` on the data set
 holding each image ``w`` times, copies listed one after the other (``docs/diagnostics/
-bootstrap.md`` §13; the one difference, tied scores of one image and category, as §3).
+bootstrap.md`` §13; the one difference, tied scores of one image and category, as §3; a
+resample's AP-type numbers come from sums over the recall thresholds, within a few ulps of
+the grid's means, §3).
 
 >>> import deteval
 >>> gt = {"images": [{"id": i, "neg_category_ids": [], "not_exhaustive_category_ids": []}
@@ -40,7 +42,16 @@ import numpy as np
 from .._threads import resolve_threads
 from ._bootstrap_plans import COCOPlan
 from ._bootstrap_workers import prestart, register_engine, slim, work_of
-from .bootstrap import BootstrapResult, check_settings, resample_rows, run_bootstrap
+from .bootstrap import (
+    BootstrapResult,
+    check_settings,
+    defined_sums,
+    mean_of_sums,
+    per_class_of_sums,
+    resample_rows,
+    run_bootstrap,
+    use_sums,
+)
 
 __all__ = ["WeightedLVIS", "bootstrap_lvis", "lvis_number_names"]
 
@@ -127,6 +138,7 @@ class WeightedLVIS:
         self.category_names = _distinct_names(result.category_names, result.category_ids)
         self.category_ids = result.category_ids
         self.names = lvis_number_names(result)
+        self._specs = _stat_selections(p, tuple(result.frequency))
         self.estimates = np.asarray(self.numbers(np.ones(self.n_images, np.int64)))
 
     def resamples(self, n_resamples: int, seed: Any,
@@ -145,9 +157,19 @@ class WeightedLVIS:
         return precision, rec[0]
 
     def numbers(self, w: np.ndarray) -> list[float]:
-        """The 13 stats and the per-category AP under weights ``w`` (-1 where undefined)."""
+        """The 13 stats and the per-category AP under weights ``w`` (-1 where undefined).
+
+        A resample's AP-type numbers come from the per-segment sums over the recall
+        thresholds (``COCOPlan.sums``: within a few ulps of lvis-api's means over the grid;
+        ``docs/diagnostics/bootstrap.md`` §3); a row holding each image at most once (the row
+        of ones: the evaluation's own numbers) from the grid, bit for bit.
+        """
         from ..protocols.lvis import per_class_ap, summary_stats
 
+        if use_sums(self.params, w):
+            out = self.plan.sums(w)
+            if out is not None:
+                return self._numbers_of_sums(*out)
         precision, recall = self.arrays(w)
         stats = summary_stats(self.params, precision, recall, self.result.frequency)
         labels = list(self.params.area_labels)
@@ -160,6 +182,49 @@ class WeightedLVIS:
         if rows.shape[1] == 0:
             return stats.tolist() + [-1.0] * len(rows)
         return stats.tolist() + np.where(rows[:, 0] > -1, rows.mean(axis=1), -1.0).tolist()
+
+
+    def _numbers_of_sums(self, sums: dict, rec: dict, events: dict) -> list[float]:
+        """:meth:`numbers` from ``COCOPlan.sums``: the AP-type stats and the per-category AP
+        from the sums (lvis-api's selections: thresholds, area, frequency group), the AR
+        ones as lvis-api's summary takes them."""
+        from ..protocols.lvis import summarize_lvis
+
+        p = self.params
+        n_r = len(p.recall_thresholds)
+        values, ok = defined_sums(sums, events, {}, next(iter(sums)))
+        out = []
+        for is_ap, iou, area, categories in self._specs:
+            if not is_ap:
+                out.append(summarize_lvis(rec[0], p, iou, area))
+            elif area is None or (categories is not None and not categories):
+                out.append(-1.0)
+            else:
+                out.append(mean_of_sums(values, ok, n_r, iou, [area],
+                                        slice(None) if categories is None else categories))
+        areas = [a for a, label in enumerate(p.area_labels) if label == "all"]
+        return out + per_class_of_sums(values, ok, areas, n_r)
+
+
+def _stat_selections(p: Any, frequency: tuple) -> list[tuple]:
+    """lvis-api's selection of each of the 13 stats (``protocols.lvis.STAT_SPECS``, as its
+    ``_select`` reads them): AP or AR, the threshold positions (all: a slice), the area
+    position (None when the label is not evaluated) and the categories (None: all)."""
+    from ..io.lvis import FREQUENCIES
+    from ..protocols.lvis import STAT_SPECS
+
+    groups = [[k for k, f in enumerate(frequency) if f == name] for name in FREQUENCIES]
+    labels = list(p.area_labels)
+    out = []
+    for is_ap, iou, area, group in STAT_SPECS:
+        if not is_ap:
+            out.append((False, iou, area, None))
+            continue
+        ious = slice(None) if iou is None else np.flatnonzero(
+            iou == np.asarray(p.iou_thresholds))
+        out.append((True, ious, labels.index(area) if area in labels else None,
+                    None if group is None else groups[group]))
+    return out
 
 
 def _lvis_engine(weighted: WeightedLVIS) -> WeightedLVIS:

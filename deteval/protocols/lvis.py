@@ -138,7 +138,7 @@ def _stat_names(max_dets: int) -> tuple[str, ...]:
 LVIS_STAT_NAMES = _stat_names(300)
 
 # (is_ap, iou threshold or None, area label, frequency group index or None), in order.
-_STAT_SPECS = (
+STAT_SPECS = (
     (True, None, "all", None), (True, 0.5, "all", None), (True, 0.75, "all", None),
     (True, None, "small", None), (True, None, "medium", None), (True, None, "large", None),
     (True, None, "all", 0), (True, None, "all", 1), (True, None, "all", 2),
@@ -416,7 +416,7 @@ def summary_stats(p: LVISParams, precision: np.ndarray, recall: np.ndarray,
     return np.array([
         mean_valid(_select(precision if is_ap else recall, p, iou, area,
                             None if group is None else groups[group]))
-        for is_ap, iou, area, group in _STAT_SPECS])
+        for is_ap, iou, area, group in STAT_SPECS])
 
 
 def summarize_lvis(values: np.ndarray, p: LVISParams, iou: float | None, area: str,
