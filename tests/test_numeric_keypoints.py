@@ -67,12 +67,30 @@ def _msgspec_columns(raw: bytes):
 
 
 def _same_bits(got, expected) -> None:
-    for a, b in zip(got, expected, strict=True):
+    for a, b in zip(got[:5], expected, strict=True):
         if b is None:
             assert a is None
             continue
         assert a.dtype == b.dtype and a.shape == b.shape
         assert np.array_equal(a.view(np.int64), b.view(np.int64))
+    _same_extent(got)
+
+
+def _same_extent(got) -> None:
+    """The extent made piece by piece: a record's x min, x max, y min, y max as Python's min
+    and max give them (any zero's sign aside: the boxes make those rows again), and bit for
+    bit points_extent over the whole table; none when the records give their box."""
+    if got.xywh is not None:
+        assert got.extent is None
+        return
+    from deteval.keypoints import points_extent
+
+    by_row = [[min(r[:, 0]), max(r[:, 0]), min(r[:, 1]), max(r[:, 1])]
+              for r in got.keypoints.tolist() for r in [np.array(r)]]
+    assert got.extent.shape == (len(got.keypoints), 4)
+    assert np.array_equal(got.extent, np.array(by_row).reshape(-1, 4))
+    whole = points_extent(got.keypoints[:, :, 0], got.keypoints[:, :, 1])
+    assert np.array_equal(got.extent.view(np.int64), whole.view(np.int64))
 
 
 _LAYOUTS = [dict(separators=(",", ":")), dict(), dict(indent=2), dict(indent="\t"),

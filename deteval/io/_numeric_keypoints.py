@@ -26,6 +26,7 @@ True
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
@@ -46,7 +47,7 @@ from ._numeric_json import (
 )
 from ._numeric_template import GlueTemplate, byte_windows, word_numbers
 
-__all__ = ["KeypointColumns", "fixed_records", "numeric_keypoint_lists",
+__all__ = ["LIST_THREADS", "KeypointColumns", "fixed_records", "numeric_keypoint_lists",
            "numeric_keypoint_results", "short_values"]
 
 _REQUIRED = frozenset({"image_id", "category_id", "keypoints", "score"})
@@ -57,6 +58,11 @@ _NONE_LEFT = np.zeros(0, dtype=np.intp)
 #: Bytes of text per piece of the ground truth's keypoint lists (mostly 1-3 digit numbers,
 #: ~4 bytes a value): the pieces' value bounds (~32 bytes a value) stay about 1 MiB.
 _LIST_PIECE_BYTES = 1 << 17
+#: The threads reading the ground truth's keypoint lists in this context (None: every
+#: core). :func:`deteval._inputs.load_pair` sets 1 while a results file is read on a thread
+#: of its own: two busy threads on two cores, not three.
+LIST_THREADS: ContextVar[int | None] = ContextVar("deteval_keypoint_list_threads",
+                                                  default=None)
 
 
 class KeypointColumns(NamedTuple):
@@ -67,6 +73,9 @@ class KeypointColumns(NamedTuple):
     scores: np.ndarray          #: float64 (N,)
     keypoints: np.ndarray       #: float64 (N, K, 3)
     xywh: np.ndarray | None     #: float64 (N, 4) when the records give ``bbox``, else None
+    #: float64 (N, 4) when they do not: :func:`~deteval.keypoints.points_extent` of every
+    #: row's K keypoints (x min, x max, y min, y max), computed piece by piece as read
+    extent: np.ndarray | None = None
 
 
 class _Shape:
@@ -173,8 +182,9 @@ def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
     shape = _shape_of(raw, *bounds)
     if shape is None:
         return None
+    extent = None if "bbox" in shape.order else _PieceExtents(shape.sizes["keypoints"] // 3)
     out = fixed_records(raw, bounds, shape, threads=threads, piece_bytes=piece_bytes,
-                        pool=pool)
+                        pool=pool, piece_done=extent)
     if out is None:
         return None
     xywh = out.get("bbox")
@@ -182,7 +192,27 @@ def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
         return None
     n = len(out["score"])
     return KeypointColumns(out["image_id"], out["category_id"], out["score"],
-                           out["keypoints"].reshape(n, -1, 3), xywh)
+                           out["keypoints"].reshape(n, -1, 3), xywh,
+                           None if extent is None else extent.out)
+
+
+class _PieceExtents:
+    """``piece_done`` of :func:`fixed_records`: the extent of every row's keypoints
+    (:func:`~deteval.keypoints.points_extent`, which is row by row), each piece's rows on the
+    thread that read them, so the boxes of the results (``loadRes``' keypoint extent,
+    :func:`~deteval.io.coco.columns._keypoint_boxes`) are not made afterwards on one thread."""
+
+    def __init__(self, k: int):
+        self.k = k
+        self.out: np.ndarray | None = None
+
+    def __call__(self, out: dict[str, np.ndarray], row: int, stop: int) -> None:
+        from ..keypoints import points_extent
+
+        if self.out is None:    # (the first call: every piece's rows are counted by then)
+            self.out = np.empty((len(out["keypoints"]), 4))
+        points = out["keypoints"][row:stop].reshape(stop - row, self.k, 3)
+        self.out[row:stop] = points_extent(points[:, :, 0], points[:, :, 1])
 
 
 def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray | None:
@@ -213,10 +243,13 @@ def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray
 
 def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
                   threads: int | None = 1, piece_bytes: int | None = None,
-                  pool: Any = None) -> dict[str, np.ndarray] | None:
+                  pool: Any = None, piece_done: Any = None) -> dict[str, np.ndarray] | None:
     """The columns of a JSON array (its inside ``raw[bounds[0]:bounds[1]]``) of records of
     one fixed ``shape``, or None: ``shape.empty``'s columns, filled (``pool``: as for
-    :func:`numeric_keypoint_results`)."""
+    :func:`numeric_keypoint_results`). ``piece_done(columns, row, stop)`` is called once for
+    every piece's rows ``row:stop`` once they hold their values: on the thread that read
+    the piece, or, for a piece with numbers :func:`word_numbers` left, after those are read.
+    """
     threads = resolve_threads(threads)
     if pool is None:
         def pieces_map(fn, items):
@@ -240,13 +273,23 @@ def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
     offsets = np.concatenate([[0], np.cumsum(records)]).tolist()
     out = shape.empty(offsets[-1])
     windows = byte_windows(data)
+
+    def read(i: int):
+        left = _read_piece(data, windows, pieces[i], glue, shape, out, offsets[i],
+                           offsets[i + 1])
+        if left is None and piece_done is not None:
+            piece_done(out, offsets[i], offsets[i + 1])
+        return left
+
     try:
-        deferred = pieces_map(
-            lambda i: _read_piece(data, windows, pieces[i], glue, shape, out, offsets[i],
-                                  offsets[i + 1]), range(len(pieces)))
+        deferred = pieces_map(read, range(len(pieces)))
         _read_deferred([left for left in deferred if left is not None], shape, out)
     except _Refused:
         return None
+    if piece_done is not None:
+        for i, left in enumerate(deferred):
+            if left is not None:
+                piece_done(out, offsets[i], offsets[i + 1])
     return out
 
 
