@@ -26,12 +26,13 @@ Examples
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
 from ._sorting import sorted_unique
 
-__all__ = ["COCO_PERSON_SIGMAS", "OKSTables", "pair_oks", "points_extent"]
+__all__ = ["COCO_PERSON_SIGMAS", "OKSTables", "pair_oks", "points_extent", "share_extent"]
 
 #: The 17 COCO person keypoint sigmas, as pycocotools defines them (``[...] / 10.0``).
 COCO_PERSON_SIGMAS = np.array([.26, .25, .25, .35, .35, .79, .79, .72, .72, .62, .62, 1.07,
@@ -202,10 +203,15 @@ class _Layout:
         self._extents: tuple[np.ndarray, np.ndarray] | None = None
 
     def extents(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, 4)`` extents x0, x1, y0, y1 of the detections' keypoints and of the
-        objects' visible ones (pycocotools' enlarged box when none is), made on first use."""
+        """``(rows, 4)`` extents x0, x1, y0, y1 of the detections' keypoints (the reader's,
+        :func:`share_extent`, when it made them) and of the objects' visible ones
+        (pycocotools' enlarged box when none is), made on first use."""
         if self._extents is None:
-            self._extents = (points_extent(self.dt[:, :self.k, 0], self.dt[:, :self.k, 1]),
+            shared = _SHARED_EXTENTS.get(id(self.dt)) if self.dt.shape[1:2] == (self.k,) \
+                else None
+            dt = shared[1] if shared is not None and shared[0]() is self.dt else None
+            self._extents = (points_extent(self.dt[:, :self.k, 0], self.dt[:, :self.k, 1])
+                             if dt is None else dt,
                              np.where(self.hidden[:, None], self.box,
                                       points_extent(self.gt[:, :self.k, 0],
                                                     self.gt[:, :self.k, 1], self.visible)))
@@ -324,6 +330,31 @@ def points_extent(x: np.ndarray, y: np.ndarray, kept: np.ndarray | None = None) 
 
 
 _EXTENT_ROWS = 512  # rows of a block of points_extent: a (17, rows) plane of 68 KiB
+
+#: Extents made elsewhere of read-only keypoint tables (:func:`share_extent`), by the
+#: table's identity, each with a weak reference to its table: an entry goes with its table.
+_SHARED_EXTENTS: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+
+
+def share_extent(table: np.ndarray, extent: np.ndarray) -> None:
+    """Hand :class:`OKSTables` the extent of a read-only keypoint table made elsewhere.
+
+    ``extent`` must be ``points_extent(table[:, :, 0], table[:, :, 1])`` bit for bit: the
+    keypoint results reader makes it piece by piece as it reads the file, row by row as
+    :func:`points_extent` does (:mod:`deteval.io._numeric_keypoints`), and the detections'
+    OKS bound then reads it instead of making it again. Kept while ``table`` lives; both
+    are made read-only.
+
+    >>> kp = np.array([[[1.0, 5.0, 2], [3.0, -1.0, 2]]])
+    >>> share_extent(kp, points_extent(kp[:, :, 0], kp[:, :, 1]))
+    >>> kp.flags.writeable
+    False
+    """
+    key = id(table)
+    table.setflags(write=False)
+    extent.setflags(write=False)
+    _SHARED_EXTENTS[key] = (weakref.ref(table, lambda _: _SHARED_EXTENTS.pop(key, None)),
+                            extent)
 
 
 def _mean_similarity(dx: np.ndarray, dy: np.ndarray, variances, scale: np.ndarray

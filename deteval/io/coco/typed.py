@@ -351,8 +351,14 @@ def keypoint_detections_of(columns: Any, dataset: Dataset, name: str) -> Detecti
     labels = _RecordLabels("results")
     xywh, area = _keypoint_boxes(columns.keypoints, labels, name, columns.xywh,
                                  columns.extent)
-    return _keypoint_detections(image_index, category_index, columns.category_ids,
-                                columns.scores, columns.keypoints, xywh, area, name, labels)
+    detections = _keypoint_detections(image_index, category_index, columns.category_ids,
+                                      columns.scores, columns.keypoints, xywh, area, name,
+                                      labels)
+    if columns.extent is not None and detections.keypoints is columns.keypoints:
+        from ...keypoints import share_extent
+
+        share_extent(detections.keypoints, columns.extent)   # (the OKS bound reads it)
+    return detections
 
 
 def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections | None:
