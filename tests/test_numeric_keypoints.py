@@ -111,6 +111,25 @@ def test_columns_equal_msgspec_bit_for_bit(layout, box):
                    expected)
 
 
+@pytest.mark.parametrize("chunk_values", [1, 3 * 52, 1000])
+def test_chunks_of_a_piece_give_the_columns_of_one(monkeypatch, chunk_values):
+    """A piece's records converted in several chunks (one record, three, nineteen at a
+    time; the reader's default takes about 1,260 at once): the same columns, bit for bit,
+    and the same extents, numbers left to parse_numbers included."""
+    import deteval.io._numeric_keypoints as numeric_keypoints
+
+    records = _records(41, n=120)
+    raw = _text(records, KEYS, **_LAYOUTS[1])
+    expected = _msgspec_columns(raw)
+    monkeypatch.setattr(numeric_keypoints, "_CHUNK_VALUES", chunk_values)
+    for threads, piece_bytes in ((1, None), (2, 5000)):
+        _same_bits(numeric_keypoint_results(raw, threads=threads, piece_bytes=piece_bytes),
+                   expected)
+    texts = [json.dumps(r["keypoints"]).encode() for r in records]
+    lists = numeric_keypoint_lists(texts)
+    assert lists.tobytes() == expected[3].tobytes()
+
+
 @pytest.mark.parametrize("order", list(itertools.permutations((*KEYS, "bbox")))[::7])
 def test_any_key_order(order):
     raw = _text(_records(3, 12, k=5, box=True), order, separators=(",", ":"))
