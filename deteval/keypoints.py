@@ -32,7 +32,7 @@ import numpy as np
 
 from ._sorting import sorted_unique
 
-__all__ = ["COCO_PERSON_SIGMAS", "OKSTables", "pair_oks", "points_extent", "share_extent"]
+__all__ = ["COCO_PERSON_SIGMAS", "OKSTables", "pair_oks", "points_extent"]
 
 #: The 17 COCO person keypoint sigmas, as pycocotools defines them (``[...] / 10.0``).
 COCO_PERSON_SIGMAS = np.array([.26, .25, .25, .35, .35, .79, .79, .72, .72, .62, .62, 1.07,
@@ -337,7 +337,8 @@ _SHARED_EXTENTS: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 
 
 def share_extent(table: np.ndarray, extent: np.ndarray) -> None:
-    """Hand :class:`OKSTables` the extent of a read-only keypoint table made elsewhere.
+    """Hand :class:`OKSTables` the extent of a keypoint table made elsewhere (internal: a
+    reader's hand-over, like :func:`deteval.data.owned`; it makes its arguments read-only).
 
     ``extent`` must be ``points_extent(table[:, :, 0], table[:, :, 1])`` bit for bit: the
     keypoint results reader makes it piece by piece as it reads the file, row by row as
