@@ -1,5 +1,5 @@
 """Fewer page faults on the keypoints path: glibc's malloc thresholds adapted once per process
-(deteval._inputs._adapt_malloc) and large reader columns on whole huge pages
+(deteval._arrays.adapt_malloc) and large reader columns on whole huge pages
 (deteval.io._numeric_keypoints._huge_page_empty). Counts of page faults, not times."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_huge_page_empty_is_an_empty_array_aligned_when_large(shape, dtype):
 _CHURN = textwrap.dedent("""
     import resource, sys, threading
     import numpy as np
-    from deteval import _inputs
+    from deteval import _arrays
 
     def faults():
         return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -51,8 +51,8 @@ _CHURN = textwrap.dedent("""
         out.append(faults() - before)
 
     if sys.argv[1] == "adapt":
-        _inputs._adapt_malloc()
-        _inputs._adapt_malloc()     # (once: the second call does nothing)
+        _arrays.adapt_malloc()
+        _arrays.adapt_malloc()     # (once: the second call does nothing)
     out = []
     thread = threading.Thread(target=pieces, args=(out,))
     thread.start()

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 import msgspec
 import numpy as np
 
+from .._arrays import adapt_malloc
 from .._threads import resolve_threads, thread_map
 from ._numeric_json import (
     PIECE_BYTES,
@@ -278,6 +279,7 @@ def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
     the piece, or, for a piece with numbers :func:`word_numbers` left, after those are read.
     """
     threads = resolve_threads(threads)
+    adapt_malloc()
     if pool is None:
         def pieces_map(fn, items):
             return thread_map(fn, items, threads)
