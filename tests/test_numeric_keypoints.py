@@ -414,3 +414,32 @@ def test_files_read_at_once_give_the_pair_read_one_after_the_other(tmp_path, mon
         with pytest.raises(FormatError) as before:
             _inputs.load_pair(gt_path, dt_path, iou_type="keypoints")
     assert str(err.value) == str(before.value) and "99" in str(err.value)
+
+
+def test_piece_extents_of_two_threads_first_pieces_go_into_one_table(monkeypatch):
+    """Two threads finishing their first pieces at once: both pieces' extents land in the
+    one table returned (a table made by each, the later replacing the earlier, would lose
+    the earlier piece's rows)."""
+    import threading
+
+    import deteval.io._numeric_keypoints as numeric_keypoints
+    from deteval.keypoints import points_extent
+
+    both_inside = threading.Barrier(2, timeout=5)
+    original = numeric_keypoints._extent_table
+
+    def made_at_once(n):
+        both_inside.wait()      # (each thread has found no table yet)
+        return original(n)
+
+    monkeypatch.setattr(numeric_keypoints, "_extent_table", made_at_once)
+    table = np.random.default_rng(1).normal(100, 30, (10, 2 * 3))
+    extents = numeric_keypoints._PieceExtents(2)
+    threads = [threading.Thread(target=extents, args=({"keypoints": table}, lo, lo + 5))
+               for lo in (0, 5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    points = table.reshape(10, 2, 3)
+    assert np.array_equal(extents.out, points_extent(points[:, :, 0], points[:, :, 1]))

@@ -229,15 +229,26 @@ class _PieceExtents:
 
     def __init__(self, k: int):
         self.k = k
-        self.out: np.ndarray | None = None
+        self._made: dict[str, np.ndarray] = {}
+
+    @property
+    def out(self) -> np.ndarray | None:
+        """``(N, 4)``, once a piece is done."""
+        return self._made.get("extent")
 
     def __call__(self, out: dict[str, np.ndarray], row: int, stop: int) -> None:
         from ..keypoints import points_extent
 
-        if self.out is None:    # (the first call: every piece's rows are counted by then)
-            self.out = np.empty((len(out["keypoints"]), 4))
+        extent = self._made.get("extent")
+        if extent is None:      # (a first piece: every piece's rows are counted by then)
+            # dict.setdefault is one step: two threads' first pieces share the array.
+            extent = self._made.setdefault("extent", _extent_table(len(out["keypoints"])))
         points = out["keypoints"][row:stop].reshape(stop - row, self.k, 3)
-        self.out[row:stop] = points_extent(points[:, :, 0], points[:, :, 1])
+        extent[row:stop] = points_extent(points[:, :, 0], points[:, :, 1])
+
+
+def _extent_table(n: int) -> np.ndarray:
+    return np.empty((n, 4))
 
 
 def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray | None:
