@@ -190,3 +190,53 @@ def test_read_keypoint_results_share_their_extent(tmp_path):
     alone = deteval.evaluate_coco(dataset, copy, iou_type="keypoints")
     assert shared.precision.tobytes() == alone.precision.tobytes()
     assert shared.stats.tobytes() == alone.stats.tobytes()
+
+
+def test_a_thread_waiting_for_the_extents_makes_the_order_meanwhile(monkeypatch):
+    """Two threads of the matcher at once: one makes the extents, the other, which would
+    wait for them, makes the layout's keypoint order meanwhile (each once); the values are
+    one thread's."""
+    dt, gt, box, area = _oks_case(seed=9)
+    pair_dt = np.repeat(np.arange(len(dt)), len(gt))
+    pair_gt = np.tile(np.arange(len(gt)), len(dt))
+    sigmas = deteval.keypoints.COCO_PERSON_SIGMAS
+    alone = OKSTables(dt, gt, box, area).pair_oks(pair_dt, pair_gt, sigmas=sigmas, floor=0.5)
+    extents_by, order_by = [], []
+    original_extent = deteval.keypoints.points_extent
+    original_order = deteval.keypoints._Layout.order.fget
+
+    extents_done = threading.Event()
+
+    def slow_extent(*args):
+        extents_by.append(threading.current_thread().name)
+        time.sleep(0.05)    # (the other thread arrives meanwhile)
+        if len(extents_by) == 2:
+            extents_done.set()
+        return original_extent(*args)
+
+    def recorded_order(layout):
+        if layout._order is None:
+            order_by.append((threading.current_thread().name, extents_done.is_set()))
+        return original_order(layout)
+
+    monkeypatch.setattr(deteval.keypoints, "points_extent", slow_extent)
+    monkeypatch.setattr(deteval.keypoints._Layout, "order", property(recorded_order))
+    shared = OKSTables(dt, gt, box, area)
+    halves = np.array_split(np.arange(len(pair_dt)), 2)
+    results: list = [None, None]
+    start = threading.Barrier(2)
+
+    def work(i):
+        start.wait()
+        rows = halves[i]
+        results[i] = shared.pair_oks(pair_dt[rows], pair_gt[rows], sigmas=sigmas, floor=0.5)
+
+    threads = [threading.Thread(target=work, args=(i,), name=f"matcher-{i}") for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert np.concatenate(results).tobytes() == alone.tobytes()
+    assert len(extents_by) == 2 and len(set(extents_by)) == 1     # dt's and gt's, one thread
+    # (made by the other thread while the extents were still being made)
+    assert order_by == [(next(t.name for t in threads if t.name != extents_by[0]), False)]
