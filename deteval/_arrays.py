@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["frozen"]
+__all__ = ["adapt_malloc", "frozen"]
 
 
 def frozen(array: np.ndarray, *, copy: bool = False) -> np.ndarray:
@@ -27,3 +27,37 @@ def frozen(array: np.ndarray, *, copy: bool = False) -> np.ndarray:
         array = np.array(array, copy=True)
     array.setflags(write=False)
     return array
+
+
+#: Bytes of the block :func:`adapt_malloc` frees: blocks smaller than it then come from a
+#: heap, and glibc keeps up to twice as much free memory at the top of a heap (each
+#: thread's) before it returns it to the kernel. At most 32 MiB (glibc's largest dynamic
+#: threshold on 64 bits; a larger block changes nothing). 16 MiB, as the ``deteval``
+#: program sets them (docs/startup.md §4.1): on the bench's keypoint files 11.3k page
+#: faults against 12.8k with 4 MiB, peak RSS 87 against 83 MB.
+_FREED_BLOCK = 1 << 24
+_malloc_adapted = False
+
+
+def adapt_malloc() -> None:
+    """Allocate (untouched) and free one block of :data:`_FREED_BLOCK` bytes, once per process.
+
+    glibc's malloc returns the free top of a heap to the kernel (``MADV_DONTNEED`` for a
+    thread's heap, ``brk`` for the main one) whenever it exceeds its trim threshold, 128 KiB
+    until a block larger than the mmap threshold is freed; from then on the two thresholds
+    follow that block's size (the mmap threshold) and twice it, as in any process that has
+    freed a large array. Before, each piece of a keypoint results file freed its
+    temporaries, 1.8 MiB, back to the kernel, and the next piece faulted them in again: on
+    the bench's file (40 pieces of 256 KiB), 18.9k page faults on the results thread, ~50
+    ms of CPU on this machine, against 1.5k after (docs/threads.md, item 6). Called by
+    the keypoint reader (:func:`deteval.io._numeric_keypoints.fixed_records`: the results,
+    the ground truth's lists, read beside each other or alone) and by
+    :func:`deteval._inputs.load_pair` before it reads two keypoint files; the evaluation
+    after them gains too. Other allocators ignore it (a free of a block never touched).
+
+    >>> adapt_malloc()
+    """
+    global _malloc_adapted
+    if not _malloc_adapted:
+        _malloc_adapted = True
+        np.empty(_FREED_BLOCK, dtype=np.uint8)

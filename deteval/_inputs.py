@@ -132,15 +132,17 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         # (A keypoint results file is parsed whole on its thread: _EarlyResults.)
         results_file = prefetch_bytes(dt, what="results")
     try:
-        dataset = (gt if isinstance(gt, Dataset)
-                   else read_coco_ground_truth(gt, iou_type=iou_type, invalid=invalid))
+        with early.reading_ground_truth() if early is not None else contextlib.nullcontext():
+            dataset = (gt if isinstance(gt, Dataset)
+                       else read_coco_ground_truth(gt, iou_type=iou_type, invalid=invalid))
     except BaseException:
         if results_file is not None:
             with contextlib.suppress(Exception):
                 results_file()      # (the thread ends before the error goes up)
+        if early is not None:
+            early.cancel()          # (the ground truth's error without the results' parse)
         raise
-    finally:
-        columns = early.columns() if early is not None else None
+    columns = early.columns() if early is not None else None
     if results_file is not None:
         dt = results_file()
     if isinstance(dt, Detections):
@@ -183,8 +185,10 @@ class _EarlyResults:
     def __init__(self, path: Any):
         import threading
 
+        from ._arrays import adapt_malloc
         from .io.coco.results import keypoint_columns_early
 
+        adapt_malloc()      # (before either file is read: docs/threads.md item 6)
         self._columns: Any = None
         self._pool = _SharedMap()
 
@@ -213,6 +217,24 @@ class _EarlyResults:
         self._thread.join()
         return self._columns
 
+    def cancel(self) -> None:
+        """The ground truth failed: no piece of the results is started any more; the results
+        thread ends after the pieces it is reading (not waited for)."""
+        self._pool.cancel()
+
+    @staticmethod
+    @contextlib.contextmanager
+    def reading_ground_truth():
+        """While the ground truth is read beside the results thread, its keypoint lists are
+        read on the calling thread alone (two busy threads on two cores, not three)."""
+        from .io._numeric_keypoints import LIST_THREADS
+
+        token = LIST_THREADS.set(1)
+        try:
+            yield
+        finally:
+            LIST_THREADS.reset(token)
+
 
 class _SharedMap:
     """``map(fn, items)`` (:func:`~deteval._threads.thread_map`'s contract: results in
@@ -225,11 +247,13 @@ class _SharedMap:
 
         self._changed = threading.Condition()
         self._job: _Job | None = None
-        self._finished = False
+        self._finished = self._cancelled = False
 
     def map(self, fn: Any, items: Any) -> list:
         job = _Job(fn, list(items))
         with self._changed:
+            if self._cancelled:
+                raise _Cancelled
             self._job = job
             self._changed.notify_all()
         try:
@@ -246,6 +270,14 @@ class _SharedMap:
             self._finished = True
             self._changed.notify_all()
 
+    def cancel(self) -> None:
+        """No item is started any more: the running map, and any later one, raises
+        :class:`_Cancelled` once the items already running end."""
+        with self._changed:
+            self._cancelled = True
+            if self._job is not None:
+                self._job.cancel()
+
     def help(self) -> None:
         """Work on the results thread's maps until it ends."""
         done: _Job | None = None
@@ -260,6 +292,10 @@ class _SharedMap:
             done = job
 
 
+class _Cancelled(Exception):
+    """A :class:`_SharedMap` was cancelled (the ground truth failed to read)."""
+
+
 class _Job:
     """The items of one :meth:`_SharedMap.map` call, taken one at a time."""
 
@@ -270,12 +306,17 @@ class _Job:
         self.out: list = [None] * len(items)
         self.failed: dict[int, BaseException] = {}
         self.next = self.running = 0
+        self.cancelled = False
         self.changed = threading.Condition()
+
+    def cancel(self) -> None:
+        with self.changed:
+            self.cancelled = True
 
     def work(self) -> None:
         while True:
             with self.changed:
-                if self.failed or self.next >= len(self.items):
+                if self.failed or self.cancelled or self.next >= len(self.items):
                     return
                 index, self.next = self.next, self.next + 1
                 self.running += 1
@@ -298,6 +339,8 @@ class _Job:
                 self.changed.wait()
         if self.failed:
             raise self.failed[min(self.failed)]
+        if self.cancelled:
+            raise _Cancelled
         return self.out
 
 

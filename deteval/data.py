@@ -202,7 +202,10 @@ class _Columns:
                     raise ValueError(f"{name} must have length {n}; got {len(array)}")
                 set_(self, name, frozen(array))
         if self.keypoints is not None:
-            keypoints = np.array(self.keypoints, dtype=np.float64)  # a copy: never alias
+            if type(self.keypoints) is _Owned:     # a reader's fresh table: kept
+                keypoints = self.keypoints.array.astype(np.float64, copy=False)
+            else:
+                keypoints = np.array(self.keypoints, dtype=np.float64)  # a copy: never alias
             if keypoints.ndim == 2 and keypoints.shape[1] % 3 == 0:
                 keypoints = keypoints.reshape(len(keypoints), -1, 3)
             if keypoints.ndim != 3 or keypoints.shape[0] != n or keypoints.shape[2] != 3:

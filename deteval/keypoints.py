@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -125,13 +126,14 @@ class OKSTables:
 
     def _layout(self, k: int, *, extents: bool) -> _Layout:
         """The layout of ``k`` keypoints, with its extents when ``extents``: made once, by
-        the first thread that needs it (the others wait rather than make it again)."""
+        the first thread that needs it (the others wait rather than make it again; one that
+        waits for the extents makes the layout's keypoint order meanwhile)."""
         with self._lock:
             layout = self._layouts.get(k)
             if layout is None:
                 layout = self._layouts[k] = _Layout(self._dt, self._gt, self._xywh, k)
-            if extents:
-                layout.extents()
+        if extents:
+            layout.extents()
         return layout
 
     def pair_oks(self, pair_dt: np.ndarray, pair_gt: np.ndarray, *, sigmas: np.ndarray,
@@ -190,26 +192,53 @@ class _Layout:
         n_visible = visible.sum(axis=1)
         self.hidden = n_visible == 0
         self.kept = np.where(self.hidden, k, n_visible)
-        # The visible keypoints first, in keypoint order (computeOks' e[vg > 0]): a stable
-        # sort of ~visible per row; kept as flat offsets 3 * keypoint.
-        self.order = np.argsort(~visible, axis=1, kind="stable")
-        self.order *= 3
         # pycocotools' box of an object without visible keypoints: its box enlarged by its
         # size on each side (x0, x1, y0, y1).
         self.box = np.column_stack([xywh[:, 0] - xywh[:, 2], xywh[:, 0] + xywh[:, 2] * 2,
                                     xywh[:, 1] - xywh[:, 3], xywh[:, 1] + xywh[:, 3] * 2])
         self.visible = visible
         self._extents: tuple[np.ndarray, np.ndarray] | None = None
+        self._order: np.ndarray | None = None
+        self._extents_lock, self._order_lock = threading.Lock(), threading.Lock()
+
+    @property
+    def order(self) -> np.ndarray:
+        """The visible keypoints first, in keypoint order (computeOks' ``e[vg > 0]``): a
+        stable sort of ~visible per row, as flat offsets 3 * keypoint; made on first use."""
+        if self._order is None:
+            with self._order_lock:
+                if self._order is None:
+                    order = np.argsort(~self.visible, axis=1, kind="stable")
+                    order *= 3
+                    self._order = order
+        return self._order
 
     def extents(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, 4)`` extents x0, x1, y0, y1 of the detections' keypoints and of the
-        objects' visible ones (pycocotools' enlarged box when none is), made on first use."""
-        if self._extents is None:
-            self._extents = (points_extent(self.dt[:, :self.k, 0], self.dt[:, :self.k, 1]),
-                             np.where(self.hidden[:, None], self.box,
-                                      points_extent(self.gt[:, :self.k, 0],
-                                                    self.gt[:, :self.k, 1], self.visible)))
+        """``(rows, 4)`` extents x0, x1, y0, y1 of the detections' keypoints (the reader's,
+        :func:`share_extent`, when it made them) and of the objects' visible ones
+        (pycocotools' enlarged box when none is), made on first use by one thread; another
+        that needs them meanwhile makes :attr:`order` while it waits (the matcher's
+        threads: the one with the first chunk of pairs, the larger, no longer makes both)."""
+        if self._extents is not None:
+            return self._extents
+        if not self._extents_lock.acquire(blocking=False):
+            self.order      # noqa: B018 (made while the other thread makes the extents)
+            self._extents_lock.acquire()
+        try:
+            if self._extents is None:
+                self._make_extents()
+        finally:
+            self._extents_lock.release()
         return self._extents
+
+    def _make_extents(self) -> None:
+        shared = _SHARED_EXTENTS.get(id(self.dt)) if self.dt.shape[1:2] == (self.k,) else None
+        dt = shared[1] if shared is not None and shared[0]() is self.dt else None
+        self._extents = (points_extent(self.dt[:, :self.k, 0], self.dt[:, :self.k, 1])
+                         if dt is None else dt,
+                         np.where(self.hidden[:, None], self.box,
+                                  points_extent(self.gt[:, :self.k, 0], self.gt[:, :self.k, 1],
+                                                self.visible)))
 
     def below(self, pair_dt, pair_gt, scale, variance_max, floor) -> np.ndarray:
         """Whether each pair's OKS is provably below ``floor``.
@@ -324,6 +353,32 @@ def points_extent(x: np.ndarray, y: np.ndarray, kept: np.ndarray | None = None) 
 
 
 _EXTENT_ROWS = 512  # rows of a block of points_extent: a (17, rows) plane of 68 KiB
+
+#: Extents made elsewhere of read-only keypoint tables (:func:`share_extent`), by the
+#: table's identity, each with a weak reference to its table: an entry goes with its table.
+_SHARED_EXTENTS: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+
+
+def share_extent(table: np.ndarray, extent: np.ndarray) -> None:
+    """Hand :class:`OKSTables` the extent of a keypoint table made elsewhere (internal: a
+    reader's hand-over, like :func:`deteval.data.owned`; it makes its arguments read-only).
+
+    ``extent`` must be ``points_extent(table[:, :, 0], table[:, :, 1])`` bit for bit: the
+    keypoint results reader makes it piece by piece as it reads the file, row by row as
+    :func:`points_extent` does (:mod:`deteval.io._numeric_keypoints`), and the detections'
+    OKS bound then reads it instead of making it again. Kept while ``table`` lives; both
+    are made read-only.
+
+    >>> kp = np.array([[[1.0, 5.0, 2], [3.0, -1.0, 2]]])
+    >>> share_extent(kp, points_extent(kp[:, :, 0], kp[:, :, 1]))
+    >>> kp.flags.writeable
+    False
+    """
+    key = id(table)
+    table.setflags(write=False)
+    extent.setflags(write=False)
+    _SHARED_EXTENTS[key] = (weakref.ref(table, lambda _: _SHARED_EXTENTS.pop(key, None)),
+                            extent)
 
 
 def _mean_similarity(dx: np.ndarray, dy: np.ndarray, variances, scale: np.ndarray

@@ -388,3 +388,23 @@ def test_owned_arrays_of_another_dtype_are_still_converted():
     assert detections.image_index.dtype == np.int64
     assert detections.boxes.dtype == np.float64 and detections.scores.dtype == np.float64
     assert detections.scores.tolist() == [0.5, 0.25]
+
+
+def test_owned_keypoints_are_kept_and_given_keypoints_copied():
+    """A reader's fresh keypoint table (``owned``) is kept as it is, made read-only; a
+    caller's table is copied (never aliased), another dtype converted."""
+    from deteval.data import owned
+
+    fresh = np.arange(12, dtype=np.float64).reshape(2, 2, 3)
+    given = fresh.copy()
+    columns = dict(image_index=[0, 0], category_index=[0, 0],
+                   boxes=[[0, 0, 1, 1], [0, 0, 2, 2]], scores=[0.5, 0.25])
+    kept = Detections(**columns, keypoints=owned(fresh)).keypoints
+    assert kept is fresh and not fresh.flags.writeable
+    copied = Detections(**columns, keypoints=given).keypoints
+    assert not np.shares_memory(copied, given) and given.flags.writeable
+    converted = Detections(**columns, keypoints=owned(given.astype(np.float32))).keypoints
+    assert converted.dtype == np.float64 and converted.tolist() == given.tolist()
+    objects = GroundTruth(image_index=[0], category_index=[0], boxes=[[0, 0, 1, 1]],
+                          keypoints=owned(fresh[:1].copy()))
+    assert objects.keypoints.tolist() == fresh[:1].tolist()

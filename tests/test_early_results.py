@@ -168,3 +168,85 @@ def test_a_piece_that_fails_on_either_thread_falls_back_to_the_reader(tmp_path, 
     assert failed
     assert got.keypoints.tobytes() == expected.keypoints.tobytes()
     assert got.scores.tobytes() == expected.scores.tobytes()
+
+
+def test_shared_map_cancelled_starts_no_item_and_raises():
+    pool, box, started = _SharedMap(), {}, []
+    cancelled = threading.Event()
+
+    def item(i):
+        started.append(i)
+        if i == 3:
+            pool.cancel()
+            cancelled.set()
+        time.sleep(0.002)
+        return i
+
+    def results_thread():
+        try:
+            box["out"] = pool.map(item, range(50))
+        except Exception as error:  # noqa: BLE001 (returned to the test)
+            box["out"] = error
+        try:
+            pool.map(item, range(5))
+        except Exception as error:  # noqa: BLE001
+            box["later"] = error
+        finally:
+            pool.finish()
+
+    thread = threading.Thread(target=results_thread)
+    thread.start()
+    thread.join()
+    assert cancelled.is_set()
+    assert type(box["out"]) is _inputs._Cancelled and type(box["later"]) is _inputs._Cancelled
+    assert started == [0, 1, 2, 3]      # nothing after the cancel, nothing of the later map
+    pool.help()     # (returns at once: the results thread has finished)
+
+
+def test_a_ground_truth_error_comes_without_waiting_for_the_results(tmp_path, monkeypatch):
+    """When the ground truth fails to read, the results pieces not yet started are dropped:
+    its error is raised at once (before, the calling thread helped read the whole results
+    file first), and the results thread ends after its piece in flight."""
+    from deteval.errors import FormatError
+
+    gt_path, dt_path = _pair_files(tmp_path, n_results=2000)
+    gt_path.write_text(gt_path.read_text().replace('"images"', '"imgs"'))
+    original, pieces = numeric_keypoints._read_piece, []
+
+    def slow_piece(*args):
+        if "score" in args[4].order:
+            pieces.append(threading.current_thread().name)
+            time.sleep(0.02)
+        return original(*args)
+
+    shape = numeric_keypoints.numeric_keypoint_results
+    monkeypatch.setattr(numeric_keypoints, "_read_piece", slow_piece)
+    monkeypatch.setattr(numeric_keypoints, "numeric_keypoint_results",
+                        lambda raw, **k: shape(raw, **{**k, "piece_bytes": 4096}))
+    assert len(dt_path.read_bytes()) // 4096 > 100     # pieces: seconds to read them all
+    with pytest.raises(FormatError, match="images"):
+        _inputs.load_pair(gt_path, dt_path, iou_type="keypoints")
+    at_error = len(pieces)
+    for thread in threading.enumerate():
+        if thread.name == "deteval-results":
+            thread.join()
+    assert at_error <= 2 and len(pieces) <= 2
+    assert threading.current_thread().name not in pieces
+
+
+def test_the_ground_truths_keypoint_lists_are_read_on_one_thread_beside_the_results(
+        tmp_path, monkeypatch):
+    gt_path, dt_path = _pair_files(tmp_path)
+    threads, original = [], numeric_keypoints.numeric_keypoint_lists
+
+    def recorded(raws, **options):
+        threads.append(options.get("threads"))
+        return original(raws, **options)
+
+    monkeypatch.setattr(numeric_keypoints, "numeric_keypoint_lists", recorded)
+    _inputs.load_pair(gt_path, dt_path, iou_type="keypoints")
+    assert threads == [1]
+    from deteval.io.coco import read_coco_gt
+
+    read_coco_gt(gt_path, iou_type="keypoints")     # alone: every core
+    assert threads == [1, None]

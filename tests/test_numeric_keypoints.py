@@ -67,12 +67,30 @@ def _msgspec_columns(raw: bytes):
 
 
 def _same_bits(got, expected) -> None:
-    for a, b in zip(got, expected, strict=True):
+    for a, b in zip(got[:5], expected, strict=True):
         if b is None:
             assert a is None
             continue
         assert a.dtype == b.dtype and a.shape == b.shape
         assert np.array_equal(a.view(np.int64), b.view(np.int64))
+    _same_extent(got)
+
+
+def _same_extent(got) -> None:
+    """The extent made piece by piece: a record's x min, x max, y min, y max as Python's min
+    and max give them (any zero's sign aside: the boxes make those rows again), and bit for
+    bit points_extent over the whole table; none when the records give their box."""
+    if got.xywh is not None:
+        assert got.extent is None
+        return
+    from deteval.keypoints import points_extent
+
+    by_row = [[min(r[:, 0]), max(r[:, 0]), min(r[:, 1]), max(r[:, 1])]
+              for r in got.keypoints.tolist() for r in [np.array(r)]]
+    assert got.extent.shape == (len(got.keypoints), 4)
+    assert np.array_equal(got.extent, np.array(by_row).reshape(-1, 4))
+    whole = points_extent(got.keypoints[:, :, 0], got.keypoints[:, :, 1])
+    assert np.array_equal(got.extent.view(np.int64), whole.view(np.int64))
 
 
 _LAYOUTS = [dict(separators=(",", ":")), dict(), dict(indent=2), dict(indent="\t"),
@@ -91,6 +109,25 @@ def test_columns_equal_msgspec_bit_for_bit(layout, box):
     for threads, piece_bytes in ((1, None), (2, 150), (3, 997)):
         _same_bits(numeric_keypoint_results(raw, threads=threads, piece_bytes=piece_bytes),
                    expected)
+
+
+@pytest.mark.parametrize("chunk_values", [1, 3 * 52, 1000])
+def test_chunks_of_a_piece_give_the_columns_of_one(monkeypatch, chunk_values):
+    """A piece's records converted in several chunks (one record, three, nineteen at a
+    time; the reader's default takes about 1,260 at once): the same columns, bit for bit,
+    and the same extents, numbers left to parse_numbers included."""
+    import deteval.io._numeric_keypoints as numeric_keypoints
+
+    records = _records(41, n=120)
+    raw = _text(records, KEYS, **_LAYOUTS[1])
+    expected = _msgspec_columns(raw)
+    monkeypatch.setattr(numeric_keypoints, "_CHUNK_VALUES", chunk_values)
+    for threads, piece_bytes in ((1, None), (2, 5000)):
+        _same_bits(numeric_keypoint_results(raw, threads=threads, piece_bytes=piece_bytes),
+                   expected)
+    texts = [json.dumps(r["keypoints"]).encode() for r in records]
+    lists = numeric_keypoint_lists(texts)
+    assert lists.tobytes() == expected[3].tobytes()
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations((*KEYS, "bbox")))[::7])
@@ -377,3 +414,32 @@ def test_files_read_at_once_give_the_pair_read_one_after_the_other(tmp_path, mon
         with pytest.raises(FormatError) as before:
             _inputs.load_pair(gt_path, dt_path, iou_type="keypoints")
     assert str(err.value) == str(before.value) and "99" in str(err.value)
+
+
+def test_piece_extents_of_two_threads_first_pieces_go_into_one_table(monkeypatch):
+    """Two threads finishing their first pieces at once: both pieces' extents land in the
+    one table returned (a table made by each, the later replacing the earlier, would lose
+    the earlier piece's rows)."""
+    import threading
+
+    import deteval.io._numeric_keypoints as numeric_keypoints
+    from deteval.keypoints import points_extent
+
+    both_inside = threading.Barrier(2, timeout=5)
+    original = numeric_keypoints._extent_table
+
+    def made_at_once(n):
+        both_inside.wait()      # (each thread has found no table yet)
+        return original(n)
+
+    monkeypatch.setattr(numeric_keypoints, "_extent_table", made_at_once)
+    table = np.random.default_rng(1).normal(100, 30, (10, 2 * 3))
+    extents = numeric_keypoints._PieceExtents(2)
+    threads = [threading.Thread(target=extents, args=({"keypoints": table}, lo, lo + 5))
+               for lo in (0, 5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    points = table.reshape(10, 2, 3)
+    assert np.array_equal(extents.out, points_extent(points[:, :, 0], points[:, :, 1]))

@@ -26,12 +26,14 @@ True
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 import msgspec
 import numpy as np
 
+from .._arrays import adapt_malloc
 from .._threads import resolve_threads, thread_map
 from ._numeric_json import (
     PIECE_BYTES,
@@ -46,17 +48,26 @@ from ._numeric_json import (
 )
 from ._numeric_template import GlueTemplate, byte_windows, word_numbers
 
-__all__ = ["KeypointColumns", "fixed_records", "numeric_keypoint_lists",
+__all__ = ["LIST_THREADS", "KeypointColumns", "fixed_records", "numeric_keypoint_lists",
            "numeric_keypoint_results", "short_values"]
 
 _REQUIRED = frozenset({"image_id", "category_id", "keypoints", "score"})
-#: Numbers converted at once (a chunk of whole records): arrays of ~128 KiB that stay in
-#: the cache (docs/fast-reader.md §4).
-_CHUNK_VALUES = 1 << 14
+#: Numbers converted at once (a chunk of whole records): arrays of ~512 KiB. Against 16k
+#: (arrays of 128 KiB, docs/fast-reader.md §4) a quarter of the numpy calls, each a Python
+#: call and a turn at the GIL: the bench's results file read on one thread in 60 ms of CPU
+#: against 68 ms (9 interleaved runs, pieces of 256 KiB), the ground truth's lists in 19.7
+#: against 21.6 ms; and while the calling thread holds the GIL, the results thread gets it
+#: back a quarter as often.
+_CHUNK_VALUES = 1 << 16
 _NONE_LEFT = np.zeros(0, dtype=np.intp)
 #: Bytes of text per piece of the ground truth's keypoint lists (mostly 1-3 digit numbers,
 #: ~4 bytes a value): the pieces' value bounds (~32 bytes a value) stay about 1 MiB.
 _LIST_PIECE_BYTES = 1 << 17
+#: The threads reading the ground truth's keypoint lists in this context (None: every
+#: core). :func:`deteval._inputs.load_pair` sets 1 while a results file is read on a thread
+#: of its own: two busy threads on two cores, not three.
+LIST_THREADS: ContextVar[int | None] = ContextVar("deteval_keypoint_list_threads",
+                                                  default=None)
 
 
 class KeypointColumns(NamedTuple):
@@ -67,6 +78,9 @@ class KeypointColumns(NamedTuple):
     scores: np.ndarray          #: float64 (N,)
     keypoints: np.ndarray       #: float64 (N, K, 3)
     xywh: np.ndarray | None     #: float64 (N, 4) when the records give ``bbox``, else None
+    #: float64 (N, 4) when they do not: :func:`~deteval.keypoints.points_extent` of every
+    #: row's K keypoints (x min, x max, y min, y max), computed piece by piece as read
+    extent: np.ndarray | None = None
 
 
 class _Shape:
@@ -105,9 +119,29 @@ class _Shape:
 
     def empty(self, n: int) -> dict[str, np.ndarray]:
         """The output columns of ``n`` records: ``(n,)`` per scalar, ``(n, size)`` per array."""
-        return {key: np.empty((n, self.sizes[key]) if key in self.arrays else n,
-                              dtype=np.int64 if key in self.integers else np.float64)
+        return {key: _huge_page_empty((n, self.sizes[key]) if key in self.arrays else (n,),
+                                      np.int64 if key in self.integers else np.float64)
                 for key in self.order}
+
+
+#: Transparent huge pages: 2 MiB.
+_HUGE_PAGE = 1 << 21
+
+
+def _huge_page_empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """``np.empty(shape, dtype)``, starting at a multiple of 2 MiB when it has 4 MiB or more.
+
+    numpy asks the kernel for transparent huge pages for arrays of 4 MiB or more
+    (``madvise``), but a huge page maps only a whole aligned 2 MiB: of a 10 MB table at
+    malloc's address about half was still faulted in 4 KiB at a time (the keypoint columns
+    of the bench's results file: 519 page faults, ~5 here). The 2 MiB more of address space
+    are never touched."""
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if size < 2 * _HUGE_PAGE:
+        return np.empty(shape, dtype=dtype)
+    block = np.empty(size + _HUGE_PAGE, dtype=np.uint8)
+    start = -block.__array_interface__["data"][0] % _HUGE_PAGE
+    return block[start:start + size].view(dtype).reshape(shape)
 
 
 def _shape_of(raw: bytes, start: int, end: int) -> _Shape | None:
@@ -173,8 +207,9 @@ def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
     shape = _shape_of(raw, *bounds)
     if shape is None:
         return None
+    extent = None if "bbox" in shape.order else _PieceExtents(shape.sizes["keypoints"] // 3)
     out = fixed_records(raw, bounds, shape, threads=threads, piece_bytes=piece_bytes,
-                        pool=pool)
+                        pool=pool, piece_done=extent)
     if out is None:
         return None
     xywh = out.get("bbox")
@@ -182,7 +217,38 @@ def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
         return None
     n = len(out["score"])
     return KeypointColumns(out["image_id"], out["category_id"], out["score"],
-                           out["keypoints"].reshape(n, -1, 3), xywh)
+                           out["keypoints"].reshape(n, -1, 3), xywh,
+                           None if extent is None else extent.out)
+
+
+class _PieceExtents:
+    """``piece_done`` of :func:`fixed_records`: the extent of every row's keypoints
+    (:func:`~deteval.keypoints.points_extent`, which is row by row), each piece's rows on the
+    thread that read them, so the boxes of the results (``loadRes``' keypoint extent,
+    :func:`~deteval.io.coco.columns._keypoint_boxes`) are not made afterwards on one thread."""
+
+    def __init__(self, k: int):
+        self.k = k
+        self._made: dict[str, np.ndarray] = {}
+
+    @property
+    def out(self) -> np.ndarray | None:
+        """``(N, 4)``, once a piece is done."""
+        return self._made.get("extent")
+
+    def __call__(self, out: dict[str, np.ndarray], row: int, stop: int) -> None:
+        from ..keypoints import points_extent
+
+        extent = self._made.get("extent")
+        if extent is None:      # (a first piece: every piece's rows are counted by then)
+            # dict.setdefault is one step: two threads' first pieces share the array.
+            extent = self._made.setdefault("extent", _extent_table(len(out["keypoints"])))
+        points = out["keypoints"][row:stop].reshape(stop - row, self.k, 3)
+        extent[row:stop] = points_extent(points[:, :, 0], points[:, :, 1])
+
+
+def _extent_table(n: int) -> np.ndarray:
+    return np.empty((n, 4))
 
 
 def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray | None:
@@ -204,7 +270,10 @@ def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray
         return None
     if not (isinstance(points, list) and points and len(points) % 3 == 0):
         return None
-    text = b'[{"keypoints":' + b'},{"keypoints":'.join(raws) + b"}]"
+    # (one join, no concatenation around it: each would copy the 4.5 MB text again)
+    first, last = b'[{"keypoints":' + bytes(raws[0]), bytes(raws[-1]) + b"}]"
+    text = b'},{"keypoints":'.join([first, *raws[1:-1], last] if len(raws) > 1 else
+                                   [first + b"}]"])
     shape = _Shape(("keypoints",), {"keypoints": len(points)})
     out = fixed_records(text, (1, len(text) - 1), shape, threads=threads,
                         piece_bytes=_LIST_PIECE_BYTES)
@@ -213,11 +282,15 @@ def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray
 
 def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
                   threads: int | None = 1, piece_bytes: int | None = None,
-                  pool: Any = None) -> dict[str, np.ndarray] | None:
+                  pool: Any = None, piece_done: Any = None) -> dict[str, np.ndarray] | None:
     """The columns of a JSON array (its inside ``raw[bounds[0]:bounds[1]]``) of records of
     one fixed ``shape``, or None: ``shape.empty``'s columns, filled (``pool``: as for
-    :func:`numeric_keypoint_results`)."""
+    :func:`numeric_keypoint_results`). ``piece_done(columns, row, stop)`` is called once for
+    every piece's rows ``row:stop`` once they hold their values: on the thread that read
+    the piece, or, for a piece with numbers :func:`word_numbers` left, after those are read.
+    """
     threads = resolve_threads(threads)
+    adapt_malloc()
     if pool is None:
         def pieces_map(fn, items):
             return thread_map(fn, items, threads)
@@ -240,13 +313,23 @@ def fixed_records(raw: Any, bounds: tuple[int, int], shape: _Shape, *,
     offsets = np.concatenate([[0], np.cumsum(records)]).tolist()
     out = shape.empty(offsets[-1])
     windows = byte_windows(data)
+
+    def read(i: int):
+        left = _read_piece(data, windows, pieces[i], glue, shape, out, offsets[i],
+                           offsets[i + 1])
+        if left is None and piece_done is not None:
+            piece_done(out, offsets[i], offsets[i + 1])
+        return left
+
     try:
-        deferred = pieces_map(
-            lambda i: _read_piece(data, windows, pieces[i], glue, shape, out, offsets[i],
-                                  offsets[i + 1]), range(len(pieces)))
+        deferred = pieces_map(read, range(len(pieces)))
         _read_deferred([left for left in deferred if left is not None], shape, out)
     except _Refused:
         return None
+    if piece_done is not None:
+        for i, left in enumerate(deferred):
+            if left is not None:
+                piece_done(out, offsets[i], offsets[i + 1])
     return out
 
 

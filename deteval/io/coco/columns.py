@@ -159,9 +159,11 @@ def _gt_keypoint_counts(dataset: Dataset) -> np.ndarray:
 
 
 def _keypoint_boxes(keypoints: np.ndarray, labels: Sequence[str], name: str,
-                    xywh: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+                    xywh: np.ndarray | None, extent: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Boxes and areas of keypoint results ``(n, K, 3)``, as ``loadRes`` sets them: the given
-    boxes' (``xywh``, the box branch), else the extent of all K keypoints."""
+    boxes' (``xywh``, the box branch), else the extent of all K keypoints (``extent``: that
+    of :func:`~deteval.keypoints.points_extent`, when already made)."""
     if xywh is not None:
         return xywh, _box_areas(xywh, name, lambda i: labels[i])
     from ...keypoints import points_extent
@@ -170,7 +172,9 @@ def _keypoint_boxes(keypoints: np.ndarray, labels: Sequence[str], name: str,
     # ignored. Every row has K >= 1 keypoints (keypoint_array refuses empty lists). Rows
     # with a NaN or a zero bound are made again by nanmin / nanmax: which of 0.0 and -0.0
     # a minimum keeps depends on its order of operations.
-    x0, x1, y0, y1 = points_extent(keypoints[:, :, 0], keypoints[:, :, 1]).T
+    bounds = (points_extent(keypoints[:, :, 0], keypoints[:, :, 1]).T if extent is None
+              else extent.T.copy())     # (rows of one array: a given extent is not changed)
+    x0, x1, y0, y1 = bounds
     redo = np.flatnonzero(np.isnan(x0) | np.isnan(y0) | (x0 == 0) | (x1 == 0) | (y0 == 0)
                           | (y1 == 0))
     if len(redo):   # (rows of the table, so that nanmin reads them with the same strides)

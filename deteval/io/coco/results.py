@@ -317,6 +317,12 @@ def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type:
     return checked_json_bytes(raw, source, what="results")
 
 
+#: Bytes of text per piece of a keypoint results file read early: the two threads that share
+#: its pieces (``pool``) end within about one piece of each other (a piece of the default
+#: 1 MiB, up to 2 MiB at the file's end, left one thread ~20 ms alone on the bench's file).
+_EARLY_PIECE_BYTES = 1 << 18
+
+
 def keypoint_columns_early(path: Any, *, threads: int | None = 1, pool: Any = None):
     """The columns of a keypoint results file read by the numpy reader before its ground
     truth is known (:func:`deteval._inputs.load_pair` reads the two files at once), or None
@@ -335,7 +341,8 @@ def keypoint_columns_early(path: Any, *, threads: int | None = 1, pool: Any = No
     if len(raw) < _NUMERIC_MIN_BYTES or not short_values(raw):
         return None
     with gc_paused():
-        return numeric_keypoint_results(raw, threads=threads, pool=pool)
+        return numeric_keypoint_results(raw, threads=threads, pool=pool,
+                                        piece_bytes=_EARLY_PIECE_BYTES)
 
 
 def _results_with_shapes(records: Sequence[Any], dataset: Dataset, name: str, iou_type: str,

@@ -14,7 +14,7 @@ from typing import Annotated, Any, TypedDict
 import msgspec
 import numpy as np
 
-from ...data import Dataset, Detections, index_in
+from ...data import Dataset, Detections, index_in, owned
 from .._json import array_pieces, typed_decode
 from .._shapes import keypoint_array, keypoint_counts_of
 from .columns import (
@@ -127,7 +127,7 @@ def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     that reader refuses them) msgspec decodes the file again with them as lists. Call it
     with the collector paused: the parsed lists are freed before it returns.
     """
-    from .._numeric_keypoints import numeric_keypoint_lists
+    from .._numeric_keypoints import LIST_THREADS, numeric_keypoint_lists
 
     data = typed_decode(_RAW_KEYPOINT_GT_DECODER, raw)
     if data is None:
@@ -145,7 +145,7 @@ def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     listed = np.array([len(c.keypoints) if c.keypoints else -1 for c in data.categories] or
                       [-1], dtype=np.int64)
     del data, annotations
-    keypoints = numeric_keypoint_lists(texts, threads=None)
+    keypoints = numeric_keypoint_lists(texts, threads=LIST_THREADS.get())
     del texts
     if keypoints is None:
         return _listed_keypoint_gt(raw, name)
@@ -156,7 +156,7 @@ def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     k_listed = listed.take(category[category >= 0])
     if ((k_listed > 0) & (k_listed != keypoints.shape[1])).any():
         return _listed_keypoint_gt(raw, name)
-    return dataclasses.replace(dataset, gt=dataset.gt.replace(keypoints=keypoints,
+    return dataclasses.replace(dataset, gt=dataset.gt.replace(keypoints=owned(keypoints),
                                                               num_keypoints=num_keypoints))
 
 
@@ -314,7 +314,7 @@ def _keypoint_detections(image_index, category_index, category_ids, scores, keyp
                          area, name, labels) -> Detections:
     return Detections(image_index=image_index, category_index=category_index,
                       boxes=_xyxy(xywh, name, lambda i: labels[i]), scores=scores, area=area,
-                      xywh=xywh, category_ids=category_ids, keypoints=keypoints)
+                      xywh=xywh, category_ids=category_ids, keypoints=owned(keypoints))
 
 
 def _numeric_keypoint_results(raw: bytes, dataset: Dataset, name: str,
@@ -349,9 +349,16 @@ def keypoint_detections_of(columns: Any, dataset: Dataset, name: str) -> Detecti
     if not ((category_k <= 0) | (category_k == k)).all():
         return None
     labels = _RecordLabels("results")
-    xywh, area = _keypoint_boxes(columns.keypoints, labels, name, columns.xywh)
-    return _keypoint_detections(image_index, category_index, columns.category_ids,
-                                columns.scores, columns.keypoints, xywh, area, name, labels)
+    xywh, area = _keypoint_boxes(columns.keypoints, labels, name, columns.xywh,
+                                 columns.extent)
+    detections = _keypoint_detections(image_index, category_index, columns.category_ids,
+                                      columns.scores, columns.keypoints, xywh, area, name,
+                                      labels)
+    if columns.extent is not None and detections.keypoints is columns.keypoints:
+        from ...keypoints import share_extent
+
+        share_extent(detections.keypoints, columns.extent)   # (the OKS bound reads it)
+    return detections
 
 
 def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections | None:
