@@ -33,6 +33,9 @@ CASES = [
     (6, {"n_images": 5}, {"area_ranges": ((0, 1e10), (0, 400), (400, 1e10)),
                           "area_labels": ("all", "small", "large")}),
     (7, {"n_images": 5}, {"max_detections": (1, 10, 10, 100)}),
+    # No "all" range: the stats reading it are -1, as summarize_value's empty selection.
+    (8, {"n_images": 6, "p_many": 0.3}, {"area_ranges": ((0, 400), (400, 1e10)),
+                                         "area_labels": ("small", "large")}),
 ]
 
 
@@ -51,7 +54,7 @@ def test_identity_weights_equal_evaluate_coco_bit_for_bit(seed, make, options):
     assert np.array_equal(weighted.estimates[n_stats + 2:],
                           [row["AP"] for row in result.per_class()])
     if not result.params.use_categories or 100 not in result.params.max_detections \
-            or 0.5 not in result.params.iou_thresholds:
+            or 0.5 not in result.params.iou_thresholds or "all" not in result.params.area_labels:
         assert weighted.estimates[n_stats + 1] == -1
     else:   # moLRP as deteval.lrp computes it (area "all", IoU 0.5), bit for bit
         assert weighted.estimates[n_stats + 1] == deteval.lrp(gt, dt).stats[0]

@@ -530,17 +530,20 @@ class WeightedCOCO:
     def _selection(self, is_ap: bool, iou: float | None, area: str, m: int | None) -> tuple:
         """Where one stat reads ``curves``' arrays, as ``summarize_value`` reads the arrays of
         its max-detections setting (the same values in the same order, so the same mean):
-        ``(is_ap, key, index)``, ``key`` None when the setting is not evaluated (-1)."""
+        ``(is_ap, key, index)``, ``key`` None when the setting or the area range is not
+        evaluated (-1)."""
         p = self.params
         max_det = (20 if p.iou_type == "keypoints" else 100) if m is None else \
             p.max_detections[m]
         if max_det not in p.max_detections:
             return is_ap, None, None
+        areas = [i for i, label in enumerate(p.area_labels) if label == area]
+        if not areas:           # no such area range: summarize_value's empty selection, -1
+            return is_ap, None, None
         key = max_det if is_ap else p.max_detections.index(max_det)
         iou_at = (slice(None) if iou is None
                   else _run(np.flatnonzero(iou == np.asarray(p.iou_thresholds))))
-        area_at = _run([i for i, label in enumerate(p.area_labels) if label == area])
-        return is_ap, key, (iou_at, Ellipsis, area_at)
+        return is_ap, key, (iou_at, Ellipsis, _run(areas))
 
     def _stats(self, prec: dict | None, rec: dict, *, sums: tuple | None = None
                ) -> list[float]:
