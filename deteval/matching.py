@@ -350,10 +350,13 @@ def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold
     first = (np.cumsum(per_group) - per_group).astype(small).take(group_of_dt)
     count = per_group.astype(small).take(group_of_dt)
     del group_of_dt
-    # Split the detections where the running pair count crosses a multiple of the chunk.
+    # Split the detections where the running pair count crosses a multiple of the step: the
+    # fewest chunks of at most _PAIR_CHUNK pairs, of equal sizes (107k pairs: 54k + 54k, not
+    # 65.5k + 42k, so that two threads end together). Cut by the pair count alone.
     ends = np.cumsum(count, dtype=np.int64)
-    cuts = np.searchsorted(ends, np.arange(_PAIR_CHUNK, ends[-1] if len(ends) else 0,
-                                           _PAIR_CHUNK), side="right")
+    total = int(ends[-1]) if len(ends) else 0
+    step = -(-total // max(-(-total // _PAIR_CHUNK), 1))
+    cuts = np.searchsorted(ends, np.arange(step, total, max(step, 1)), side="right")
     del ends
 
     def chunk(bounds):

@@ -497,6 +497,39 @@ def test_pair_chunking_changes_nothing(monkeypatch, seed):
     assert np.array_equal(whole.matches.detection_matches(), chunked.matches.detection_matches())
 
 
+@pytest.mark.parametrize("n_dt", [70, 71, 85, 100])
+def test_pair_chunks_are_balanced(monkeypatch, n_dt):
+    """The pairs are cut into the fewest chunks of at most ``_PAIR_CHUNK`` pairs, of equal
+    sizes up to one detection's pairs (210 pairs in chunks of 64: 4 of ~53, not 3 of 66 and
+    one of 12), so that threads end together; the pairs are those of one whole chunk."""
+    import deteval.matching as matching
+
+    rng = np.random.default_rng(n_dt)
+    gt_group = np.repeat(np.arange(50), 3)                 # 3 objects a group: 3 pairs a dt
+    dt_group = rng.integers(0, 50, n_dt)
+    kept = np.flatnonzero(rng.random(n_dt) < 0.97)
+    sizes = []
+
+    def similarity(pair_dt, pair_gt):
+        sizes.append(len(pair_dt))
+        return (pair_dt * 7 + pair_gt) % 11 / 10.0
+
+    def pairs(chunk):
+        monkeypatch.setattr(matching, "_PAIR_CHUNK", chunk)
+        sizes.clear()
+        return matching._candidate_pairs(dt_group, kept, gt_group, similarity, 0.3, threads=2)
+
+    whole = pairs(1 << 20)
+    assert sizes == [3 * len(kept)]
+    chunked = pairs(64)
+    total = 3 * len(kept)
+    n_chunks = -(-total // 64)
+    assert len(sizes) == n_chunks and sum(sizes) == total and max(sizes) <= 64
+    assert max(sizes) - min(sizes) <= 2 * 3, sizes
+    for a, b in zip(whole, chunked):
+        assert np.array_equal(a, b)
+
+
 @pytest.mark.parametrize("seed", range(60))
 def test_signed_similarities_and_negative_zero_match_reference(seed):
     """The matcher packs (not ignored, similarity) into one int64 when no candidate is
