@@ -183,7 +183,6 @@ class WeightedLVIS:
             return stats.tolist() + [-1.0] * len(rows)
         return stats.tolist() + np.where(rows[:, 0] > -1, rows.mean(axis=1), -1.0).tolist()
 
-
     def _numbers_of_sums(self, sums: dict, rec: dict, events: dict) -> list[float]:
         """:meth:`numbers` from ``COCOPlan.sums``: the AP-type stats and the per-category AP
         from the sums (lvis-api's selections: thresholds, area, frequency group), the AR
