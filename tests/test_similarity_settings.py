@@ -106,7 +106,7 @@ def _drawn(gt, dt, **options):
     return draw_matches(Image.new("RGB", (640, 480)), dataset, detections, 0, **options)
 
 
-def _written(gt, dt, *, keypoint_sigmas, **options):
+def _written(gt, dt, *, keypoint_sigmas=None, **options):
     pair = load_pair(gt, dt)
     dataset, detections = pair.dataset, pair.detections
     return write_drawings(dataset, detections, gt.parent, gt.parent / "drawn",
@@ -124,8 +124,8 @@ ENTRIES = {
     "evaluate_files": lambda gt, dt, **o: deteval.evaluate_files(gt, [dt], **o),
     "slices": lambda gt, dt, **o: deteval.slices(gt, dt, by=["size"], **o),
 }
-#: The drawings take no dilation ratio; their sigmas also serve the joints' dots, so they are
-#: refused only for objects without keypoints (the demo's).
+#: The drawings' sigmas also serve the joints' dots, so they are refused only for objects
+#: without keypoints (the demo's); their dilation ratio serves the matching only.
 DRAWINGS = {"draw_matches": _drawn, "write_drawings": _written}
 WRONG = [("keypoint_sigmas", SIGMAS_17, t) for t in ("bbox", "segm", "boundary")] + \
         [("dilation_ratio", 0.02, t) for t in ("bbox", "segm", "keypoints")]
@@ -137,7 +137,7 @@ def _cases():
                     for case in WRONG)
     for name in DRAWINGS:
         yield from (pytest.param(name, *case, id=f"{name}-{case[0]}-{case[2]}")
-                    for case in WRONG if case[0] == "keypoint_sigmas")
+                    for case in WRONG)
 
 
 @pytest.mark.parametrize("entry, setting, value, iou_type", list(_cases()))
@@ -212,3 +212,26 @@ def test_drawings_take_sigmas_for_the_joints_whatever_the_matching(shapes):
     picture = draw_matches(Image.new("RGB", (120, 90)), dataset, detections, 0,
                            iou_type="bbox", keypoint_sigmas=(0.3,) * 17)
     assert picture.size == (120, 90)
+
+
+def test_drawings_match_with_the_given_dilation_ratio(shapes):
+    """draw_matches and write_drawings hand ``dilation_ratio`` to the matching: the picture
+    equals the one drawn from match_outcomes with that ratio, and (on this scene) differs
+    from the default's; a ratio with precomputed outcomes of another type is refused."""
+    pair = load_pair(*shapes, iou_type="segm")
+    dataset, detections = pair.dataset, pair.detections
+    blank = Image.new("RGB", (120, 90))
+    drawn = {}
+    for ratio in (None, 0.0):
+        outcomes = deteval.match_outcomes(dataset, detections, iou_type="boundary",
+                                          dilation_ratio=ratio, iou_threshold=0.75)
+        given = draw_matches(blank, dataset, detections, 0, iou_type="boundary",
+                             dilation_ratio=ratio, iou_threshold=0.75)
+        from_outcomes = draw_matches(blank, dataset, detections, 0, outcomes=outcomes)
+        assert np.array_equal(np.asarray(given), np.asarray(from_outcomes))
+        drawn[ratio] = (outcomes.dt_outcome.tolist(), np.asarray(given))
+    assert drawn[None][0] != drawn[0.0][0]
+    assert not np.array_equal(drawn[None][1], drawn[0.0][1])
+    with pytest.raises(ValueError, match="dilation_ratio applies to iou_type='boundary'"):
+        draw_matches(blank, dataset, detections, 0, dilation_ratio=0.0,
+                     outcomes=deteval.match_outcomes(dataset, detections))

@@ -172,7 +172,8 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
                  labels: bool = True, line_width: int | None = None,
                  font_size: int | None = None, mask_fill: float = MASK_FILL,
                  skeleton: Any = None, keypoint_sigmas: Any = None,
-                 keypoint_threshold: float = KEYPOINT_THRESHOLD) -> Image.Image:
+                 keypoint_threshold: float = KEYPOINT_THRESHOLD,
+                 dilation_ratio: float | None = None) -> Image.Image:
     """Draw one image's detections and objects in the style of their outcome.
 
     Parameters
@@ -195,6 +196,11 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
         Used only when ``outcomes`` is None: the similarity to match by (mask IoU for
         "segm", OKS for "keypoints", ...; see :func:`~deteval.outcomes.match_outcomes`,
         which takes ``keypoint_sigmas`` from here too).
+    dilation_ratio : float, optional
+        ``iou_type="boundary"`` only (ValueError with another type, whether or not
+        ``outcomes`` is given): the boundary width of the matching, as a fraction of the
+        image diagonal (default 0.02, as the Boundary IoU reference); used only when
+        ``outcomes`` is None.
     show : sequence of str
         Which outcomes to draw, among :data:`SHOW_CHOICES`: ``"tp"``, ``"fp"`` (every reason),
         ``"fn"``, ``"ignored"``, ``"below_threshold"`` or single reasons (``"duplicate"``,
@@ -248,7 +254,7 @@ def draw_matches(image: Any, gt: Dataset, dt: Detections, image_index: int, *,
                           iou_type=iou_type, show=show, labels=labels, line_width=line_width,
                           font_size=font_size, mask_fill=mask_fill, skeleton=skeleton,
                           keypoint_sigmas=keypoint_sigmas,
-                          keypoint_threshold=keypoint_threshold)
+                          keypoint_threshold=keypoint_threshold, dilation_ratio=dilation_ratio)
 
 
 def check_drawn_sigmas(gt: Dataset, iou_type: str, keypoint_sigmas: Any) -> None:
@@ -273,7 +279,8 @@ def render_matches(image: Image.Image, gt: Dataset, dt: Detections, image_index:
                    line_width: int | None = None, font_size: int | None = None,
                    mask_fill: float = MASK_FILL, skeleton: Any = None,
                    keypoint_sigmas: Any = None,
-                   keypoint_threshold: float = KEYPOINT_THRESHOLD) -> Image.Image:
+                   keypoint_threshold: float = KEYPOINT_THRESHOLD,
+                   dilation_ratio: float | None = None) -> Image.Image:
     """:func:`draw_matches` on a PIL image; ``copy=False`` draws an RGB image in place
     (:func:`~._write.write_drawings` owns the pictures it loads: no copy needed)."""
     if not isinstance(gt, Dataset):
@@ -284,12 +291,14 @@ def render_matches(image: Image.Image, gt: Dataset, dt: Detections, image_index:
     if not 0.0 <= float(mask_fill) <= 1.0:
         raise ValueError(f"mask_fill must be in [0, 1]; got {mask_fill!r}")
     check_drawn_sigmas(gt, iou_type, keypoint_sigmas)
+    check_similarity_settings(iou_type, dilation_ratio=dilation_ratio)
     options = _Keypoints(skeleton, None if keypoint_sigmas is None else np.asarray(
         keypoint_sigmas, dtype=np.float64), float(keypoint_threshold), gt.categories.ids)
     if outcomes is None:
         outcomes = match_outcomes(gt, dt, iou_threshold=iou_threshold,
                                   score_threshold=score_threshold, iou_type=iou_type,
-                                  keypoint_sigmas=matched_sigmas(iou_type, keypoint_sigmas))
+                                  keypoint_sigmas=matched_sigmas(iou_type, keypoint_sigmas),
+                                  dilation_ratio=dilation_ratio)
     else:
         _check_outcomes(outcomes, gt, dt)
     items = _items(gt, dt, outcomes, image_index, keys)   # checks image_index

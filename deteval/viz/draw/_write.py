@@ -15,7 +15,7 @@ import numpy as np
 from PIL import Image
 
 from ..._threads import pool_size, resolve_threads
-from ..._validation import positive_integer
+from ..._validation import check_similarity_settings, positive_integer
 from ...data import Dataset, Detections
 from ...errors import FormatWarning
 from ...outcomes import Outcomes, match_outcomes
@@ -252,7 +252,7 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
                    out_dir: str | os.PathLike, *, only_errors: bool = False,
                    limit: int | None = None, by_errors: bool = False,
                    iou_threshold: float = 0.5, score_threshold: float = 0.0,
-                   iou_type: str = "bbox",
+                   iou_type: str = "bbox", dilation_ratio: float | None = None,
                    on_problem: Callable[[Path | None, str], Any] | None = None,
                    outcomes: Outcomes | None = None, show: Iterable[str] = DEFAULT_SHOW,
                    labels: bool = True, format: str = "auto", quality: int = 90,
@@ -279,7 +279,7 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
         if unchanged since; no other file is touched.
     only_errors, limit, by_errors : optional
         Which images, in which order: see :func:`select_images`.
-    iou_threshold, score_threshold, iou_type
+    iou_threshold, score_threshold, iou_type, dilation_ratio
         Of the matching, when ``outcomes`` is not given (see :func:`draw_matches`).
     on_problem : callable, optional
         Called as ``on_problem(path, message)`` for each problem instead of a
@@ -353,10 +353,12 @@ def write_drawings(dataset: Dataset, detections: Detections, images_dir: str | o
                          "would mix with (or replace) the images; choose another folder")
     sigmas = (draw_options or {}).get("keypoint_sigmas")
     check_drawn_sigmas(dataset, iou_type, sigmas)
+    check_similarity_settings(iou_type, dilation_ratio=dilation_ratio)
     if outcomes is None:
         outcomes = match_outcomes(dataset, detections, iou_threshold=iou_threshold,
                                   score_threshold=score_threshold, iou_type=iou_type,
-                                  keypoint_sigmas=matched_sigmas(iou_type, sigmas))
+                                  keypoint_sigmas=matched_sigmas(iou_type, sigmas),
+                                  dilation_ratio=dilation_ratio)
     else:
         _check_outcomes(outcomes, dataset, detections)
     threads = resolve_threads(threads)
