@@ -235,3 +235,23 @@ def test_drawings_match_with_the_given_dilation_ratio(shapes):
     with pytest.raises(ValueError, match="dilation_ratio applies to iou_type='boundary'"):
         draw_matches(blank, dataset, detections, 0, dilation_ratio=0.0,
                      outcomes=deteval.match_outcomes(dataset, detections))
+
+
+@pytest.mark.parametrize("iou_type", NOT_BOUNDARY)
+def test_coco_params_refuse_a_dilation_ratio_their_type_ignores(iou_type):
+    """params= reaches the protocol without the entries' keyword check: the params refuse a
+    ratio other than the default themselves (the default itself cannot be told apart)."""
+    with pytest.raises(ValueError, match=rf"dilation_ratio applies to iou_type='boundary' "
+                                         rf"only; with iou_type='{iou_type}'"):
+        deteval.COCOParams(iou_type=iou_type, dilation_ratio=0.05)
+    assert deteval.COCOParams(iou_type=iou_type, dilation_ratio=0.02).dilation_ratio == 0.02
+    assert deteval.COCOParams(iou_type="boundary", dilation_ratio=0.05).dilation_ratio == 0.05
+
+
+@pytest.mark.parametrize("iou_type", NOT_KEYPOINTS)
+def test_coco_params_refuse_sigmas_their_type_ignores(iou_type):
+    with pytest.raises(ValueError, match=rf"keypoint_sigmas applies to iou_type='keypoints' "
+                                         rf"only; with iou_type='{iou_type}'"):
+        deteval.COCOParams(iou_type=iou_type, keypoint_sigmas=SIGMAS_17)
+    assert deteval.COCOParams(iou_type="keypoints",
+                              keypoint_sigmas=SIGMAS_17).keypoint_sigmas == SIGMAS_17

@@ -81,6 +81,9 @@ _STAT_SPECS = (
 )
 
 
+#: boundary-iou-api's default boundary width (a fraction of the image diagonal).
+_DILATION_RATIO = 0.02
+
 _DETECTION_DEFAULTS = {
     "max_detections": (1, 10, 100),
     "area_ranges": ((0.0, 1e10), (0.0, 1024.0), (1024.0, 9216.0), (9216.0, 1e10)),
@@ -130,6 +133,13 @@ class COCOParams:
     dilation_ratio : float
         ``iou_type="boundary"``: boundary width as a fraction of the image diagonal
         (boundary-iou-api's ``dilation_ratio``, default 0.02).
+
+    Raises
+    ------
+    ValueError
+        ``keypoint_sigmas`` with another ``iou_type`` than "keypoints", or a
+        ``dilation_ratio`` other than 0.02 with another than "boundary": nothing would read
+        them.
     """
 
     iou_type: str = "bbox"
@@ -142,7 +152,7 @@ class COCOParams:
     image_ids: tuple[int, ...] | None = None
     category_ids: tuple[int, ...] | None = None
     keypoint_sigmas: Any = None
-    dilation_ratio: float = 0.02
+    dilation_ratio: float = _DILATION_RATIO
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -158,6 +168,12 @@ class COCOParams:
                 or not np.isfinite(ratio) or ratio < 0):
             raise OptionError("dilation_ratio", "must be a finite number >= 0", got=ratio)
         set_(self, "dilation_ratio", float(ratio))
+        # A setting that differs from its default with a type that never reads it would be
+        # ignored, and the numbers returned as if applied (the default cannot be told apart
+        # from one given, so it passes).
+        check_similarity_settings(
+            self.iou_type, keypoint_sigmas=self.keypoint_sigmas,
+            dilation_ratio=None if self.dilation_ratio == _DILATION_RATIO else self.dilation_ratio)
         # pycocotools' Params(iouType) defaults: setKpParams for keypoints, else setDetParams.
         defaults = _KEYPOINT_DEFAULTS if self.iou_type == "keypoints" else _DETECTION_DEFAULTS
         for name, value in defaults.items():
