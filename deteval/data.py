@@ -8,7 +8,9 @@ never be modified after it is built.
 Boxes are always ``(n, 4)`` float64 **xyxy in absolute pixels**. Readers of formats that
 store ``[x, y, w, h]`` (COCO) also keep those original numbers in ``xywh``, because the COCO
 protocol computes IoU and areas from them and ``x + w - x`` is not always ``w`` in floating
-point.
+point. A reader that keeps ``xywh`` may leave the xyxy ``boxes`` to be derived from it when
+they are first read, and default ``ids`` are made so too (see ``docs/data-model.md`` §1):
+the values are the same, the memory is only spent by those who read them.
 
 Examples
 --------
@@ -48,6 +50,70 @@ class _Owned:
 def owned(array: np.ndarray) -> Any:
     """Mark a fresh array as handed over to a row type (see :class:`_Owned`); internal."""
     return _Owned(array)
+
+
+class _Derived:
+    """The value a reader gives for ``boxes`` when ``xywh`` holds the source's checked boxes
+    (``x + w`` and ``y + h`` finite): the column is then derived on first read, not held."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DERIVED"
+
+
+#: ``boxes=DERIVED``: derive the xyxy boxes from ``xywh`` on first read (internal; readers).
+DERIVED: Any = _Derived()
+
+
+def xyxy_of_xywh(xywh: np.ndarray) -> np.ndarray:
+    """``[x, y, x + w, y + h]`` of an ``(n, 4)`` float64 array, column by column (numpy runs
+    a ufunc over an ``(n, 2)`` block with an inner loop of 2 elements: 4x slower).
+
+    Examples
+    --------
+    >>> xyxy_of_xywh(np.array([[1.0, 2.0, 3.0, 4.0]])).tolist()
+    [[1.0, 2.0, 4.0, 6.0]]
+    """
+    boxes = np.empty(xywh.shape, dtype=np.float64)
+    boxes[:, :2] = xywh[:, :2]
+    with np.errstate(over="ignore"):
+        np.add(xywh[:, 0], xywh[:, 2], out=boxes[:, 2])
+        np.add(xywh[:, 1], xywh[:, 3], out=boxes[:, 3])
+    return boxes
+
+
+class _DerivedColumn:
+    """A column a row type may leave out of the instance until it is first read: then
+    computed from the other columns, made read-only and kept (the same array on every read).
+    A non-data descriptor: an instance that holds the column never reaches it."""
+
+    def __init__(self, name: str, derive: Any):
+        self.name, self.derive = name, derive
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = frozen(self.derive(obj))
+        obj.__dict__[self.name] = value
+        return value
+
+
+def _derived_boxes(table: Any) -> np.ndarray:
+    return xyxy_of_xywh(table.xywh)
+
+
+def _derived_ids(table: Any) -> np.ndarray:
+    return np.arange(1, len(table) + 1, dtype=np.int64)
+
+
+#: The columns a row type derives on first read, and from what.
+_DERIVED_COLUMNS = {"boxes": _derived_boxes, "ids": _derived_ids}
+
+
+def is_derived(table: Any, name: str) -> bool:
+    """Whether ``table``'s column ``name`` is still to be derived (not computed yet)."""
+    return name in _DERIVED_COLUMNS and name not in table.__dict__
 
 
 def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (), *,
@@ -158,8 +224,12 @@ class _Columns:
         """Select rows with a boolean mask, an index array or a slice; returns a new instance."""
         if isinstance(selection, (int, np.integer)):
             selection = [selection]
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if is_derived(self, f.name):    # derived again from the selected rows
+                kwargs[f.name] = (DERIVED if f.name == "boxes"
+                                  else _derived_ids(self)[selection])
+                continue
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
                 kwargs[f.name] = value[selection]
@@ -184,12 +254,22 @@ class _Columns:
         if self.xywh is not None:  # checked first: the source's own numbers
             set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
             _check_boxes("xywh", self.xywh, first=0)
-        set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
-        _check_boxes("boxes", self.boxes)
-        area = _box_area(self.boxes) if self.area is None else self.area
+        if self.__dict__["boxes"] is DERIVED:   # a reader's checked xywh: derived when read
+            if self.xywh is None:
+                raise ValueError("boxes can only be derived from xywh")
+            del self.__dict__["boxes"]
+        else:
+            set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
+            _check_boxes("boxes", self.boxes)
+        if self.area is None:   # (boxes still to be derived are not kept for this)
+            area = _box_area(self.boxes if "boxes" in self.__dict__ else _derived_boxes(self))
+        else:
+            area = self.area
         set_(self, "area", _column("area", area, np.float64, n))
-        ids = np.arange(1, n + 1, dtype=np.int64) if self.ids is None else self.ids
-        set_(self, "ids", _column("ids", ids, np.int64, n))
+        if self.__dict__["ids"] is None:     # 1..n, made when first read
+            del self.__dict__["ids"]
+        else:
+            set_(self, "ids", _column("ids", self.ids, np.int64, n))
         for name in ("masks", "polygons"):
             value = getattr(self, name)
             if value is not None:
@@ -232,6 +312,10 @@ class _Columns:
             changes.setdefault("xywh", None)
             if isinstance(self, Detections):
                 changes.setdefault("area", None)
+        elif "xywh" not in changes and is_derived(self, "boxes"):
+            changes["boxes"] = DERIVED          # (not computed just to be copied)
+        if "ids" not in changes and is_derived(self, "ids"):
+            changes["ids"] = None
         if "category_index" in changes and hasattr(self, "category_ids"):
             changes.setdefault("category_ids", None)
         if "masks" in changes:
@@ -380,6 +464,11 @@ class Detections(_Columns):
 
     def __repr__(self) -> str:
         return f"Detections(n={len(self)})"
+
+
+for _table in (GroundTruth, Detections):     # (after the dataclass decorator: not defaults)
+    for _name, _derive in _DERIVED_COLUMNS.items():
+        setattr(_table, _name, _DerivedColumn(_name, _derive))
 
 
 @dataclass(frozen=True, eq=False)

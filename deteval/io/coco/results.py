@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..._threads import resolve_threads, thread_map
-from ...data import Dataset, Detections, index_in, owned
+from ...data import DERIVED, Dataset, Detections, index_in, owned
 from ...errors import FormatError
 from .._json import (
     JSONDocument,
@@ -79,36 +79,45 @@ def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, na
     return FormatError(message, source=name, record=record)
 
 
-#: Rows whose derived columns (image and category rows, xyxy boxes, areas) one thread
-#: computes at once; the same cut whatever the number of threads.
+#: Rows whose derived columns (image and category rows, areas, checks) one thread computes
+#: at once; the same cut whatever the number of threads.
 _BUILD_ROWS = 1 << 16
+
+#: Coordinates and sizes of magnitude below this have finite sums ``x + w`` (the largest
+#: float64 is just under twice it), so boxes in that range can be derived later unchecked.
+_SUM_LIMIT = 2.0 ** 1023
+
+
+def _sums_finite(xywh: np.ndarray) -> bool:
+    """Whether every ``x + w`` and ``y + h`` of the rows is finite, known from the columns'
+    bounds alone (no (n, 4) temporary): a False may be a false alarm, which the whole-column
+    check then clears (NaN bounds compare False too)."""
+    return all(-_SUM_LIMIT < xywh[:, c].min() and xywh[:, c].max() < _SUM_LIMIT
+               for c in range(4))
 
 
 def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where, *,
                       threads: int | None = 1) -> Detections:
-    """The detections of the reader's columns: their image and category rows, xyxy boxes and
-    ``w * h`` areas computed ``_BUILD_ROWS`` rows at a time on up to ``threads`` threads
-    (the same numbers for every value), and the errors raised in the order of a single
-    pass: unknown images, then a box whose far corner overflows, then an area."""
+    """The detections of the reader's columns: their image and category rows and ``w * h``
+    areas computed ``_BUILD_ROWS`` rows at a time on up to ``threads`` threads (the same
+    numbers for every value), and the errors raised in the order of a single pass: unknown
+    images, then a box whose far corner overflows, then an area. The xyxy boxes are not
+    made here: ``Detections`` derives them from ``xywh`` when they are first read (none of
+    the COCO evaluation reads them: docs/data-model.md §1)."""
     n = len(image_ids)
     image_rows = _row_lookup(dataset.images.ids, n)
     category_rows = _row_lookup(dataset.categories.ids, n)
     image_index, category_index = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    boxes, area = np.empty((n, 4)), np.empty(n)
+    area = np.empty(n)
 
     def part(lo: int) -> bool:
         rows = slice(lo, lo + _BUILD_ROWS)
         image_index[rows] = image_rows(image_ids[rows])
         category_index[rows] = category_rows(category_ids[rows])
-        # Column by column: numpy runs a ufunc over an (n, 2) block of an (n, 4) array
-        # with an inner loop of 2 elements per row (4 times slower than 1-D columns).
-        given, box = xywh[rows], boxes[rows]
-        box[...] = given
+        given = xywh[rows]
         with np.errstate(over="ignore"):
-            np.add(given[:, 0], given[:, 2], out=box[:, 2])
-            np.add(given[:, 1], given[:, 3], out=box[:, 3])
             np.multiply(given[:, 2], given[:, 3], out=area[rows])
-        return bool(np.isfinite(boxes[rows]).all() and np.isfinite(area[rows]).all())
+        return bool(_sums_finite(given) and np.isfinite(area[rows]).all())
 
     finite = all(thread_map(part, range(0, n, _BUILD_ROWS), resolve_threads(threads)))
     bad = np.flatnonzero(image_index < 0)
@@ -120,7 +129,7 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
     # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
     # fresh array: handed over, not copied.
     return Detections(image_index=owned(image_index), category_index=owned(category_index),
-                      boxes=owned(boxes), scores=owned(scores), area=owned(area),
+                      boxes=DERIVED, scores=owned(scores), area=owned(area),
                       xywh=owned(xywh), category_ids=owned(category_ids))
 
 
