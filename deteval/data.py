@@ -53,8 +53,9 @@ def owned(array: np.ndarray) -> Any:
 
 
 class _Derived:
-    """The value a reader gives for ``boxes`` when ``xywh`` holds the source's checked boxes
-    (``x + w`` and ``y + h`` finite): the column is then derived on first read, not held."""
+    """The value a reader gives for ``boxes`` or ``area`` when ``xywh`` holds the source's
+    checked boxes (``x + w``, ``y + h`` and ``w * h`` finite): the column is then derived
+    from ``xywh`` on first read, not held."""
 
     __slots__ = ()
 
@@ -62,8 +63,26 @@ class _Derived:
         return "DERIVED"
 
 
-#: ``boxes=DERIVED``: derive the xyxy boxes from ``xywh`` on first read (internal; readers).
+#: ``boxes=DERIVED``, ``area=DERIVED``: the xyxy boxes, the areas ``w * h`` of ``xywh``,
+#: derived on first read (internal; readers).
 DERIVED: Any = _Derived()
+
+
+class _FromCategories:
+    """``category_ids=from_categories(ids)``: each row's category id is ``ids`` at its
+    ``category_index`` (every index >= 0), derived on first read."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+
+
+def from_categories(ids: np.ndarray) -> Any:
+    """The ``category_ids`` of detections whose every ``category_index`` is a row of the
+    category id column ``ids`` (read-only, e.g. ``dataset.categories.ids``): derived on
+    first read (internal; readers)."""
+    return _FromCategories(ids)
 
 
 def xyxy_of_xywh(xywh: np.ndarray) -> np.ndarray:
@@ -103,17 +122,46 @@ def _derived_boxes(table: Any) -> np.ndarray:
     return xyxy_of_xywh(table.xywh)
 
 
+def _derived_area(table: Any) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return table.xywh[:, 2] * table.xywh[:, 3]
+
+
 def _derived_ids(table: Any) -> np.ndarray:
     return np.arange(1, len(table) + 1, dtype=np.int64)
 
 
-#: The columns a row type derives on first read, and from what.
-_DERIVED_COLUMNS = {"boxes": _derived_boxes, "ids": _derived_ids}
+def _derived_category_ids(table: Any) -> np.ndarray:
+    return table.__dict__["_category_id_table"].take(table.category_index)
+
+
+#: The columns the row types may derive on first read, how, and the column whose
+#: replacement makes a derived one be computed from the old values (see ``replace``).
+_DERIVED_COLUMNS = {"boxes": _derived_boxes, "area": _derived_area, "ids": _derived_ids,
+                    "category_ids": _derived_category_ids}
+_DERIVED_FROM = {"boxes": "xywh", "area": "xywh", "category_ids": "category_index"}
 
 
 def is_derived(table: Any, name: str) -> bool:
     """Whether ``table``'s column ``name`` is still to be derived (not computed yet)."""
-    return name in _DERIVED_COLUMNS and name not in table.__dict__
+    return (isinstance(getattr(type(table), name, None), _DerivedColumn)
+            and name not in table.__dict__)
+
+
+def derived_or_read(table: Any, name: str) -> np.ndarray:
+    """Column ``name`` of ``table``; one still to be derived is computed for this use only,
+    not kept (for a stage that reads it once: the memory stays free after it)."""
+    if is_derived(table, name):
+        return _DERIVED_COLUMNS[name](table)
+    return getattr(table, name)
+
+
+def _recipe(table: Any, name: str) -> Any:
+    """What a new table of the same rows takes to derive column ``name`` as ``table``
+    would (``ids``: None, 1..n)."""
+    if name == "category_ids":
+        return _FromCategories(table.__dict__["_category_id_table"])
+    return None if name == "ids" else DERIVED
 
 
 def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (), *,
@@ -227,8 +275,8 @@ class _Columns:
         kwargs: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             if is_derived(self, f.name):    # derived again from the selected rows
-                kwargs[f.name] = (DERIVED if f.name == "boxes"
-                                  else _derived_ids(self)[selection])
+                kwargs[f.name] = (_derived_ids(self)[selection] if f.name == "ids"
+                                  else _recipe(self, f.name))
                 continue
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
@@ -254,18 +302,19 @@ class _Columns:
         if self.xywh is not None:  # checked first: the source's own numbers
             set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
             _check_boxes("xywh", self.xywh, first=0)
-        if self.__dict__["boxes"] is DERIVED:   # a reader's checked xywh: derived when read
-            if self.xywh is None:
-                raise ValueError("boxes can only be derived from xywh")
-            del self.__dict__["boxes"]
-        else:
+        for name in ("boxes", "area"):      # a reader's checked xywh: derived when read
+            if self.__dict__[name] is DERIVED:
+                if self.xywh is None:
+                    raise ValueError(f"{name} can only be derived from xywh")
+                del self.__dict__[name]
+        if "boxes" in self.__dict__:
             set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
             _check_boxes("boxes", self.boxes)
-        if self.area is None:   # (boxes still to be derived are not kept for this)
-            area = _box_area(self.boxes if "boxes" in self.__dict__ else _derived_boxes(self))
-        else:
-            area = self.area
-        set_(self, "area", _column("area", area, np.float64, n))
+        if self.__dict__.get("area", DERIVED) is None:  # (derived boxes are not kept for it)
+            set_(self, "area", _column("area", owned(_box_area(derived_or_read(self, "boxes"))),
+                                       np.float64, n))
+        elif "area" in self.__dict__:
+            set_(self, "area", _column("area", self.area, np.float64, n))
         if self.__dict__["ids"] is None:     # 1..n, made when first read
             del self.__dict__["ids"]
         else:
@@ -312,10 +361,10 @@ class _Columns:
             changes.setdefault("xywh", None)
             if isinstance(self, Detections):
                 changes.setdefault("area", None)
-        elif "xywh" not in changes and is_derived(self, "boxes"):
-            changes["boxes"] = DERIVED          # (not computed just to be copied)
-        if "ids" not in changes and is_derived(self, "ids"):
-            changes["ids"] = None
+        for name in _DERIVED_COLUMNS:   # carried as they are, not computed to be copied
+            if (name not in changes and _DERIVED_FROM.get(name) not in changes
+                    and is_derived(self, name)):
+                changes[name] = _recipe(self, name)
         if "category_index" in changes and hasattr(self, "category_ids"):
             changes.setdefault("category_ids", None)
         if "masks" in changes:
@@ -458,7 +507,17 @@ class Detections(_Columns):
     def __post_init__(self) -> None:
         n = self._init_shared()
         object.__setattr__(self, "scores", _column("scores", self.scores, np.float64, n))
-        if self.category_ids is not None:
+        recipe = self.__dict__["category_ids"]
+        if type(recipe) is _FromCategories:
+            index = self.category_index
+            if n and (index.min() < 0 or index.max() >= len(recipe.ids)):
+                raise ValueError("category_ids can only be derived from rows of the table")
+            ids = recipe.ids    # (a row type's read-only column is kept, anything else copied)
+            if ids.flags.writeable or ids.dtype != np.int64:
+                ids = frozen(np.array(ids, dtype=np.int64))
+            self.__dict__["_category_id_table"] = ids
+            del self.__dict__["category_ids"]
+        elif recipe is not None:
             object.__setattr__(self, "category_ids",
                                _column("category_ids", self.category_ids, np.int64, n))
 
@@ -467,8 +526,10 @@ class Detections(_Columns):
 
 
 for _table in (GroundTruth, Detections):     # (after the dataclass decorator: not defaults)
-    for _name, _derive in _DERIVED_COLUMNS.items():
-        setattr(_table, _name, _DerivedColumn(_name, _derive))
+    for _field in dataclasses.fields(_table):
+        if _field.name in _DERIVED_COLUMNS:
+            setattr(_table, _field.name, _DerivedColumn(_field.name,
+                                                        _DERIVED_COLUMNS[_field.name]))
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,5 +1,6 @@
 """Columns a row type derives on first read instead of holding (``deteval.data``,
-docs/data-model.md §1): the xyxy boxes of a reader's ``xywh`` and the default ids ``1..n``.
+docs/data-model.md §1): the xyxy boxes and areas ``w * h`` of a reader's ``xywh``, the
+category ids of known categories and the default ids ``1..n``.
 A derived column has the values an explicit one would have, bit for bit, is read-only, is
 computed once, and survives selections, ``replace`` and pickling without being computed
 for them; the COCO evaluation of a results file never computes them (its peak memory)."""
@@ -14,7 +15,14 @@ import pytest
 from cocogen import make_dataset
 
 import deteval
-from deteval.data import DERIVED, Detections, GroundTruth, is_derived
+from deteval.data import (
+    DERIVED,
+    Detections,
+    GroundTruth,
+    derived_or_read,
+    from_categories,
+    is_derived,
+)
 from deteval.io.coco import read_coco_results
 
 
@@ -35,11 +43,16 @@ def _same_bits(a, b):
         a.view(np.int64), b.view(np.int64))
 
 
+#: The category id column of the tables below (category_index 0 and 1).
+_CATEGORY_IDS = np.array([7, 2**40])
+_CATEGORY_IDS.setflags(write=False)
+
+
 def _detections(xywh, **overrides):
     n = len(xywh)
     columns = dict(image_index=np.arange(n) % 3, category_index=np.arange(n) % 2,
-                   boxes=DERIVED, scores=np.linspace(1, 0, n), xywh=xywh,
-                   area=xywh[:, 2] * xywh[:, 3])
+                   boxes=DERIVED, scores=np.linspace(1, 0, n), xywh=xywh, area=DERIVED,
+                   category_ids=from_categories(_CATEGORY_IDS))
     columns.update(overrides)
     return Detections(**columns)
 
@@ -53,8 +66,22 @@ def test_derived_boxes_equal_the_corners_bit_for_bit_and_are_computed_once():
     assert _same_bits(boxes, _corners(xywh)) and not boxes.flags.writeable
     assert dt.boxes is boxes and not is_derived(dt, "boxes")
     assert _same_bits(dt.ids, np.arange(1, 501)) and not dt.ids.flags.writeable
-    explicit = _detections(xywh, boxes=_corners(xywh), ids=np.arange(1, 501))
-    assert _same_bits(explicit.area, dt.area) and _same_bits(explicit.boxes, dt.boxes)
+    assert _same_bits(dt.area, xywh[:, 2] * xywh[:, 3])
+    assert _same_bits(dt.category_ids, np.where(np.arange(500) % 2, 2**40, 7))
+    for name in ("boxes", "ids", "area", "category_ids"):
+        assert not is_derived(dt, name) and getattr(dt, name) is getattr(dt, name)
+        assert not getattr(dt, name).flags.writeable
+
+
+def test_a_column_derived_or_read_for_one_stage_is_not_kept():
+    xywh = _xywh(np.random.default_rng(7), 20)
+    dt = _detections(xywh)
+    area = derived_or_read(dt, "area")
+    assert _same_bits(area, xywh[:, 2] * xywh[:, 3]) and is_derived(dt, "area")
+    assert derived_or_read(dt, "scores") is dt.scores
+    assert derived_or_read(dt, "area") is not area
+    kept = dt.area
+    assert derived_or_read(dt, "area") is kept      # once read, kept
 
 
 def test_ground_truth_derives_the_same_columns():
@@ -69,9 +96,23 @@ def test_ground_truth_derives_the_same_columns():
     assert _same_bits(gt.boxes, corners) and _same_bits(gt.ids, np.arange(1, 51))
 
 
-def test_boxes_are_derived_only_from_xywh():
-    with pytest.raises(ValueError, match="derived from xywh"):
-        Detections(image_index=[0], category_index=[0], boxes=DERIVED, scores=[1.0])
+@pytest.mark.parametrize("name", ["boxes", "area"])
+def test_boxes_and_areas_are_derived_only_from_xywh(name):
+    columns = dict(image_index=[0], category_index=[0], boxes=[[0, 0, 1, 1]], scores=[1.0])
+    columns[name] = DERIVED
+    with pytest.raises(ValueError, match=f"{name} can only be derived from xywh"):
+        Detections(**columns)
+
+
+def test_category_ids_are_derived_only_for_known_categories():
+    with pytest.raises(ValueError, match="derived from rows"):
+        _detections(_xywh(np.random.default_rng(8), 3), category_index=[0, -1, 1])
+    with pytest.raises(ValueError, match="derived from rows"):
+        _detections(_xywh(np.random.default_rng(8), 3), category_index=[0, 2, 1])
+    writable = np.array([5, 6])
+    dt = _detections(_xywh(np.random.default_rng(8), 3), category_ids=from_categories(writable))
+    writable[0] = 99    # a writable id column is copied: the table does not change
+    assert dt.category_ids.tolist() == [5, 6, 5] and writable.flags.writeable
 
 
 @pytest.mark.parametrize("selection", [np.array([True, False, True, True] * 25), [7, 3, 3],
@@ -79,60 +120,93 @@ def test_boxes_are_derived_only_from_xywh():
 def test_selections_keep_the_selected_rows_values_without_computing_the_source(selection):
     xywh = _xywh(np.random.default_rng(2), 100)
     dt = _detections(xywh)
-    explicit = _detections(xywh, boxes=_corners(xywh), ids=np.arange(1, 101))
+    explicit = _detections(xywh, boxes=_corners(xywh), ids=np.arange(1, 101),
+                           area=xywh[:, 2] * xywh[:, 3],
+                           category_ids=np.where(np.arange(100) % 2, 2**40, 7))
     part, expected = dt[selection], explicit[selection]
-    assert is_derived(dt, "boxes") and is_derived(dt, "ids")
-    assert is_derived(part, "boxes")
-    for name in ("boxes", "ids", "xywh", "area", "scores", "image_index"):
+    assert all(is_derived(dt, name) for name in ("boxes", "ids", "area", "category_ids"))
+    assert all(is_derived(part, name) for name in ("boxes", "area", "category_ids"))
+    for name in ("boxes", "ids", "xywh", "area", "scores", "image_index", "category_ids"):
         assert _same_bits(getattr(part, name), getattr(expected, name)), name
 
 
 def test_replace_carries_derived_columns_and_keeps_values_of_the_others():
     xywh = _xywh(np.random.default_rng(3), 40)
     dt = _detections(xywh)
+    names = ("boxes", "ids", "area", "category_ids")
     scored = dt.replace(scores=np.zeros(40))
-    assert is_derived(dt, "boxes") and is_derived(scored, "boxes") and is_derived(scored, "ids")
+    assert all(is_derived(dt, name) and is_derived(scored, name) for name in names)
     assert _same_bits(scored.boxes, _corners(xywh)) and _same_bits(scored.ids, np.arange(1, 41))
-    # New xywh alone: the boxes stay those of the old numbers (as for explicit boxes).
+    assert _same_bits(scored.area, xywh[:, 2] * xywh[:, 3])
+    assert _same_bits(scored.category_ids, np.where(np.arange(40) % 2, 2**40, 7))
+    # New xywh alone: boxes and areas stay those of the old numbers (as explicit ones do).
     moved = dt.replace(xywh=xywh + 1)
     assert _same_bits(moved.boxes, _corners(xywh)) and _same_bits(moved.xywh, xywh + 1)
+    assert _same_bits(moved.area, xywh[:, 2] * xywh[:, 3])
     # New boxes drop xywh and recompute the area, as for explicit boxes.
     boxed = dt.replace(boxes=_corners(xywh) * 2)
     assert boxed.xywh is None and _same_bits(boxed.boxes, _corners(xywh) * 2)
+    assert _same_bits(boxed.area, 4 * ((xywh[:, 2] + xywh[:, 0] - xywh[:, 0])
+                                       * (xywh[:, 3] + xywh[:, 1] - xywh[:, 1])))
+    # A new category_index drops the source's category ids, as for explicit ones.
+    assert dt.replace(category_index=np.zeros(40)).category_ids is None
 
 
 def test_pickling_keeps_columns_derived_and_their_values():
     xywh = _xywh(np.random.default_rng(4), 30)
     dt = _detections(xywh)
     back = pickle.loads(pickle.dumps(dt))
-    assert is_derived(back, "boxes") and is_derived(back, "ids")
+    assert all(is_derived(back, name) for name in ("boxes", "ids", "area", "category_ids"))
     assert _same_bits(back.boxes, _corners(xywh)) and _same_bits(back.ids, np.arange(1, 31))
+    assert _same_bits(back.area, dt.area) and _same_bits(back.category_ids, dt.category_ids)
+
+
+def test_the_results_reader_derives_category_ids_only_when_every_category_is_known():
+    gt, results = make_dataset(9, n_images=6, n_categories=3, p_unknown_category=0.0)
+    dataset = deteval.io.coco.read_coco_gt(gt)
+    file_ids = np.array([r["category_id"] for r in results])
+    dt = read_coco_results(results, dataset)
+    assert is_derived(dt, "category_ids") and _same_bits(dt.category_ids, file_ids)
+    results[1] = dict(results[1], category_id=10**15)
+    dt = read_coco_results(results, dataset)
+    assert not is_derived(dt, "category_ids") and dt.category_ids[1] == 10**15
+    assert _same_bits(np.delete(dt.category_ids, 1), np.delete(file_ids, 1))
 
 
 def test_boxes_near_the_float_limit_are_checked_or_accepted_exactly():
-    """The reader checks ``x + w`` by the columns' bounds: a coordinate beyond them with a
-    finite sum is accepted (the whole-column check clears it), an overflowing sum refused."""
+    """The reader checks ``x + w`` and ``w * h`` by the columns' bounds: a number beyond them
+    with a finite sum and product is accepted (the whole-column checks clear it), an
+    overflowing sum or product refused."""
     dataset = deteval.io.coco.read_coco_gt(make_dataset(5, n_images=2, n_categories=1)[0])
     image = int(dataset.images.ids[0])
     big = [{"image_id": image, "category_id": int(dataset.categories.ids[0]),
             "bbox": [1.5e308, 0.0, 0.0, 1.0], "score": 0.5}]
     dt = read_coco_results(big, dataset)
     assert dt.boxes.tolist() == [[1.5e308, 0.0, 1.5e308, 1.0]]
+    big[0]["bbox"] = [0.0, 0.0, 1e200, 0.0]                 # w * h = 0
+    assert read_coco_results(big, dataset).area.tolist() == [0.0]
     big[0]["bbox"] = [1.5e308, 0.0, 1.5e308, 1.0]
     with pytest.raises(deteval.FormatError, match="overflows: x"):
         read_coco_results(big, dataset)
+    big[0]["bbox"] = [0.0, 0.0, 1e200, 1e200]
+    with pytest.raises(deteval.FormatError, match="area w"):
+        read_coco_results(big, dataset)
 
 
-def test_coco_evaluation_of_a_results_file_never_computes_boxes_or_ids(tmp_path):
-    gt, results = make_dataset(6, n_images=30, n_categories=3, max_dt=20)
+def test_coco_evaluation_of_a_results_file_computes_no_derived_column(tmp_path):
+    gt, results = make_dataset(6, n_images=30, n_categories=3, max_dt=20,
+                               p_unknown_category=0.0)
     dataset = deteval.io.coco.read_coco_gt(gt)
     path = tmp_path / "results.json"
     path.write_text(json.dumps(results))
     result = deteval.evaluate_coco(dataset, str(path))
-    assert is_derived(result.detections, "boxes") and is_derived(result.detections, "ids")
-    explicit = result.detections.replace(boxes=result.detections.boxes,
-                                         xywh=result.detections.xywh,
-                                         area=result.detections.area)
-    assert not is_derived(explicit, "boxes")
+    detections = result.detections
+    assert all(is_derived(detections, name)
+               for name in ("boxes", "ids", "area", "category_ids")), vars(detections).keys()
+    explicit = detections.replace(boxes=detections.boxes, xywh=detections.xywh,
+                                  area=detections.area, ids=detections.ids,
+                                  category_ids=detections.category_ids)
+    assert not any(is_derived(explicit, name)
+                   for name in ("boxes", "ids", "area", "category_ids"))
     again = deteval.evaluate_coco(dataset, explicit)
     assert np.array_equal(again.stats, result.stats)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..._threads import resolve_threads, thread_map
-from ...data import DERIVED, Dataset, Detections, index_in, owned
+from ...data import DERIVED, Dataset, Detections, from_categories, index_in, owned
 from ...errors import FormatError
 from .._json import (
     JSONDocument,
@@ -79,58 +79,55 @@ def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, na
     return FormatError(message, source=name, record=record)
 
 
-#: Rows whose derived columns (image and category rows, areas, checks) one thread computes
-#: at once; the same cut whatever the number of threads.
+#: Rows whose image and category rows (and checks) one thread computes at once; the same
+#: cut whatever the number of threads.
 _BUILD_ROWS = 1 << 16
 
-#: Coordinates and sizes of magnitude below this have finite sums ``x + w`` (the largest
-#: float64 is just under twice it), so boxes in that range can be derived later unchecked.
-_SUM_LIMIT = 2.0 ** 1023
+#: Numbers of magnitude below this have finite sums and products: ``(2**512)**2 = 2**1024``
+#: is just above the largest float64.
+_BOUND = 2.0 ** 512
 
 
-def _sums_finite(xywh: np.ndarray) -> bool:
-    """Whether every ``x + w`` and ``y + h`` of the rows is finite, known from the columns'
-    bounds alone (no (n, 4) temporary): a False may be a false alarm, which the whole-column
-    check then clears (NaN bounds compare False too)."""
-    return all(-_SUM_LIMIT < xywh[:, c].min() and xywh[:, c].max() < _SUM_LIMIT
-               for c in range(4))
+def _corners_and_areas_finite(xywh: np.ndarray) -> bool:
+    """Whether every ``x + w``, ``y + h`` and ``w * h`` of the rows is finite, known from
+    the rows' bounds alone (no temporary): a False may be a false alarm, which the
+    whole-column checks then clear (a NaN bound compares False too)."""
+    return bool(-_BOUND < xywh.min() and xywh.max() < _BOUND)
 
 
 def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where, *,
                       threads: int | None = 1) -> Detections:
-    """The detections of the reader's columns: their image and category rows and ``w * h``
-    areas computed ``_BUILD_ROWS`` rows at a time on up to ``threads`` threads (the same
-    numbers for every value), and the errors raised in the order of a single pass: unknown
-    images, then a box whose far corner overflows, then an area. The xyxy boxes are not
-    made here: ``Detections`` derives them from ``xywh`` when they are first read (none of
-    the COCO evaluation reads them: docs/data-model.md §1)."""
+    """The detections of the reader's columns: their image and category rows computed
+    ``_BUILD_ROWS`` rows at a time on up to ``threads`` threads (the same numbers for every
+    value), and the errors raised in the order of a single pass: unknown images, then a box
+    whose far corner overflows, then an area. The xyxy boxes and the areas ``w * h`` are
+    not made here, nor the category ids when every category is known: ``Detections``
+    derives them when they are first read (docs/data-model.md §1)."""
     n = len(image_ids)
     image_rows = _row_lookup(dataset.images.ids, n)
     category_rows = _row_lookup(dataset.categories.ids, n)
     image_index, category_index = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    area = np.empty(n)
 
-    def part(lo: int) -> bool:
+    def part(lo: int) -> tuple[bool, bool]:
         rows = slice(lo, lo + _BUILD_ROWS)
         image_index[rows] = image_rows(image_ids[rows])
-        category_index[rows] = category_rows(category_ids[rows])
-        given = xywh[rows]
-        with np.errstate(over="ignore"):
-            np.multiply(given[:, 2], given[:, 3], out=area[rows])
-        return bool(_sums_finite(given) and np.isfinite(area[rows]).all())
+        category_index[rows] = found = category_rows(category_ids[rows])
+        return _corners_and_areas_finite(xywh[rows]), bool(found.min() >= 0)
 
-    finite = all(thread_map(part, range(0, n, _BUILD_ROWS), resolve_threads(threads)))
+    parts = thread_map(part, range(0, n, _BUILD_ROWS), resolve_threads(threads))
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
         raise _unknown_images(image_ids, bad, dataset, name, where(bad[0]))
-    if not finite:      # (the whole-column checks raise the error that names the record)
+    if not all(finite for finite, _ in parts):  # (the whole-column checks name the record)
         _xyxy(xywh, name, where)
         _box_areas(xywh, name, where)
+    known = all(known for _, known in parts)
     # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
     # fresh array: handed over, not copied.
     return Detections(image_index=owned(image_index), category_index=owned(category_index),
-                      boxes=DERIVED, scores=owned(scores), area=owned(area),
-                      xywh=owned(xywh), category_ids=owned(category_ids))
+                      boxes=DERIVED, scores=owned(scores), area=DERIVED,
+                      xywh=owned(xywh), category_ids=from_categories(dataset.categories.ids)
+                      if known else owned(category_ids))
 
 
 def _row_lookup(ids: np.ndarray, n_values: int):
