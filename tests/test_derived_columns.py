@@ -210,3 +210,16 @@ def test_coco_evaluation_of_a_results_file_computes_no_derived_column(tmp_path):
                    for name in ("boxes", "ids", "area", "category_ids"))
     again = deteval.evaluate_coco(dataset, explicit)
     assert np.array_equal(again.stats, result.stats)
+
+
+def test_the_ground_truth_reader_derives_boxes_and_checks_their_corners():
+    gt, _ = make_dataset(10, n_images=5, n_categories=2)
+    dataset = deteval.io.coco.read_coco_gt(gt)
+    xywh = np.array([a["bbox"] for a in gt["annotations"]], dtype=np.float64)
+    assert is_derived(dataset.gt, "boxes") and _same_bits(dataset.gt.boxes, _corners(xywh))
+    gt["annotations"][1]["bbox"] = [1.5e308, 0.0, 0.0, 1.0]     # beyond the bounds, finite
+    assert deteval.io.coco.read_coco_gt(gt).gt.boxes[1].tolist() == [1.5e308, 0.0, 1.5e308,
+                                                                      1.0]
+    gt["annotations"][1]["bbox"] = [1.5e308, 0.0, 1.5e308, 1.0]
+    with pytest.raises(deteval.FormatError, match=r"annotations\[1\].*overflows: x"):
+        deteval.io.coco.read_coco_gt(gt)

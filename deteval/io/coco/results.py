@@ -25,7 +25,14 @@ from .._json import (
     source_name,
 )
 from .._shapes import check_iou_type, outline_shapes
-from .columns import _bound_area, _box_areas, _has_box, _keypoint_columns, _xyxy
+from .columns import (
+    _bound_area,
+    _box_areas,
+    _has_box,
+    _keypoint_columns,
+    _xyxy,
+    corners_and_areas_finite,
+)
 from .string_ids import number_result_ids
 from .typed import (
     _numeric_keypoint_results,
@@ -83,18 +90,6 @@ def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, na
 #: cut whatever the number of threads.
 _BUILD_ROWS = 1 << 16
 
-#: Numbers of magnitude below this have finite sums and products: ``(2**512)**2 = 2**1024``
-#: is just above the largest float64.
-_BOUND = 2.0 ** 512
-
-
-def _corners_and_areas_finite(xywh: np.ndarray) -> bool:
-    """Whether every ``x + w``, ``y + h`` and ``w * h`` of the rows is finite, known from
-    the rows' bounds alone (no temporary): a False may be a false alarm, which the
-    whole-column checks then clear (a NaN bound compares False too)."""
-    return bool(-_BOUND < xywh.min() and xywh.max() < _BOUND)
-
-
 def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where, *,
                       threads: int | None = 1) -> Detections:
     """The detections of the reader's columns: their image and category rows computed
@@ -112,7 +107,7 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
         rows = slice(lo, lo + _BUILD_ROWS)
         image_index[rows] = image_rows(image_ids[rows])
         category_index[rows] = found = category_rows(category_ids[rows])
-        return _corners_and_areas_finite(xywh[rows]), bool(found.min() >= 0)
+        return corners_and_areas_finite(xywh[rows]), bool(found.min() >= 0)
 
     parts = thread_map(part, range(0, n, _BUILD_ROWS), resolve_threads(threads))
     bad = np.flatnonzero(image_index < 0)
