@@ -85,6 +85,38 @@ def from_categories(ids: np.ndarray) -> Any:
     return _FromCategories(ids)
 
 
+class _Narrow:
+    """``image_index=narrow(rows)``, ``category_index=narrow(rows)``: a reader's fresh row
+    indices in the narrowest signed integer type that holds them; the int64 column is
+    derived on first read."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+
+def narrow(array: np.ndarray) -> Any:
+    """Hand over a fresh array of row indices held narrow (see :class:`_Narrow`); internal."""
+    return _Narrow(array)
+
+
+def row_dtype(n_rows: int) -> np.dtype:
+    """The narrowest signed integer type holding the rows ``-1 .. n_rows - 1``.
+
+    >>> [row_dtype(n).name for n in (80, 5_000, 40_000, 2**31)]
+    ['int8', 'int16', 'int32', 'int64']
+    """
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_rows <= np.iinfo(dtype).max + 1:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
+#: Where a row type keeps the narrow values of an index column given with ``narrow()``.
+_NARROW_KEY = {"image_index": "_image_rows", "category_index": "_category_rows"}
+
+
 def xyxy_of_xywh(xywh: np.ndarray) -> np.ndarray:
     """``[x, y, x + w, y + h]`` of an ``(n, 4)`` float64 array, column by column (numpy runs
     a ufunc over an ``(n, 2)`` block with an inner loop of 2 elements: 4x slower).
@@ -132,13 +164,23 @@ def _derived_ids(table: Any) -> np.ndarray:
 
 
 def _derived_category_ids(table: Any) -> np.ndarray:
-    return table.__dict__["_category_id_table"].take(table.category_index)
+    return table.__dict__["_category_id_table"].take(derived_or_read(table, "category_index"))
+
+
+def _derived_image_index(table: Any) -> np.ndarray:
+    return table.__dict__["_image_rows"].astype(np.int64)
+
+
+def _derived_category_index(table: Any) -> np.ndarray:
+    return table.__dict__["_category_rows"].astype(np.int64)
 
 
 #: The columns the row types may derive on first read, how, and the column whose
 #: replacement makes a derived one be computed from the old values (see ``replace``).
 _DERIVED_COLUMNS = {"boxes": _derived_boxes, "area": _derived_area, "ids": _derived_ids,
-                    "category_ids": _derived_category_ids}
+                    "category_ids": _derived_category_ids,
+                    "image_index": _derived_image_index,
+                    "category_index": _derived_category_index}
 _DERIVED_FROM = {"boxes": "xywh", "area": "xywh", "category_ids": "category_index"}
 
 
@@ -149,19 +191,31 @@ def is_derived(table: Any, name: str) -> bool:
 
 
 def derived_or_read(table: Any, name: str) -> np.ndarray:
-    """Column ``name`` of ``table``; one still to be derived is computed for this use only,
-    not kept (for a stage that reads it once: the memory stays free after it)."""
+    """The values of column ``name`` of ``table``, for a stage that reads them once: a
+    column still to be derived is computed for this use only, not kept (the memory stays
+    free after it), and an index column held narrow is given as it is held (the same
+    values in int8, int16 or int32: for comparisons and as indices, not for arithmetic
+    that could overflow)."""
     if is_derived(table, name):
+        if name in _NARROW_KEY:
+            return table.__dict__[_NARROW_KEY[name]]
         return _DERIVED_COLUMNS[name](table)
     return getattr(table, name)
 
 
-def _recipe(table: Any, name: str) -> Any:
-    """What a new table of the same rows takes to derive column ``name`` as ``table``
-    would (``ids``: None, 1..n)."""
+_ALL_ROWS = slice(None)
+
+
+def _recipe(table: Any, name: str, selection: Any = _ALL_ROWS) -> Any:
+    """What a table of ``table``'s rows ``selection`` takes to derive column ``name`` as
+    ``table`` would, without computing it."""
     if name == "category_ids":
         return _FromCategories(table.__dict__["_category_id_table"])
-    return None if name == "ids" else DERIVED
+    if name in _NARROW_KEY:
+        return _Narrow(table.__dict__[_NARROW_KEY[name]][selection])
+    if name == "ids":
+        return None if selection is _ALL_ROWS else _derived_ids(table)[selection]
+    return DERIVED
 
 
 def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (), *,
@@ -266,7 +320,8 @@ class _Columns:
     """Shared behaviour of the struct-of-arrays types: length, filtering, replacing."""
 
     def __len__(self) -> int:
-        return len(self.image_index)  # type: ignore[attr-defined]
+        held = self.__dict__
+        return len(held["image_index"] if "image_index" in held else held["_image_rows"])
 
     def __getitem__(self, selection: Any):
         """Select rows with a boolean mask, an index array or a slice; returns a new instance."""
@@ -275,8 +330,7 @@ class _Columns:
         kwargs: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             if is_derived(self, f.name):    # derived again from the selected rows
-                kwargs[f.name] = (_derived_ids(self)[selection] if f.name == "ids"
-                                  else _recipe(self, f.name))
+                kwargs[f.name] = _recipe(self, f.name, selection)
                 continue
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
@@ -296,9 +350,21 @@ class _Columns:
     def _init_shared(self) -> int:
         """Normalise the columns both row types have; returns the row count."""
         set_ = object.__setattr__
-        set_(self, "image_index", _column("image_index", self.image_index, np.int64, None))
-        n = len(self.image_index)
-        set_(self, "category_index", _column("category_index", self.category_index, np.int64, n))
+        n = None
+        for name, key in _NARROW_KEY.items():
+            value = self.__dict__[name]
+            if type(value) is _Narrow:      # a reader's fresh rows: kept narrow
+                rows = value.array
+                if rows.dtype.kind != "i" or rows.ndim != 1 or (n is not None
+                                                                  and len(rows) != n):
+                    raise ValueError(f"{name} held narrow must be a 1-D integer array of "
+                                     "the table's length")
+                self.__dict__[key] = frozen(rows)
+                del self.__dict__[name]
+            else:
+                set_(self, name, _column(name, value, np.int64, n))
+            n = len(self) if n is None else n
+        assert n is not None
         if self.xywh is not None:  # checked first: the source's own numbers
             set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
             _check_boxes("xywh", self.xywh, first=0)
@@ -361,15 +427,15 @@ class _Columns:
             changes.setdefault("xywh", None)
             if isinstance(self, Detections):
                 changes.setdefault("area", None)
-        for name in _DERIVED_COLUMNS:   # carried as they are, not computed to be copied
-            if (name not in changes and _DERIVED_FROM.get(name) not in changes
-                    and is_derived(self, name)):
-                changes[name] = _recipe(self, name)
-        if "category_index" in changes and hasattr(self, "category_ids"):
+        if "category_index" in changes and isinstance(self, Detections):
             changes.setdefault("category_ids", None)
         if "masks" in changes:
             changes.setdefault("mask_area", None)
             changes.setdefault("mask_xywh", None)
+        for name in _DERIVED_COLUMNS:   # carried as they are, not computed to be copied
+            if (name not in changes and _DERIVED_FROM.get(name) not in changes
+                    and is_derived(self, name)):
+                changes[name] = _recipe(self, name)
         out = dataclasses.replace(self, **changes)  # type: ignore[type-var]
         return out if "masks" in changes else _carry_checks(self, out)
 
@@ -509,7 +575,7 @@ class Detections(_Columns):
         object.__setattr__(self, "scores", _column("scores", self.scores, np.float64, n))
         recipe = self.__dict__["category_ids"]
         if type(recipe) is _FromCategories:
-            index = self.category_index
+            index = derived_or_read(self, "category_index")
             if n and (index.min() < 0 or index.max() >= len(recipe.ids)):
                 raise ValueError("category_ids can only be derived from rows of the table")
             ids = recipe.ids    # (a row type's read-only column is kept, anything else copied)

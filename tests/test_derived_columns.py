@@ -1,6 +1,7 @@
 """Columns a row type derives on first read instead of holding (``deteval.data``,
 docs/data-model.md §1): the xyxy boxes and areas ``w * h`` of a reader's ``xywh``, the
-category ids of known categories and the default ids ``1..n``.
+category ids of known categories, the default ids ``1..n``, and int64 image and category
+rows held in a narrower integer type.
 A derived column has the values an explicit one would have, bit for bit, is read-only, is
 computed once, and survives selections, ``replace`` and pickling without being computed
 for them; the COCO evaluation of a results file never computes them (its peak memory)."""
@@ -21,7 +22,10 @@ from deteval.data import (
     GroundTruth,
     derived_or_read,
     from_categories,
+    index_in,
     is_derived,
+    narrow,
+    row_dtype,
 )
 from deteval.io.coco import read_coco_results
 
@@ -43,6 +47,9 @@ def _same_bits(a, b):
         a.view(np.int64), b.view(np.int64))
 
 
+#: Every column a detections table can derive.
+DERIVABLE = ("boxes", "ids", "area", "category_ids", "image_index", "category_index")
+
 #: The category id column of the tables below (category_index 0 and 1).
 _CATEGORY_IDS = np.array([7, 2**40])
 _CATEGORY_IDS.setflags(write=False)
@@ -50,7 +57,8 @@ _CATEGORY_IDS.setflags(write=False)
 
 def _detections(xywh, **overrides):
     n = len(xywh)
-    columns = dict(image_index=np.arange(n) % 3, category_index=np.arange(n) % 2,
+    columns = dict(image_index=narrow(np.arange(n, dtype=np.int16) % 3),
+                   category_index=narrow(np.arange(n, dtype=np.int8) % 2),
                    boxes=DERIVED, scores=np.linspace(1, 0, n), xywh=xywh, area=DERIVED,
                    category_ids=from_categories(_CATEGORY_IDS))
     columns.update(overrides)
@@ -68,7 +76,10 @@ def test_derived_boxes_equal_the_corners_bit_for_bit_and_are_computed_once():
     assert _same_bits(dt.ids, np.arange(1, 501)) and not dt.ids.flags.writeable
     assert _same_bits(dt.area, xywh[:, 2] * xywh[:, 3])
     assert _same_bits(dt.category_ids, np.where(np.arange(500) % 2, 2**40, 7))
-    for name in ("boxes", "ids", "area", "category_ids"):
+    assert is_derived(dt, "image_index") and len(dt) == 500
+    assert _same_bits(dt.image_index, np.arange(500) % 3)
+    assert _same_bits(dt.category_index, np.arange(500) % 2)
+    for name in DERIVABLE:
         assert not is_derived(dt, name) and getattr(dt, name) is getattr(dt, name)
         assert not getattr(dt, name).flags.writeable
 
@@ -79,6 +90,9 @@ def test_a_column_derived_or_read_for_one_stage_is_not_kept():
     area = derived_or_read(dt, "area")
     assert _same_bits(area, xywh[:, 2] * xywh[:, 3]) and is_derived(dt, "area")
     assert derived_or_read(dt, "scores") is dt.scores
+    held = derived_or_read(dt, "image_index")   # as held: the same values, narrow
+    assert held.dtype == np.int16 and held.tolist() == (np.arange(20) % 3).tolist()
+    assert is_derived(dt, "image_index")
     assert derived_or_read(dt, "area") is not area
     kept = dt.area
     assert derived_or_read(dt, "area") is kept      # once read, kept
@@ -108,11 +122,27 @@ def test_category_ids_are_derived_only_for_known_categories():
     with pytest.raises(ValueError, match="derived from rows"):
         _detections(_xywh(np.random.default_rng(8), 3), category_index=[0, -1, 1])
     with pytest.raises(ValueError, match="derived from rows"):
-        _detections(_xywh(np.random.default_rng(8), 3), category_index=[0, 2, 1])
+        _detections(_xywh(np.random.default_rng(8), 3),
+                    category_index=narrow(np.array([0, 2, 1], dtype=np.int8)))
     writable = np.array([5, 6])
     dt = _detections(_xywh(np.random.default_rng(8), 3), category_ids=from_categories(writable))
     writable[0] = 99    # a writable id column is copied: the table does not change
     assert dt.category_ids.tolist() == [5, 6, 5] and writable.flags.writeable
+
+
+@pytest.mark.parametrize("rows", [np.array([0.0, 1.0, 2.0]), np.zeros((3, 1), np.int8),
+                                  np.zeros(2, np.int8)], ids=["float", "2-D", "length"])
+def test_narrow_rows_must_be_integers_of_the_tables_length(rows):
+    with pytest.raises(ValueError, match="held narrow"):
+        _detections(_xywh(np.random.default_rng(8), 3), category_index=narrow(rows))
+
+
+@pytest.mark.parametrize("n_rows", [1, 128, 129, 32_768, 32_769, 2**31, 2**31 + 1])
+def test_row_dtype_is_the_narrowest_holding_every_row_and_minus_one(n_rows):
+    dtype = row_dtype(n_rows)
+    assert np.iinfo(dtype).max >= n_rows - 1 and np.iinfo(dtype).min <= -1
+    narrower = {np.int16: np.int8, np.int32: np.int16, np.int64: np.int32}.get(dtype.type)
+    assert narrower is None or np.iinfo(narrower).max < n_rows - 1
 
 
 @pytest.mark.parametrize("selection", [np.array([True, False, True, True] * 25), [7, 3, 3],
@@ -121,21 +151,22 @@ def test_selections_keep_the_selected_rows_values_without_computing_the_source(s
     xywh = _xywh(np.random.default_rng(2), 100)
     dt = _detections(xywh)
     explicit = _detections(xywh, boxes=_corners(xywh), ids=np.arange(1, 101),
+                           image_index=np.arange(100) % 3, category_index=np.arange(100) % 2,
                            area=xywh[:, 2] * xywh[:, 3],
                            category_ids=np.where(np.arange(100) % 2, 2**40, 7))
     part, expected = dt[selection], explicit[selection]
-    assert all(is_derived(dt, name) for name in ("boxes", "ids", "area", "category_ids"))
-    assert all(is_derived(part, name) for name in ("boxes", "area", "category_ids"))
-    for name in ("boxes", "ids", "xywh", "area", "scores", "image_index", "category_ids"):
+    assert all(is_derived(dt, name) for name in DERIVABLE)
+    assert all(is_derived(part, name) for name in set(DERIVABLE) - {"ids"})
+    for name in (*DERIVABLE, "xywh", "scores"):
         assert _same_bits(getattr(part, name), getattr(expected, name)), name
 
 
 def test_replace_carries_derived_columns_and_keeps_values_of_the_others():
     xywh = _xywh(np.random.default_rng(3), 40)
     dt = _detections(xywh)
-    names = ("boxes", "ids", "area", "category_ids")
     scored = dt.replace(scores=np.zeros(40))
-    assert all(is_derived(dt, name) and is_derived(scored, name) for name in names)
+    assert all(is_derived(dt, name) and is_derived(scored, name) for name in DERIVABLE)
+    assert _same_bits(scored.image_index, np.arange(40) % 3)
     assert _same_bits(scored.boxes, _corners(xywh)) and _same_bits(scored.ids, np.arange(1, 41))
     assert _same_bits(scored.area, xywh[:, 2] * xywh[:, 3])
     assert _same_bits(scored.category_ids, np.where(np.arange(40) % 2, 2**40, 7))
@@ -149,14 +180,18 @@ def test_replace_carries_derived_columns_and_keeps_values_of_the_others():
     assert _same_bits(boxed.area, 4 * ((xywh[:, 2] + xywh[:, 0] - xywh[:, 0])
                                        * (xywh[:, 3] + xywh[:, 1] - xywh[:, 1])))
     # A new category_index drops the source's category ids, as for explicit ones.
-    assert dt.replace(category_index=np.zeros(40)).category_ids is None
+    recategorised = dt.replace(category_index=np.zeros(40))
+    assert recategorised.category_ids is None and not is_derived(recategorised,
+                                                                 "category_index")
+    assert _same_bits(recategorised.category_index, np.zeros(40, np.int64))
 
 
 def test_pickling_keeps_columns_derived_and_their_values():
     xywh = _xywh(np.random.default_rng(4), 30)
     dt = _detections(xywh)
     back = pickle.loads(pickle.dumps(dt))
-    assert all(is_derived(back, name) for name in ("boxes", "ids", "area", "category_ids"))
+    assert all(is_derived(back, name) for name in DERIVABLE)
+    assert _same_bits(back.category_index, dt.category_index)
     assert _same_bits(back.boxes, _corners(xywh)) and _same_bits(back.ids, np.arange(1, 31))
     assert _same_bits(back.area, dt.area) and _same_bits(back.category_ids, dt.category_ids)
 
@@ -167,6 +202,8 @@ def test_the_results_reader_derives_category_ids_only_when_every_category_is_kno
     file_ids = np.array([r["category_id"] for r in results])
     dt = read_coco_results(results, dataset)
     assert is_derived(dt, "category_ids") and _same_bits(dt.category_ids, file_ids)
+    assert derived_or_read(dt, "category_index").dtype == np.int8    # 3 categories
+    assert _same_bits(dt.category_index, index_in(file_ids, dataset.categories.ids))
     results[1] = dict(results[1], category_id=10**15)
     dt = read_coco_results(results, dataset)
     assert not is_derived(dt, "category_ids") and dt.category_ids[1] == 10**15
@@ -201,13 +238,10 @@ def test_coco_evaluation_of_a_results_file_computes_no_derived_column(tmp_path):
     path.write_text(json.dumps(results))
     result = deteval.evaluate_coco(dataset, str(path))
     detections = result.detections
-    assert all(is_derived(detections, name)
-               for name in ("boxes", "ids", "area", "category_ids")), vars(detections).keys()
-    explicit = detections.replace(boxes=detections.boxes, xywh=detections.xywh,
-                                  area=detections.area, ids=detections.ids,
-                                  category_ids=detections.category_ids)
-    assert not any(is_derived(explicit, name)
-                   for name in ("boxes", "ids", "area", "category_ids"))
+    assert all(is_derived(detections, name) for name in DERIVABLE), vars(detections).keys()
+    explicit = detections.replace(**{name: getattr(detections, name)
+                                     for name in (*DERIVABLE, "xywh")})
+    assert not any(is_derived(explicit, name) for name in DERIVABLE)
     again = deteval.evaluate_coco(dataset, explicit)
     assert np.array_equal(again.stats, result.stats)
 

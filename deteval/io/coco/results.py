@@ -11,7 +11,16 @@ from typing import Any
 import numpy as np
 
 from ..._threads import resolve_threads, thread_map
-from ...data import DERIVED, Dataset, Detections, from_categories, index_in, owned
+from ...data import (
+    DERIVED,
+    Dataset,
+    Detections,
+    from_categories,
+    index_in,
+    narrow,
+    owned,
+    row_dtype,
+)
 from ...errors import FormatError
 from .._json import (
     JSONDocument,
@@ -90,6 +99,7 @@ def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, na
 #: cut whatever the number of threads.
 _BUILD_ROWS = 1 << 16
 
+
 def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where, *,
                       threads: int | None = 1) -> Detections:
     """The detections of the reader's columns: their image and category rows computed
@@ -97,11 +107,14 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
     value), and the errors raised in the order of a single pass: unknown images, then a box
     whose far corner overflows, then an area. The xyxy boxes and the areas ``w * h`` are
     not made here, nor the category ids when every category is known: ``Detections``
-    derives them when they are first read (docs/data-model.md §1)."""
+    derives them when they are first read (docs/data-model.md §1). The image and category
+    rows are held in the narrowest integer type that holds them (int64 when read)."""
     n = len(image_ids)
-    image_rows = _row_lookup(dataset.images.ids, n)
-    category_rows = _row_lookup(dataset.categories.ids, n)
-    image_index, category_index = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    image_dtype = row_dtype(len(dataset.images))
+    category_dtype = row_dtype(len(dataset.categories))
+    image_rows = _row_lookup(dataset.images.ids, n, image_dtype)
+    category_rows = _row_lookup(dataset.categories.ids, n, category_dtype)
+    image_index, category_index = np.empty(n, image_dtype), np.empty(n, category_dtype)
 
     def part(lo: int) -> tuple[bool, bool]:
         rows = slice(lo, lo + _BUILD_ROWS)
@@ -119,13 +132,13 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
     known = all(known for _, known in parts)
     # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
     # fresh array: handed over, not copied.
-    return Detections(image_index=owned(image_index), category_index=owned(category_index),
+    return Detections(image_index=narrow(image_index), category_index=narrow(category_index),
                       boxes=DERIVED, scores=owned(scores), area=DERIVED,
                       xywh=owned(xywh), category_ids=from_categories(dataset.categories.ids)
                       if known else owned(category_ids))
 
 
-def _row_lookup(ids: np.ndarray, n_values: int):
+def _row_lookup(ids: np.ndarray, n_values: int, dtype: Any = np.int64):
     """A function giving the row of each value in the id column ``ids`` (-1 where absent),
     as :func:`~deteval.data.index_in` does, for ``n_values`` values looked up in parts: the
     lookup table (dense ids) is built once, its size bounded by the inputs'."""
@@ -136,7 +149,7 @@ def _row_lookup(ids: np.ndarray, n_values: int):
     if hi - lo >= 2 * (len(ids) + n_values) + 1024:
         return lambda values: index_in(values, ids)
     unique, first = np.unique(ids, return_index=True)
-    table = np.full(hi - lo + 1, -1, dtype=np.int64)
+    table = np.full(hi - lo + 1, -1, dtype=dtype)    # (rows in the caller's type)
     table[unique - lo] = first
 
     def rows(values: np.ndarray) -> np.ndarray:
