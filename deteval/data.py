@@ -164,7 +164,8 @@ def _derived_ids(table: Any) -> np.ndarray:
 
 
 def _derived_category_ids(table: Any) -> np.ndarray:
-    return table.__dict__["_category_id_table"].take(derived_or_read(table, "category_index"))
+    # (indexing, not take: take is 9x slower with int8 or int16 indices)
+    return table.__dict__["_category_id_table"][derived_or_read(table, "category_index")]
 
 
 def _derived_image_index(table: Any) -> np.ndarray:

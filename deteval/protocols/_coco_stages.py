@@ -313,11 +313,14 @@ def detection_positions(ctx: COCOContext, detections: Detections
     image_index = derived_or_read(detections, "image_index")        # lookups only)
     if (len(category_index) and (ctx.category_pos_of_row >= 0).all()
             and (ctx.image_pos_of_row >= 0).all() and category_index.min() >= 0):
-        # Every image and category evaluated and known (the usual case): plain lookups.
-        dt_cat = ctx.category_pos_of_row.take(category_index)
-        dt_img = ctx.image_pos_of_row.take(image_index)
+        # Every image and category evaluated and known (the usual case): plain lookups
+        # (indexing, not take: take is 9x slower with int8 or int16 indices).
+        dt_cat = ctx.category_pos_of_row[category_index]
+        dt_img = ctx.image_pos_of_row[image_index]
         return (dt_cat.copy() if ctx.params.use_categories else np.zeros_like(dt_cat), dt_img,
                 dt_cat)
+    category_index = category_index.astype(np.int64, copy=False)
+    image_index = image_index.astype(np.int64, copy=False)
     dt_cat = np.where(category_index >= 0,
                       ctx.category_pos_of_row[np.maximum(category_index, 0)], -1)
     if not is_derived(detections, "category_ids") and detections.category_ids is not None:
