@@ -104,7 +104,7 @@ def narrow(array: np.ndarray) -> Any:
 def row_dtype(n_rows: int) -> np.dtype:
     """The narrowest signed integer type holding the rows ``-1 .. n_rows - 1``.
 
-    >>> [row_dtype(n).name for n in (80, 5_000, 40_000, 2**31)]
+    >>> [row_dtype(n).name for n in (80, 5_000, 40_000, 2**31 + 1)]
     ['int8', 'int16', 'int32', 'int64']
     """
     for dtype in (np.int8, np.int16, np.int32):
