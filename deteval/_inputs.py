@@ -41,7 +41,15 @@ from typing import Any
 
 import numpy as np
 
-from .data import Categories, Dataset, Detections, GroundTruth, Images, index_in
+from .data import (
+    Categories,
+    Dataset,
+    Detections,
+    GroundTruth,
+    Images,
+    derived_or_read,
+    index_in,
+)
 from .errors import FormatError
 from .io._json import (
     FileBytes,
@@ -383,11 +391,12 @@ def check_indices(dataset: Dataset, detections: Detections) -> None:
     """Refuse detections whose rows do not index ``dataset``'s images and categories
     (``category_index`` may be -1: a category the ground truth does not know)."""
     n_images, n_categories = len(dataset.images), len(dataset.categories)
-    if len(detections) and (detections.image_index.min() < 0
-                            or detections.image_index.max() >= n_images):
+    image_index = derived_or_read(detections, "image_index")    # (as held: maybe narrow)
+    category_index = derived_or_read(detections, "category_index")
+    if len(detections) and (image_index.min() < 0 or image_index.max() >= n_images):
         raise ValueError("detections.image_index must index the dataset's images table")
-    if len(detections) and (detections.category_index.min() < -1
-                            or detections.category_index.max() >= n_categories):
+    if len(detections) and (category_index.min() < -1
+                            or category_index.max() >= n_categories):
         raise ValueError("detections.category_index must index the dataset's categories "
                          "table (or be -1 for a category unknown to the ground truth)")
 

@@ -8,7 +8,9 @@ never be modified after it is built.
 Boxes are always ``(n, 4)`` float64 **xyxy in absolute pixels**. Readers of formats that
 store ``[x, y, w, h]`` (COCO) also keep those original numbers in ``xywh``, because the COCO
 protocol computes IoU and areas from them and ``x + w - x`` is not always ``w`` in floating
-point.
+point. A reader that keeps ``xywh`` may leave the xyxy ``boxes`` to be derived from it when
+they are first read, and default ``ids`` are made so too (see ``docs/data-model.md`` §1):
+the values are the same, the memory is only spent by those who read them.
 
 Examples
 --------
@@ -48,6 +50,174 @@ class _Owned:
 def owned(array: np.ndarray) -> Any:
     """Mark a fresh array as handed over to a row type (see :class:`_Owned`); internal."""
     return _Owned(array)
+
+
+class _Derived:
+    """The value a reader gives for ``boxes`` or ``area`` when ``xywh`` holds the source's
+    checked boxes (``x + w``, ``y + h`` and ``w * h`` finite): the column is then derived
+    from ``xywh`` on first read, not held."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DERIVED"
+
+
+#: ``boxes=DERIVED``, ``area=DERIVED``: the xyxy boxes, the areas ``w * h`` of ``xywh``,
+#: derived on first read (internal; readers).
+DERIVED: Any = _Derived()
+
+
+class _FromCategories:
+    """``category_ids=from_categories(ids)``: each row's category id is ``ids`` at its
+    ``category_index`` (every index >= 0), derived on first read."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+
+
+def from_categories(ids: np.ndarray) -> Any:
+    """The ``category_ids`` of detections whose every ``category_index`` is a row of the
+    category id column ``ids`` (read-only, e.g. ``dataset.categories.ids``): derived on
+    first read (internal; readers)."""
+    return _FromCategories(ids)
+
+
+class _Narrow:
+    """``image_index=narrow(rows)``, ``category_index=narrow(rows)``: a reader's fresh row
+    indices in the narrowest signed integer type that holds them; the int64 column is
+    derived on first read."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+
+def narrow(array: np.ndarray) -> Any:
+    """Hand over a fresh array of row indices held narrow (see :class:`_Narrow`); internal."""
+    return _Narrow(array)
+
+
+def row_dtype(n_rows: int) -> np.dtype:
+    """The narrowest signed integer type holding the rows ``-1 .. n_rows - 1``.
+
+    >>> [row_dtype(n).name for n in (80, 5_000, 40_000, 2**31 + 1)]
+    ['int8', 'int16', 'int32', 'int64']
+    """
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_rows <= np.iinfo(dtype).max + 1:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
+#: Where a row type keeps the narrow values of an index column given with ``narrow()``.
+_NARROW_KEY = {"image_index": "_image_rows", "category_index": "_category_rows"}
+
+
+def xyxy_of_xywh(xywh: np.ndarray) -> np.ndarray:
+    """``[x, y, x + w, y + h]`` of an ``(n, 4)`` float64 array, column by column (numpy runs
+    a ufunc over an ``(n, 2)`` block with an inner loop of 2 elements: 4x slower).
+
+    Examples
+    --------
+    >>> xyxy_of_xywh(np.array([[1.0, 2.0, 3.0, 4.0]])).tolist()
+    [[1.0, 2.0, 4.0, 6.0]]
+    """
+    boxes = np.empty(xywh.shape, dtype=np.float64)
+    boxes[:, :2] = xywh[:, :2]
+    with np.errstate(over="ignore"):
+        np.add(xywh[:, 0], xywh[:, 2], out=boxes[:, 2])
+        np.add(xywh[:, 1], xywh[:, 3], out=boxes[:, 3])
+    return boxes
+
+
+class _DerivedColumn:
+    """A column a row type may leave out of the instance until it is first read: then
+    computed from the other columns, made read-only and kept (the same array on every read).
+    A non-data descriptor: an instance that holds the column never reaches it."""
+
+    def __init__(self, name: str, derive: Any):
+        self.name, self.derive = name, derive
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = frozen(self.derive(obj))
+        obj.__dict__[self.name] = value
+        return value
+
+
+def _derived_boxes(table: Any) -> np.ndarray:
+    return xyxy_of_xywh(table.xywh)
+
+
+def _derived_area(table: Any) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return table.xywh[:, 2] * table.xywh[:, 3]
+
+
+def _derived_ids(table: Any) -> np.ndarray:
+    return np.arange(1, len(table) + 1, dtype=np.int64)
+
+
+def _derived_category_ids(table: Any) -> np.ndarray:
+    # (indexing, not take: take is 9x slower with int8 or int16 indices)
+    return table.__dict__["_category_id_table"][derived_or_read(table, "category_index")]
+
+
+def _derived_image_index(table: Any) -> np.ndarray:
+    return table.__dict__["_image_rows"].astype(np.int64)
+
+
+def _derived_category_index(table: Any) -> np.ndarray:
+    return table.__dict__["_category_rows"].astype(np.int64)
+
+
+#: The columns the row types may derive on first read, how, and the column whose
+#: replacement makes a derived one be computed from the old values (see ``replace``).
+_DERIVED_COLUMNS = {"boxes": _derived_boxes, "area": _derived_area, "ids": _derived_ids,
+                    "category_ids": _derived_category_ids,
+                    "image_index": _derived_image_index,
+                    "category_index": _derived_category_index}
+_DERIVED_FROM = {"boxes": "xywh", "area": "xywh", "category_ids": "category_index"}
+
+
+def is_derived(table: Any, name: str) -> bool:
+    """Whether ``table``'s column ``name`` is still to be derived (not computed yet)."""
+    return (isinstance(getattr(type(table), name, None), _DerivedColumn)
+            and name not in table.__dict__)
+
+
+def derived_or_read(table: Any, name: str) -> np.ndarray:
+    """The values of column ``name`` of ``table``, for a stage that reads them once: a
+    column still to be derived is computed for this use only, not kept (the memory stays
+    free after it), and an index column held narrow is given as it is held (the same
+    values in int8, int16 or int32: for comparisons and as indices, not for arithmetic
+    that could overflow; index with them, ``a[rows]``: ``a.take(rows)`` is 9x slower with
+    int8 or int16 indices)."""
+    if is_derived(table, name):
+        if name in _NARROW_KEY:
+            return table.__dict__[_NARROW_KEY[name]]
+        return _DERIVED_COLUMNS[name](table)
+    return getattr(table, name)
+
+
+_ALL_ROWS = slice(None)
+
+
+def _recipe(table: Any, name: str, selection: Any = _ALL_ROWS) -> Any:
+    """What a table of ``table``'s rows ``selection`` takes to derive column ``name`` as
+    ``table`` would, without computing it."""
+    if name == "category_ids":
+        return _FromCategories(table.__dict__["_category_id_table"])
+    if name in _NARROW_KEY:
+        return _Narrow(table.__dict__[_NARROW_KEY[name]][selection])
+    if name == "ids":
+        return None if selection is _ALL_ROWS else _derived_ids(table)[selection]
+    return DERIVED
 
 
 def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (), *,
@@ -152,14 +322,18 @@ class _Columns:
     """Shared behaviour of the struct-of-arrays types: length, filtering, replacing."""
 
     def __len__(self) -> int:
-        return len(self.image_index)  # type: ignore[attr-defined]
+        held = self.__dict__
+        return len(held["image_index"] if "image_index" in held else held["_image_rows"])
 
     def __getitem__(self, selection: Any):
         """Select rows with a boolean mask, an index array or a slice; returns a new instance."""
         if isinstance(selection, (int, np.integer)):
             selection = [selection]
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if is_derived(self, f.name):    # derived again from the selected rows
+                kwargs[f.name] = _recipe(self, f.name, selection)
+                continue
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
                 kwargs[f.name] = value[selection]
@@ -178,18 +352,41 @@ class _Columns:
     def _init_shared(self) -> int:
         """Normalise the columns both row types have; returns the row count."""
         set_ = object.__setattr__
-        set_(self, "image_index", _column("image_index", self.image_index, np.int64, None))
-        n = len(self.image_index)
-        set_(self, "category_index", _column("category_index", self.category_index, np.int64, n))
+        n = None
+        for name, key in _NARROW_KEY.items():
+            value = self.__dict__[name]
+            if type(value) is _Narrow:      # a reader's fresh rows: kept narrow
+                rows = value.array
+                if rows.dtype.kind != "i" or rows.ndim != 1 or (n is not None
+                                                                  and len(rows) != n):
+                    raise ValueError(f"{name} held narrow must be a 1-D integer array of "
+                                     "the table's length")
+                self.__dict__[key] = frozen(rows)
+                del self.__dict__[name]
+            else:
+                set_(self, name, _column(name, value, np.int64, n))
+            n = len(self) if n is None else n
+        assert n is not None
         if self.xywh is not None:  # checked first: the source's own numbers
             set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
             _check_boxes("xywh", self.xywh, first=0)
-        set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
-        _check_boxes("boxes", self.boxes)
-        area = _box_area(self.boxes) if self.area is None else self.area
-        set_(self, "area", _column("area", area, np.float64, n))
-        ids = np.arange(1, n + 1, dtype=np.int64) if self.ids is None else self.ids
-        set_(self, "ids", _column("ids", ids, np.int64, n))
+        for name in ("boxes", "area"):      # a reader's checked xywh: derived when read
+            if self.__dict__[name] is DERIVED:
+                if self.xywh is None:
+                    raise ValueError(f"{name} can only be derived from xywh")
+                del self.__dict__[name]
+        if "boxes" in self.__dict__:
+            set_(self, "boxes", _column("boxes", self.boxes, np.float64, n, (4,)))
+            _check_boxes("boxes", self.boxes)
+        if self.__dict__.get("area", DERIVED) is None:  # (derived boxes are not kept for it)
+            set_(self, "area", _column("area", owned(_box_area(derived_or_read(self, "boxes"))),
+                                       np.float64, n))
+        elif "area" in self.__dict__:
+            set_(self, "area", _column("area", self.area, np.float64, n))
+        if self.__dict__["ids"] is None:     # 1..n, made when first read
+            del self.__dict__["ids"]
+        else:
+            set_(self, "ids", _column("ids", self.ids, np.int64, n))
         for name in ("masks", "polygons"):
             value = getattr(self, name)
             if value is not None:
@@ -232,11 +429,15 @@ class _Columns:
             changes.setdefault("xywh", None)
             if isinstance(self, Detections):
                 changes.setdefault("area", None)
-        if "category_index" in changes and hasattr(self, "category_ids"):
+        if "category_index" in changes and isinstance(self, Detections):
             changes.setdefault("category_ids", None)
         if "masks" in changes:
             changes.setdefault("mask_area", None)
             changes.setdefault("mask_xywh", None)
+        for name in _DERIVED_COLUMNS:   # carried as they are, not computed to be copied
+            if (name not in changes and _DERIVED_FROM.get(name) not in changes
+                    and is_derived(self, name)):
+                changes[name] = _recipe(self, name)
         out = dataclasses.replace(self, **changes)  # type: ignore[type-var]
         return out if "masks" in changes else _carry_checks(self, out)
 
@@ -374,12 +575,29 @@ class Detections(_Columns):
     def __post_init__(self) -> None:
         n = self._init_shared()
         object.__setattr__(self, "scores", _column("scores", self.scores, np.float64, n))
-        if self.category_ids is not None:
+        recipe = self.__dict__["category_ids"]
+        if type(recipe) is _FromCategories:
+            index = derived_or_read(self, "category_index")
+            if n and (index.min() < 0 or index.max() >= len(recipe.ids)):
+                raise ValueError("category_ids can only be derived from rows of the table")
+            ids = recipe.ids    # (a row type's read-only column is kept, anything else copied)
+            if ids.flags.writeable or ids.dtype != np.int64:
+                ids = frozen(np.array(ids, dtype=np.int64))
+            self.__dict__["_category_id_table"] = ids
+            del self.__dict__["category_ids"]
+        elif recipe is not None:
             object.__setattr__(self, "category_ids",
                                _column("category_ids", self.category_ids, np.int64, n))
 
     def __repr__(self) -> str:
         return f"Detections(n={len(self)})"
+
+
+for _table in (GroundTruth, Detections):     # (after the dataclass decorator: not defaults)
+    for _field in dataclasses.fields(_table):
+        if _field.name in _DERIVED_COLUMNS:
+            setattr(_table, _field.name, _DerivedColumn(_field.name,
+                                                        _DERIVED_COLUMNS[_field.name]))
 
 
 @dataclass(frozen=True, eq=False)

@@ -47,7 +47,7 @@ from .._inputs import load_pair
 from .._sorting import sorted_unique
 from .._threads import resolve_threads
 from .._validation import area_ranges, check_similarity_settings
-from ..data import Dataset, Detections, index_in
+from ..data import Dataset, Detections, derived_or_read, index_in
 from ..errors import FormatError, OptionError
 from ..io._shapes import check_iou_type
 from ..matching import MatchTable
@@ -568,7 +568,8 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     loaded = time.perf_counter()
     ctx = prepare(dataset, p)
     table, state, dt_category = match_stage(ctx, detections, threads=threads)
-    n_unknown = int(np.count_nonzero((detections.category_index < 0) & (dt_category < 0)))
+    n_unknown = int(np.count_nonzero((derived_or_read(detections, "category_index") < 0)
+                                     & (dt_category < 0)))
     del dt_category     # (not kept alive through accumulation, the peak of the memory)
     return finish(ctx, state, n_detections=len(detections), n_unknown=n_unknown,
                   matches=table, detections=detections,

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..._sorting import sorted_unique
-from ...data import Categories, Dataset, GroundTruth, Images, index_in
+from ...data import DERIVED, Categories, Dataset, GroundTruth, Images, index_in
 from ...errors import FormatError
 from .._shapes import keypoint_array, result_keypoint_counts
 
@@ -28,6 +28,25 @@ def _has_box(record: dict) -> bool:
     """Whether a record gives a box: a ``bbox`` that is neither absent, null nor ``[]``."""
     box = record.get("bbox")
     return box is not None and not (isinstance(box, list) and not box)
+
+
+#: Numbers of magnitude below this have finite sums and products: ``(2**512)**2 = 2**1024``
+#: is just above the largest float64.
+_BOUND = 2.0 ** 512
+
+
+def corners_and_areas_finite(xywh: np.ndarray) -> bool:
+    """Whether every ``x + w``, ``y + h`` and ``w * h`` of the ``(n, 4)`` rows is finite,
+    known from the rows' least and greatest numbers alone (no temporary): a False may be a
+    false alarm, which :func:`_xyxy` and :func:`_box_areas` then clear (a NaN bound compares
+    False too).
+
+    >>> corners_and_areas_finite(np.array([[1e150, 0.0, 1e150, 2.0]]))
+    True
+    >>> corners_and_areas_finite(np.array([[1e300, 0.0, 1.0, 2.0]]))   # a false alarm
+    False
+    """
+    return not len(xywh) or bool(-_BOUND < xywh.min() and xywh.max() < _BOUND)
 
 
 def _box_areas(xywh: np.ndarray, name: str, where) -> np.ndarray:
@@ -96,7 +115,8 @@ def _build_dataset(c: _GTColumns, name: str, *, note_missing_area: bool = False)
     if len(bad):
         raise FormatError(f"category_id {int(c.ann_category_ids[bad[0]])} is not in "
                           "'categories'", source=name, record=where(bad[0]))
-    boxes = _xyxy(c.xywh, name, where)
+    if not corners_and_areas_finite(c.xywh):    # (raises for a far corner that overflows)
+        _xyxy(c.xywh, name, where)
     # A record without 'area' gets its box area (pycocotools would raise KeyError).
     no_area = np.isnan(c.areas)
     areas = c.areas.copy()
@@ -108,7 +128,8 @@ def _build_dataset(c: _GTColumns, name: str, *, note_missing_area: bool = False)
             notes = (f"{len(rows)} ground-truth object(s) have no 'area' (the first: "
                      f"{where(int(rows[0]))}): their box area w * h is used as the OKS scale "
                      "(pycocotools raises KeyError on them)",)
-    gt = GroundTruth(image_index=image_index, category_index=category_index, boxes=boxes,
+    # The xyxy boxes are derived from xywh when first read (docs/data-model.md §1).
+    gt = GroundTruth(image_index=image_index, category_index=category_index, boxes=DERIVED,
                      area=areas, iscrowd=c.iscrowd != 0, ignore=c.ignore != 0, ids=ann_ids,
                      xywh=c.xywh)
     images = Images(ids=c.image_ids, widths=c.widths, heights=c.heights,

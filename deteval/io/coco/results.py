@@ -11,7 +11,16 @@ from typing import Any
 import numpy as np
 
 from ..._threads import resolve_threads, thread_map
-from ...data import Dataset, Detections, index_in, owned
+from ...data import (
+    DERIVED,
+    Dataset,
+    Detections,
+    from_categories,
+    index_in,
+    narrow,
+    owned,
+    row_dtype,
+)
 from ...errors import FormatError
 from .._json import (
     JSONDocument,
@@ -25,7 +34,14 @@ from .._json import (
     source_name,
 )
 from .._shapes import check_iou_type, outline_shapes
-from .columns import _bound_area, _box_areas, _has_box, _keypoint_columns, _xyxy
+from .columns import (
+    _bound_area,
+    _box_areas,
+    _has_box,
+    _keypoint_columns,
+    _xyxy,
+    corners_and_areas_finite,
+)
 from .string_ids import number_result_ids
 from .typed import (
     _numeric_keypoint_results,
@@ -79,52 +95,50 @@ def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, na
     return FormatError(message, source=name, record=record)
 
 
-#: Rows whose derived columns (image and category rows, xyxy boxes, areas) one thread
-#: computes at once; the same cut whatever the number of threads.
+#: Rows whose image and category rows (and checks) one thread computes at once; the same
+#: cut whatever the number of threads.
 _BUILD_ROWS = 1 << 16
 
 
 def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where, *,
                       threads: int | None = 1) -> Detections:
-    """The detections of the reader's columns: their image and category rows, xyxy boxes and
-    ``w * h`` areas computed ``_BUILD_ROWS`` rows at a time on up to ``threads`` threads
-    (the same numbers for every value), and the errors raised in the order of a single
-    pass: unknown images, then a box whose far corner overflows, then an area."""
+    """The detections of the reader's columns: their image and category rows computed
+    ``_BUILD_ROWS`` rows at a time on up to ``threads`` threads (the same numbers for every
+    value), and the errors raised in the order of a single pass: unknown images, then a box
+    whose far corner overflows, then an area. The xyxy boxes and the areas ``w * h`` are
+    not made here, nor the category ids when every category is known: ``Detections``
+    derives them when they are first read (docs/data-model.md §1). The image and category
+    rows are held in the narrowest integer type that holds them (int64 when read)."""
     n = len(image_ids)
-    image_rows = _row_lookup(dataset.images.ids, n)
-    category_rows = _row_lookup(dataset.categories.ids, n)
-    image_index, category_index = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    boxes, area = np.empty((n, 4)), np.empty(n)
+    image_dtype = row_dtype(len(dataset.images))
+    category_dtype = row_dtype(len(dataset.categories))
+    image_rows = _row_lookup(dataset.images.ids, n, image_dtype)
+    category_rows = _row_lookup(dataset.categories.ids, n, category_dtype)
+    image_index, category_index = np.empty(n, image_dtype), np.empty(n, category_dtype)
 
-    def part(lo: int) -> bool:
+    def part(lo: int) -> tuple[bool, bool]:
         rows = slice(lo, lo + _BUILD_ROWS)
         image_index[rows] = image_rows(image_ids[rows])
-        category_index[rows] = category_rows(category_ids[rows])
-        # Column by column: numpy runs a ufunc over an (n, 2) block of an (n, 4) array
-        # with an inner loop of 2 elements per row (4 times slower than 1-D columns).
-        given, box = xywh[rows], boxes[rows]
-        box[...] = given
-        with np.errstate(over="ignore"):
-            np.add(given[:, 0], given[:, 2], out=box[:, 2])
-            np.add(given[:, 1], given[:, 3], out=box[:, 3])
-            np.multiply(given[:, 2], given[:, 3], out=area[rows])
-        return bool(np.isfinite(boxes[rows]).all() and np.isfinite(area[rows]).all())
+        category_index[rows] = found = category_rows(category_ids[rows])
+        return corners_and_areas_finite(xywh[rows]), bool(found.min() >= 0)
 
-    finite = all(thread_map(part, range(0, n, _BUILD_ROWS), resolve_threads(threads)))
+    parts = thread_map(part, range(0, n, _BUILD_ROWS), resolve_threads(threads))
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
         raise _unknown_images(image_ids, bad, dataset, name, where(bad[0]))
-    if not finite:      # (the whole-column checks raise the error that names the record)
+    if not all(finite for finite, _ in parts):  # (the whole-column checks name the record)
         _xyxy(xywh, name, where)
         _box_areas(xywh, name, where)
+    known = all(known for _, known in parts)
     # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
     # fresh array: handed over, not copied.
-    return Detections(image_index=owned(image_index), category_index=owned(category_index),
-                      boxes=owned(boxes), scores=owned(scores), area=owned(area),
-                      xywh=owned(xywh), category_ids=owned(category_ids))
+    return Detections(image_index=narrow(image_index), category_index=narrow(category_index),
+                      boxes=DERIVED, scores=owned(scores), area=DERIVED,
+                      xywh=owned(xywh), category_ids=from_categories(dataset.categories.ids)
+                      if known else owned(category_ids))
 
 
-def _row_lookup(ids: np.ndarray, n_values: int):
+def _row_lookup(ids: np.ndarray, n_values: int, dtype: Any = np.int64):
     """A function giving the row of each value in the id column ``ids`` (-1 where absent),
     as :func:`~deteval.data.index_in` does, for ``n_values`` values looked up in parts: the
     lookup table (dense ids) is built once, its size bounded by the inputs'."""
@@ -135,7 +149,7 @@ def _row_lookup(ids: np.ndarray, n_values: int):
     if hi - lo >= 2 * (len(ids) + n_values) + 1024:
         return lambda values: index_in(values, ids)
     unique, first = np.unique(ids, return_index=True)
-    table = np.full(hi - lo + 1, -1, dtype=np.int64)
+    table = np.full(hi - lo + 1, -1, dtype=dtype)    # (rows in the caller's type)
     table[unique - lo] = first
 
     def rows(values: np.ndarray) -> np.ndarray:
