@@ -236,7 +236,11 @@ def _mask_sizes(masks: np.ndarray) -> np.ndarray:
     """``[h, w]`` of each mask dict, shape (n, 2), int64 (one flat conversion of the sizes
     when each has two values; ``np.array`` of the list, and its errors, otherwise)."""
     sizes = list(map(operator.itemgetter("size"), masks.tolist()))
-    if set(map(len, sizes)) <= {2}:
+    try:
+        pairs = set(map(len, sizes)) <= {2}
+    except TypeError:   # (a size without a length: the general conversion words it)
+        pairs = False
+    if pairs:
         flat = itertools.chain.from_iterable(sizes)
         return np.fromiter(flat, np.int64, 2 * len(sizes)).reshape(-1, 2)
     return np.array(sizes, dtype=np.int64).reshape(-1, 2)
