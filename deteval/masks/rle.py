@@ -449,9 +449,9 @@ def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str
     """
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
     areas = compressed_areas(strings, sizes, source=source, labels=labels)
-    masks = np.empty(len(strings), dtype=object)
-    masks[:] = [{"size": size, "counts": string}
-                for size, string in zip(sizes.tolist(), strings)]
+    masks = np.fromiter(({"size": size, "counts": string}
+                         for size, string in zip(sizes.tolist(), strings)),
+                        dtype=object, count=len(strings))
     return masks, areas
 
 
