@@ -328,10 +328,27 @@ def checked_json_bytes(raw: bytes, path: str | os.PathLike, *, what: str) -> byt
     checks (for a caller that read the bytes itself)."""
     check_utf8(raw, source=str(path), what=what)
     # Fast scans first: a backslash (memchr, ~0.1 ms a MB; most files hold none), then the
-    # two bytes of an escape (~1 ms a MB), then the expression.
-    if b"\\" in raw and b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
+    # two bytes of an escape (~0.3 ms a MB), then the expression.
+    if b"\\" in raw and _holds_escape_u(raw) and _SURROGATE_ESCAPE.search(raw):
         load_json(path, what=what, raw=raw)   # refuses a lone surrogate, naming the line
     return raw
+
+
+def _holds_escape_u(raw: bytes) -> bool:
+    """Whether ``raw`` holds the two bytes ``\\u`` anywhere: ``b"\\\\u" in raw``, as two
+    comparisons of 16-bit words (even and odd offsets). ``in`` walks a file full of
+    backslashes (segm results: ``\\`` is a character of compressed RLE strings) at ~1.6 ms a
+    MB; this at ~0.3.
+
+    >>> _holds_escape_u(b'"a\\\\ub"'), _holds_escape_u(b'"\\\\"u')
+    (True, False)
+    """
+    if len(raw) < 1 << 16:
+        return b"\\u" in raw
+    pair = int.from_bytes(b"\\u", "little")
+    even = np.frombuffer(raw, dtype="<u2", count=len(raw) // 2)
+    odd = np.frombuffer(raw, dtype="<u2", count=(len(raw) - 1) // 2, offset=1)
+    return bool((even == pair).any() or (odd == pair).any())
 
 
 def check_utf8(raw: bytes, *, source: str, what: str) -> None:

@@ -13,6 +13,9 @@ Examples
 
 from __future__ import annotations
 
+import itertools
+import operator
+
 import numpy as np
 
 from ._api import mask_api
@@ -200,8 +203,7 @@ def _size_batches(dt: np.ndarray, gt: np.ndarray, d_start: np.ndarray,
     """A batch number per group: groups of one mask size, at most one per size and about
     ``_BATCH_MASKS`` masks per batch; a group of mixed sizes alone in its batch."""
     n_groups = len(d_start)
-    d_size = np.array([m["size"] for m in dt], dtype=np.int64).reshape(-1, 2)
-    g_size = np.array([m["size"] for m in gt], dtype=np.int64).reshape(-1, 2)
+    d_size, g_size = _mask_sizes(dt), _mask_sizes(gt)
     d_key = d_size[:, 0] * (1 << 32) + d_size[:, 1]
     g_key = g_size[:, 0] * (1 << 32) + g_size[:, 1]
     size = d_key[d_start]
@@ -228,3 +230,17 @@ def _size_batches(dt: np.ndarray, gt: np.ndarray, d_start: np.ndarray,
     batch = slot * (int(masks.sum()) + 1) + chunk      # chunk never reaches the multiplier
     batch[~uniform] = -1 - np.flatnonzero(~uniform)  # each mixed group alone
     return batch
+
+
+def _mask_sizes(masks: np.ndarray) -> np.ndarray:
+    """``[h, w]`` of each mask dict, shape (n, 2), int64 (one flat conversion of the sizes
+    when each has two values; ``np.array`` of the list, and its errors, otherwise)."""
+    sizes = list(map(operator.itemgetter("size"), masks.tolist()))
+    try:
+        pairs = set(map(len, sizes)) <= {2}
+    except TypeError:   # (a size without a length: the general conversion words it)
+        pairs = False
+    if pairs:
+        flat = itertools.chain.from_iterable(sizes)
+        return np.fromiter(flat, np.int64, 2 * len(sizes)).reshape(-1, 2)
+    return np.array(sizes, dtype=np.int64).reshape(-1, 2)

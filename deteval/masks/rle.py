@@ -123,11 +123,12 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
     # numbers have one or two) are read at once from a table of every byte pair; longer
     # numbers continue below. (The first character overall cannot be preceded by a
     # continuation.) The pairs are read as overlapping big-endian 16-bit numbers of the text
-    # with its leading "0"; numbers of 3+ characters end 2 after two continuations in a row.
+    # with its leading "0".
     pairs = np.ndarray((len(raw),), dtype=">u2", buffer=joined, strides=(1,))
     value = _PAIR_VALUES.take(pairs.take(number_ends))
-    cont = ~last
-    longer = np.searchsorted(number_ends, np.flatnonzero(cont[:-2] & cont[1:-1] & last[2:]) + 2)
+    # Numbers never cross strings (each string ends one), so a number's length is the
+    # distance between its end and the previous number's end.
+    longer = np.flatnonzero(np.diff(number_ends, prepend=-1) >= 3)
     at = number_ends[longer] - 2
     j = 2
     while len(longer):
@@ -448,9 +449,9 @@ def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str
     """
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
     areas = compressed_areas(strings, sizes, source=source, labels=labels)
-    masks = np.empty(len(strings), dtype=object)
-    masks[:] = [{"size": size, "counts": string}
-                for size, string in zip(sizes.tolist(), strings)]
+    masks = np.fromiter(({"size": size, "counts": string}
+                         for size, string in zip(sizes.tolist(), strings)),
+                        dtype=object, count=len(strings))
     return masks, areas
 
 

@@ -215,8 +215,9 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
         areas[rows], unbounded[rows] = _totals_and_areas(
             packed, sizes[rows, 0], sizes[rows, 1], source, lambda j: label(packed_rows[j]),
             unbounded=True)
-        out[rows] = [{"size": size, "counts": string}
-                     for size, string in zip(sizes[rows].tolist(), packed)]
+        out[rows] = np.fromiter(({"size": size, "counts": string}
+                                 for size, string in zip(sizes[rows].tolist(), packed)),
+                                dtype=object, count=len(packed))
     if plain:
         for i, rle in zip(plain_rows, api.frUncompressedRLE(plain, 0, 0)):
             out[i] = rle

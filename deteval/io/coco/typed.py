@@ -381,11 +381,14 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     category_ids = np.fromiter(map(operator.attrgetter("category_id"), records), np.int64, n)
     scores = np.fromiter(map(operator.attrgetter("score"), records), np.float64, n)
     # The RLE dicts themselves become the masks: counts stay str, as pycocotools takes them.
-    masks = np.empty(n, dtype=object)
-    masks[:] = list(map(operator.attrgetter("segmentation"), records))
+    # (read from the list: iterating an object array costs several times more per item;
+    # and the array made by fromiter: `masks[:] = rles` looks into every dict, ~8x slower)
+    rles = list(map(operator.attrgetter("segmentation"), records))
+    masks = np.fromiter(rles, dtype=object, count=n)
     sizes = np.fromiter(itertools.chain.from_iterable(
-        map(operator.itemgetter("size"), masks)), np.int64, 2 * n).reshape(n, 2)
-    strings = list(map(operator.itemgetter("counts"), masks))
+        map(operator.itemgetter("size"), rles)), np.int64, 2 * n).reshape(n, 2)
+    strings = list(map(operator.itemgetter("counts"), rles))
+    del rles
     if not np.isfinite(scores).all() or (sizes < 0).any():
         return None
     xywh = None
