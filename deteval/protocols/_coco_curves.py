@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from ._coco_stages import COCOState
     from .coco import COCOParams
 
-__all__ = ["accumulate_into", "needed_true_positives", "ordered_events"]
+__all__ = ["accumulate_into", "needed_true_positives", "ordered_events", "ordered_piece",
+           "row_keys"]
 
 _EPS = np.spacing(1)
 
@@ -76,17 +77,151 @@ def ordered_events(state: COCOState, n_t: int) -> _Events:
                    rank=rank.take(ev_dt))
 
 
-def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out) -> None:
+class _Ordered(NamedTuple):
+    """A piece's rows in accumulation order and its match events (see :func:`ordered_piece`).
+    Positions are in that order."""
+
+    category: np.ndarray    # (n,) category, numbered from the piece's first
+    rank: np.ndarray        # (n,) rank in the row's (image, category) group
+    score: np.ndarray       # (n,)
+    out: np.ndarray         # (A, n) bool: outside each area range
+    ev_at: np.ndarray       # (e,) area * T + threshold, events by (at, position)
+    ev_pos: np.ndarray      # (e,) position of the event's row
+    ev_ignored: np.ndarray  # (e,) matched an ignored object
+    ev_out: np.ndarray      # (e,) the row is outside the event's area range
+
+
+class RowKeys(NamedTuple):
+    """The accumulation sort key of every state row, packed once for all pieces (see
+    :func:`row_keys`)."""
+
+    key: np.ndarray       # uint64 (n,): category, score rank, image, rank (bit fields)
+    k_shift: int          # the category field's lowest bit
+    rank_bits: int        # the rank field's width (the lowest field)
+    out: np.ndarray       # uint8 (n,): bit a set when the row is outside area range a
+
+
+def row_keys(state: COCOState) -> RowKeys | None:
+    """Each row's (category, score rank, image, rank) packed as bit fields of one uint64,
+    and its out-of-range flags as the bits of one byte; None when they do not fit (more
+    than 8 area ranges, or wider fields): pieces then gather the columns themselves.
+
+    A piece gathers these two columns (and the scores) instead of six: at 500k rows the
+    gathers, which read the state's columns out of cache, are most of a piece's ordering.
+    """
+    n_a, n = state.out_of_range.shape
+    if n_a > 8 or n == 0:
+        return None
+    score_rank = (state.score_rank if state.score_rank is not None
+                  else descending_rank(state.score)[0])
+    columns = (state.category, score_rank, state.image, state.rank)
+    widths = [max(int(c.max()), 1).bit_length() for c in columns]
+    if sum(widths) > 63 or min(int(c.min()) for c in columns) < 0:
+        return None
+    key = np.zeros(n, dtype=np.uint64)
+    shift = 0
+    for column, width in zip(columns[::-1], widths[::-1]):
+        part = column.astype(np.uint64)
+        part <<= np.uint64(shift)
+        key |= part
+        shift += width
+    out = np.zeros(n, dtype=np.uint8)
+    for a in range(n_a):
+        out |= state.out_of_range[a].view(np.uint8) << np.uint8(a)
+    return RowKeys(key=key, k_shift=shift - widths[0], rank_bits=widths[-1], out=out)
+
+
+def ordered_piece(state: COCOState, n_t: int, n_k: int, *, lo: int = 0,
+                  rows: np.ndarray | None = None,
+                  events: np.ndarray | None = None, position: np.ndarray | None = None,
+                  keys: RowKeys | None = None) -> _Ordered:
+    """The rows ``rows`` of ``state`` (None: all; categories ``lo`` on) in accumulation order
+    (category, score rank, image, rank: unique), and the match events ``events`` (the events
+    of those rows; None: all) sorted by (area, threshold, position in that order).
+
+    ``n_k`` is the piece's number of categories. ``keys`` (:func:`row_keys`, or None) holds
+    the rows' sort keys. ``position`` (one int per state row; written only at ``rows``, so
+    pieces can share it) receives each row's position.
+    """
+    def piece(column: np.ndarray, subset: np.ndarray | None = rows) -> np.ndarray:
+        return column if subset is None else column.take(subset)
+
+    n = len(state) if rows is None else len(rows)
+    bits = max(n - 1, 1).bit_length()
+    n_a = state.out_of_range.shape[0]
+    if keys is not None and ((n_k << keys.k_shift) - 1).bit_length() + bits <= 64:
+        # The piece's keys, categories from 0, with the row's index in the low bits: sorting
+        # the values orders the rows (all keys are distinct).
+        packed = keys.key.copy() if rows is None else keys.key.take(rows)
+        packed -= np.uint64(lo << keys.k_shift)
+        packed <<= np.uint64(bits)
+        packed |= np.arange(n, dtype=np.uint64)
+        packed.sort()
+        order = (packed & np.uint64((1 << bits) - 1)).view(np.int64)
+        packed >>= np.uint64(bits)
+        rank_in_order = (packed & np.uint64((1 << keys.rank_bits) - 1)).view(np.int64)
+        packed >>= np.uint64(keys.k_shift)
+        k_in_order = packed.view(np.int64)
+        flags = piece(keys.out).take(order)
+        out = np.empty((n_a, n), dtype=bool)
+        for a in range(n_a):
+            np.not_equal(flags & np.uint8(1 << a), 0, out=out[a])
+        del flags
+    else:
+        k = piece(state.category).astype(np.int64)
+        k -= lo
+        rank = piece(state.rank).astype(np.int64, copy=False)
+        score_rank = (piece(state.score_rank) if state.score_rank is not None
+                      else descending_rank(piece(state.score))[0])
+        order = lexorder([k, score_rank, piece(state.image), rank], rows_are_unique=True)
+        del score_rank
+        k_in_order, rank_in_order = k.take(order), rank.take(order)
+        out = state.out_of_range.take(order if rows is None else rows.take(order), axis=1)
+        del k, rank
+    score = piece(state.score).take(order)
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.arange(n)
+    if rows is None:
+        position = inverse
+    else:
+        if position is None:
+            position = np.empty(len(state), dtype=np.int64)
+        position[rows] = inverse
+    del inverse
+    ev_row = piece(state.event_row, events)
+    # Events sorted as values: (area * T + threshold, position) and the ignored flag packed
+    # in one integer (a row has one event per (area, threshold) at most: all distinct).
+    key = piece(state.event_at, events).astype(np.int64)
+    key <<= bits
+    key += position.take(ev_row)
+    key <<= 1
+    key += piece(state.event_ignored, events)
+    del ev_row
+    key.sort()
+    ignored = (key & 1).astype(bool)
+    key >>= 1
+    ev_pos = key & ((1 << bits) - 1)
+    key >>= bits
+    ev_out = out.ravel().take(key // n_t * n + ev_pos)
+    return _Ordered(category=k_in_order, rank=rank_in_order, score=score, out=out, ev_at=key,
+                    ev_pos=ev_pos, ev_ignored=ignored, ev_out=ev_out)
+
+
+def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out, *, lo: int = 0,
+                    rows: np.ndarray | None = None, events: np.ndarray | None = None,
+                    position: np.ndarray | None = None, keys: RowKeys | None = None) -> None:
     """Accumulate the categories of ``npig`` (K, A) from ``state`` into ``out``, the
-    (precision, recall, scores) views of those categories."""
+    (precision, recall, scores) views of those categories: the rows ``rows`` and events
+    ``events`` of the state (None: all), categories ``lo`` to ``lo + K`` (see
+    :func:`ordered_piece`)."""
     precision, recall, scores = out
     n_k = len(npig)
     thresholds_r = np.asarray(p.recall_thresholds)
     n_t, n_r, n_a = len(p.iou_thresholds), len(thresholds_r), len(p.area_ranges)
     need = needed_true_positives(npig, thresholds_r)          # (K, A, R)
-    events = ordered_events(state, n_t)
-    dt_k = np.asarray(state.category, dtype=np.int64)
-    rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
+    rows_in_order = ordered_piece(state, n_t, n_k, lo=lo, rows=rows, events=events,
+                                  position=position, keys=keys)
+    top_rank = int(rows_in_order.rank.max(initial=-1))
     sizes = (n_t, n_r, n_k, n_a)
     # Segments (area, threshold, category) without positives get -1, the others 0 until
     # their points are written.
@@ -94,35 +229,36 @@ def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out) -> N
     increasing = bool(np.all(thresholds_r[1:] >= thresholds_r[:-1]))
     for mi, max_det in enumerate(p.max_detections):
         # (one function per setting: its temporaries are freed before the next one's)
-        curves = _max_det_curves(state, events, dt_k, rank_in_order, max_det, sizes)
+        curves = _max_det_curves(rows_in_order, max_det, top_rank < max_det, sizes)
         views = tuple(a[..., mi] for a in (precision, recall, scores))
         for view in views:
             view[...] = base
-        _write_points(*curves, state.score, npig, need, views, sizes=sizes,
-                      increasing=increasing)
+        _write_points(*curves, npig, need, views, sizes=sizes, increasing=increasing)
 
 
-def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
-                    rank_in_order: np.ndarray, max_det: int,
+def _max_det_curves(o: _Ordered, max_det: int, every: bool,
                     sizes: tuple[int, int, int, int]):
-    """The TP events of one max-detections setting, from the rows and match events of
-    that setting: their precision, segment (area, threshold, category), position in the
-    rows of the setting, those rows in accumulation order, and each category's first row
-    and number of rows (see :func:`_write_points`)."""
+    """The TP events of one max-detections setting, from the ordered rows and match events
+    ``o`` (``every``: all rows are kept): their precision, segment (area, threshold,
+    category), position in the rows of the setting, the scores of those rows, and each
+    category's first row and number of rows (see :func:`_write_points`)."""
     n_t, n_r, n_k, n_a = sizes
-    # Every row of the state kept (usually so for the largest max_det): no selection.
-    every = bool(rank_in_order.max(initial=-1) < max_det)
-    in_sel = None if every else rank_in_order < max_det
-    sel = events.order if every else events.order.compress(in_sel)
-    n_sel = len(sel)
-    k_sel = dt_k.take(sel)
+    if every:
+        k_sel, out_sel, score_sel, live = o.category, o.out, o.score, None
+    else:
+        in_sel = o.rank < max_det
+        k_sel, score_sel = o.category.compress(in_sel), o.score.compress(in_sel)
+        out_sel = o.out.compress(in_sel, axis=1)
+        # Match events that survive: those on kept rows.
+        live = in_sel.take(o.ev_pos)
+    n_sel = len(k_sel)
     seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
     seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
     n_det = seg_end - seg_start                            # (K,)
     # Out-of-range detections counted up to each position (prefix sums, leading 0).
     out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
     out_prefix[:, 0] = 0
-    out_sel = state.out_of_range.take(sel, axis=1).view(np.uint8)
+    out_sel = out_sel.view(np.uint8)
     for a in range(n_a):
         np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
     del out_sel
@@ -130,24 +266,22 @@ def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
     # Match events that survive this max_det, sorted by (area, threshold, position), so
     # that the events of one (area, threshold, category) segment are contiguous. Each
     # temporary is dropped once used: this is the peak of the evaluation's memory.
-    live = None if every else events.rank < max_det
-
     def surviving(column: np.ndarray) -> np.ndarray:
         return column if live is None else column.compress(live)
 
-    e_at = surviving(events.at)
+    e_at = surviving(o.ev_at)
     if every:
-        e_pos = events.full_pos
+        e_pos = o.ev_pos
     else:
         sel_pos_of_full = np.cumsum(in_sel)
         sel_pos_of_full -= 1
-        e_pos = sel_pos_of_full.take(surviving(events.full_pos))
+        e_pos = sel_pos_of_full.take(surviving(o.ev_pos))
         del sel_pos_of_full, in_sel
     e_seg = k_sel.take(e_pos)              # (area * T + threshold) * K + category
     e_seg += e_at * n_k
     n_events, n_seg = len(e_seg), n_a * n_t * n_k
     seg_first_event = np.searchsorted(e_seg, np.arange(n_seg), side="left")
-    tp_events = np.flatnonzero(~surviving(events.ignored))
+    tp_events = np.flatnonzero(~surviving(o.ev_ignored))
     seg = e_seg.take(tp_events)
     del e_seg, e_at
     t_pos = e_pos.take(tp_events)
@@ -156,7 +290,7 @@ def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
     # range, minus those matched (TP or ignored) at its (area, threshold): its segment's
     # events so far on rows inside the range.
     inside_prefix = np.zeros(n_events + 1, dtype=np.int64)
-    np.cumsum(~surviving(events.out), out=inside_prefix[1:])
+    np.cumsum(~surviving(o.ev_out), out=inside_prefix[1:])
     fp_cum = inside_prefix.take(seg_first_event.take(seg))
     fp_cum -= inside_prefix.take(tp_events + 1)
     del inside_prefix, tp_events
@@ -176,11 +310,11 @@ def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
     tp_f = tp_cum.astype(np.float64)
     pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
     del fp_cum, tp_f, tp_cum, k_sel
-    return pr, seg, tp_count, t_pos, sel, seg_start, n_det
+    return pr, seg, tp_count, t_pos, score_sel, seg_start, n_det
 
 
-def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, npig, need,
-                  out, *, sizes, increasing):
+def _write_points(pr, seg, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, out, *,
+                  sizes, increasing):
     """Write recall, and precision and score at each recall threshold, of every segment
     (area, threshold, category) with positives and detections into ``out``, the
     (precision, recall, scores) views of one max-detections setting, shapes (T, R, K, A),
@@ -194,8 +328,8 @@ def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, np
     (``increasing`` false) thresholds everything after it stays 0.
 
     ``pr`` is the precision at each TP event, ``seg`` its segment, ``t_pos`` its position in
-    ``sel`` (the rows of this max_det in accumulation order). Linear in the TP events and
-    the points written.
+    the rows of this max_det in accumulation order, whose scores are ``score_sel``. Linear in
+    the TP events and the points written.
     """
     precision, recall, scores = out
     n_t, n_r, n_k, n_a = sizes
@@ -224,8 +358,8 @@ def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, np
     start = np.clip(need_l, 1, np.maximum(count, 1)[:, None], out=need_l)
     start += (first - 1)[:, None]
     start[count == 0] = n_tp
-    ss = np.r_[scores_in.take(sel.take(t_pos)), 0.0].take(start)
-    np.copyto(ss, scores_in.take(sel.take(seg_start.take(k_l)))[:, None], where=at_first)
+    ss = np.r_[score_sel.take(t_pos), 0.0].take(start)
+    np.copyto(ss, score_sel.take(seg_start.take(k_l))[:, None], where=at_first)
     q = _running_max(pr, seg, tp_count, start, end, increasing=increasing)
     q[unreached] = 0.0
     ss[unreached] = 0.0
