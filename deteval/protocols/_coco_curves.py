@@ -81,14 +81,13 @@ class _Ordered(NamedTuple):
     """A piece's rows in accumulation order and its match events (see :func:`ordered_piece`).
     Positions are in that order."""
 
-    category: np.ndarray    # (n,) category, numbered from the piece's first
+    k_start: np.ndarray     # (K + 1,) first position of each category (and the end)
     rank: np.ndarray        # (n,) rank in the row's (image, category) group
     score: np.ndarray       # (n,)
     out: np.ndarray         # (A, n) bool: outside each area range
-    ev_at: np.ndarray       # (e,) area * T + threshold, events by (at, position)
-    ev_pos: np.ndarray      # (e,) position of the event's row
-    ev_ignored: np.ndarray  # (e,) matched an ignored object
-    ev_out: np.ndarray      # (e,) the row is outside the event's area range
+    ev_pos: np.ndarray      # (e,) position of the event's row, events by (at, position)
+    ev_code: np.ndarray     # (e,) at * 4 + out * 2 + ignored: the event's area * T +
+    #                         threshold, its row outside that area, matched an ignored object
 
 
 class RowKeys(NamedTuple):
@@ -143,6 +142,10 @@ def ordered_piece(state: COCOState, n_t: int, n_k: int, *, lo: int = 0,
     the rows' sort keys. ``position`` (one int per state row; written only at ``rows``, so
     pieces can share it) receives each row's position.
     """
+    # (indices as intp once: ``take`` converts other integer types on every call)
+    rows = None if rows is None else rows.astype(np.intp, copy=False)
+    events = None if events is None else events.astype(np.intp, copy=False)
+
     def piece(column: np.ndarray, subset: np.ndarray | None = rows) -> np.ndarray:
         return column if subset is None else column.take(subset)
 
@@ -188,7 +191,7 @@ def ordered_piece(state: COCOState, n_t: int, n_k: int, *, lo: int = 0,
             position = np.empty(len(state), dtype=np.int64)
         position[rows] = inverse
     del inverse
-    ev_row = piece(state.event_row, events)
+    ev_row = piece(state.event_row, events).astype(np.intp, copy=False)
     # Events sorted as values: (area * T + threshold, position) and the ignored flag packed
     # in one integer (a row has one event per (area, threshold) at most: all distinct).
     key = piece(state.event_at, events).astype(np.int64)
@@ -198,13 +201,20 @@ def ordered_piece(state: COCOState, n_t: int, n_k: int, *, lo: int = 0,
     key += piece(state.event_ignored, events)
     del ev_row
     key.sort()
-    ignored = (key & 1).astype(bool)
-    key >>= 1
-    ev_pos = key & ((1 << bits) - 1)
-    key >>= bits
-    ev_out = out.ravel().take(key // n_t * n + ev_pos)
-    return _Ordered(category=k_in_order, rank=rank_in_order, score=score, out=out, ev_at=key,
-                    ev_pos=ev_pos, ev_ignored=ignored, ev_out=ev_out)
+    ev_pos = key >> 1
+    ev_pos &= (1 << bits) - 1
+    code = key >> (bits + 1)                        # at
+    flat = code // n_t                              # the event's (area, position)
+    flat *= n
+    flat += ev_pos
+    code <<= 2
+    code |= out.ravel().take(flat) << 1
+    del flat
+    code |= key & 1
+    del key
+    k_start = np.searchsorted(k_in_order, np.arange(n_k + 1), side="left")
+    return _Ordered(k_start=k_start, rank=rank_in_order, score=score, out=out, ev_pos=ev_pos,
+                    ev_code=code)
 
 
 def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out, *, lo: int = 0,
@@ -239,22 +249,37 @@ def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out, *, l
 def _max_det_curves(o: _Ordered, max_det: int, every: bool,
                     sizes: tuple[int, int, int, int]):
     """The TP events of one max-detections setting, from the ordered rows and match events
-    ``o`` (``every``: all rows are kept): their precision, segment (area, threshold,
-    category), position in the rows of the setting, the scores of those rows, and each
-    category's first row and number of rows (see :func:`_write_points`)."""
+    ``o`` (``every``: all rows are kept): their precision, the number of TP events of each
+    segment (area, threshold, category), their positions in the rows of the setting, the
+    scores of those rows, and each category's first row and number of rows (see
+    :func:`_write_points`).
+
+    The TP events come segment by segment. What a TP event's counts need of its segment
+    (the segment's first row, TP events, and out-of-range rows and in-range events before
+    it) is one number per segment, repeated over its TP events; the rest are prefix counts
+    read at the event: no per-event lookup of its segment.
+    """
     n_t, n_r, n_k, n_a = sizes
     if every:
-        k_sel, out_sel, score_sel, live = o.category, o.out, o.score, None
+        out_sel, score_sel, e_pos, code = o.out, o.score, o.ev_pos, o.ev_code
+        k_start = o.k_start
     else:
         in_sel = o.rank < max_det
-        k_sel, score_sel = o.category.compress(in_sel), o.score.compress(in_sel)
-        out_sel = o.out.compress(in_sel, axis=1)
+        kept = np.flatnonzero(in_sel)
+        out_sel, score_sel = o.out.take(kept, axis=1), o.score.take(kept)
+        del kept
+        # Each row's position among the kept rows (leading 0: kept rows before it).
+        sel_prefix = np.zeros(len(in_sel) + 1, dtype=np.int64)
+        np.cumsum(in_sel, out=sel_prefix[1:])
+        k_start = sel_prefix.take(o.k_start)
         # Match events that survive: those on kept rows.
-        live = in_sel.take(o.ev_pos)
-    n_sel = len(k_sel)
-    seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
-    seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
-    n_det = seg_end - seg_start                            # (K,)
+        live = np.flatnonzero(in_sel.take(o.ev_pos))
+        del in_sel
+        e_pos = sel_prefix.take(o.ev_pos.take(live))
+        code = o.ev_code.take(live)
+        del sel_prefix, live
+    seg_start, n_det = k_start[:-1], np.diff(k_start)               # (K,)
+    n_sel = out_sel.shape[1]
     # Out-of-range detections counted up to each position (prefix sums, leading 0).
     out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
     out_prefix[:, 0] = 0
@@ -263,58 +288,75 @@ def _max_det_curves(o: _Ordered, max_det: int, every: bool,
         np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
     del out_sel
 
-    # Match events that survive this max_det, sorted by (area, threshold, position), so
-    # that the events of one (area, threshold, category) segment are contiguous. Each
+    # The events of this max_det, sorted by (area, threshold, position): the events of one
+    # segment (area * T + threshold) * K + category are contiguous, in segment order. Each
     # temporary is dropped once used: this is the peak of the evaluation's memory.
-    def surviving(column: np.ndarray) -> np.ndarray:
-        return column if live is None else column.compress(live)
-
-    e_at = surviving(o.ev_at)
-    if every:
-        e_pos = o.ev_pos
-    else:
-        sel_pos_of_full = np.cumsum(in_sel)
-        sel_pos_of_full -= 1
-        e_pos = sel_pos_of_full.take(surviving(o.ev_pos))
-        del sel_pos_of_full, in_sel
-    e_seg = k_sel.take(e_pos)              # (area * T + threshold) * K + category
-    e_seg += e_at * n_k
-    n_events, n_seg = len(e_seg), n_a * n_t * n_k
-    seg_first_event = np.searchsorted(e_seg, np.arange(n_seg), side="left")
-    tp_events = np.flatnonzero(~surviving(o.ev_ignored))
-    seg = e_seg.take(tp_events)
-    del e_seg, e_at
+    e_key = code >> 2                                       # (area * T + threshold, position)
+    e_key *= n_sel + 1
+    e_key += e_pos
+    n_at = n_a * n_t
+    # Each segment's first event (and the end of the last), and each area's.
+    seg_first_event = np.empty(n_at * n_k + 1, dtype=np.int64)
+    seg_lo = np.arange(n_at)[:, None] * (n_sel + 1) + seg_start
+    seg_first_event[:-1] = np.searchsorted(e_key, seg_lo.ravel(), side="left")
+    seg_first_event[-1] = len(e_key)
+    area_first_event = np.searchsorted(e_key, np.arange(n_a + 1) * n_t * (n_sel + 1))
+    del e_key, seg_lo
+    # Prefix counts over the events (leading 0): TP events, and events on rows inside the
+    # event's area range (TP or ignored).
+    flag = code & 1
+    flag ^= 1                                               # TP: not ignored
+    tp_events = np.flatnonzero(flag)
+    tp_prefix = np.zeros(len(code) + 1, dtype=np.int64)
+    np.cumsum(flag, out=tp_prefix[1:])
+    np.right_shift(code, 1, out=flag)
+    flag &= 1
+    flag ^= 1                                               # inside the area range
+    inside_prefix = np.zeros(len(code) + 1, dtype=np.int64)
+    np.cumsum(flag, out=inside_prefix[1:])
+    del flag, code
+    first_tp = tp_prefix.take(seg_first_event)              # (n_seg + 1,)
+    tp_count = np.diff(first_tp)
+    first_tp = first_tp[:-1]
     t_pos = e_pos.take(tp_events)
     del e_pos
-    # FP rows up to each TP event: the rows of its category so far that are inside its area
-    # range, minus those matched (TP or ignored) at its (area, threshold): its segment's
-    # events so far on rows inside the range.
-    inside_prefix = np.zeros(n_events + 1, dtype=np.int64)
-    np.cumsum(~surviving(o.ev_out), out=inside_prefix[1:])
-    fp_cum = inside_prefix.take(seg_first_event.take(seg))
-    fp_cum -= inside_prefix.take(tp_events + 1)
+    # A TP event j of segment s (area a, category k) at position p, with tp = its place
+    # among the segment's TP events (from 1) and fp = the rows of k from its first to p
+    # that are inside a's range and not matched at (a, t):
+    #   tp = j + 1 - first_tp[s]
+    #   tp + fp = (j + 1) + (p + 1) - outs(a, p + 1) - inside(j) + C[s]
+    # outs: out-of-range rows before position p + 1; inside: in-range events up to j;
+    # C[s] = outs(a, first row of k) + inside(s's first event) - first row - first_tp[s].
+    seg_area = np.repeat(np.arange(n_a), n_t * n_k)
+    seg_row = np.tile(seg_start, n_at)
+    c_seg = out_prefix.ravel().take(seg_area * (n_sel + 1) + seg_row)
+    c_seg += inside_prefix.take(seg_first_event[:-1])
+    c_seg -= seg_row
+    c_seg -= first_tp
+    del seg_area, seg_row
+    n_tp = len(t_pos)
+    total = np.arange(2, n_tp + 2, dtype=np.int64)          # (j + 1) + 1
+    total += t_pos
+    tp_events += 1
+    total -= inside_prefix.take(tp_events)
     del inside_prefix, tp_events
-    start = seg_start.take(seg % n_k)
-    row = seg // (n_t * n_k) * (n_sel + 1)
-    flat_out = out_prefix.ravel()
-    fp_cum += flat_out.take(row + start)
-    row += t_pos + 1
-    fp_cum -= flat_out.take(row)
-    del flat_out, out_prefix, row
-    fp_cum += t_pos + 1
-    fp_cum -= start
-    del start
-    # TP events up to each TP event: its position among its segment's TP events, plus 1.
-    tp_count = np.bincount(seg, minlength=n_seg)
-    tp_cum = np.arange(1, len(seg) + 1) - (np.cumsum(tp_count) - tp_count).take(seg)
+    for a in range(n_a):
+        lo, hi = tp_prefix.take(area_first_event[a:a + 2])
+        total[lo:hi] -= out_prefix[a].take(t_pos[lo:hi] + 1)
+    del out_prefix, tp_prefix
+    total += np.repeat(c_seg, tp_count)
+    tp_cum = np.arange(1, n_tp + 1, dtype=np.int64)
+    tp_cum -= np.repeat(first_tp, tp_count)
     tp_f = tp_cum.astype(np.float64)
-    pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
-    del fp_cum, tp_f, tp_cum, k_sel
-    return pr, seg, tp_count, t_pos, score_sel, seg_start, n_det
+    # pycocotools' tp / (fp + tp + eps), fp + tp exact as an integer
+    pr = total.astype(np.float64)
+    pr += _EPS
+    np.divide(tp_f, pr, out=pr)
+    return pr, tp_count, t_pos, score_sel, seg_start, n_det
 
 
-def _write_points(pr, seg, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, out, *,
-                  sizes, increasing):
+def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, out, *, sizes,
+                  increasing):
     """Write recall, and precision and score at each recall threshold, of every segment
     (area, threshold, category) with positives and detections into ``out``, the
     (precision, recall, scores) views of one max-detections setting, shapes (T, R, K, A),
@@ -327,7 +369,8 @@ def _write_points(pr, seg, tp_count, t_pos, score_sel, seg_start, n_det, npig, n
     first one not reached (an IndexError caught around the loop), so with unsorted
     (``increasing`` false) thresholds everything after it stays 0.
 
-    ``pr`` is the precision at each TP event, ``seg`` its segment, ``t_pos`` its position in
+    ``pr`` is the precision at each TP event (``tp_count`` of each segment, segment by
+    segment), ``t_pos`` its position in
     the rows of this max_det in accumulation order, whose scores are ``score_sel``. Linear in
     the TP events and the points written.
     """
@@ -360,7 +403,7 @@ def _write_points(pr, seg, tp_count, t_pos, score_sel, seg_start, n_det, npig, n
     start[count == 0] = n_tp
     ss = np.r_[score_sel.take(t_pos), 0.0].take(start)
     np.copyto(ss, score_sel.take(seg_start.take(k_l))[:, None], where=at_first)
-    q = _running_max(pr, seg, tp_count, start, end, increasing=increasing)
+    q = _running_max(pr, None, tp_count, start, end, increasing=increasing)
     q[unreached] = 0.0
     ss[unreached] = 0.0
     # Segment (a, t, k) is out[t, :, k, a].
@@ -369,14 +412,15 @@ def _write_points(pr, seg, tp_count, t_pos, score_sel, seg_start, n_det, npig, n
 
 
 
-def _running_max(pr: np.ndarray, seg: np.ndarray, tp_count: np.ndarray, start: np.ndarray,
-                 end: np.ndarray, *, increasing: bool) -> np.ndarray:
+def _running_max(pr: np.ndarray, seg: np.ndarray | None, tp_count: np.ndarray,
+                 start: np.ndarray, end: np.ndarray, *, increasing: bool) -> np.ndarray:
     """``max(pr[start[l, r]:end[l]])`` for every point (0.0 where ``start`` is ``len(pr)``):
     the running maximum of the precision from each point's TP event to its segment's end.
 
     ``pr`` holds the TP events of the segments one after another (``seg`` non-decreasing,
-    ``tp_count`` events per segment); ``start`` (L, R) lies in its row's segment, whose
-    events end at ``end`` (L,). Two exact ways, the cheaper for the sizes (max only picks):
+    or None: made from ``tp_count`` when needed; ``tp_count`` events per segment);
+    ``start`` (L, R) lies in its row's segment, whose events end at ``end`` (L,). Two
+    exact ways, the cheaper for the sizes (max only picks):
 
     * small inputs (few TP events for many points): each event's maximum to its segment's
       end, by doubling (pass ``j`` folds in the event ``2**j`` further on when it is in
@@ -393,6 +437,8 @@ def _running_max(pr: np.ndarray, seg: np.ndarray, tp_count: np.ndarray, start: n
         suffix = np.empty(n_tp + 1)
         suffix[:n_tp] = pr
         suffix[n_tp] = 0.0
+        if seg is None:
+            seg = np.repeat(np.arange(len(tp_count)), tp_count)
         step = 1
         for _ in range(passes):
             same = seg[step:] == seg[:-step]
