@@ -85,9 +85,11 @@ class _Ordered(NamedTuple):
     rank: np.ndarray        # (n,) rank in the row's (image, category) group
     score: np.ndarray       # (n,)
     out: np.ndarray         # (A, n) bool: outside each area range
-    ev_pos: np.ndarray      # (e,) position of the event's row, events by (at, position)
-    ev_code: np.ndarray     # (e,) at * 4 + out * 2 + ignored: the event's area * T +
-    #                         threshold, its row outside that area, matched an ignored object
+    bits: int               # width of a position
+    ev_code: np.ndarray     # (e,) int64, increasing: ((at << bits | position) << 2) | out << 1
+    #                         | ignored: the event's area * T + threshold, its row's position,
+    #                         the row outside that area, matched an ignored object
+    ev_rank: np.ndarray     # (e,) rank of the event's row
 
 
 class RowKeys(NamedTuple):
@@ -203,18 +205,19 @@ def ordered_piece(state: COCOState, n_t: int, n_k: int, *, lo: int = 0,
     key.sort()
     ev_pos = key >> 1
     ev_pos &= (1 << bits) - 1
-    code = key >> (bits + 1)                        # at
-    flat = code // n_t                              # the event's (area, position)
+    flat = key >> (bits + 1)                        # the event's (area, position)
+    flat //= n_t
     flat *= n
     flat += ev_pos
+    code = key >> 1
     code <<= 2
     code |= out.ravel().take(flat) << 1
     del flat
     code |= key & 1
     del key
     k_start = np.searchsorted(k_in_order, np.arange(n_k + 1), side="left")
-    return _Ordered(k_start=k_start, rank=rank_in_order, score=score, out=out, ev_pos=ev_pos,
-                    ev_code=code)
+    return _Ordered(k_start=k_start, rank=rank_in_order, score=score, out=out, bits=bits,
+                    ev_code=code, ev_rank=rank_in_order.take(ev_pos))
 
 
 def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out, *, lo: int = 0,
@@ -260,9 +263,12 @@ def _max_det_curves(o: _Ordered, max_det: int, every: bool,
     read at the event: no per-event lookup of its segment.
     """
     n_t, n_r, n_k, n_a = sizes
+    bits = o.bits
+    pos_mask = (1 << bits) - 1
     if every:
-        out_sel, score_sel, e_pos, code = o.out, o.score, o.ev_pos, o.ev_code
-        k_start = o.k_start
+        out_sel, score_sel, code, k_start = o.out, o.score, o.ev_code, o.k_start
+        e_key = code >> 2                           # (at << bits | position), increasing
+        e_pos = e_key & pos_mask
     else:
         in_sel = o.rank < max_det
         kept = np.flatnonzero(in_sel)
@@ -271,13 +277,16 @@ def _max_det_curves(o: _Ordered, max_det: int, every: bool,
         # Each row's position among the kept rows (leading 0: kept rows before it).
         sel_prefix = np.zeros(len(in_sel) + 1, dtype=np.int64)
         np.cumsum(in_sel, out=sel_prefix[1:])
-        k_start = sel_prefix.take(o.k_start)
-        # Match events that survive: those on kept rows.
-        live = np.flatnonzero(in_sel.take(o.ev_pos))
         del in_sel
-        e_pos = sel_prefix.take(o.ev_pos.take(live))
-        code = o.ev_code.take(live)
-        del sel_prefix, live
+        k_start = sel_prefix.take(o.k_start)
+        # Match events that survive: those on kept rows; their rows renumbered.
+        code = o.ev_code.compress(o.ev_rank < max_det)
+        e_key = code >> 2
+        e_pos = sel_prefix.take(e_key & pos_mask)
+        del sel_prefix
+        e_key >>= bits
+        e_key <<= bits
+        e_key |= e_pos
     seg_start, n_det = k_start[:-1], np.diff(k_start)               # (K,)
     n_sel = out_sel.shape[1]
     # Out-of-range detections counted up to each position (prefix sums, leading 0).
@@ -288,19 +297,16 @@ def _max_det_curves(o: _Ordered, max_det: int, every: bool,
         np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
     del out_sel
 
-    # The events of this max_det, sorted by (area, threshold, position): the events of one
-    # segment (area * T + threshold) * K + category are contiguous, in segment order. Each
-    # temporary is dropped once used: this is the peak of the evaluation's memory.
-    e_key = code >> 2                                       # (area * T + threshold, position)
-    e_key *= n_sel + 1
-    e_key += e_pos
+    # The events of this max_det are sorted by (area, threshold, position): the events of
+    # one segment (area * T + threshold) * K + category are contiguous, in segment order.
+    # Each temporary is dropped once used: this is the peak of the evaluation's memory.
     n_at = n_a * n_t
     # Each segment's first event (and the end of the last), and each area's.
     seg_first_event = np.empty(n_at * n_k + 1, dtype=np.int64)
-    seg_lo = np.arange(n_at)[:, None] * (n_sel + 1) + seg_start
+    seg_lo = (np.arange(n_at)[:, None] << bits) + seg_start
     seg_first_event[:-1] = np.searchsorted(e_key, seg_lo.ravel(), side="left")
     seg_first_event[-1] = len(e_key)
-    area_first_event = np.searchsorted(e_key, np.arange(n_a + 1) * n_t * (n_sel + 1))
+    area_first_event = np.searchsorted(e_key, (np.arange(n_a + 1) * n_t) << bits)
     del e_key, seg_lo
     # Prefix counts over the events (leading 0): TP events, and events on rows inside the
     # event's area range (TP or ignored).
@@ -398,7 +404,8 @@ def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, 
     # The TP event of each point: its need-th TP, clipped to [first, last] TP of its segment
     # (need_l turned into it in place); index n_tp (a 0 appended) for segments without TPs.
     end = np.where(count > 0, first + count, n_tp)
-    start = np.clip(need_l, 1, np.maximum(count, 1)[:, None], out=need_l)
+    start = np.maximum(need_l, 1, out=need_l)
+    np.minimum(start, np.maximum(count, 1)[:, None], out=start)
     start += (first - 1)[:, None]
     start[count == 0] = n_tp
     ss = np.r_[score_sel.take(t_pos), 0.0].take(start)
