@@ -88,7 +88,8 @@ class _Ordered(NamedTuple):
     bits: int               # width of a position
     ev_code: np.ndarray     # (e,) int64, increasing: ((at << bits | position) << 2) | out << 1
     #                         | ignored: the event's area * T + threshold, its row's position,
-    #                         the row outside that area, matched an ignored object
+    #                         the row outside that area, matched an ignored object (not both
+    #                         out and ignored: such events change nothing)
     ev_rank: np.ndarray     # (e,) rank of the event's row
 
 
@@ -193,28 +194,30 @@ def ordered_piece(state: COCOState, n_t: int, n_k: int, *, lo: int = 0,
             position = np.empty(len(state), dtype=np.int64)
         position[rows] = inverse
     del inverse
-    ev_row = piece(state.event_row, events).astype(np.intp, copy=False)
-    # Events sorted as values: (area * T + threshold, position) and the ignored flag packed
-    # in one integer (a row has one event per (area, threshold) at most: all distinct).
-    key = piece(state.event_at, events).astype(np.int64)
-    key <<= bits
-    key += position.take(ev_row)
-    key <<= 1
-    key += piece(state.event_ignored, events)
-    del ev_row
-    key.sort()
-    ev_pos = key >> 1
-    ev_pos &= (1 << bits) - 1
-    flat = key >> (bits + 1)                        # the event's (area, position)
-    flat //= n_t
+    # Each event as one integer (a row has one event per (area, threshold) at most: all
+    # distinct): ((area * T + threshold) << bits | position) << 2 | out << 1 | ignored.
+    ev_pos = position.take(piece(state.event_row, events).astype(np.intp, copy=False))
+    code = piece(state.event_at, events).astype(np.int64)
+    flat = code // n_t                              # the event's (area, position)
     flat *= n
     flat += ev_pos
-    code = key >> 1
-    code <<= 2
-    code |= out.ravel().take(flat) << 1
+    ev_out = out.ravel().take(flat)
     del flat
-    code |= key & 1
-    del key
+    code <<= bits
+    code |= ev_pos
+    del ev_pos
+    code <<= 2
+    code |= ev_out << 1
+    ignored = piece(state.event_ignored, events)
+    code |= ignored
+    # An ignored match on a row outside the event's area range changes nothing (that row
+    # is ignored there, matched or not; pycocotools' dtIg): dropped before sorting. These
+    # are most of the ignored matches (objects outside an area range, detections too).
+    code = code.compress(~(ignored & ev_out))
+    del ignored, ev_out
+    code.sort()
+    ev_pos = code >> 2
+    ev_pos &= (1 << bits) - 1
     k_start = np.searchsorted(k_in_order, np.arange(n_k + 1), side="left")
     return _Ordered(k_start=k_start, rank=rank_in_order, score=score, out=out, bits=bits,
                     ev_code=code, ev_rank=rank_in_order.take(ev_pos))
