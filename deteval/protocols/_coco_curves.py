@@ -239,16 +239,11 @@ def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out, *, l
                                   position=position, keys=keys)
     top_rank = int(rows_in_order.rank.max(initial=-1))
     sizes = (n_t, n_r, n_k, n_a)
-    # Segments (area, threshold, category) without positives get -1, the others 0 until
-    # their points are written.
-    base = np.where(npig > 0, 0.0, -1.0)                       # (K, A)
     increasing = bool(np.all(thresholds_r[1:] >= thresholds_r[:-1]))
     for mi, max_det in enumerate(p.max_detections):
         # (one function per setting: its temporaries are freed before the next one's)
         curves = _max_det_curves(rows_in_order, max_det, top_rank < max_det, sizes)
         views = tuple(a[..., mi] for a in (precision, recall, scores))
-        for view in views:
-            view[...] = base
         _write_points(*curves, npig, need, views, sizes=sizes, increasing=increasing)
 
 
@@ -367,9 +362,9 @@ def _max_det_curves(o: _Ordered, max_det: int, every: bool,
 def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, out, *, sizes,
                   increasing):
     """Write recall, and precision and score at each recall threshold, of every segment
-    (area, threshold, category) with positives and detections into ``out``, the
-    (precision, recall, scores) views of one max-detections setting, shapes (T, R, K, A),
-    (T, K, A), (T, R, K, A); the other segments keep what they hold.
+    (area, threshold, category) into ``out``, the (precision, recall, scores) views of one
+    max-detections setting, shapes (T, R, K, A), (T, K, A), (T, R, K, A). Segments without
+    positives get -1, those with positives and no detections 0.
 
     pycocotools: the point of a recall threshold is the ``need``-th TP of the segment
     (need >= 1) or its first detection (need == 0); its precision is the running maximum of
@@ -388,7 +383,19 @@ def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, 
     n_tp = len(pr)
     a_grid = np.repeat(np.arange(n_a), n_t * n_k)
     k_grid = np.tile(np.arange(n_k), n_a * n_t)
-    live = np.flatnonzero((npig[k_grid, a_grid] > 0) & (n_det.take(k_grid) > 0))
+    positive = npig[k_grid, a_grid] > 0
+    is_live = positive & (n_det.take(k_grid) > 0)
+    # Segments not live: -1 without positives, 0 with (every point of a live one is
+    # written below).
+    dead = np.flatnonzero(~is_live)
+    if len(dead):
+        a_d, k_d = a_grid.take(dead), k_grid.take(dead)
+        t_d = dead // n_k % n_t
+        fill = np.where(positive.take(dead), 0.0, -1.0)
+        recall[t_d, k_d, a_d] = fill
+        precision.transpose(3, 0, 2, 1)[a_d, t_d, k_d] = fill[:, None]
+        scores.transpose(3, 0, 2, 1)[a_d, t_d, k_d] = fill[:, None]
+    live = np.flatnonzero(is_live)
     if len(live) == 0:
         return
     a_l, k_l = a_grid.take(live), k_grid.take(live)
