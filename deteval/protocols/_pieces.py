@@ -84,9 +84,9 @@ def split_by_piece(category: np.ndarray, event_row: np.ndarray,
     and the events :func:`grouped` by :func:`piece_numbers`. The pieces are then slices,
     and their columns are gathered by whoever accumulates them.
 
-    >>> split = split_by_piece(np.array([2, 0, 1, 2]), np.array([3, 0, 0]), np.array([0, 2, 3]))
+    >>> split = split_by_piece(np.array([2, 0, 1, 2]), np.array([3, 1, 0]), np.array([0, 2, 3]))
     >>> [[a.tolist() for a in split.piece(c)] for c in range(2)]
-    [[[1, 2], [1, 2]], [[0, 3], [0]]]
+    [[[1, 2], [1]], [[0, 3], [0, 2]]]
     """
     row_piece = piece_numbers(category, bounds)
     return PieceSplit(*grouped(row_piece, len(bounds) - 1),
