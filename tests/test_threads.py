@@ -120,7 +120,10 @@ def test_split_by_piece_holds_each_row_and_event_once_in_order():
     state = _coco_stages.match_stage(ctx, read_coco_results(results, dataset)).state
     bounds = category_pieces(state.category, ctx.n_k, 7)
     assert len(bounds) > 3
-    split = split_by_piece(state.category, state.event_row, bounds)
+    split, along = split_by_piece(state.category, state.event_row, bounds, threads=2,
+                                  alongside=lambda: "keys")
+    assert along == "keys"
+    assert split_by_piece(state.category, state.event_row, bounds)[1] is None
     assert np.array_equal(np.sort(split.rows), np.arange(len(state)))
     assert np.array_equal(np.sort(split.events), np.arange(len(state.event_row)))
     for c, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):

@@ -35,7 +35,7 @@ from ..data import Dataset, Detections, index_in
 from ..iou import coco_pair_iou
 from ..matching import MatchTable, match_detections
 from ._coco_curves import accumulate_into, needed_true_positives, ordered_events, row_keys
-from ._pieces import PieceSplit, category_pieces, grouped, piece_numbers
+from ._pieces import category_pieces, split_by_piece
 from ._state import StateColumns, small
 
 if TYPE_CHECKING:
@@ -623,15 +623,10 @@ def accumulate_stage(ctx: COCOContext, state: COCOState, *, threads: int | None 
     if len(bounds) == 2:
         accumulate_into(p, npig, state, (precision, recall, scores), keys=row_keys(state))
         return precision, recall, scores
-    # The pieces' rows and events, and the rows' sort keys: three independent sorts or
-    # passes over the whole state, the largest first (see docs/threads.md).
-    n_pieces = len(bounds) - 1
-    row_piece = piece_numbers(state.category, bounds)
-    keys, (events, event_start), (rows, row_start) = thread_map(lambda task: task(), [
-        lambda: row_keys(state),
-        lambda: grouped(row_piece.take(state.event_row), n_pieces),
-        lambda: grouped(row_piece, n_pieces)], threads)
-    split = PieceSplit(rows, row_start, events, event_start)
+    # The pieces' rows and events, and the rows' sort keys: three independent passes over
+    # the whole state, side by side (see docs/threads.md).
+    split, keys = split_by_piece(state.category, state.event_row, bounds, threads=threads,
+                                 alongside=lambda: row_keys(state))
     # Each piece writes its rows' positions here (pieces own disjoint rows).
     position = np.empty(len(state), dtype=np.int32 if len(state) < 2**31 else np.int64)
 

@@ -7,11 +7,13 @@ those categories' curves exactly; pieces bound the temporaries and go to threads
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._sorting import sorted_unique
+from .._threads import thread_map
 
 __all__ = ["PieceSplit", "category_pieces", "grouped", "piece_numbers", "split_by_piece"]
 
@@ -77,17 +79,29 @@ def grouped(piece: np.ndarray, n_pieces: int) -> tuple[np.ndarray, np.ndarray]:
     return order, np.r_[0, np.cumsum(np.bincount(piece, minlength=n_pieces))]
 
 
-def split_by_piece(category: np.ndarray, event_row: np.ndarray,
-                   bounds: np.ndarray) -> PieceSplit:
+def split_by_piece(category: np.ndarray, event_row: np.ndarray, bounds: np.ndarray, *,
+                   threads: int = 1, alongside: Callable[[], Any] | None = None
+                   ) -> tuple[PieceSplit, Any]:
     """The rows (categories ``category``) and match events (rows ``event_row``) of each run
     of categories ``[bounds[c], bounds[c + 1])``, each in its order in the state: the rows
     and the events :func:`grouped` by :func:`piece_numbers`. The pieces are then slices,
     and their columns are gathered by whoever accumulates them.
 
-    >>> split = split_by_piece(np.array([2, 0, 1, 2]), np.array([3, 1, 0]), np.array([0, 2, 3]))
+    The two groupings, and ``alongside()`` when given (other work over the whole state),
+    run side by side on up to ``threads`` threads, ``alongside`` first; returns the split
+    and what ``alongside`` returned (None without it).
+
+    >>> split, _ = split_by_piece(np.array([2, 0, 1, 2]), np.array([3, 1, 0]),
+    ...                           np.array([0, 2, 3]))
     >>> [[a.tolist() for a in split.piece(c)] for c in range(2)]
     [[[1, 2], [1]], [[0, 3], [0, 2]]]
     """
+    n_pieces = len(bounds) - 1
     row_piece = piece_numbers(category, bounds)
-    return PieceSplit(*grouped(row_piece, len(bounds) - 1),
-                      *grouped(row_piece.take(event_row), len(bounds) - 1))
+    tasks = [lambda: grouped(row_piece.take(event_row), n_pieces),
+             lambda: grouped(row_piece, n_pieces)]
+    if alongside is not None:
+        tasks.insert(0, alongside)
+    *other, (events, event_start), (rows, row_start) = thread_map(lambda task: task(), tasks,
+                                                                   threads)
+    return PieceSplit(rows, row_start, events, event_start), (other[0] if other else None)
