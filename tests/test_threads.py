@@ -22,7 +22,7 @@ from deteval import _threads, matching
 from deteval.cli import main
 from deteval.io.coco import read_coco_gt, read_coco_results
 from deteval.protocols import _coco_stages
-from deteval.protocols._pieces import category_pieces, state_pieces
+from deteval.protocols._pieces import category_pieces, split_by_piece
 
 ARRAYS = ("stats", "precision", "recall", "scores", "n_detections")
 TABLE = ("dt_rank", "dt_kept", "dt_score_rank", "match_area", "match_threshold", "match_dt",
@@ -113,24 +113,26 @@ def test_category_pieces_cut_after_whole_categories():
     assert category_pieces(category[:0], 0, 2).tolist() == [0, 0]
 
 
-def test_state_pieces_hold_each_row_and_event_once(tiny_pieces):
+def test_split_by_piece_holds_each_row_and_event_once_in_order():
     gt, results = make_dataset(5, n_images=6, n_categories=5)
     dataset = read_coco_gt(gt)
     ctx = _coco_stages.prepare(dataset, deteval.COCO)
     state = _coco_stages.match_stage(ctx, read_coco_results(results, dataset)).state
     bounds = category_pieces(state.category, ctx.n_k, 7)
     assert len(bounds) > 3
-    pieces = [(lo, hi, make()) for lo, hi, make in state_pieces(state, bounds)]
-    assert sum(len(p) for _, _, p in pieces) == len(state)
-    assert sum(len(p.event_row) for _, _, p in pieces) == len(state.event_row)
-    for lo, hi, piece in pieces:
-        rows = np.flatnonzero((state.category >= lo) & (state.category < hi))
-        expected = state.select(rows)
-        assert np.array_equal(piece.category + lo, expected.category)
-        for field in dataclasses.fields(expected):
-            if field.name not in ("category", "score_rank"):
-                assert np.array_equal(getattr(piece, field.name),
-                                      getattr(expected, field.name)), field.name
+    split, along = split_by_piece(state.category, state.event_row, bounds, threads=2,
+                                  alongside=lambda: "keys")
+    assert along == "keys"
+    assert split_by_piece(state.category, state.event_row, bounds)[1] is None
+    assert np.array_equal(np.sort(split.rows), np.arange(len(state)))
+    assert np.array_equal(np.sort(split.events), np.arange(len(state.event_row)))
+    for c, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        rows, events = split.piece(c)
+        assert np.array_equal(rows, np.flatnonzero((state.category >= lo)
+                                                   & (state.category < hi)))
+        row_of_event = state.event_row.astype(np.int64)
+        assert np.array_equal(events, np.flatnonzero(np.isin(row_of_event, rows)))
+    assert np.array_equal(split.sizes(), np.diff(split.row_start) + np.diff(split.event_start))
 
 
 def test_threads_refuses_what_is_not_a_count():

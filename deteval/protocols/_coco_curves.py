@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from ._coco_stages import COCOState
     from .coco import COCOParams
 
-__all__ = ["accumulate_into", "needed_true_positives", "ordered_events"]
+__all__ = ["accumulate_into", "needed_true_positives", "ordered_events", "ordered_piece",
+           "row_keys"]
 
 _EPS = np.spacing(1)
 
@@ -76,115 +77,294 @@ def ordered_events(state: COCOState, n_t: int) -> _Events:
                    rank=rank.take(ev_dt))
 
 
-def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out) -> None:
+class _Ordered(NamedTuple):
+    """A piece's rows in accumulation order and its match events (see :func:`ordered_piece`).
+    Positions are in that order."""
+
+    k_start: np.ndarray     # (K + 1,) first position of each category (and the end)
+    rank: np.ndarray        # (n,) rank in the row's (image, category) group
+    score: np.ndarray       # (n,)
+    out: np.ndarray         # (A, n) bool: outside each area range
+    bits: int               # width of a position
+    ev_code: np.ndarray     # (e,) int64, increasing: ((at << bits | position) << 2) | out << 1
+    #                         | ignored: the event's area * T + threshold, its row's position,
+    #                         the row outside that area, matched an ignored object (not both
+    #                         out and ignored: such events change nothing)
+    ev_rank: np.ndarray     # (e,) rank of the event's row
+
+
+class RowKeys(NamedTuple):
+    """The accumulation sort key of every state row, packed once for all pieces (see
+    :func:`row_keys`)."""
+
+    key: np.ndarray       # uint64 (n,): category, score rank, image, rank (bit fields)
+    k_shift: int          # the category field's lowest bit
+    rank_bits: int        # the rank field's width (the lowest field)
+    out: np.ndarray       # uint8 (n,): bit a set when the row is outside area range a
+
+
+def row_keys(state: COCOState) -> RowKeys | None:
+    """Each row's (category, score rank, image, rank) packed as bit fields of one uint64,
+    and its out-of-range flags as the bits of one byte; None when they do not fit (more
+    than 8 area ranges, or wider fields): pieces then gather the columns themselves.
+
+    A piece gathers these two columns (and the scores) instead of six: at 500k rows the
+    gathers, which read the state's columns out of cache, are most of a piece's ordering.
+    """
+    n_a, n = state.out_of_range.shape
+    if n_a > 8 or n == 0:
+        return None
+    score_rank = (state.score_rank if state.score_rank is not None
+                  else descending_rank(state.score)[0])
+    columns = (state.category, score_rank, state.image, state.rank)
+    widths = [max(int(c.max()), 1).bit_length() for c in columns]
+    if sum(widths) > 63 or min(int(c.min()) for c in columns) < 0:
+        return None
+    key = np.zeros(n, dtype=np.uint64)
+    shift = 0
+    for column, width in zip(columns[::-1], widths[::-1]):
+        part = column.astype(np.uint64)
+        part <<= np.uint64(shift)
+        key |= part
+        shift += width
+    out = np.zeros(n, dtype=np.uint8)
+    for a in range(n_a):
+        out |= state.out_of_range[a].view(np.uint8) << np.uint8(a)
+    return RowKeys(key=key, k_shift=shift - widths[0], rank_bits=widths[-1], out=out)
+
+
+def ordered_piece(state: COCOState, n_t: int, n_k: int, *, lo: int = 0,
+                  rows: np.ndarray | None = None,
+                  events: np.ndarray | None = None, position: np.ndarray | None = None,
+                  keys: RowKeys | None = None) -> _Ordered:
+    """The rows ``rows`` of ``state`` (None: all; categories ``lo`` on) in accumulation order
+    (category, score rank, image, rank: unique), and the match events ``events`` (the events
+    of those rows; None: all) sorted by (area, threshold, position in that order).
+
+    ``n_k`` is the piece's number of categories. ``keys`` (:func:`row_keys`, or None) holds
+    the rows' sort keys. ``position`` (one int per state row; written only at ``rows``, so
+    pieces can share it) receives each row's position.
+    """
+    # (indices as intp once: ``take`` converts other integer types on every call)
+    rows = None if rows is None else rows.astype(np.intp, copy=False)
+    events = None if events is None else events.astype(np.intp, copy=False)
+
+    def piece(column: np.ndarray, subset: np.ndarray | None = rows) -> np.ndarray:
+        return column if subset is None else column.take(subset)
+
+    n = len(state) if rows is None else len(rows)
+    bits = max(n - 1, 1).bit_length()
+    n_a = state.out_of_range.shape[0]
+    if keys is not None and ((n_k << keys.k_shift) - 1).bit_length() + bits <= 64:
+        # The piece's keys, categories from 0, with the row's index in the low bits: sorting
+        # the values orders the rows (all keys are distinct).
+        packed = keys.key.copy() if rows is None else keys.key.take(rows)
+        packed -= np.uint64(lo << keys.k_shift)
+        packed <<= np.uint64(bits)
+        packed |= np.arange(n, dtype=np.uint64)
+        packed.sort()
+        order = (packed & np.uint64((1 << bits) - 1)).view(np.int64)
+        packed >>= np.uint64(bits)
+        rank_in_order = (packed & np.uint64((1 << keys.rank_bits) - 1)).view(np.int64)
+        packed >>= np.uint64(keys.k_shift)
+        k_in_order = packed.view(np.int64)
+        flags = piece(keys.out).take(order)
+        out = np.empty((n_a, n), dtype=bool)
+        for a in range(n_a):
+            np.not_equal(flags & np.uint8(1 << a), 0, out=out[a])
+        del flags
+    else:
+        k = piece(state.category).astype(np.int64)
+        k -= lo
+        rank = piece(state.rank).astype(np.int64, copy=False)
+        score_rank = (piece(state.score_rank) if state.score_rank is not None
+                      else descending_rank(piece(state.score))[0])
+        order = lexorder([k, score_rank, piece(state.image), rank], rows_are_unique=True)
+        del score_rank
+        k_in_order, rank_in_order = k.take(order), rank.take(order)
+        out = state.out_of_range.take(order if rows is None else rows.take(order), axis=1)
+        del k, rank
+    score = piece(state.score).take(order)
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.arange(n)
+    if rows is None:
+        position = inverse
+    else:
+        if position is None:
+            position = np.empty(len(state), dtype=np.int64)
+        position[rows] = inverse
+    del inverse
+    # Each event as one integer (a row has one event per (area, threshold) at most: all
+    # distinct): ((area * T + threshold) << bits | position) << 2 | out << 1 | ignored.
+    ev_pos = position.take(piece(state.event_row, events).astype(np.intp, copy=False))
+    code = piece(state.event_at, events).astype(np.int64)
+    flat = code // n_t                              # the event's (area, position)
+    flat *= n
+    flat += ev_pos
+    ev_out = out.ravel().take(flat)
+    del flat
+    code <<= bits
+    code |= ev_pos
+    del ev_pos
+    code <<= 2
+    code |= ev_out << 1
+    ignored = piece(state.event_ignored, events)
+    code |= ignored
+    # An ignored match on a row outside the event's area range changes nothing (that row
+    # is ignored there, matched or not; pycocotools' dtIg): dropped before sorting. These
+    # are most of the ignored matches (objects outside an area range, detections too).
+    code = code.compress(~(ignored & ev_out))
+    del ignored, ev_out
+    code.sort()
+    ev_pos = code >> 2
+    ev_pos &= (1 << bits) - 1
+    k_start = np.searchsorted(k_in_order, np.arange(n_k + 1), side="left")
+    return _Ordered(k_start=k_start, rank=rank_in_order, score=score, out=out, bits=bits,
+                    ev_code=code, ev_rank=rank_in_order.take(ev_pos))
+
+
+def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out, *, lo: int = 0,
+                    rows: np.ndarray | None = None, events: np.ndarray | None = None,
+                    position: np.ndarray | None = None, keys: RowKeys | None = None) -> None:
     """Accumulate the categories of ``npig`` (K, A) from ``state`` into ``out``, the
-    (precision, recall, scores) views of those categories."""
+    (precision, recall, scores) views of those categories: the rows ``rows`` and events
+    ``events`` of the state (None: all), categories ``lo`` to ``lo + K`` (see
+    :func:`ordered_piece`)."""
     precision, recall, scores = out
     n_k = len(npig)
     thresholds_r = np.asarray(p.recall_thresholds)
     n_t, n_r, n_a = len(p.iou_thresholds), len(thresholds_r), len(p.area_ranges)
     need = needed_true_positives(npig, thresholds_r)          # (K, A, R)
-    events = ordered_events(state, n_t)
-    dt_k = np.asarray(state.category, dtype=np.int64)
-    rank_in_order = np.asarray(state.rank, dtype=np.int64).take(events.order)
+    rows_in_order = ordered_piece(state, n_t, n_k, lo=lo, rows=rows, events=events,
+                                  position=position, keys=keys)
+    top_rank = int(rows_in_order.rank.max(initial=-1))
     sizes = (n_t, n_r, n_k, n_a)
-    # Segments (area, threshold, category) without positives get -1, the others 0 until
-    # their points are written.
-    base = np.where(npig > 0, 0.0, -1.0)                       # (K, A)
     increasing = bool(np.all(thresholds_r[1:] >= thresholds_r[:-1]))
     for mi, max_det in enumerate(p.max_detections):
         # (one function per setting: its temporaries are freed before the next one's)
-        curves = _max_det_curves(state, events, dt_k, rank_in_order, max_det, sizes)
+        curves = _max_det_curves(rows_in_order, max_det, top_rank < max_det, sizes)
         views = tuple(a[..., mi] for a in (precision, recall, scores))
-        for view in views:
-            view[...] = base
-        _write_points(*curves, state.score, npig, need, views, sizes=sizes,
-                      increasing=increasing)
+        _write_points(*curves, npig, need, views, sizes=sizes, increasing=increasing)
 
 
-def _max_det_curves(state: COCOState, events: _Events, dt_k: np.ndarray,
-                    rank_in_order: np.ndarray, max_det: int,
+def _max_det_curves(o: _Ordered, max_det: int, every: bool,
                     sizes: tuple[int, int, int, int]):
-    """The TP events of one max-detections setting, from the rows and match events of
-    that setting: their precision, segment (area, threshold, category), position in the
-    rows of the setting, those rows in accumulation order, and each category's first row
-    and number of rows (see :func:`_write_points`)."""
+    """The TP events of one max-detections setting, from the ordered rows and match events
+    ``o`` (``every``: all rows are kept): their precision, the number of TP events of each
+    segment (area, threshold, category), their positions in the rows of the setting, the
+    scores of those rows, and each category's first row and number of rows (see
+    :func:`_write_points`).
+
+    The TP events come segment by segment. What a TP event's counts need of its segment
+    (the segment's first row, TP events, and out-of-range rows and in-range events before
+    it) is one number per segment, repeated over its TP events; the rest are prefix counts
+    read at the event: no per-event lookup of its segment.
+    """
     n_t, n_r, n_k, n_a = sizes
-    # Every row of the state kept (usually so for the largest max_det): no selection.
-    every = bool(rank_in_order.max(initial=-1) < max_det)
-    in_sel = None if every else rank_in_order < max_det
-    sel = events.order if every else events.order.compress(in_sel)
-    n_sel = len(sel)
-    k_sel = dt_k.take(sel)
-    seg_start = np.searchsorted(k_sel, np.arange(n_k), side="left")
-    seg_end = np.searchsorted(k_sel, np.arange(n_k), side="right")
-    n_det = seg_end - seg_start                            # (K,)
+    bits = o.bits
+    pos_mask = (1 << bits) - 1
+    if every:
+        out_sel, score_sel, code, k_start = o.out, o.score, o.ev_code, o.k_start
+        e_key = code >> 2                           # (at << bits | position), increasing
+        e_pos = e_key & pos_mask
+    else:
+        in_sel = o.rank < max_det
+        kept = np.flatnonzero(in_sel)
+        out_sel, score_sel = o.out.take(kept, axis=1), o.score.take(kept)
+        del kept
+        # Each row's position among the kept rows (leading 0: kept rows before it).
+        sel_prefix = np.zeros(len(in_sel) + 1, dtype=np.int64)
+        np.cumsum(in_sel, out=sel_prefix[1:])
+        del in_sel
+        k_start = sel_prefix.take(o.k_start)
+        # Match events that survive: those on kept rows; their rows renumbered.
+        code = o.ev_code.compress(o.ev_rank < max_det)
+        e_key = code >> 2
+        e_pos = sel_prefix.take(e_key & pos_mask)
+        del sel_prefix
+        e_key >>= bits
+        e_key <<= bits
+        e_key |= e_pos
+    seg_start, n_det = k_start[:-1], np.diff(k_start)               # (K,)
+    n_sel = out_sel.shape[1]
     # Out-of-range detections counted up to each position (prefix sums, leading 0).
     out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
     out_prefix[:, 0] = 0
-    out_sel = state.out_of_range.take(sel, axis=1).view(np.uint8)
+    out_sel = out_sel.view(np.uint8)
     for a in range(n_a):
         np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
     del out_sel
 
-    # Match events that survive this max_det, sorted by (area, threshold, position), so
-    # that the events of one (area, threshold, category) segment are contiguous. Each
-    # temporary is dropped once used: this is the peak of the evaluation's memory.
-    live = None if every else events.rank < max_det
-
-    def surviving(column: np.ndarray) -> np.ndarray:
-        return column if live is None else column.compress(live)
-
-    e_at = surviving(events.at)
-    if every:
-        e_pos = events.full_pos
-    else:
-        sel_pos_of_full = np.cumsum(in_sel)
-        sel_pos_of_full -= 1
-        e_pos = sel_pos_of_full.take(surviving(events.full_pos))
-        del sel_pos_of_full, in_sel
-    e_seg = k_sel.take(e_pos)              # (area * T + threshold) * K + category
-    e_seg += e_at * n_k
-    n_events, n_seg = len(e_seg), n_a * n_t * n_k
-    seg_first_event = np.searchsorted(e_seg, np.arange(n_seg), side="left")
-    tp_events = np.flatnonzero(~surviving(events.ignored))
-    seg = e_seg.take(tp_events)
-    del e_seg, e_at
+    # The events of this max_det are sorted by (area, threshold, position): the events of
+    # one segment (area * T + threshold) * K + category are contiguous, in segment order.
+    # Each temporary is dropped once used: this is the peak of the evaluation's memory.
+    n_at = n_a * n_t
+    # Each segment's first event (and the end of the last), and each area's.
+    seg_first_event = np.empty(n_at * n_k + 1, dtype=np.int64)
+    seg_lo = (np.arange(n_at)[:, None] << bits) + seg_start
+    seg_first_event[:-1] = np.searchsorted(e_key, seg_lo.ravel(), side="left")
+    seg_first_event[-1] = len(e_key)
+    area_first_event = np.searchsorted(e_key, (np.arange(n_a + 1) * n_t) << bits)
+    del e_key, seg_lo
+    # Prefix counts over the events (leading 0): TP events, and events on rows inside the
+    # event's area range (TP or ignored).
+    flag = code & 1
+    flag ^= 1                                               # TP: not ignored
+    tp_events = np.flatnonzero(flag)
+    tp_prefix = np.zeros(len(code) + 1, dtype=np.int64)
+    np.cumsum(flag, out=tp_prefix[1:])
+    np.right_shift(code, 1, out=flag)
+    flag &= 1
+    flag ^= 1                                               # inside the area range
+    inside_prefix = np.zeros(len(code) + 1, dtype=np.int64)
+    np.cumsum(flag, out=inside_prefix[1:])
+    del flag, code
+    first_tp = tp_prefix.take(seg_first_event)              # (n_seg + 1,)
+    tp_count = np.diff(first_tp)
+    first_tp = first_tp[:-1]
     t_pos = e_pos.take(tp_events)
     del e_pos
-    # FP rows up to each TP event: the rows of its category so far that are inside its area
-    # range, minus those matched (TP or ignored) at its (area, threshold): its segment's
-    # events so far on rows inside the range.
-    inside_prefix = np.zeros(n_events + 1, dtype=np.int64)
-    np.cumsum(~surviving(events.out), out=inside_prefix[1:])
-    fp_cum = inside_prefix.take(seg_first_event.take(seg))
-    fp_cum -= inside_prefix.take(tp_events + 1)
+    # A TP event j of segment s (area a, category k) at position p, with tp = its place
+    # among the segment's TP events (from 1) and fp = the rows of k from its first to p
+    # that are inside a's range and not matched at (a, t):
+    #   tp = j + 1 - first_tp[s]
+    #   tp + fp = (j + 1) + (p + 1) - outs(a, p + 1) - inside(j) + C[s]
+    # outs: out-of-range rows before position p + 1; inside: in-range events up to j;
+    # C[s] = outs(a, first row of k) + inside(s's first event) - first row - first_tp[s].
+    seg_area = np.repeat(np.arange(n_a), n_t * n_k)
+    seg_row = np.tile(seg_start, n_at)
+    c_seg = out_prefix.ravel().take(seg_area * (n_sel + 1) + seg_row)
+    c_seg += inside_prefix.take(seg_first_event[:-1])
+    c_seg -= seg_row
+    c_seg -= first_tp
+    del seg_area, seg_row
+    n_tp = len(t_pos)
+    total = np.arange(2, n_tp + 2, dtype=np.int64)          # (j + 1) + 1
+    total += t_pos
+    tp_events += 1
+    total -= inside_prefix.take(tp_events)
     del inside_prefix, tp_events
-    start = seg_start.take(seg % n_k)
-    row = seg // (n_t * n_k) * (n_sel + 1)
-    flat_out = out_prefix.ravel()
-    fp_cum += flat_out.take(row + start)
-    row += t_pos + 1
-    fp_cum -= flat_out.take(row)
-    del flat_out, out_prefix, row
-    fp_cum += t_pos + 1
-    fp_cum -= start
-    del start
-    # TP events up to each TP event: its position among its segment's TP events, plus 1.
-    tp_count = np.bincount(seg, minlength=n_seg)
-    tp_cum = np.arange(1, len(seg) + 1) - (np.cumsum(tp_count) - tp_count).take(seg)
+    for a in range(n_a):
+        lo, hi = tp_prefix.take(area_first_event[a:a + 2])
+        total[lo:hi] -= out_prefix[a].take(t_pos[lo:hi] + 1)
+    del out_prefix, tp_prefix
+    total += np.repeat(c_seg, tp_count)
+    tp_cum = np.arange(1, n_tp + 1, dtype=np.int64)
+    tp_cum -= np.repeat(first_tp, tp_count)
     tp_f = tp_cum.astype(np.float64)
-    pr = tp_f / (fp_cum.astype(np.float64) + tp_f + _EPS)
-    del fp_cum, tp_f, tp_cum, k_sel
-    return pr, seg, tp_count, t_pos, sel, seg_start, n_det
+    # pycocotools' tp / (fp + tp + eps), fp + tp exact as an integer
+    pr = total.astype(np.float64)
+    pr += _EPS
+    np.divide(tp_f, pr, out=pr)
+    return pr, tp_count, t_pos, score_sel, seg_start, n_det
 
 
-def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, npig, need,
-                  out, *, sizes, increasing):
+def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, out, *, sizes,
+                  increasing):
     """Write recall, and precision and score at each recall threshold, of every segment
-    (area, threshold, category) with positives and detections into ``out``, the
-    (precision, recall, scores) views of one max-detections setting, shapes (T, R, K, A),
-    (T, K, A), (T, R, K, A); the other segments keep what they hold.
+    (area, threshold, category) into ``out``, the (precision, recall, scores) views of one
+    max-detections setting, shapes (T, R, K, A), (T, K, A), (T, R, K, A). Segments without
+    positives get -1, those with positives and no detections 0.
 
     pycocotools: the point of a recall threshold is the ``need``-th TP of the segment
     (need >= 1) or its first detection (need == 0); its precision is the running maximum of
@@ -193,16 +373,29 @@ def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, np
     first one not reached (an IndexError caught around the loop), so with unsorted
     (``increasing`` false) thresholds everything after it stays 0.
 
-    ``pr`` is the precision at each TP event, ``seg`` its segment, ``t_pos`` its position in
-    ``sel`` (the rows of this max_det in accumulation order). Linear in the TP events and
-    the points written.
+    ``pr`` is the precision at each TP event (``tp_count`` of each segment, segment by
+    segment), ``t_pos`` its position in
+    the rows of this max_det in accumulation order, whose scores are ``score_sel``. Linear in
+    the TP events and the points written.
     """
     precision, recall, scores = out
     n_t, n_r, n_k, n_a = sizes
     n_tp = len(pr)
     a_grid = np.repeat(np.arange(n_a), n_t * n_k)
     k_grid = np.tile(np.arange(n_k), n_a * n_t)
-    live = np.flatnonzero((npig[k_grid, a_grid] > 0) & (n_det.take(k_grid) > 0))
+    positive = npig[k_grid, a_grid] > 0
+    is_live = positive & (n_det.take(k_grid) > 0)
+    # Segments not live: -1 without positives, 0 with (every point of a live one is
+    # written below).
+    dead = np.flatnonzero(~is_live)
+    if len(dead):
+        a_d, k_d = a_grid.take(dead), k_grid.take(dead)
+        t_d = dead // n_k % n_t
+        fill = np.where(positive.take(dead), 0.0, -1.0)
+        recall[t_d, k_d, a_d] = fill
+        precision.transpose(3, 0, 2, 1)[a_d, t_d, k_d] = fill[:, None]
+        scores.transpose(3, 0, 2, 1)[a_d, t_d, k_d] = fill[:, None]
+    live = np.flatnonzero(is_live)
     if len(live) == 0:
         return
     a_l, k_l = a_grid.take(live), k_grid.take(live)
@@ -221,12 +414,13 @@ def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, np
     # The TP event of each point: its need-th TP, clipped to [first, last] TP of its segment
     # (need_l turned into it in place); index n_tp (a 0 appended) for segments without TPs.
     end = np.where(count > 0, first + count, n_tp)
-    start = np.clip(need_l, 1, np.maximum(count, 1)[:, None], out=need_l)
+    start = np.maximum(need_l, 1, out=need_l)
+    np.minimum(start, np.maximum(count, 1)[:, None], out=start)
     start += (first - 1)[:, None]
     start[count == 0] = n_tp
-    ss = np.r_[scores_in.take(sel.take(t_pos)), 0.0].take(start)
-    np.copyto(ss, scores_in.take(sel.take(seg_start.take(k_l)))[:, None], where=at_first)
-    q = _running_max(pr, seg, tp_count, start, end, increasing=increasing)
+    ss = np.r_[score_sel.take(t_pos), 0.0].take(start)
+    np.copyto(ss, score_sel.take(seg_start.take(k_l))[:, None], where=at_first)
+    q = _running_max(pr, None, tp_count, start, end, increasing=increasing)
     q[unreached] = 0.0
     ss[unreached] = 0.0
     # Segment (a, t, k) is out[t, :, k, a].
@@ -235,14 +429,15 @@ def _write_points(pr, seg, tp_count, t_pos, sel, seg_start, n_det, scores_in, np
 
 
 
-def _running_max(pr: np.ndarray, seg: np.ndarray, tp_count: np.ndarray, start: np.ndarray,
-                 end: np.ndarray, *, increasing: bool) -> np.ndarray:
+def _running_max(pr: np.ndarray, seg: np.ndarray | None, tp_count: np.ndarray,
+                 start: np.ndarray, end: np.ndarray, *, increasing: bool) -> np.ndarray:
     """``max(pr[start[l, r]:end[l]])`` for every point (0.0 where ``start`` is ``len(pr)``):
     the running maximum of the precision from each point's TP event to its segment's end.
 
     ``pr`` holds the TP events of the segments one after another (``seg`` non-decreasing,
-    ``tp_count`` events per segment); ``start`` (L, R) lies in its row's segment, whose
-    events end at ``end`` (L,). Two exact ways, the cheaper for the sizes (max only picks):
+    or None: made from ``tp_count`` when needed; ``tp_count`` events per segment);
+    ``start`` (L, R) lies in its row's segment, whose events end at ``end`` (L,). Two
+    exact ways, the cheaper for the sizes (max only picks):
 
     * small inputs (few TP events for many points): each event's maximum to its segment's
       end, by doubling (pass ``j`` folds in the event ``2**j`` further on when it is in
@@ -259,6 +454,8 @@ def _running_max(pr: np.ndarray, seg: np.ndarray, tp_count: np.ndarray, start: n
         suffix = np.empty(n_tp + 1)
         suffix[:n_tp] = pr
         suffix[n_tp] = 0.0
+        if seg is None:
+            seg = np.repeat(np.arange(len(tp_count)), tp_count)
         step = 1
         for _ in range(passes):
             same = seg[step:] == seg[:-step]

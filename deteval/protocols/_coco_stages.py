@@ -34,8 +34,8 @@ from .._threads import resolve_threads, thread_map
 from ..data import Dataset, Detections, derived_or_read, index_in, is_derived
 from ..iou import coco_pair_iou
 from ..matching import MatchTable, match_detections
-from ._coco_curves import accumulate_into, needed_true_positives, ordered_events
-from ._pieces import category_pieces, state_pieces
+from ._coco_curves import accumulate_into, needed_true_positives, ordered_events, row_keys
+from ._pieces import category_pieces, split_by_piece
 from ._state import StateColumns, small
 
 if TYPE_CHECKING:
@@ -624,17 +624,27 @@ def accumulate_stage(ctx: COCOContext, state: COCOState, *, threads: int | None 
     recall = np.empty((n_t, n_k, n_a, n_m))
     scores = np.empty((n_t, n_r, n_k, n_a, n_m))
     bounds = category_pieces(state.category, n_k, _ACCUMULATE_ROWS)
-
-    def accumulate_piece(piece):
-        lo, hi, sub = piece
-        ks = slice(lo, hi)
-        accumulate_into(p, npig[ks], sub() if callable(sub) else sub,
-                         (precision[:, :, ks], recall[:, ks], scores[:, :, ks]))
-
     if len(bounds) == 2:
-        accumulate_piece((0, n_k, state))
-    else:
-        thread_map(accumulate_piece, state_pieces(state, bounds), threads)
+        accumulate_into(p, npig, state, (precision, recall, scores), keys=row_keys(state))
+        return precision, recall, scores
+    # The pieces' rows and events, and the rows' sort keys: three independent passes over
+    # the whole state, side by side (see docs/threads.md).
+    split, keys = split_by_piece(state.category, state.event_row, bounds, threads=threads,
+                                 alongside=lambda: row_keys(state))
+    # Each piece writes its rows' positions here (pieces own disjoint rows).
+    position = np.empty(len(state), dtype=np.int32 if len(state) < 2**31 else np.int64)
+
+    def accumulate_piece(c: int) -> None:
+        lo, hi = int(bounds[c]), int(bounds[c + 1])
+        rows, events = split.piece(c)
+        ks = slice(lo, hi)
+        accumulate_into(p, npig[ks], state, (precision[:, :, ks], recall[:, ks],
+                                             scores[:, :, ks]),
+                        lo=lo, rows=rows, events=events, position=position, keys=keys)
+
+    # The largest pieces first: the last pieces handed out are the smallest, so the threads
+    # end close together. (The order of the pieces changes no number.)
+    thread_map(accumulate_piece, np.argsort(-split.sizes(), kind="stable").tolist(), threads)
     return precision, recall, scores
 
 

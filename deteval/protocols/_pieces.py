@@ -7,20 +7,15 @@ those categories' curves exactly; pieces bound the temporaries and go to threads
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._sorting import sorted_unique
+from .._threads import thread_map
 
-__all__ = ["category_pieces", "state_pieces"]
-
-#: Columns of a state with one value per row (``out_of_range``: one per row and area
-#: range, rows on its last axis), and with one value per match event.
-_ROW_COLUMNS = ("image", "score", "rank", "score_rank")
-_EVENT_COLUMNS = ("event_at", "event_ignored")
+__all__ = ["PieceSplit", "category_pieces", "grouped", "piece_numbers", "split_by_piece"]
 
 
 def category_pieces(category: np.ndarray, n_k: int, rows: int) -> np.ndarray:
@@ -39,42 +34,74 @@ def category_pieces(category: np.ndarray, n_k: int, rows: int) -> np.ndarray:
     return sorted_unique(np.r_[0, cuts[cuts < n_k], n_k])
 
 
-def state_pieces(state: Any, bounds: np.ndarray) -> list[tuple[int, int, Callable[[], Any]]]:
-    """``(lo, hi, make)`` per run of categories ``[lo, hi)`` of ``bounds``.
+class PieceSplit(NamedTuple):
+    """A state's rows and match events grouped by piece (see :func:`split_by_piece`)."""
 
-    ``make()`` builds the state of those rows, categories numbered from ``lo``, rows and
-    events in their order in ``state``. Sorting by piece once makes the whole linear in
-    rows and events; each piece is built only when its ``make`` is called.
+    rows: np.ndarray         # state rows, piece by piece, increasing inside a piece
+    row_start: np.ndarray    # (P + 1,): piece c's rows are rows[row_start[c]:row_start[c + 1]]
+    events: np.ndarray       # match events, piece by piece, increasing inside a piece
+    event_start: np.ndarray  # (P + 1,), as row_start
+
+    def piece(self, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows and events of piece ``c``."""
+        return (self.rows[self.row_start[c]:self.row_start[c + 1]],
+                self.events[self.event_start[c]:self.event_start[c + 1]])
+
+    def sizes(self) -> np.ndarray:
+        """Rows plus events of each piece (P,): the work of each."""
+        return np.diff(self.row_start) + np.diff(self.event_start)
+
+
+def piece_numbers(category: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Each row's piece: the run of ``bounds`` its category falls in (uint16 when the
+    pieces are few, so that grouping by it is a radix sort).
+
+    >>> piece_numbers(np.array([2, 0, 1, 2]), np.array([0, 2, 3])).tolist()
+    [1, 0, 0, 1]
     """
     n_pieces = len(bounds) - 1
-    # Small piece numbers: numpy's stable sort of 16-bit keys is a linear radix sort.
     piece_of_k = np.repeat(np.arange(n_pieces, dtype=np.uint16 if n_pieces <= 1 << 16
                                      else np.int64), np.diff(bounds))
-    row_piece = piece_of_k.take(state.category)
-    # Row and event indices as int32 where they fit: they live through the whole
-    # accumulation, the peak of an evaluation's memory.
-    index = np.int32 if max(len(row_piece), len(state.event_row)) < 2**31 else np.int64
-    rows = np.argsort(row_piece, kind="stable").astype(index)
-    row_start = np.r_[0, np.cumsum(np.bincount(row_piece, minlength=n_pieces))]
-    new_row = np.empty(len(rows), dtype=index)     # each row's position in its piece
-    new_row[rows] = np.arange(len(rows)) - row_start.take(row_piece.take(rows))
-    ev_row = state.event_row
-    ev_piece = row_piece.take(ev_row)
-    events = np.argsort(ev_piece, kind="stable").astype(index)
-    ev_start = np.r_[0, np.cumsum(np.bincount(ev_piece, minlength=n_pieces))]
-    del row_piece, ev_piece
+    return piece_of_k.take(category)
 
-    def maker(c: int) -> Callable[[], Any]:
-        def make() -> Any:
-            r = rows[row_start[c]:row_start[c + 1]]
-            e = events[ev_start[c]:ev_start[c + 1]]
-            columns = {name: getattr(state, name).take(r) for name in _ROW_COLUMNS
-                       if getattr(state, name) is not None}
-            columns.update({name: getattr(state, name).take(e) for name in _EVENT_COLUMNS})
-            return dataclasses.replace(
-                state, **columns, category=state.category.take(r) - bounds[c],
-                out_of_range=state.out_of_range.take(r, axis=1),
-                event_row=new_row.take(ev_row.take(e)))
-        return make
 
-    return [(int(bounds[c]), int(bounds[c + 1]), maker(c)) for c in range(n_pieces)]
+def grouped(piece: np.ndarray, n_pieces: int) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of ``piece`` grouped by piece number, increasing inside a group, and
+    the (P + 1,) bounds of the groups. Indices are int32 where they fit: they live through
+    the whole accumulation, the peak of an evaluation's memory.
+
+    >>> [a.tolist() for a in grouped(np.array([1, 0, 0, 1], np.uint16), 2)]
+    [[1, 2, 0, 3], [0, 2, 4]]
+    """
+    index = np.int32 if len(piece) < 2**31 else np.int64
+    # numpy's stable sort of 16-bit keys is a linear radix sort.
+    order = np.argsort(piece, kind="stable").astype(index)
+    return order, np.r_[0, np.cumsum(np.bincount(piece, minlength=n_pieces))]
+
+
+def split_by_piece(category: np.ndarray, event_row: np.ndarray, bounds: np.ndarray, *,
+                   threads: int = 1, alongside: Callable[[], Any] | None = None
+                   ) -> tuple[PieceSplit, Any]:
+    """The rows (categories ``category``) and match events (rows ``event_row``) of each run
+    of categories ``[bounds[c], bounds[c + 1])``, each in its order in the state: the rows
+    and the events :func:`grouped` by :func:`piece_numbers`. The pieces are then slices,
+    and their columns are gathered by whoever accumulates them.
+
+    The two groupings, and ``alongside()`` when given (other work over the whole state),
+    run side by side on up to ``threads`` threads, ``alongside`` first; returns the split
+    and what ``alongside`` returned (None without it).
+
+    >>> split, _ = split_by_piece(np.array([2, 0, 1, 2]), np.array([3, 1, 0]),
+    ...                           np.array([0, 2, 3]))
+    >>> [[a.tolist() for a in split.piece(c)] for c in range(2)]
+    [[[1, 2], [1]], [[0, 3], [0, 2]]]
+    """
+    n_pieces = len(bounds) - 1
+    row_piece = piece_numbers(category, bounds)
+    tasks = [lambda: grouped(row_piece.take(event_row), n_pieces),
+             lambda: grouped(row_piece, n_pieces)]
+    if alongside is not None:
+        tasks.insert(0, alongside)
+    *other, (events, event_start), (rows, row_start) = thread_map(lambda task: task(), tasks,
+                                                                   threads)
+    return PieceSplit(rows, row_start, events, event_start), (other[0] if other else None)
