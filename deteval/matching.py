@@ -354,29 +354,37 @@ def _pair_chunks(dt_group, dt_kept_rows, gt_group, similarity, min_threshold):
     # (every row kept, the usual case: the groups themselves, no gathered copy)
     group_of_dt = dt_group if len(dt_kept_rows) == len(dt_group) else dt_group[dt_kept_rows]
     n_groups = int(max(gt_group.max(initial=-1), group_of_dt.max(initial=-1))) + 1
-    per_group = np.bincount(gt_group[gt_rows], minlength=n_groups)
-    # (per kept detection, alive through the chunks: int32 where the objects fit; each
-    # chunk looks up its detections' first objects itself)
+    # (per group and per kept detection, alive through the chunks: int32 where the objects
+    # fit; each chunk looks up its detections' first objects itself)
     small = np.int32 if len(gt_group) < 2**31 else np.int64
-    first_of_group = (np.cumsum(per_group) - per_group).astype(small)
-    count = per_group.astype(small).take(group_of_dt)
+    count_of_group = np.bincount(gt_group[gt_rows], minlength=n_groups).astype(small)
+    first_of_group = np.cumsum(count_of_group, dtype=small)
+    first_of_group -= count_of_group
+    count = count_of_group.take(group_of_dt)
+    del count_of_group
     # Split the detections where the running pair count crosses a multiple of the step: the
     # fewest chunks of at most _PAIR_CHUNK pairs, of equal sizes (107k pairs: 54k + 54k, not
     # 65.5k + 42k, so that two threads end together). Cut by the pair count alone.
-    ends = np.cumsum(count, dtype=np.int64)
+    wide = np.int32 if len(count) * int(count.max(initial=0)) < 2**31 else np.int64
+    ends = np.cumsum(count, dtype=wide)
     total = int(ends[-1]) if len(ends) else 0
     step = -(-total // max(-(-total // _PAIR_CHUNK), 1))
-    cuts = np.searchsorted(ends, np.arange(step, total, max(step, 1)), side="right")
+    cuts = np.searchsorted(ends, np.arange(step, total, max(step, 1), dtype=wide), side="right")
     del ends
 
     def chunk(bounds):
         lo, hi = bounds
         c = count[lo:hi]
         pair_dt = np.repeat(dt_kept_rows[lo:hi], c)
-        offsets = np.arange(len(pair_dt)) - np.repeat(np.cumsum(c) - c, c)
-        offsets += np.repeat(first_of_group.take(group_of_dt[lo:hi]), c)
+        # each pair's position in gt_rows: its detection's group's first object, plus its
+        # place among the detection's pairs (one repeat of the difference, then + arange)
+        shift = first_of_group.take(group_of_dt[lo:hi]).astype(np.int64)
+        shift -= np.cumsum(c, dtype=np.int64)
+        shift += c
+        offsets = np.repeat(shift, c)
+        offsets += np.arange(len(offsets))
         pair_gt = gt_rows.take(offsets)
-        del offsets
+        del offsets, shift
         values = np.asarray(similarity(pair_dt, pair_gt), dtype=np.float64)
         keep = values >= min_threshold
         return pair_dt[keep], pair_gt[keep], values[keep]
