@@ -408,13 +408,17 @@ def _shared_choice(pair_group: np.ndarray, dt_starts: np.ndarray, pair_gt: np.nd
     """
     if len(pair_gt) == 0:
         return np.ones(0, dtype=bool)
-    # Ignored candidates per detection and range, from running counts (a reduction per
-    # detection costs a call per detection of one or two pairs).
-    counts = np.zeros((len(gt_ignored), len(pair_gt) + 1), dtype=np.int64)
-    np.cumsum(gt_ignored[:, pair_gt], axis=1, out=counts[:, 1:])
+    # Ignored candidates per detection, range by range, from running counts (a reduction
+    # per detection costs a call per detection of one or two pairs).
     bounds = np.r_[dt_starts, len(pair_gt)]
-    ignored = counts[:, bounds[1:]] - counts[:, bounds[:-1]]
-    mixed = ((ignored > 0) & (ignored < np.diff(bounds))).any(axis=0)
+    lengths = np.diff(bounds)
+    running = np.zeros(len(pair_gt) + 1, dtype=np.int64)
+    mixed = np.zeros(len(dt_starts), dtype=bool)
+    for flags in gt_ignored:
+        np.cumsum(flags.take(pair_gt), out=running[1:])
+        ignored = running.take(bounds[1:])
+        ignored -= running.take(bounds[:-1])
+        mixed |= (ignored > 0) & (ignored < lengths)
     if not mixed.any():
         return np.ones(len(pair_gt), dtype=bool)
     in_mixed = np.zeros(int(pair_group.max()) + 1, dtype=bool)
@@ -752,7 +756,7 @@ def _rounds(pair_dt, pair_gt, values, *, order_keys, dt_group, gt_crowd, gt_igno
         a_idx, t_idx, g_rows = a_idx.astype(a_type), t_idx.astype(t_type), g_rows.astype(g_type)
         if one_range:       # the same matches in every range
             a_idx = np.repeat(all_areas.astype(a_type), len(picked))
-            t_idx, d_rows, g_rows = (np.tile(v, n_a) for v in (t_idx, d_rows, g_rows))
+            t_idx, d_rows, g_rows = (np.concatenate([v] * n_a) for v in (t_idx, d_rows, g_rows))
         found_a.append(a_idx)
         found_t.append(t_idx)
         found_d.append(d_rows)
@@ -769,7 +773,7 @@ def _round_parts(pair_dt, pair_gt, values, order_keys, dt_group, gt_ignored):
     # have candidates. Sort pairs by (group, the detections' order, GT file order): pairs come
     # detection by detection in row order, each detection's objects in file order, and
     # equal keys keep that order.
-    pair_group = dt_group[pair_dt]
+    pair_group = dt_group.take(pair_dt)
     pair_order = lexorder([pair_group, *(key.take(pair_dt) for key in order_keys)])
     pair_dt, pair_gt, values = pair_dt[pair_order], pair_gt[pair_order], values[pair_order]
     pair_group = pair_group[pair_order]
@@ -823,7 +827,7 @@ def _last_best(ok, key, segment, ends, key_bits):
     packed |= base
     np.maximum.accumulate(packed, axis=-1, out=packed)
     best = packed.take(ends, axis=-1).ravel()
-    at = np.flatnonzero(best & (((1 << key_bits) - 1) << pos_bits))
+    at = np.flatnonzero((best & (((1 << key_bits) - 1) << pos_bits)) != 0)
     return at, best.take(at) & ((1 << pos_bits) - 1), n_seg
 
 
