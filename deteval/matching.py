@@ -756,7 +756,8 @@ def _rounds(pair_dt, pair_gt, values, *, order_keys, dt_group, gt_crowd, gt_igno
         a_idx, t_idx, g_rows = a_idx.astype(a_type), t_idx.astype(t_type), g_rows.astype(g_type)
         if one_range:       # the same matches in every range
             a_idx = np.repeat(all_areas.astype(a_type), len(picked))
-            t_idx, d_rows, g_rows = (np.concatenate([v] * n_a) for v in (t_idx, d_rows, g_rows))
+            t_idx, d_rows, g_rows = (np.concatenate([v] * n_a) if n_a else v[:0]
+                                     for v in (t_idx, d_rows, g_rows))
         found_a.append(a_idx)
         found_t.append(t_idx)
         found_d.append(d_rows)
