@@ -618,34 +618,36 @@ def _spread(values: np.ndarray, rows: np.ndarray | None, n: int) -> np.ndarray:
 
 
 def _group_ranks(dt_group: np.ndarray, evaluated: np.ndarray | None, score_rank: np.ndarray,
-                 tie: np.ndarray | None) -> np.ndarray:
+                 tie: np.ndarray | None, sizes: np.ndarray | None = None) -> np.ndarray:
     """Each detection's rank inside its group from the dense ranks of the evaluated scores
-    (descending score, then ``tie``, then input order); -1 for detections not evaluated."""
+    (descending score, then ``tie``, then input order); -1 for detections not evaluated.
+    ``sizes``: the evaluated detections of each group (:func:`_group_sizes`), if known."""
     groups = _subset(dt_group, evaluated)
     keys = [groups, score_rank]
     if tie is not None:
         keys.append(_subset(tie, evaluated))
     order = lexorder(keys)
     del keys
-    in_group = rank_within_groups(groups.take(order))
-    del groups
-    if evaluated is None:
-        dt_rank = np.empty(len(dt_group), dtype=np.int64)
-    else:
-        order = evaluated.take(order)
-        dt_rank = np.full(len(dt_group), -1, dtype=np.int64)
-    dt_rank[order] = in_group
-    return dt_rank
+    # A detection's rank in its group: its position in that order less its group's first
+    # position (the sizes of the groups before it).
+    first = np.cumsum(np.bincount(groups) if sizes is None else sizes)
+    first -= np.bincount(groups) if sizes is None else sizes
+    position = np.empty(len(groups), dtype=np.int64)
+    position[order] = np.arange(len(groups))
+    del order
+    position -= first.take(groups)
+    return _spread(position, evaluated, len(dt_group))
 
 
-def _kept_without_ranks(dt_group: np.ndarray, max_detections: int) -> bool:
-    """Whether no group holds more than ``max_detections`` evaluated detections: then every
-    evaluated detection is kept, whatever its rank."""
-    if not len(dt_group) or max_detections <= 0:
-        return False
-    if dt_group.min() >= 0:
-        return int(np.bincount(dt_group).max()) <= max_detections
-    return int(np.bincount(dt_group + 1)[1:].max(initial=0)) <= max_detections
+def _group_sizes(dt_group: np.ndarray, evaluated: np.ndarray | None) -> np.ndarray:
+    """The evaluated detections of each group (index: the group key)."""
+    return np.bincount(_subset(dt_group, evaluated))
+
+
+def _kept_without_ranks(sizes: np.ndarray, max_detections: int) -> bool:
+    """Whether no group holds more than ``max_detections`` evaluated detections (``sizes``:
+    :func:`_group_sizes`): then every evaluated detection is kept, whatever its rank."""
+    return bool(len(sizes) and 0 < max_detections and sizes.max() <= max_detections)
 
 
 def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt_crowd,
@@ -675,9 +677,10 @@ def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt
             return _pair_chunks(dt_group, kept_rows, gt_group, similarity, effective.min())
         return None, []
 
-    if not _kept_without_ranks(dt_group, max_detections):
+    sizes = _group_sizes(dt_group, evaluated)
+    if not _kept_without_ranks(sizes, max_detections):
         score_rank, _ = descending_rank(scores)
-        dt_rank = _group_ranks(dt_group, evaluated, score_rank, tie)
+        dt_rank = _group_ranks(dt_group, evaluated, score_rank, tie, sizes)
         dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
         chunk, bounds = pair_plan(np.flatnonzero(dt_kept))
         pairs = _joined_pairs(thread_map(chunk, bounds, threads))
@@ -694,7 +697,7 @@ def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt
     dt_score_rank = _spread(score_rank, evaluated, n_dt)
     order_keys = [dt_score_rank] if tie is None else [dt_score_rank, tie]
     dt_rank, found = thread_map(
-        lambda item: (_group_ranks(dt_group, evaluated, score_rank, tie) if item == 0
+        lambda item: (_group_ranks(dt_group, evaluated, score_rank, tie, sizes) if item == 0
                       else rounds(*pairs, order_keys=order_keys)), [0, 1], threads)
     return dt_rank, dt_score_rank, dt_kept, found
 
