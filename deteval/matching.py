@@ -23,7 +23,11 @@ carried between rounds is which object is taken at each (area range, threshold).
 which each detection's candidates are, in every area range, all ignored or all not, makes
 the same choices in every range (the preference for objects that are not ignored never
 decides), so it is matched for the first range only and its matches are copied; in COCO
-data that is most groups.
+data that is most groups. In a round, each detection takes its object with one running
+maximum over the round's pairs, each pair packed as (detection, preference if allowed,
+position) in one int64 (:func:`_last_best`). The ranks and the pairs, then the ranks in
+groups and the rounds, run side by side on ``threads`` threads when no group holds more
+than ``max_detections`` detections (docs/threads.md §3).
 
 ``rule="voc"`` applies the Pascal VOC rule instead (devkit ``VOCevaldet.m``, detectron2
 ``voc_eval``; docs/protocols/voc.md):
@@ -491,8 +495,9 @@ def match_detections(
         or above it (the devkit).
     threads : int or None
         Threads computing ``similarity`` on chunks of candidate pairs at once (None: every
-        core). Give more than 1 only with a ``similarity`` that may run on several threads
-        at a time. The table is the same for every value.
+        core), and, with the COCO rule, the ranks beside them. Give more than 1 only with a
+        ``similarity`` that may run on several threads at a time. The table is the same
+        for every value.
 
     Returns
     -------
