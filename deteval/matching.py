@@ -365,11 +365,12 @@ def _pair_chunks(dt_group, dt_kept_rows, gt_group, similarity, min_threshold):
     first_of_group = np.cumsum(count_of_group, dtype=small)
     first_of_group -= count_of_group
     count = count_of_group.take(group_of_dt)
+    most = int(count_of_group.max(initial=0))      # (a detection's pairs at most)
     del count_of_group
     # Split the detections where the running pair count crosses a multiple of the step: the
     # fewest chunks of at most _PAIR_CHUNK pairs, of equal sizes (107k pairs: 54k + 54k, not
     # 65.5k + 42k, so that two threads end together). Cut by the pair count alone.
-    wide = np.int32 if len(count) * int(count.max(initial=0)) < 2**31 else np.int64
+    wide = np.int32 if len(count) * most < 2**31 else np.int64
     ends = np.cumsum(count, dtype=wide)
     total = int(ends[-1]) if len(ends) else 0
     step = -(-total // max(-(-total // _PAIR_CHUNK), 1))
