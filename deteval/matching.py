@@ -640,8 +640,8 @@ def _group_ranks(dt_group: np.ndarray, evaluated: np.ndarray | None, score_rank:
     first -= np.bincount(groups) if sizes is None else sizes
     position = np.empty(len(groups), dtype=np.int64)
     position[order] = np.arange(len(groups))
+    position -= np.take(first, groups, out=order)   # (into the order's buffer, now unused)
     del order
-    position -= first.take(groups)
     return _spread(position, evaluated, len(dt_group))
 
 
