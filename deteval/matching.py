@@ -656,6 +656,11 @@ def _kept_without_ranks(sizes: np.ndarray, max_detections: int) -> bool:
     return bool(len(sizes) and 0 < max_detections and sizes.max() <= max_detections)
 
 
+#: Evaluated detections from which the matcher's ranks run beside the pairs and the rounds
+#: on threads (below, on the calling thread: the sorts take less than a thread's start).
+_SIDE_BY_SIDE_MIN = 1 << 14
+
+
 def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt_crowd,
                 gt_ignored, similarity, thresholds, threads):
     """pycocotools' rule over every group at once: the detections' ranks in their groups,
@@ -695,8 +700,11 @@ def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt
 
     dt_kept = dt_group >= 0
     chunk, bounds = pair_plan(np.arange(n_dt) if evaluated is None else evaluated)
+    # (few detections: the sorts on the calling thread, where starting a thread and
+    # importing threading cost more; the pairs still on threads when they are many)
+    side_by_side = threads if len(scores) >= _SIDE_BY_SIDE_MIN else 1
     first = thread_map(lambda item: descending_rank(scores)[0] if item is None else chunk(item),
-                       [None, *bounds], threads)
+                       [None, *bounds], side_by_side if len(bounds) < 2 else threads)
     score_rank = first[0]
     pairs = _joined_pairs(first[1:])
     del first
@@ -704,7 +712,7 @@ def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt
     order_keys = [dt_score_rank] if tie is None else [dt_score_rank, tie]
     dt_rank, found = thread_map(
         lambda item: (_group_ranks(dt_group, evaluated, score_rank, tie, sizes) if item == 0
-                      else rounds(*pairs, order_keys=order_keys)), [0, 1], threads)
+                      else rounds(*pairs, order_keys=order_keys)), [0, 1], side_by_side)
     return dt_rank, dt_score_rank, dt_kept, found
 
 

@@ -2,13 +2,14 @@
 
 ``match_detections`` (COCO rule) runs as two steps of independent tasks when no group holds
 more than ``max_detections`` detections (the score ranks beside the chunks of candidate
-pairs, then the ranks in groups beside the rounds), and ranks first otherwise
-(docs/threads.md §3). The rounds choose each detection's object with one packed running
-maximum (``_last_best``), or per segment when the numbers do not fit in 63 bits. These
-tests hash every array of the table (dtype and bytes) and require the same hash for 1, 2
-and 3 threads, for tiny pair chunks, for the ranks-first way and for the per-segment
-choice, on seeded datasets with tied scores, crowds, images and categories without objects
-or detections, pooled categories and groups beyond ``max_detections``.
+pairs, then the ranks in groups beside the rounds; on threads from ``_SIDE_BY_SIDE_MIN``
+detections, which the tests lower to 0), and ranks first otherwise (docs/threads.md §3).
+The rounds choose each detection's object with one packed running maximum
+(``_last_best``), or per segment when the numbers do not fit in 63 bits. These tests hash
+every array of the table (dtype and bytes) and require the same hash for 1, 2 and 3
+threads, for tiny pair chunks, for the ranks-first way and for the per-segment choice, on
+seeded datasets with tied scores, crowds, images and categories without objects or
+detections, pooled categories and groups beyond ``max_detections``.
 """
 
 from __future__ import annotations
@@ -36,9 +37,12 @@ def table_hash(table: matching.MatchTable) -> str:
 
 
 def variants(monkeypatch, run):
-    """``run(threads)``'s table hashed for 1, 2 and 3 threads, with pair chunks of 3
-    pairs, with the ranks computed first, and with the per-segment choice."""
-    hashes = {f"threads={t}": table_hash(run(t)) for t in (1, 2, 3)}
+    """``run(threads)``'s table hashed for 1, 2 and 3 threads (the tasks on threads from
+    any number of detections, and from the default number), with pair chunks of 3 pairs,
+    with the ranks computed first, and with the per-segment choice."""
+    hashes = {"default, threads=2": table_hash(run(2))}
+    monkeypatch.setattr(matching, "_SIDE_BY_SIDE_MIN", 0)
+    hashes.update({f"threads={t}": table_hash(run(t)) for t in (1, 2, 3)})
     with monkeypatch.context() as patch:
         patch.setattr(matching, "_PAIR_CHUNK", 3)
         hashes["chunks of 3"] = table_hash(run(2))
