@@ -766,15 +766,20 @@ def _rounds(pair_dt, pair_gt, values, *, order_keys, dt_group, gt_crowd, gt_igno
             key = key + regular * ~gt_ignored.take(p_gt, axis=1)[:, None, :]
         at, picked, n_seg = _last_best(ok, key, segment[sl] - segment[sl.start],
                                        np.flatnonzero(last_of_dt[sl]), key_bits)
-        a_idx, t_idx = np.divmod(at // n_seg, n_t)
+        row = at // n_seg                   # area * T + threshold
         g_rows = p_gt.take(picked)
-        taken.ravel()[(a_idx * n_t + t_idx) * n_gt + g_rows] = True
+        flat = row * n_gt
+        flat += g_rows
+        taken.ravel()[flat] = True
         d_rows = p_dt.take(picked).astype(d_type)
-        a_idx, t_idx, g_rows = a_idx.astype(a_type), t_idx.astype(t_type), g_rows.astype(g_type)
-        if one_range:       # the same matches in every range
+        g_rows = g_rows.astype(g_type)
+        if one_range:       # area 0 only (row is the threshold): the same in every range
             a_idx = np.repeat(all_areas.astype(a_type), len(picked))
             t_idx, d_rows, g_rows = (np.concatenate([v] * n_a) if n_a else v[:0]
-                                     for v in (t_idx, d_rows, g_rows))
+                                     for v in (row.astype(t_type), d_rows, g_rows))
+        else:
+            a_idx, t_idx = np.divmod(row, n_t)
+            a_idx, t_idx = a_idx.astype(a_type), t_idx.astype(t_type)
         found_a.append(a_idx)
         found_t.append(t_idx)
         found_d.append(d_rows)
