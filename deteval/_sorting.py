@@ -53,27 +53,33 @@ def descending_rank(values: np.ndarray) -> tuple[np.ndarray, int]:
     n = len(values)
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
-    if np.isnan(values).any():      # one rank for every NaN, the last
+    lowest = values.min()       # NaN if any value is
+    if np.isnan(lowest):        # one rank for every NaN, the last
         distinct, inverse = np.unique(-values, return_inverse=True)
         return inverse.astype(np.int64).ravel(), len(distinct)
     # The float's bits as an integer that orders like the float (negative floats have their
     # magnitude bits flipped), complemented for descending order, as unsigned; its top bits
     # and the row index packed and sorted. Distinct values that agree on those top bits can
-    # come out of order: each such run of equal top bits is sorted again on its own.
+    # come out of order: each such run of equal top bits is sorted again on its own. Three
+    # buffers of n: the keys (later the ranks in order), the rows (later the order) and the
+    # values in order (later the ranks).
     bits = _index_bits(n)
     key = (values + 0.0).view(np.int64)        # + 0.0: -0.0 becomes 0.0
-    flip = key >> 63                           # all ones for negative floats
-    flip &= _MAGNITUDE
-    key ^= flip
-    del flip
+    if lowest < 0:
+        flip = key >> 63                       # all ones for negative floats
+        flip &= _MAGNITUDE
+        key ^= flip
+        del flip
     np.invert(key, out=key)
     packed = key.view(np.uint64)
     packed ^= _SIGN
     packed >>= np.uint64(bits)
     packed <<= np.uint64(bits)
-    packed |= np.arange(n, dtype=np.uint64)
+    rows = np.arange(n, dtype=np.uint64)
+    packed |= rows
     packed.sort()
-    order = (packed & np.uint64((1 << bits) - 1)).view(np.int64)
+    order = np.bitwise_and(packed, np.uint64((1 << bits) - 1), out=rows).view(np.int64)
+    del rows
     ordered = values.take(order)
     rising = np.flatnonzero(ordered[1:] > ordered[:-1])
     if len(rising):
@@ -89,11 +95,13 @@ def descending_rank(values: np.ndarray) -> tuple[np.ndarray, int]:
         rows = rows.take(np.lexsort((rows, -values.take(rows), run)))
         order[redo] = rows
         ordered[redo] = values.take(rows)
-    new_value = np.empty(n, dtype=np.int64)
+    new_value = packed.view(np.int64)
+    del packed, key
     new_value[0] = 0
     np.not_equal(ordered[1:], ordered[:-1], out=new_value[1:])
     np.cumsum(new_value, out=new_value)
-    ranks = np.empty(n, dtype=np.int64)
+    ranks = ordered.view(np.int64)
+    del ordered
     ranks[order] = new_value
     return ranks, int(new_value[-1]) + 1
 

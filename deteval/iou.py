@@ -323,4 +323,37 @@ def coco_pair_iou(dt_xywh: Any, gt_xywh: Any, iscrowd: Any) -> np.ndarray:
             f"dt_xywh and gt_xywh must have the same number of rows; got {len(dt)} and {len(gt)}"
         )
     crowd = _as_crowd(iscrowd, len(gt))
-    return coco_iou(tuple(dt.T), tuple(gt.T), crowd)
+    return _coco_iou_aligned(tuple(dt.T), tuple(gt.T), crowd)
+
+
+def _coco_iou_aligned(dt: tuple[np.ndarray, ...], gt: tuple[np.ndarray, ...],
+                      crowd: np.ndarray) -> np.ndarray:
+    """:func:`coco_iou` of aligned ``(p,)`` columns: the same operations in the same order
+    (so the same bits), written into four buffers of ``p`` instead of a new array each (the
+    matcher's candidate pairs: ~200 bytes a pair before, fewer passes over fresh memory)."""
+    dx, dy, dw, dh = dt
+    gx, gy, gw, gh = gt
+    with np.errstate(all="ignore"):
+        iw = np.add(dx, dw)
+        other = np.add(gx, gw)
+        np.fmin(iw, other, out=iw)
+        np.fmax(dx, gx, out=other)
+        iw -= other
+        ih = np.add(dy, dh)
+        np.add(gy, gh, out=other)
+        np.fmin(ih, other, out=ih)
+        np.fmax(dy, gy, out=other)
+        ih -= other
+        inter = np.multiply(iw, ih)
+        dt_area = np.multiply(dw, dh)
+        union = np.multiply(gw, gh, out=other)
+        union += dt_area
+        union -= inter
+        np.copyto(union, dt_area, where=crowd)
+        del dt_area
+        iou = np.divide(inter, union, out=inter)
+    # C skips the pair when ``iw <= 0``, which is False for NaN: NaN goes on to the division.
+    apart = iw <= 0
+    apart |= ih <= 0
+    iou[apart] = 0.0
+    return iou

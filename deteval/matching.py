@@ -23,7 +23,11 @@ carried between rounds is which object is taken at each (area range, threshold).
 which each detection's candidates are, in every area range, all ignored or all not, makes
 the same choices in every range (the preference for objects that are not ignored never
 decides), so it is matched for the first range only and its matches are copied; in COCO
-data that is most groups.
+data that is most groups. In a round, each detection takes its object with one running
+maximum over the round's pairs, each pair packed as (detection, preference if allowed,
+position) in one int64 (:func:`_last_best`). The ranks and the pairs, then the ranks in
+groups and the rounds, run side by side on ``threads`` threads when no group holds more
+than ``max_detections`` detections (docs/threads.md §3).
 
 ``rule="voc"`` applies the Pascal VOC rule instead (devkit ``VOCevaldet.m``, detectron2
 ``voc_eval``; docs/protocols/voc.md):
@@ -45,6 +49,7 @@ and the later ones are duplicates, which is computed for all groups at once.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -340,37 +345,62 @@ def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold
     Returns detection rows, GT rows (GT in file order inside a group) and similarities.
     The similarity of each chunk of pairs is computed on up to ``threads`` threads.
     """
+    chunk, bounds = _pair_chunks(dt_group, dt_kept_rows, gt_group, similarity, min_threshold)
+    return _joined_pairs(thread_map(chunk, bounds, threads))
+
+
+def _pair_chunks(dt_group, dt_kept_rows, gt_group, similarity, min_threshold):
+    """The candidate pairs as independent chunks: a function computing one chunk's pairs
+    (detection rows, GT rows, similarities >= ``min_threshold``) and the chunks' bounds, in
+    order (their pairs joined in that order are :func:`_candidate_pairs`')."""
     gt_rows = np.flatnonzero(gt_group >= 0)
     gt_rows = gt_rows[lexorder([gt_group[gt_rows]])]
-    group_of_dt = dt_group[dt_kept_rows]
+    # (every row kept, the usual case: the groups themselves, no gathered copy)
+    group_of_dt = dt_group if len(dt_kept_rows) == len(dt_group) else dt_group[dt_kept_rows]
     n_groups = int(max(gt_group.max(initial=-1), group_of_dt.max(initial=-1))) + 1
-    per_group = np.bincount(gt_group[gt_rows], minlength=n_groups)
-    # (per kept detection, alive through the chunks: int32 where the objects fit)
+    # (per group and per kept detection, alive through the chunks: int32 where the objects
+    # fit; each chunk looks up its detections' first objects itself)
     small = np.int32 if len(gt_group) < 2**31 else np.int64
-    first = (np.cumsum(per_group) - per_group).astype(small).take(group_of_dt)
-    count = per_group.astype(small).take(group_of_dt)
-    del group_of_dt
+    count_of_group = np.bincount(gt_group[gt_rows], minlength=n_groups).astype(small)
+    first_of_group = np.cumsum(count_of_group, dtype=small)
+    first_of_group -= count_of_group
+    count = count_of_group.take(group_of_dt)
+    most = int(count_of_group.max(initial=0))      # (a detection's pairs at most)
+    del count_of_group
     # Split the detections where the running pair count crosses a multiple of the step: the
     # fewest chunks of at most _PAIR_CHUNK pairs, of equal sizes (107k pairs: 54k + 54k, not
     # 65.5k + 42k, so that two threads end together). Cut by the pair count alone.
-    ends = np.cumsum(count, dtype=np.int64)
+    wide = np.int32 if len(count) * most < 2**31 else np.int64
+    ends = np.cumsum(count, dtype=wide)
     total = int(ends[-1]) if len(ends) else 0
     step = -(-total // max(-(-total // _PAIR_CHUNK), 1))
-    cuts = np.searchsorted(ends, np.arange(step, total, max(step, 1)), side="right")
+    cuts = np.searchsorted(ends, np.arange(step, total, max(step, 1), dtype=wide), side="right")
     del ends
 
     def chunk(bounds):
         lo, hi = bounds
         c = count[lo:hi]
         pair_dt = np.repeat(dt_kept_rows[lo:hi], c)
-        offsets = np.arange(len(pair_dt)) - np.repeat(np.cumsum(c) - c, c)
-        pair_gt = gt_rows[np.repeat(first[lo:hi], c) + offsets]
+        # each pair's position in gt_rows: its detection's group's first object, plus its
+        # place among the detection's pairs (one repeat of the difference, then + arange)
+        shift = first_of_group.take(group_of_dt[lo:hi]).astype(np.int64)
+        shift -= np.cumsum(c, dtype=np.int64)
+        shift += c
+        offsets = np.repeat(shift, c)
+        offsets += np.arange(len(offsets))
+        pair_gt = gt_rows.take(offsets)
+        del offsets, shift
         values = np.asarray(similarity(pair_dt, pair_gt), dtype=np.float64)
         keep = values >= min_threshold
         return pair_dt[keep], pair_gt[keep], values[keep]
 
-    parts = thread_map(chunk, zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(count)].tolist()),
-                       threads)
+    return chunk, list(zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(count)].tolist()))
+
+
+def _joined_pairs(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The chunks' (detection rows, GT rows, similarities) joined in order."""
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     return tuple(np.concatenate(column) for column in zip(*parts))
 
 
@@ -383,9 +413,17 @@ def _shared_choice(pair_group: np.ndarray, dt_starts: np.ndarray, pair_gt: np.nd
     """
     if len(pair_gt) == 0:
         return np.ones(0, dtype=bool)
-    flags = gt_ignored[:, pair_gt]
-    mixed = (np.logical_or.reduceat(flags, dt_starts, axis=1)
-             & ~np.logical_and.reduceat(flags, dt_starts, axis=1)).any(axis=0)
+    # Ignored candidates per detection, range by range, from running counts (a reduction
+    # per detection costs a call per detection of one or two pairs).
+    bounds = np.r_[dt_starts, len(pair_gt)]
+    lengths = np.diff(bounds)
+    running = np.zeros(len(pair_gt) + 1, dtype=np.int64)
+    mixed = np.zeros(len(dt_starts), dtype=bool)
+    for flags in gt_ignored:
+        np.cumsum(flags.take(pair_gt), out=running[1:])
+        ignored = running.take(bounds[1:])
+        ignored -= running.take(bounds[:-1])
+        mixed |= (ignored > 0) & (ignored < lengths)
     if not mixed.any():
         return np.ones(len(pair_gt), dtype=bool)
     in_mixed = np.zeros(int(pair_group.max()) + 1, dtype=bool)
@@ -458,8 +496,9 @@ def match_detections(
         or above it (the devkit).
     threads : int or None
         Threads computing ``similarity`` on chunks of candidate pairs at once (None: every
-        core). Give more than 1 only with a ``similarity`` that may run on several threads
-        at a time. The table is the same for every value.
+        core), and, with the COCO rule, the ranks beside them. Give more than 1 only with a
+        ``similarity`` that may run on several threads at a time. The table is the same
+        for every value.
 
     Returns
     -------
@@ -510,28 +549,25 @@ def match_detections(
     gt_group = np.asarray(gt_group, dtype=np.int64)
     thresholds = np.asarray(iou_thresholds, dtype=np.float64)
     area_ranges = np.asarray(area_ranges, dtype=np.float64).reshape(-1, 2)
-    n_a = len(area_ranges)
-
-    dt_rank, dt_score_rank = _rank_in_groups(dt_group, dt_scores, dt_tie_key)
-    dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
 
     lo, hi = area_ranges[:, 0:1], area_ranges[:, 1:2]
     gt_evaluated = gt_group >= 0
     gt_ignored = gt_ignore[None, :] | (gt_area[None, :] < lo) | (gt_area[None, :] > hi)
     dt_out = (dt_area[None, :] < lo) | (dt_area[None, :] > hi)
 
-    kept_rows = np.flatnonzero(dt_kept)
     if rule == "voc":
+        dt_rank, dt_score_rank = _rank_in_groups(dt_group, dt_scores, dt_tie_key)
+        dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
         return _match_voc(
             dt_group=dt_group, dt_rank=dt_rank, dt_kept=dt_kept, dt_score_rank=dt_score_rank,
-            dt_out=dt_out, kept_rows=kept_rows, gt_group=gt_group, gt_crowd=gt_crowd,
-            gt_ignored=gt_ignored & gt_evaluated, similarity=similarity,
+            dt_out=dt_out, kept_rows=np.flatnonzero(dt_kept), gt_group=gt_group,
+            gt_crowd=gt_crowd, gt_ignored=gt_ignored & gt_evaluated, similarity=similarity,
             thresholds=thresholds, area_ranges=area_ranges, strict=bool(strict), threads=threads)
 
-    found_a, found_t, found_d, found_g = _match_coco(
-        dt_group=dt_group, dt_rank=dt_rank, kept_rows=kept_rows, gt_group=gt_group,
-        gt_crowd=gt_crowd, gt_ignored=gt_ignored, similarity=similarity,
-        thresholds=thresholds, n_areas=n_a, threads=threads)
+    dt_rank, dt_score_rank, dt_kept, (found_a, found_t, found_d, found_g) = _match_coco(
+        dt_group=dt_group, dt_scores=dt_scores, dt_tie_key=dt_tie_key,
+        max_detections=max_detections, gt_group=gt_group, gt_crowd=gt_crowd,
+        gt_ignored=gt_ignored, similarity=similarity, thresholds=thresholds, threads=threads)
 
     def cat(name, parts):
         column = np.concatenate(parts) if parts else np.zeros(0, np.int64)
@@ -555,38 +591,213 @@ def _rank_in_groups(dt_group: np.ndarray, dt_scores: np.ndarray,
                     dt_tie_key: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Each detection's rank inside its group (descending score, then ``dt_tie_key``, then
     input order) and its rank among all evaluated scores; -1 for detections not evaluated."""
-    n_dt = len(dt_group)
-    evaluated = np.flatnonzero(dt_group >= 0)
-    score_rank, _ = descending_rank(dt_scores[evaluated])
-    keys = [dt_group[evaluated], score_rank]
-    if dt_tie_key is not None:
-        keys.append(np.asarray(dt_tie_key, dtype=np.int64)[evaluated])
-    order = evaluated[lexorder(keys)]
-    dt_rank = np.full(n_dt, -1, dtype=np.int64)
-    dt_rank[order] = rank_within_groups(dt_group[order])
-    dt_score_rank = np.full(n_dt, -1, dtype=np.int64)
-    dt_score_rank[evaluated] = score_rank
-    return dt_rank, dt_score_rank
+    evaluated = _evaluated_rows(dt_group)
+    score_rank, _ = descending_rank(_subset(dt_scores, evaluated))
+    dt_rank = _group_ranks(dt_group, evaluated, score_rank, _tie_key(dt_tie_key))
+    return dt_rank, _spread(score_rank, evaluated, len(dt_group))
 
 
-def _match_coco(*, dt_group, dt_rank, kept_rows, gt_group, gt_crowd, gt_ignored, similarity,
-                thresholds, n_areas, threads) -> tuple[list, list, list, list]:
-    """pycocotools' greedy rule over every group at once, in rounds (the k-th detection of
-    every group in round k): the matches as lists of (area, threshold, detection, object)
-    index arrays, one entry per round part."""
-    n_gt, n_t, n_a = len(gt_group), len(thresholds), n_areas
+def _evaluated_rows(dt_group: np.ndarray) -> np.ndarray | None:
+    """Rows of the evaluated detections (group >= 0); None when every one is (the usual
+    case, which then needs no subset copies)."""
+    return None if dt_group.min(initial=0) >= 0 else np.flatnonzero(dt_group >= 0)
+
+
+def _subset(values, rows: np.ndarray | None) -> np.ndarray:
+    """``values`` at ``rows`` (None: all of them, uncopied)."""
+    values = np.asarray(values)
+    return values if rows is None else values.take(rows)
+
+
+def _tie_key(dt_tie_key) -> np.ndarray | None:
+    return None if dt_tie_key is None else np.asarray(dt_tie_key, dtype=np.int64)
+
+
+def _spread(values: np.ndarray, rows: np.ndarray | None, n: int) -> np.ndarray:
+    """Per row: ``values`` of the evaluated ``rows`` (None: every row, ``values`` itself),
+    -1 elsewhere."""
+    if rows is None:
+        return values
+    out = np.full(n, -1, dtype=np.int64)
+    out[rows] = values
+    return out
+
+
+def _group_ranks(dt_group: np.ndarray, evaluated: np.ndarray | None, score_rank: np.ndarray,
+                 tie: np.ndarray | None, sizes: np.ndarray | None = None) -> np.ndarray:
+    """Each detection's rank inside its group from the dense ranks of the evaluated scores
+    (descending score, then ``tie``, then input order); -1 for detections not evaluated.
+    ``sizes``: the evaluated detections of each group (:func:`_group_sizes`), if known."""
+    groups = _subset(dt_group, evaluated)
+    keys = [groups, score_rank]
+    if tie is not None:
+        keys.append(_subset(tie, evaluated))
+    order = lexorder(keys)
+    del keys
+    # A detection's rank in its group: its position in that order less its group's first
+    # position (the sizes of the groups before it).
+    first = np.cumsum(np.bincount(groups) if sizes is None else sizes)
+    first -= np.bincount(groups) if sizes is None else sizes
+    position = np.empty(len(groups), dtype=np.int64)
+    position[order] = np.arange(len(groups))
+    position -= np.take(first, groups, out=order)   # (into the order's buffer, now unused)
+    del order
+    return _spread(position, evaluated, len(dt_group))
+
+
+def _group_sizes(dt_group: np.ndarray, evaluated: np.ndarray | None) -> np.ndarray:
+    """The evaluated detections of each group (index: the group key)."""
+    return np.bincount(_subset(dt_group, evaluated))
+
+
+def _kept_without_ranks(sizes: np.ndarray, max_detections: int) -> bool:
+    """Whether no group holds more than ``max_detections`` evaluated detections (``sizes``:
+    :func:`_group_sizes`): then every evaluated detection is kept, whatever its rank."""
+    return bool(len(sizes) and 0 < max_detections and sizes.max() <= max_detections)
+
+
+#: Evaluated detections from which the matcher's ranks run beside the pairs and the rounds
+#: on threads (below, on the calling thread: the sorts take less than a thread's start).
+_SIDE_BY_SIDE_MIN = 1 << 14
+
+
+def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt_crowd,
+                gt_ignored, similarity, thresholds, threads):
+    """pycocotools' rule over every group at once: the detections' ranks in their groups,
+    their dense score ranks, which are kept, and the matches (lists of area, threshold,
+    detection and object index arrays, one entry per round part; see :func:`_rounds`).
+
+    When no group holds more than ``max_detections`` detections the kept ones are known
+    before any rank, and the work runs as two steps of independent tasks on up to
+    ``threads`` threads: the dense score ranks beside the chunks of candidate pairs, then
+    the ranks in groups beside the rounds (which order each group's pairs by the score
+    ranks and the tie key, the order of the ranks in groups). Otherwise the ranks come
+    first, then the pairs of the kept detections, then the rounds. The tasks are the same
+    for every ``threads``, and so is every array.
+    """
+    n_dt, n_t = len(dt_group), len(thresholds)
     effective = np.minimum(thresholds, _IOU_CAP)
-    if n_t and len(kept_rows) and n_gt:
-        pair_dt, pair_gt, values = _candidate_pairs(dt_group, kept_rows, gt_group, similarity,
-                                                    effective.min(), threads)
-    else:
-        pair_dt = pair_gt = np.zeros(0, np.int64)
-        values = np.zeros(0)
+    evaluated = _evaluated_rows(dt_group)
+    tie = _tie_key(dt_tie_key)
+    scores = _subset(dt_scores, evaluated)
+    rounds = functools.partial(_rounds, dt_group=dt_group, gt_crowd=gt_crowd,
+                               gt_ignored=gt_ignored, thresholds=effective, n_dt=n_dt)
 
+    def pair_plan(kept_rows):
+        if n_t and len(kept_rows) and len(gt_group):
+            return _pair_chunks(dt_group, kept_rows, gt_group, similarity, effective.min())
+        return None, []
+
+    sizes = _group_sizes(dt_group, evaluated)
+    if not _kept_without_ranks(sizes, max_detections):
+        score_rank, _ = descending_rank(scores)
+        dt_rank = _group_ranks(dt_group, evaluated, score_rank, tie, sizes)
+        dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
+        chunk, bounds = pair_plan(np.flatnonzero(dt_kept))
+        pairs = _joined_pairs(thread_map(chunk, bounds, threads))
+        return (dt_rank, _spread(score_rank, evaluated, n_dt), dt_kept,
+                rounds(*pairs, order_keys=[dt_rank]))
+
+    dt_kept = dt_group >= 0
+    chunk, bounds = pair_plan(np.arange(n_dt) if evaluated is None else evaluated)
+    # (few detections: the sorts on the calling thread, where starting a thread and
+    # importing threading cost more; the pairs still on threads when they are many)
+    side_by_side = threads if len(scores) >= _SIDE_BY_SIDE_MIN else 1
+    first = thread_map(lambda item: descending_rank(scores)[0] if item is None else chunk(item),
+                       [None, *bounds], side_by_side if len(bounds) < 2 else threads)
+    score_rank = first[0]
+    pairs = _joined_pairs(first[1:])
+    del first
+    dt_score_rank = _spread(score_rank, evaluated, n_dt)
+    order_keys = [dt_score_rank] if tie is None else [dt_score_rank, tie]
+    dt_rank, found = thread_map(
+        lambda item: (_group_ranks(dt_group, evaluated, score_rank, tie, sizes) if item == 0
+                      else rounds(*pairs, order_keys=order_keys)), [0, 1], side_by_side)
+    return dt_rank, dt_score_rank, dt_kept, found
+
+
+def _rounds(pair_dt, pair_gt, values, *, order_keys, dt_group, gt_crowd, gt_ignored,
+            thresholds, n_dt) -> tuple[list, list, list, list]:
+    """The greedy rounds on the candidate pairs (the k-th detection of every group in round
+    k; ``thresholds``: the effective ones): the matches as lists of (area, threshold,
+    detection, object) index arrays, one entry per round part.
+
+    ``order_keys``: per detection row, keys that order the detections of a group as their
+    ranks do (the ranks themselves, or the dense score rank and the tie key).
+    """
+    n_gt, n_t, n_a = len(gt_crowd), len(thresholds), len(gt_ignored)
+    pair_dt, pair_gt, values, part_bounds = _round_parts(pair_dt, pair_gt, values, order_keys,
+                                                         dt_group, gt_ignored)
+    taken = np.zeros((n_a, n_t, n_gt), dtype=bool)
+    found_a, found_t, found_d, found_g = [], [], [], []
+    # The parts in the table's narrow types from the start (MATCH_COLUMN_TYPES): they are
+    # the largest arrays of the match stage.
+    a_type, t_type, d_type, g_type = (
+        narrow_match_column(name, np.array([0, max(size - 1, 0)])).dtype
+        for name, size in (("match_area", n_a), ("match_threshold", n_t),
+                           ("match_dt", n_dt), ("match_gt", n_gt)))
+    thr = thresholds[None, :, None]
+    all_areas = np.arange(n_a)
+    # Each pair's preference as one integer: the dense rank of its similarity (1 for the
+    # lowest; -0.0 and 0.0 tie), plus ``regular`` where the object is not ignored in the
+    # range (objects that are not ignored first, then the similarity).
+    rank, n_values = descending_rank(values)
+    np.subtract(n_values, rank, out=rank)
+    regular = n_values + 1
+    key_bits = int(2 * n_values + 1).bit_length()
+    # Pairs come detection by detection (each detection's objects in a row): the segments
+    # whose best allowed object each detection takes.
+    new_dt = np.empty(len(pair_dt), dtype=bool)
+    new_dt[:1] = True
+    np.not_equal(pair_dt[1:], pair_dt[:-1], out=new_dt[1:])
+    segment = np.cumsum(new_dt) - 1
+    last_of_dt = np.r_[new_dt[1:], True] if len(new_dt) else new_dt
+    for k in range(len(part_bounds) - 1):
+        sl = slice(part_bounds[k], part_bounds[k + 1])
+        if sl.start == sl.stop:
+            continue
+        p_dt, p_gt, p_val = pair_dt[sl], pair_gt[sl], values[sl]
+        one_range = k % 2 == 0
+        state = taken[:1] if one_range else taken
+        free = gt_crowd.take(p_gt)[None, None, :] | ~state.take(p_gt, axis=2)
+        ok = free & (p_val[None, None, :] >= thr)
+        key = rank[sl]
+        if not one_range:
+            key = key + regular * ~gt_ignored.take(p_gt, axis=1)[:, None, :]
+        at, picked, n_seg = _last_best(ok, key, segment[sl] - segment[sl.start],
+                                       np.flatnonzero(last_of_dt[sl]), key_bits)
+        row = at // n_seg                   # area * T + threshold
+        g_rows = p_gt.take(picked)
+        flat = row * n_gt
+        flat += g_rows
+        taken.ravel()[flat] = True
+        d_rows = p_dt.take(picked).astype(d_type)
+        g_rows = g_rows.astype(g_type)
+        if one_range:       # area 0 only (row is the threshold): the same in every range
+            a_idx = np.repeat(all_areas.astype(a_type), len(picked))
+            t_idx, d_rows, g_rows = (np.concatenate([v] * n_a) if n_a else v[:0]
+                                     for v in (row.astype(t_type), d_rows, g_rows))
+        else:
+            a_idx, t_idx = np.divmod(row, n_t)
+            a_idx, t_idx = a_idx.astype(a_type), t_idx.astype(t_type)
+        found_a.append(a_idx)
+        found_t.append(t_idx)
+        found_d.append(d_rows)
+        found_g.append(g_rows)
+
+    return found_a, found_t, found_d, found_g
+
+
+def _round_parts(pair_dt, pair_gt, values, order_keys, dt_group, gt_ignored):
+    """The pairs in the order of the rounds, and the bounds of the round parts: part ``2r``
+    holds round ``r``'s pairs of the groups that choose alike in every range, part
+    ``2r + 1`` the others' (see the matcher)."""
     # Round of each pair: dense rank of its detection among the detections of its group that
-    # have candidates. Sort pairs by (round, group, detection, GT file order).
-    pair_group = dt_group[pair_dt]
-    pair_order = lexorder([pair_group, dt_rank[pair_dt], pair_gt], rows_are_unique=True)
+    # have candidates. Sort pairs by (group, the detections' order, GT file order): pairs come
+    # detection by detection in row order, each detection's objects in file order, and
+    # equal keys keep that order.
+    pair_group = dt_group.take(pair_dt)
+    pair_order = lexorder([pair_group, *(key.take(pair_dt) for key in order_keys)])
     pair_dt, pair_gt, values = pair_dt[pair_order], pair_gt[pair_order], values[pair_order]
     pair_group = pair_group[pair_order]
     new_dt = np.r_[True, pair_dt[1:] != pair_dt[:-1]] if len(pair_dt) else np.zeros(0, bool)
@@ -603,64 +814,44 @@ def _match_coco(*, dt_group, dt_rank, kept_rows, gt_group, gt_crowd, gt_ignored,
     pair_dt, pair_gt, values = pair_dt[by_round], pair_gt[by_round], values[by_round]
     part_bounds = np.searchsorted(part_key[by_round], np.arange(2 * dt_round.max() + 3)
                                   if len(dt_round) else np.zeros(1, np.int64))
+    return pair_dt, pair_gt, values, part_bounds
 
-    taken = np.zeros((n_a, n_t, n_gt), dtype=bool)
-    found_a, found_t, found_d, found_g = [], [], [], []
-    # The parts in the table's narrow types from the start (MATCH_COLUMN_TYPES): they are
-    # the largest arrays of the match stage.
-    a_type, t_type, d_type, g_type = (
-        narrow_match_column(name, np.array([0, max(size - 1, 0)])).dtype
-        for name, size in (("match_area", n_a), ("match_threshold", n_t),
-                           ("match_dt", len(dt_group)), ("match_gt", n_gt)))
-    thr = effective[None, :, None]
-    all_areas = np.arange(n_a)
-    # Each pair's preference as one int64 when every similarity is in [0, 2) (IoU and OKS
-    # always are): objects that are not ignored first (bit 62), then the similarity (the
-    # bits of a non-negative float64 order like the float, and leave bit 62 clear below
-    # 2.0; + 0.0 turns -0.0 into 0.0). Otherwise the two preferences are taken in turn.
-    packed = not len(values) or (values.min() >= 0 and values.max() < 2.0)
-    preference = (values + 0.0).view(np.int64) if packed else None
-    regular_bit = np.int64(2**62)
-    for k in range(len(part_bounds) - 1):
-        sl = slice(part_bounds[k], part_bounds[k + 1])
-        if sl.start == sl.stop:
-            continue
-        p_dt, p_gt, p_val = pair_dt[sl], pair_gt[sl], values[sl]
-        starts, lengths = _group_runs(p_dt)
-        one_range = k % 2 == 0
-        state = taken[:1] if one_range else taken
-        free = gt_crowd.take(p_gt)[None, None, :] | ~state.take(p_gt, axis=2)
-        ok = free & (p_val[None, None, :] >= thr)
-        positions = np.arange(len(p_dt))
-        if one_range:
-            chosen = _last_argmax(ok, preference[sl] if packed else p_val, starts, lengths,
-                                  positions)
-        elif packed:
-            key = (preference[sl]
-                   + np.where(gt_ignored.take(p_gt, axis=1), 0, regular_bit)[:, None, :])
-            chosen = _last_argmax(ok, key, starts, lengths, positions)
-        else:
-            ignored = gt_ignored[:, p_gt][:, None, :]
-            regular = _last_argmax(ok & ~ignored, p_val, starts, lengths, positions)
-            fallback = _last_argmax(ok & ignored, p_val, starts, lengths, positions)
-            chosen = np.where(regular >= 0, regular, fallback)
-        # (flat indices and take: several times faster than numpy's tuple indexing here)
+
+#: Bits of the int64 that packs (segment, key, position) in :func:`_last_best`; a part
+#: whose numbers need more takes the general way (a test lowers it).
+_PACK_BITS = 63
+
+
+def _last_best(ok, key, segment, ends, key_bits):
+    """Per segment of pairs and per row of ``ok``: the last allowed pair with the largest
+    ``key`` (keys >= 1, below ``2**key_bits``).
+
+    ``ok``: ``(A, T, p)`` booleans; ``key``: ``(p,)`` or ``(A, 1, p)``; ``segment``: each
+    pair's segment (0, 1, ... in order); ``ends``: each segment's last pair. Returns the flat
+    indices into ``(A, T, n_segments)`` that have an allowed pair, the chosen pairs'
+    positions (in ``0 .. p - 1``) and the number of segments.
+
+    Each pair packs (segment, key if allowed else 0, position) into one int64, most
+    significant first; a running maximum along the pairs then holds, at each segment's last
+    pair, the segment's largest key and the last position with it (one pass, where a
+    reduction per segment costs a call per segment of one or two pairs).
+    """
+    p, n_seg = ok.shape[-1], len(ends)
+    pos_bits = max(int(p - 1).bit_length(), 1)
+    if int(n_seg - 1).bit_length() + key_bits + pos_bits > _PACK_BITS:
+        starts = np.r_[0, ends[:-1] + 1]
+        chosen = _last_argmax(ok, key, starts, ends - starts + 1, np.arange(p))
         at = np.flatnonzero(chosen >= 0)
-        picked = chosen.ravel().take(at)
-        a_idx, t_idx = np.divmod(at // chosen.shape[2], n_t)
-        g_rows = p_gt.take(picked)
-        taken.ravel()[(a_idx * n_t + t_idx) * n_gt + g_rows] = True
-        d_rows = p_dt.take(picked).astype(d_type)
-        a_idx, t_idx, g_rows = a_idx.astype(a_type), t_idx.astype(t_type), g_rows.astype(g_type)
-        if one_range:       # the same matches in every range
-            a_idx = np.repeat(all_areas.astype(a_type), len(picked))
-            t_idx, d_rows, g_rows = (np.tile(v, n_a) for v in (t_idx, d_rows, g_rows))
-        found_a.append(a_idx)
-        found_t.append(t_idx)
-        found_d.append(d_rows)
-        found_g.append(g_rows)
-
-    return found_a, found_t, found_d, found_g
+        return at, chosen.ravel().take(at), n_seg
+    packed = np.multiply(ok, key, dtype=np.int64)
+    packed <<= pos_bits
+    base = segment << (key_bits + pos_bits)
+    base |= np.arange(p)
+    packed |= base
+    np.maximum.accumulate(packed, axis=-1, out=packed)
+    best = packed.take(ends, axis=-1).ravel()
+    at = np.flatnonzero((best & (((1 << key_bits) - 1) << pos_bits)) != 0)
+    return at, best.take(at) & ((1 << pos_bits) - 1), n_seg
 
 
 def _match_voc(*, dt_group, dt_rank, dt_kept, dt_score_rank, dt_out, kept_rows, gt_group,
