@@ -79,10 +79,9 @@ def _same_bits(got, expected) -> None:
 def _same_extent(got) -> None:
     """The extent made piece by piece: a record's x min, x max, y min, y max as Python's min
     and max give them (any zero's sign aside: the boxes make those rows again), and bit for
-    bit points_extent over the whole table; the boxes and areas made of it; none when the
-    records give their box."""
+    bit points_extent over the whole table; none when the records give their box."""
     if got.xywh is not None:
-        assert got.extent is None and got.boxes is None
+        assert got.extent is None
         return
     from deteval.keypoints import points_extent
 
@@ -92,13 +91,6 @@ def _same_extent(got) -> None:
     assert np.array_equal(got.extent, np.array(by_row).reshape(-1, 4))
     whole = points_extent(got.keypoints[:, :, 0], got.keypoints[:, :, 1])
     assert np.array_equal(got.extent.view(np.int64), whole.view(np.int64))
-    # The boxes and areas made piece by piece: loadRes' of the whole table, bit for bit
-    # (rows with -0.0 or 0 bounds, made again by nanmin / nanmax, among them).
-    from deteval.io.coco.columns import _keypoint_boxes
-
-    expected = _keypoint_boxes(got.keypoints, ["r"] * len(got.keypoints), "r.json", None)
-    for a, b in zip(got.boxes, expected, strict=True):
-        assert a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 _LAYOUTS = [dict(separators=(",", ":")), dict(), dict(indent=2), dict(indent="\t"),
@@ -136,23 +128,6 @@ def test_chunks_of_a_piece_give_the_columns_of_one(monkeypatch, chunk_values):
     texts = [json.dumps(r["keypoints"]).encode() for r in records]
     lists = numeric_keypoint_lists(texts)
     assert lists.tobytes() == expected[3].tobytes()
-
-
-def test_piece_boxes_of_zero_bounds_equal_the_whole_tables():
-    """Results whose extents have 0.0 and -0.0 bounds (made again by nanmin / nanmax, whose
-    sign depends on the order of operations): the boxes made piece by piece, on 2 threads
-    in pieces of a few records, are the whole table's bit for bit."""
-    rng = np.random.default_rng(9)
-    records = _records(12, n=60, k=4, wide=False)
-    for i, record in enumerate(records):
-        points = record["keypoints"]
-        for j in rng.choice(4, size=2, replace=False):
-            points[3 * j + int(rng.integers(2))] = [0, -0.0, 0.0][i % 3]
-    raw = _text(records, separators=(",", ":"))
-    got = numeric_keypoint_results(raw, threads=2, piece_bytes=300)
-    _same_bits(got, _msgspec_columns(raw))
-    signs = np.signbit(got.boxes[0][:, :2][got.boxes[0][:, :2] == 0])
-    assert signs.any() and not signs.all()     # (both zeros among the bounds)
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations((*KEYS, "bbox")))[::7])

@@ -84,9 +84,6 @@ class KeypointColumns(NamedTuple):
     #: float64 (N, 4) when they do not: :func:`~deteval.keypoints.points_extent` of every
     #: row's K keypoints (x min, x max, y min, y max), computed piece by piece as read
     extent: np.ndarray | None = None
-    #: with ``extent``: ``loadRes``' boxes (N, 4) and areas (N,) made of it, piece by piece
-    #: (:func:`~deteval.io.coco.columns._extent_boxes`)
-    boxes: tuple[np.ndarray, np.ndarray] | None = None
 
 
 class _Shape:
@@ -227,50 +224,37 @@ def numeric_keypoint_results(raw: Any, *, threads: int | None = 1,
     n = len(out["score"])
     return KeypointColumns(out["image_id"], out["category_id"], out["score"],
                            out["keypoints"].reshape(n, -1, 3), xywh,
-                           None if extent is None else extent.out,
-                           None if extent is None else extent.boxes)
+                           None if extent is None else extent.out)
 
 
 class _PieceExtents:
     """``piece_done`` of :func:`fixed_records`: the extent of every row's keypoints
-    (:func:`~deteval.keypoints.points_extent`, which is row by row) and the boxes and areas
-    of the results made of it (``loadRes``' keypoint extent,
-    :func:`~deteval.io.coco.columns._extent_boxes`, row by row too), each piece's rows on
-    the thread that read them, so that they are not made afterwards on one thread."""
+    (:func:`~deteval.keypoints.points_extent`, which is row by row), each piece's rows on the
+    thread that read them, so the boxes of the results (``loadRes``' keypoint extent,
+    :func:`~deteval.io.coco.columns._keypoint_boxes`) are not made afterwards on one thread."""
 
     def __init__(self, k: int):
         self.k = k
-        self._made: dict[str, tuple[np.ndarray, ...]] = {}
+        self._made: dict[str, np.ndarray] = {}
 
     @property
     def out(self) -> np.ndarray | None:
         """``(N, 4)``, once a piece is done."""
-        tables = self._made.get("tables")
-        return None if tables is None else tables[0]
-
-    @property
-    def boxes(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(N, 4)`` boxes and ``(N,)`` areas, once a piece is done."""
-        tables = self._made.get("tables")
-        return None if tables is None else tables[1:]
+        return self._made.get("extent")
 
     def __call__(self, out: dict[str, np.ndarray], row: int, stop: int) -> None:
         from ..keypoints import points_extent
-        from .coco.columns import _extent_boxes
 
-        tables = self._made.get("tables")
-        if tables is None:      # (a first piece: every piece's rows are counted by then)
-            # dict.setdefault is one step: two threads' first pieces share the arrays.
-            tables = self._made.setdefault("tables", _extent_table(len(out["keypoints"])))
-        extent, xywh, area = tables
+        extent = self._made.get("extent")
+        if extent is None:      # (a first piece: every piece's rows are counted by then)
+            # dict.setdefault is one step: two threads' first pieces share the array.
+            extent = self._made.setdefault("extent", _extent_table(len(out["keypoints"])))
         points = out["keypoints"][row:stop].reshape(stop - row, self.k, 3)
         extent[row:stop] = points_extent(points[:, :, 0], points[:, :, 1])
-        xywh[row:stop], area[row:stop] = _extent_boxes(points, extent[row:stop])
 
 
-def _extent_table(n: int) -> tuple[np.ndarray, ...]:
-    """The extent ``(n, 4)``, boxes ``(n, 4)`` and areas ``(n,)`` of ``n`` results."""
-    return np.empty((n, 4)), np.empty((n, 4)), np.empty(n)
+def _extent_table(n: int) -> np.ndarray:
+    return np.empty((n, 4))
 
 
 def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray | None:

@@ -148,15 +148,33 @@ def _keypoint_columns(values: Sequence[Any], category_index: np.ndarray, dataset
     return (keypoints, *_keypoint_boxes(keypoints, labels, name, xywh))
 
 
-def _extent_boxes(keypoints: np.ndarray, extent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``loadRes``' boxes ``(n, 4)`` and areas ``(n,)`` of keypoint rows ``(n, K, 3)`` from
-    their extent (``points_extent``, not changed), row by row: the same for any split of
-    the rows (the keypoint reader makes them piece by piece)."""
+def _gt_keypoint_counts(dataset: Dataset) -> np.ndarray:
+    """Per category, the keypoint count K of its ground-truth objects (-1: none)."""
+    gt = dataset.gt
+    per_category = np.full(len(dataset.categories), -1, dtype=np.int64)
+    if gt.keypoints is not None:
+        k_of_row = (~np.isnan(gt.keypoints[:, :, 0])).sum(axis=1)
+        per_category[gt.category_index] = k_of_row
+    return per_category
+
+
+def _keypoint_boxes(keypoints: np.ndarray, labels: Sequence[str], name: str,
+                    xywh: np.ndarray | None, extent: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes and areas of keypoint results ``(n, K, 3)``, as ``loadRes`` sets them: the given
+    boxes' (``xywh``, the box branch), else the extent of all K keypoints (``extent``: that
+    of :func:`~deteval.keypoints.points_extent`, when already made)."""
+    if xywh is not None:
+        return xywh, _box_areas(xywh, name, lambda i: labels[i])
+    from ...keypoints import points_extent
+
     # The extent of all K keypoints, those reported at (0, 0) included (loadRes), NaN
     # ignored. Every row has K >= 1 keypoints (keypoint_array refuses empty lists). Rows
     # with a NaN or a zero bound are made again by nanmin / nanmax: which of 0.0 and -0.0
     # a minimum keeps depends on its order of operations.
-    x0, x1, y0, y1 = extent.T.copy()
+    bounds = (points_extent(keypoints[:, :, 0], keypoints[:, :, 1]).T if extent is None
+              else extent.T.copy())     # (rows of one array: a given extent is not changed)
+    x0, x1, y0, y1 = bounds
     redo = np.flatnonzero(np.isnan(x0) | np.isnan(y0) | (x0 == 0) | (x1 == 0) | (y0 == 0)
                           | (y1 == 0))
     if len(redo):   # (rows of the table, so that nanmin reads them with the same strides)
@@ -169,36 +187,6 @@ def _extent_boxes(keypoints: np.ndarray, extent: np.ndarray) -> tuple[np.ndarray
     with np.errstate(over="ignore"):
         xywh = np.column_stack([x0, y0, x1 - x0, y1 - y0]).reshape(-1, 4)
         area = xywh[:, 2] * xywh[:, 3]
-    return xywh, area
-
-
-def _gt_keypoint_counts(dataset: Dataset) -> np.ndarray:
-    """Per category, the keypoint count K of its ground-truth objects (-1: none)."""
-    gt = dataset.gt
-    per_category = np.full(len(dataset.categories), -1, dtype=np.int64)
-    if gt.keypoints is not None:
-        k_of_row = (~np.isnan(gt.keypoints[:, :, 0])).sum(axis=1)
-        per_category[gt.category_index] = k_of_row
-    return per_category
-
-
-def _keypoint_boxes(keypoints: np.ndarray, labels: Sequence[str], name: str,
-                    xywh: np.ndarray | None, extent: np.ndarray | None = None,
-                    boxes: tuple[np.ndarray, np.ndarray] | None = None
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Boxes and areas of keypoint results ``(n, K, 3)``, as ``loadRes`` sets them: the given
-    boxes' (``xywh``, the box branch), else the extent of all K keypoints (``extent``: that
-    of :func:`~deteval.keypoints.points_extent`, when already made; ``boxes``: the boxes and
-    areas :func:`_extent_boxes` made of it, when already made)."""
-    if xywh is not None:
-        return xywh, _box_areas(xywh, name, lambda i: labels[i])
-    if boxes is not None and np.isfinite(boxes[1]).all():
-        return boxes
-    if extent is None:
-        from ...keypoints import points_extent
-
-        extent = points_extent(keypoints[:, :, 0], keypoints[:, :, 1])
-    xywh, area = _extent_boxes(keypoints, extent)
     bad = np.flatnonzero(~np.isfinite(area))
     if len(bad):
         raise FormatError("the keypoints' extent overflows float64 (coordinates too "

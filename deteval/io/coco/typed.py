@@ -350,7 +350,7 @@ def keypoint_detections_of(columns: Any, dataset: Dataset, name: str) -> Detecti
         return None
     labels = _RecordLabels("results")
     xywh, area = _keypoint_boxes(columns.keypoints, labels, name, columns.xywh,
-                                 columns.extent, columns.boxes)
+                                 columns.extent)
     detections = _keypoint_detections(image_index, category_index, columns.category_ids,
                                       columns.scores, columns.keypoints, xywh, area, name,
                                       labels)
