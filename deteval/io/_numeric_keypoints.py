@@ -138,8 +138,8 @@ def _huge_page_empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     (``madvise``), but a huge page maps only a whole aligned 2 MiB: of a 10 MB table at
     malloc's address about half was still faulted in 4 KiB at a time (the keypoint columns
     of the bench's results file: 519 page faults, ~5 here). The block taken is 2 MiB
-    larger, so from 2 MiB on it has the 4 MiB numpy advises (the bench's 3.3 MB table of
-    the ground truth's lists other than zero lists: ~800 page faults, 2 here); the address
+    larger, so from 2 MiB on it has the 4 MiB numpy advises (the bench's 2.9 MB table of
+    the ground truth's lists other than zero lists: ~700 page faults, 2 here); the address
     space around the array is never touched, and the last huge page is zeroed whole by the
     kernel (~0.1 ms, against ~2.8 us a 4 KiB fault here)."""
     size = int(np.prod(shape)) * np.dtype(dtype).itemsize
