@@ -182,10 +182,10 @@ class _Layout:
         self.k = k
         # x of keypoint j of row r at r * stride + 3 * j, y right after.
         self.dt = dt
-        self.dt_flat = np.ascontiguousarray(dt).reshape(-1)
+        self.dt_xy = _point_view(dt)
         self.stride = 3 * dt.shape[1] if dt.ndim == 3 else 0
         self.gt = gt
-        self.gt_flat = np.ascontiguousarray(gt).reshape(-1)
+        self.gt_xy = _point_view(gt)
         self.gt_stride = 3 * gt.shape[1] if gt.ndim == 3 else 0
         self.columns = 3 * np.arange(k)
         visible = gt[:, :k, 2] > 0
@@ -281,33 +281,45 @@ class _Layout:
                 else:
                     columns = self.order.take(g_rows, axis=0)[:, :m]
                     var = variances.take(columns // 3)
-                xd, yd = self._dt_points(d_rows, columns)
-                xg, yg = _points(self.gt_flat, self.gt_stride, g_rows, columns)
-                dx = np.subtract(xd, xg, out=xd)
-                dy = np.subtract(yd, yg, out=yd)
-                out[part] = _mean_similarity(dx, dy, var, scale.take(g_rows))
+                # (dx + i dy: complex subtraction is the two subtractions of dx and dy)
+                d = np.subtract(self._dt_points(d_rows, columns),
+                                _points(self.gt_xy, self.gt_stride, g_rows, columns))
+                out[part] = _mean_similarity(d, var, scale.take(g_rows))
         return out
 
-    def _dt_points(self, rows: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, ...]:
-        return _points(self.dt_flat, self.stride, rows, columns)
+    def _dt_points(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        return _points(self.dt_xy, self.stride, rows, columns)
 
     def _hidden(self, pair_dt, pair_gt, scale, variances) -> np.ndarray:
         """OKS against objects without visible keypoints: every K term, with the distance
         outside pycocotools' enlarged box."""
         box = self.box.take(pair_gt, axis=0)
-        xd, yd = self._dt_points(pair_dt, self.columns)
+        points = self._dt_points(pair_dt, self.columns)
+        xd, yd = points.real, points.imag
         dx = np.maximum(0.0, box[:, 0:1] - xd) + np.maximum(0.0, xd - box[:, 1:2])
         dy = np.maximum(0.0, box[:, 2:3] - yd) + np.maximum(0.0, yd - box[:, 3:4])
-        return _mean_similarity(dx, dy, variances, scale.take(pair_gt))
+        np.square(dx, out=dx)
+        np.square(dy, out=dy)
+        return _mean_of_squares(np.add(dx, dy, out=dx), variances, scale.take(pair_gt))
 
 
-def _points(flat: np.ndarray, stride: int, rows: np.ndarray,
-            columns: np.ndarray) -> tuple[np.ndarray, ...]:
-    """C-contiguous ``(len(rows), m)`` x and y of a keypoint table (``flat``, ``stride``
-    numbers a row) at ``columns`` (3 * keypoint: the same for every row, shape (m,), or
-    per row)."""
-    at = (rows * stride)[:, None] + columns
-    return flat.take(at), flat.take(at + 1)
+def _point_view(table: np.ndarray) -> np.ndarray:
+    """A keypoint table's numbers (C order; a copy when the table is not C-contiguous) as
+    complex numbers ``x + i y`` starting at every number, ``(numbers - 1,)`` (no copy): the
+    keypoint ``j`` of row ``r`` is ``x + i y`` at ``r * 3K + 3 * j``. One 16-byte gather
+    of a keypoint then reads its x and y, faster than two gathers of one number (``take``:
+    2.7 against 4.8 ns a keypoint on the bench's tables; aligned 16-byte items take numpy's
+    fast copy)."""
+    flat = np.ascontiguousarray(table, dtype=np.float64).reshape(-1)
+    return np.ndarray((max(len(flat) - 1, 0),), dtype=np.complex128, buffer=flat,
+                      strides=(flat.itemsize,))
+
+
+def _points(xy: np.ndarray, stride: int, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """C-contiguous complex ``(len(rows), m)`` ``x + i y`` of a keypoint table
+    (:func:`_point_view`, ``stride`` numbers a row) at ``columns`` (3 * keypoint: the same
+    for every row, shape (m,), or per row)."""
+    return xy[(rows * stride)[:, None] + columns]
 
 
 def points_extent(x: np.ndarray, y: np.ndarray, kept: np.ndarray | None = None) -> np.ndarray:
@@ -381,14 +393,19 @@ def share_extent(table: np.ndarray, extent: np.ndarray) -> None:
                             extent)
 
 
-def _mean_similarity(dx: np.ndarray, dy: np.ndarray, variances, scale: np.ndarray
-                     ) -> np.ndarray:
-    """``sum(exp(-e)) / m`` per row of ``(rows, m)`` distances (overwritten), with
-    ``e = (dx ** 2 + dy ** 2) / vars / (area + eps) / 2`` in pycocotools' order of
-    operations; numpy sums each C-contiguous row as it sums computeOks' vector."""
-    np.square(dx, out=dx)
-    np.square(dy, out=dy)
-    e = np.add(dx, dy, out=dx)
+def _mean_similarity(d: np.ndarray, variances, scale: np.ndarray) -> np.ndarray:
+    """``sum(exp(-e)) / m`` per row of ``(rows, m)`` distances ``d = dx + i dy`` (complex,
+    C-contiguous, overwritten), with ``e = (dx ** 2 + dy ** 2) / vars / (area + eps) / 2``
+    in pycocotools' order of operations (:func:`_mean_of_squares`)."""
+    squares = d.view(np.float64)        # (rows, 2m): dx, dy of each keypoint in turn
+    np.square(squares, out=squares)
+    return _mean_of_squares(np.add(squares[:, 0::2], squares[:, 1::2]), variances, scale)
+
+
+def _mean_of_squares(e: np.ndarray, variances, scale: np.ndarray) -> np.ndarray:
+    """``sum(exp(-e)) / m`` per row of ``(rows, m)`` ``dx ** 2 + dy ** 2`` (C-contiguous,
+    overwritten): the rest of pycocotools' operations, in its order; numpy sums each
+    C-contiguous row as it sums computeOks' vector."""
     np.divide(e, variances, out=e)
     np.divide(e, scale[:, None], out=e)
     # -(e / 2) as e * -0.5: the same real number, so the same rounding.

@@ -332,6 +332,59 @@ def test_keypoint_lists_refuse_anything_else(bad):
     assert numeric_keypoint_lists([]) is None
 
 
+@pytest.mark.parametrize("dumps", [dict(separators=(",", ":")), dict(), dict(indent=2)])
+@pytest.mark.parametrize("first_zero", [False, True])
+def test_keypoint_lists_with_zero_lists_equal_floats_bit_for_bit(monkeypatch, dumps,
+                                                                 first_zero):
+    """Objects without keypoints (every number 0, in the first list's layout) are not
+    parsed: their rows are +0.0, the others' as Python's float(text) (-0.0, 0.0 and wide
+    values among them), as when every list is parsed; only the other lists reach the
+    parser. A zero list laid out otherwise is parsed (and refused, as before)."""
+    import msgspec
+
+    import deteval.io._numeric_keypoints as numeric_keypoints
+
+    rng = np.random.default_rng(5)
+    values = [[int(v) for v in rng.integers(-5, 700, 51)] for _ in range(30)]
+    values[4][0], values[6][9], values[8][3] = -0.0, 0.0, 12.625
+    zero_rows = [0, 3, 7, 8, 29] if first_zero else [3, 7, 29]
+    for row in zero_rows:
+        values[row] = [0] * 51
+    texts = [msgspec.Raw(json.dumps(v, **dumps).encode()) for v in values]
+    parsed = []
+    original = numeric_keypoints.fixed_records
+    monkeypatch.setattr(numeric_keypoints, "fixed_records",
+                        lambda text, *a, **k: parsed.append(text) or original(text, *a, **k))
+    got = numeric_keypoint_lists(texts, threads=2)
+    expected = np.array([[float(x) for x in v] for v in values]).reshape(30, 17, 3)
+    assert got.tobytes() == expected.tobytes()
+    assert len(parsed) == 1 and parsed[0].count(b'"keypoints"') == 30 - len(zero_rows)
+    assert numeric_keypoint_lists(texts[:1] * 3 if first_zero else texts[3:4] * 3
+                                  ).tobytes() == np.zeros((3, 17, 3)).tobytes()
+    other = json.dumps([0] * 51, separators=(", ", ": ")).encode()
+    if other != bytes(texts[3]):
+        assert numeric_keypoint_lists([*texts[1:3], msgspec.Raw(other)]) is None
+
+
+@pytest.mark.parametrize("first", [b"[[0, 1], 2, 3]", b'["a", 1, 2]', b"[1, 2]",
+                                   b'[1, "a b", 3]', b"[1e3, -0.0, 7]"])
+def test_zero_text_is_a_flat_list_of_zeros(first):
+    """The zero list is the first list with every value written 0, kept only when that is
+    a flat list of the first's integers 0 (else nothing is skipped); a first list that is
+    not 3K numbers is still refused when the others are zero lists."""
+    import deteval.io._numeric_keypoints as numeric_keypoints
+
+    zero = numeric_keypoints._zero_text(first, len(json.loads(first)))
+    expected = {b'["a", 1, 2]': b"[0, 0, 0]", b"[1e3, -0.0, 7]": b"[0, 0, 0]",
+                b"[1, 2]": b"[0, 0]"}.get(first)
+    assert zero == expected
+    if zero is not None:
+        got = numeric_keypoint_lists([first, zero, first])
+        assert (got is None) == (not first.startswith(b"[1e3"))
+        if got is not None:
+            assert got.tolist() == [[[1000.0, -0.0, 7.0]], [[0.0] * 3], [[1000.0, -0.0, 7.0]]]
+
+
 @pytest.mark.parametrize("listed", [None, 3, 2])
 def test_ground_truth_reads_as_the_list_decoder(listed, tmp_path):
     """The ground truth read with its keypoints as text (numpy) equals the msgspec list

@@ -24,12 +24,13 @@ def _glibc() -> bool:
 
 @pytest.mark.parametrize("shape, dtype", [((0,), np.float64), ((7, 3), np.int64),
                                           ((25_563, 51), np.float64), ((600_000,), np.int64),
-                                          ((11_119, 51), np.float64)])
+                                          ((11_119, 51), np.float64), ((7_139, 51), np.float64),
+                                          ((5_140, 51), np.float64)])
 def test_huge_page_empty_is_an_empty_array_aligned_when_large(shape, dtype):
     array = _huge_page_empty(shape, dtype)
     assert array.shape == shape and array.dtype == dtype and array.flags.c_contiguous
     assert array.flags.writeable
-    if array.nbytes >= 1 << 22:
+    if array.nbytes >= 1 << 21:
         assert array.__array_interface__["data"][0] % (1 << 21) == 0
     array[...] = 3
     assert (array == 3).all()

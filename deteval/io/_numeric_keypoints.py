@@ -26,6 +26,9 @@ True
 
 from __future__ import annotations
 
+import itertools
+import operator
+import re
 from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import Any, NamedTuple
@@ -129,15 +132,18 @@ _HUGE_PAGE = 1 << 21
 
 
 def _huge_page_empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """``np.empty(shape, dtype)``, starting at a multiple of 2 MiB when it has 4 MiB or more.
+    """``np.empty(shape, dtype)``, starting at a multiple of 2 MiB when it has 2 MiB or more.
 
     numpy asks the kernel for transparent huge pages for arrays of 4 MiB or more
     (``madvise``), but a huge page maps only a whole aligned 2 MiB: of a 10 MB table at
     malloc's address about half was still faulted in 4 KiB at a time (the keypoint columns
-    of the bench's results file: 519 page faults, ~5 here). The 2 MiB more of address space
-    are never touched."""
+    of the bench's results file: 519 page faults, ~5 here). The block taken is 2 MiB
+    larger, so from 2 MiB on it has the 4 MiB numpy advises (the bench's 2.9 MB table of
+    the ground truth's lists other than zero lists: ~700 page faults, 2 here); the address
+    space around the array is never touched, and the last huge page is zeroed whole by the
+    kernel (~0.1 ms, against ~2.8 us a 4 KiB fault here)."""
     size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    if size < 2 * _HUGE_PAGE:
+    if size < _HUGE_PAGE:
         return np.empty(shape, dtype=dtype)
     block = np.empty(size + _HUGE_PAGE, dtype=np.uint8)
     start = -block.__array_interface__["data"][0] % _HUGE_PAGE
@@ -257,10 +263,12 @@ def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray
     Python's ``float(text)``; None when one is anything else (another length, a value that
     is not a number, whitespace unlike the first's). Read as records ``{"keypoints": ...}``
     of the fixed-shape reader, in pieces of 128 KiB on up to ``threads`` threads (None:
-    every core; the output does not depend on it).
+    every core; the output does not depend on it). A text that is the first one's with
+    every number written ``0`` (an object without keypoints, a third of COCO's people) is
+    not parsed: its row is zeros (docs/keypoint-reader.md §2).
 
-    >>> numeric_keypoint_lists([b"[1,2,2]", b"[0.5,7,0]"]).tolist()
-    [[[1.0, 2.0, 2.0]], [[0.5, 7.0, 0.0]]]
+    >>> numeric_keypoint_lists([b"[1,2,2]", b"[0.5,7,0]", b"[0,0,0]"]).tolist()
+    [[[1.0, 2.0, 2.0]], [[0.5, 7.0, 0.0]], [[0.0, 0.0, 0.0]]]
     """
     if not raws:
         return None
@@ -270,11 +278,47 @@ def numeric_keypoint_lists(raws: list, *, threads: int | None = 1) -> np.ndarray
         return None
     if not (isinstance(points, list) and points and len(points) % 3 == 0):
         return None
+    zero = _zero_text(raws[0], len(points))
+    same = (None if zero is None else
+            np.fromiter(map(operator.eq, raws, itertools.repeat(zero)), bool, len(raws)))
+    if same is None or not same.any():
+        return _parsed_lists(raws, len(points), threads)
+    table = _huge_page_empty((len(raws), len(points)), np.float64)
+    table[same] = 0.0
+    if not same.all():
+        parsed = _parsed_lists(list(itertools.compress(raws, ~same)), len(points), threads)
+        if parsed is None:
+            return None
+        table[~same] = parsed.reshape(len(parsed), -1)
+    return table.reshape(len(raws), -1, 3)
+
+
+#: A JSON token other than whitespace, a comma or a bracket: numbers, in a keypoint list.
+_TOKEN = re.compile(rb"[^ \t\n\r,\[\]]+")
+
+
+def _zero_text(first: Any, size: int) -> Any:
+    """``first`` (a flat JSON array of ``size`` values) with every value written ``0``, as
+    the same type (``msgspec.Raw`` or bytes: each compares equal only to its own type), or
+    None when that is not a flat array of ``size`` zeros."""
+    text = _TOKEN.sub(b"0", bytes(first))
+    try:
+        values = msgspec.json.decode(text)
+    except ValueError:
+        return None
+    if not (isinstance(values, list) and len(values) == size
+            and all(type(v) is int and v == 0 for v in values)):
+        return None
+    return msgspec.Raw(text) if isinstance(first, msgspec.Raw) else text
+
+
+def _parsed_lists(raws: list, size: int, threads: int | None) -> np.ndarray | None:
+    """:func:`numeric_keypoint_lists` of texts, parsed every one."""
     # (one join, no concatenation around it: each would copy the 4.5 MB text again)
     first, last = b'[{"keypoints":' + bytes(raws[0]), bytes(raws[-1]) + b"}]"
     text = b'},{"keypoints":'.join([first, *raws[1:-1], last] if len(raws) > 1 else
                                    [first + b"}]"])
-    shape = _Shape(("keypoints",), {"keypoints": len(points)})
+    shape = _Shape(("keypoints",), {"keypoints": size})
     out = fixed_records(text, (1, len(text) - 1), shape, threads=threads,
                         piece_bytes=_LIST_PIECE_BYTES)
     return None if out is None else out["keypoints"].reshape(len(raws), -1, 3)
