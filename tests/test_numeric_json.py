@@ -245,6 +245,25 @@ def test_pieces_cut_at_record_boundaries():
     assert all(raw[stop - 1:stop] == b"}" for _, stop in pieces[:-1])
 
 
+@pytest.mark.parametrize("size", [300, 500, 1000, 1900])
+def test_pieces_are_about_equal_and_the_last_no_longer(size):
+    """ceil(length / size) pieces, each within one record of the equal share: the last
+    piece is not a remainder of up to twice the others (threads would end apart)."""
+    records = _records(5, 200)
+    raw = _text(records)
+    longest = max(len(_text([r])) for r in records)
+    pieces = _numeric_json._pieces(raw, 1, len(raw) - 1, size)
+    assert len(pieces) == -(-(len(raw) - 2) // size)
+    share = (len(raw) - 2) / len(pieces)
+    lengths = [stop - begin for begin, stop in pieces]
+    assert max(lengths) <= share + longest
+    assert min(lengths) >= share - longest
+    assert pieces[0][0] == 1 and pieces[-1][1] == len(raw) - 1
+    assert all(b < e for b, e in pieces)
+    assert all(raw[stop:begin].strip() == b"," for (_, stop), (begin, _) in
+               zip(pieces, pieces[1:]))
+
+
 # ---------------------------------------------------------------------------------------------
 # Refusals: None, and read_coco_results as without the numeric reader
 # ---------------------------------------------------------------------------------------------

@@ -415,10 +415,22 @@ def _written_segments(raw: bytes, start: int,
 def _pieces(raw: bytes, start: int, end: int, size: int) -> list[tuple[int, int]]:
     """``(begin, stop)`` offsets of consecutive pieces of the array's inside, cut after a
     ``}`` followed by a ``,``: a record boundary of any text the skeleton accepts (a cut
-    elsewhere makes a piece fail its skeleton, which refuses the file)."""
+    elsewhere makes a piece fail its skeleton, which refuses the file).
+
+    The text is cut into ``ceil(length / size)`` pieces of about equal length (each cut at
+    the first boundary after its share), so the last piece is no longer than the others:
+    threads that take pieces in turn then end together (a last piece of up to ``2 * size``
+    kept one thread busy alone for its second half: 12-15 ms of a 500k-result file).
+
+    >>> raw = b'[' + b','.join([b'{"a": 1}'] * 10) + b']'
+    >>> [raw[b:e].count(b'{') for b, e in _pieces(raw, 1, len(raw) - 1, 30)]
+    [4, 3, 3]
+    """
+    n = max(1, -(-(end - start) // max(size, 1)))
+    share = (end - start) / n
     pieces, pos = [], start
-    while end - pos > 2 * size:
-        cut = _RECORD_END.search(raw, pos + size, end)
+    for k in range(1, n):
+        cut = _RECORD_END.search(raw, max(pos, start + round(k * share)), end)
         if cut is None:
             break
         pieces.append((pos, cut.start() + 1))
