@@ -137,7 +137,11 @@ def xyxy_of_xywh(xywh: np.ndarray) -> np.ndarray:
 class _DerivedColumn:
     """A column a row type may leave out of the instance until it is first read: then
     computed from the other columns, made read-only and kept (the same array on every read).
-    A non-data descriptor: an instance that holds the column never reaches it."""
+    A non-data descriptor: an instance that holds the column never reaches it.
+
+    Threads that first read the column at once may each compute it; the first array kept
+    is the one every reader gets (``dict.setdefault`` is atomic), so no reader holds an
+    array the table does not."""
 
     def __init__(self, name: str, derive: Any):
         self.name, self.derive = name, derive
@@ -145,9 +149,7 @@ class _DerivedColumn:
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         if obj is None:
             return self
-        value = frozen(self.derive(obj))
-        obj.__dict__[self.name] = value
-        return value
+        return obj.__dict__.setdefault(self.name, frozen(self.derive(obj)))
 
 
 def _derived_boxes(table: Any) -> np.ndarray:

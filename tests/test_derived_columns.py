@@ -257,3 +257,32 @@ def test_the_ground_truth_reader_derives_boxes_and_checks_their_corners():
     gt["annotations"][1]["bbox"] = [1.5e308, 0.0, 1.5e308, 1.0]
     with pytest.raises(deteval.FormatError, match=r"annotations\[1\].*overflows: x"):
         deteval.io.coco.read_coco_gt(gt)
+
+
+@pytest.mark.parametrize("name", ["boxes", "area", "ids", "category_ids", "image_index"])
+def test_threads_reading_a_column_first_at_once_get_the_array_the_table_keeps(name):
+    """Two threads inside the derivation together (held there by a barrier) each compute
+    the column; both must get the one array the table then keeps."""
+    import threading
+
+    dt = _detections(_xywh(np.random.default_rng(3), 50))
+    descriptor = Detections.__dict__[name]
+    derive, both_inside = descriptor.derive, threading.Barrier(2)
+
+    def held_derive(table):
+        both_inside.wait(timeout=10)
+        return derive(table)
+
+    got = [None, None]
+    readers = [threading.Thread(target=lambda i=i: got.__setitem__(i, getattr(dt, name)))
+               for i in (0, 1)]
+    descriptor.derive = held_derive
+    try:
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join()
+    finally:
+        descriptor.derive = derive
+    assert got[0] is getattr(dt, name) and got[1] is getattr(dt, name)
+    assert not got[0].flags.writeable
