@@ -255,3 +255,12 @@ def test_coco_params_refuse_sigmas_their_type_ignores(iou_type):
         deteval.COCOParams(iou_type=iou_type, keypoint_sigmas=SIGMAS_17)
     assert deteval.COCOParams(iou_type="keypoints",
                               keypoint_sigmas=SIGMAS_17).keypoint_sigmas == SIGMAS_17
+
+
+@pytest.mark.parametrize("iou_type", ("bbox", "segm"))
+def test_lvis_params_refuse_a_dilation_ratio_their_type_ignores(iou_type):
+    with pytest.raises(ValueError, match=rf"dilation_ratio applies to iou_type='boundary' "
+                                         rf"only; with iou_type='{iou_type}'"):
+        deteval.LVISParams(iou_type=iou_type, dilation_ratio=0.05)
+    assert deteval.LVISParams(iou_type=iou_type).dilation_ratio == 0.02
+    assert deteval.LVISParams(iou_type="boundary", dilation_ratio=0.05).dilation_ratio == 0.05

@@ -83,7 +83,8 @@ class LVISParams:
         "small", "medium" and "large".
     dilation_ratio : float
         ``iou_type="boundary"``: boundary width as a fraction of the image diagonal
-        (default 0.02).
+        (default 0.02); another value with another ``iou_type`` is a ValueError (nothing
+        would read it).
     """
 
     iou_type: str = "bbox"
@@ -105,6 +106,9 @@ class LVISParams:
                 or not np.isfinite(ratio) or ratio < 0):
             raise ValueError(f"dilation_ratio must be a finite number >= 0; got {ratio!r}")
         set_(self, "dilation_ratio", float(ratio))
+        # As COCOParams: a ratio other than the default with a type that never reads it.
+        check_similarity_settings(
+            self.iou_type, dilation_ratio=None if self.dilation_ratio == 0.02 else ratio)
         for name in ("iou_thresholds", "recall_thresholds"):
             values = np.atleast_1d(np.asarray(getattr(self, name), dtype=np.float64))
             if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all():
