@@ -32,7 +32,9 @@ def mask_iou_bound(area_dt: np.ndarray, area_gt: np.ndarray, crowd: np.ndarray,
     a_dt + a_gt - i`` (a crowd region: ``u = a_dt``). ``i`` is at most the smaller area
     and, given the masks' tight boxes, the pixels the two boxes share. ``i / u`` grows
     with ``i`` and correctly rounded division keeps that order, so the value at the
-    largest possible ``i`` is never below the routine's own result, to the last bit.
+    largest possible ``i`` is never below the routine's own result, to the last bit. Any
+    boxes that hold all their masks' pixels keep this true (the pixels they share are still
+    at least ``i``): boxes larger than the tight ones only loosen the bound.
 
     Two exceptions, where the routine may count only a prefix of the pixels and return
     more than ``i / u``, up to 1: it walks both run lists together and stops when the two
@@ -50,7 +52,8 @@ def mask_iou_bound(area_dt: np.ndarray, area_gt: np.ndarray, crowd: np.ndarray,
     crowd : array of bool, shape (P,)
         Whether the pair's object is a crowd region.
     xywh_dt, xywh_gt : array of float, shape (P, 4), optional
-        The masks' tight boxes (pycocotools' ``toBbox``).
+        The masks' tight boxes (pycocotools' ``toBbox``), or any boxes holding all their
+        pixels.
 
     Returns
     -------

@@ -239,64 +239,96 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
     no pair gives zeros, one with pairs but no foreground pixel gives the routine's
     unsigned leftovers ``[w, h, 2**32 + 1 - w, 2**32 + 1 - h]`` (modulo 2**32). A run
     crossing from one column into the next makes the box the mask's full height.
+
+    Each pair's values are computed in place where they can be, and every per-pair array
+    is freed once read: a chunk's arrays then need about half the fresh memory pages
+    (docs/segm-cost.md §2).
+
+    Examples
+    --------
+    >>> counts, offsets = decode_counts([b"52", b"0::0", b"", b"16"])
+    >>> _run_boxes(counts, offsets, np.array([7, 6, 1, 1]), np.array([1, 5, 0, 7])).tolist()
+    [[0.0, 5.0, 1.0, 2.0], [0.0, 0.0, 5.0, 6.0], [0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 6.0, 1.0]]
     """
     n = len(offsets) - 1
-    out = np.zeros((n, 4), dtype=np.float64)
-    pairs = np.diff(offsets) // 2
-    total = int(pairs.sum())
-    if total == 0:
-        return out
-    first = np.cumsum(pairs) - pairs                 # each string's first pair
-    # (In place where an array is not needed again: fewer temporaries to allocate.)
-    fg_index = np.repeat(offsets[:-1] + 1 - 2 * first, pairs)
-    fg_index += np.arange(0, 2 * total, 2)
-    fg = counts.take(fg_index)
-    fg_index -= 1
-    step = counts.take(fg_index)                     # background then foreground
-    step += fg
+    pairs = np.diff(offsets)
+    pairs //= 2
     has = pairs > 0
-    begin = first[has]
-    if len(begin) > 1:                               # restart the running sum per string
-        step[begin[1:]] -= np.add.reduceat(step, begin)[:-1]
-    end = np.cumsum(step, out=step)                  # one past each foreground run
-    start = end - fg
-    h = heights.astype(np.float64)
-    inv = 1.0 / np.maximum(h, 1.0)
-    # Exact integer column and row: (p + 0.5) / h is >= 0.5 / h away from an integer,
-    # far more than the rounding error for any p < 2**49. row = start - column * h.
-    row = start + 0.5
-    row *= np.repeat(inv, pairs)
-    np.floor(row, out=row)                           # the column
-    row *= np.repeat(h, pairs)
-    np.subtract(start, row, out=row)
-    below = row + fg                                 # one past the run's last row
-    valid = fg > 0
-    if valid.all():
-        low = start.take(begin)
-        high = end.take(np.cumsum(pairs[has]) - 1)
-        top = np.minimum.reduceat(row, begin)
-        bottom = np.maximum.reduceat(below, begin)
-        seen = np.ones(len(begin), dtype=bool)
+    every = bool(has.all())
+    if not every:
+        out = np.zeros((n, 4), dtype=np.float64)
+        if not has.any():
+            return out
+        pairs, heights, widths = pairs[has], heights[has], widths[has]
+        starts = offsets[:-1][has]
     else:
-        low = np.minimum.reduceat(np.where(valid, start, np.inf), begin)
-        high = np.maximum.reduceat(np.where(valid, end, -np.inf), begin)
-        top = np.minimum.reduceat(np.where(valid, row, np.inf), begin)
-        bottom = np.maximum.reduceat(np.where(valid, below, -np.inf), begin)
-        seen = np.isfinite(low)
-    h_has = h[has]
-    spans = bottom > h_has                           # a run continues into the next column
-    top = np.where(spans, 0.0, top)
-    bottom = np.where(spans, h_has, bottom)
+        starts = offsets[:-1]
+    last = np.cumsum(pairs)
+    begin = last - pairs                             # each string's first pair
+    last -= 1                                        # and its last one
+    at = np.repeat(starts - 2 * begin, pairs)        # each pair's background run
+    at += np.arange(0, 2 * int(last[-1] + 1), 2)
+    end = counts.take(at)
+    at += 1
+    fg = counts.take(at)
+    del at
+    end += fg
+    if len(begin) > 1:                               # restart the running sum per string
+        end[begin[1:]] -= np.add.reduceat(end, begin)[:-1]
+    np.cumsum(end, out=end)                          # one past each foreground run
+    start = np.subtract(end, fg, dtype=np.float64)
+    valid = bool(fg.all())
+    if valid:
+        low = start.take(begin)                      # first pixel of the first run
+        high = end.take(last).astype(np.float64)     # one past the last run
+    else:                                            # empty foreground runs are skipped
+        empty_run = fg == 0
+        low = np.minimum.reduceat(np.where(empty_run, np.inf, start), begin)
+        high = np.maximum.reduceat(np.where(empty_run, -np.inf, end), begin)
+    del end
+    h = np.maximum(heights.astype(np.float64), 1.0)
+    per_pair = np.repeat(h, pairs)
+    # Exact integer column and row: (p + 0.5) / h is >= 0.5 / h away from an integer, far
+    # more than the rounding error for any p < 2**49. row = start - column * h.
+    column_start = start + 0.5
+    column_start /= per_pair
+    np.floor(column_start, out=column_start)
+    column_start *= per_pair
+    del per_pair
+    row = np.subtract(start, column_start, out=start)
+    del column_start
+    if not valid:
+        row[empty_run] = np.inf
+    top = np.minimum.reduceat(row, begin)
+    below = np.add(row, fg, out=row)                 # one past the run's last row
+    if not valid:
+        below[empty_run] = -np.inf
+    bottom = np.maximum.reduceat(below, begin)
+    del below
+    spans = bottom > h                               # a run continues into the next column
+    if spans.any():
+        top[spans] = 0.0
+        bottom[spans] = h[spans]
+    box = np.empty((len(h), 4), dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        x0 = np.floor((low + 0.5) * inv[has])
-        x1 = np.floor((high - 0.5) * inv[has])       # column of the last pixel
-    box = np.column_stack([x0, top, x1 - x0 + 1, bottom - top])
-    empty = ~seen
-    if empty.any():
-        w_has = widths[has].astype(np.int64)
-        hh = heights[has].astype(np.int64)
-        box[empty] = np.column_stack([w_has[empty], hh[empty], (1 - w_has[empty]) % 2**32,
-                                      (1 - hh[empty]) % 2**32])
+        low += 0.5
+        low /= h
+        np.floor(low, out=box[:, 0])
+        high -= 0.5
+        high /= h
+        np.floor(high, out=high)                     # column of the last pixel
+    high += 1.0
+    np.subtract(high, box[:, 0], out=box[:, 2])
+    box[:, 1] = top
+    np.subtract(bottom, top, out=box[:, 3])
+    if not valid:
+        empty = np.isinf(top)                        # no foreground pixel at all
+        if empty.any():
+            w_e = widths[empty].astype(np.int64)
+            h_e = heights[empty].astype(np.int64)
+            box[empty] = np.column_stack([w_e, h_e, (1 - w_e) % 2**32, (1 - h_e) % 2**32])
+    if every:
+        return box
     out[has] = box
     return out
 

@@ -385,6 +385,9 @@ def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, 
     k_grid = np.tile(np.arange(n_k), n_a * n_t)
     positive = npig[k_grid, a_grid] > 0
     is_live = positive & (n_det.take(k_grid) > 0)
+    if increasing and _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need,
+                                      out, is_live, positive, a_grid, k_grid, sizes=sizes):
+        return
     # Segments not live: -1 without positives, 0 with (every point of a live one is
     # written below).
     dead = np.flatnonzero(~is_live)
@@ -429,6 +432,115 @@ def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, 
 
 
 
+def _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need, out, is_live,
+                    positive, a_grid, k_grid, *, sizes) -> bool:
+    """:func:`_write_points` with increasing recall thresholds, on the points reached only;
+    returns False (nothing written) where that is not the cheaper way.
+
+    With increasing thresholds each segment's ``need`` is non-decreasing, so the points it
+    reaches (``need <= `` its TP count) are a prefix of its row and the rest are 0
+    (precision and score). The views are filled with 0 and only the reached points are
+    computed and written: with few TP events per segment (segm, keypoints) most points
+    are not reached (the bench's segm case: 31%). Its running maxima are found by doubling
+    (:func:`_suffix_maxima`, ~``n_tp * passes``), so it is taken where that and the
+    reached points (at most ``L * R``) cost less than the full computation can
+    (``n_tp + 3 * L * R`` when linear). The values are those of the full computation, bit
+    for bit.
+    """
+    precision, recall, scores = out
+    n_t, n_r, n_k, n_a = sizes
+    n_tp = len(pr)
+    need_rows = need.reshape(n_k * n_a, n_r)
+    if (n_r == 0 or not (_plain_strides(precision) and _plain_strides(scores))
+            or need_rows.min() < 0
+            or (n_r > 1 and bool((need_rows[:, 1:] < need_rows[:, :-1]).any()))):
+        return False
+    live = np.flatnonzero(is_live)
+    passes = int(tp_count.max(initial=1) - 1).bit_length()
+    if n_tp * (passes - 1) > 2 * len(live) * n_r:
+        return False
+    count = tp_count.take(live)
+    row = k_grid.take(live) * n_a + a_grid.take(live)
+    # Points reached per live segment: a search of each row's count in its row of ``need``
+    # (rows laid end to end, each shifted above the one before).
+    width = max(int(need_rows.max(initial=0)), int(count.max(initial=0))) + 1
+    keys = (np.arange(n_k * n_a)[:, None] * width + need_rows).ravel()
+    n_reach = np.searchsorted(keys, row * width + count, side="right") - row * n_r
+    n_points = int(n_reach.sum())
+    precision.fill(0.0)
+    scores.fill(0.0)
+    dead = np.flatnonzero(~positive)
+    if len(dead):                                   # no positives: -1 (no detections: 0)
+        a_d, k_d, t_d = a_grid.take(dead), k_grid.take(dead), dead // n_k % n_t
+        recall[t_d, k_d, a_d] = -1.0
+        precision.transpose(3, 0, 2, 1)[a_d, t_d, k_d] = -1.0
+        scores.transpose(3, 0, 2, 1)[a_d, t_d, k_d] = -1.0
+    none = np.flatnonzero(~is_live & positive)
+    recall[none // n_k % n_t, k_grid.take(none), a_grid.take(none)] = 0.0
+    a_l, k_l = a_grid.take(live), k_grid.take(live)
+    t_l = live // n_k % n_t
+    recall[t_l, k_l, a_l] = count / npig[k_l, a_l]
+    # The reached points, segment by segment: point i of segment l is at r = i - before[l].
+    before = np.cumsum(n_reach) - n_reach
+    i = np.arange(n_points)
+    need_p = need_rows.ravel().take(np.repeat(row * n_r - before, n_reach) + i)
+    # need == 0: the score of the segment's first detection.
+    at_first = np.flatnonzero(need_p == 0)
+    owner = np.searchsorted(before, at_first, side="right") - 1
+    # The TP event of each point: its need-th TP of the segment (count >= need >= 1), or
+    # index n_tp (the 0 appended) where need == 0 and the segment has no TP.
+    shift = np.where(count > 0, (np.cumsum(tp_count) - tp_count).take(live) - 1, n_tp - 1)
+    start = np.maximum(need_p, 1, out=need_p)
+    start += np.repeat(shift, n_reach)
+    ss = np.r_[score_sel.take(t_pos), 0.0].take(start)
+    ss[at_first] = score_sel.take(seg_start.take(k_l.take(owner)))
+    q = _suffix_maxima(pr, None, tp_count, passes).take(start)
+    for view, values in ((precision, q), (scores, ss)):
+        # Segment (a, t, k) is view[t, :, k, a]: each point's element, written at once.
+        flat, (s_t, s_r, s_k, s_a) = _elements(view)
+        at = np.repeat(t_l * s_t + k_l * s_k + a_l * s_a - before * s_r, n_reach)
+        at += i * s_r
+        flat[at] = values
+    return True
+
+
+def _plain_strides(view: np.ndarray) -> bool:
+    """Whether :func:`_elements` can address ``view``."""
+    return view.size > 0 and all(s > 0 and s % view.itemsize == 0 for s in view.strides)
+
+
+def _elements(view: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """A 1-D view of the memory a non-empty ``view`` spans, from its first element, and its
+    strides in elements: ``view[t, r, k, a]`` is ``flat[t * s_t + r * s_r + k * s_k + a *
+    s_a]``. The strides must be positive multiples of the item size (see
+    :func:`_plain_strides`)."""
+    steps = [s // view.itemsize for s in view.strides]
+    span = sum((n - 1) * s for n, s in zip(view.shape, steps)) + 1
+    flat = np.lib.stride_tricks.as_strided(view, shape=(span,), strides=(view.itemsize,))
+    return flat, steps
+
+
+def _suffix_maxima(pr: np.ndarray, seg: np.ndarray | None, tp_count: np.ndarray,
+                   passes: int) -> np.ndarray:
+    """Each TP event's maximum of ``pr`` to its segment's end, and a 0.0 appended (shape
+    ``(len(pr) + 1,)``), by doubling: pass ``j`` folds in the event ``2**j`` further on when
+    it is in the same segment (``passes``: enough for the longest segment; see
+    :func:`_running_max`)."""
+    n_tp = len(pr)
+    suffix = np.empty(n_tp + 1)
+    suffix[:n_tp] = pr
+    suffix[n_tp] = 0.0
+    if seg is None:
+        seg = np.repeat(np.arange(len(tp_count)), tp_count)
+    step = 1
+    for _ in range(passes):
+        same = seg[step:] == seg[:-step]
+        np.maximum(suffix[:n_tp - step], suffix[step:n_tp], out=suffix[:n_tp - step],
+                   where=same)
+        step *= 2
+    return suffix
+
+
 def _running_max(pr: np.ndarray, seg: np.ndarray | None, tp_count: np.ndarray,
                  start: np.ndarray, end: np.ndarray, *, increasing: bool) -> np.ndarray:
     """``max(pr[start[l, r]:end[l]])`` for every point (0.0 where ``start`` is ``len(pr)``):
@@ -451,18 +563,7 @@ def _running_max(pr: np.ndarray, seg: np.ndarray | None, tp_count: np.ndarray,
     n_tp = len(pr)
     passes = int(tp_count.max(initial=1) - 1).bit_length()
     if n_tp * passes <= start.size:
-        suffix = np.empty(n_tp + 1)
-        suffix[:n_tp] = pr
-        suffix[n_tp] = 0.0
-        if seg is None:
-            seg = np.repeat(np.arange(len(tp_count)), tp_count)
-        step = 1
-        for _ in range(passes):
-            same = seg[step:] == seg[:-step]
-            np.maximum(suffix[:n_tp - step], suffix[step:n_tp], out=suffix[:n_tp - step],
-                       where=same)
-            step *= 2
-        return suffix.take(start)
+        return _suffix_maxima(pr, seg, tp_count, passes).take(start)
     order = None if increasing else np.argsort(start, axis=1, kind="stable")
     bounds = np.empty((len(start), start.shape[1] + 1), dtype=np.int64)
     bounds[:, :-1] = start if order is None else np.take_along_axis(start, order, axis=1)
