@@ -388,7 +388,7 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
                       widths: np.ndarray, source: str | None, labels: Callable[[int], str],
                       boxes: bool = False, unbounded: bool = False,
                       threads: int | None = None, pool: Any = None,
-                      chunk_chars: int = _CHUNK) -> Any:
+                      chunk_chars: int | None = None) -> Any:
     """Check compressed strings chunk by chunk; returns each mask's pixel count.
 
     Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``, and
@@ -414,6 +414,7 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     lengths = (strings.lengths if joined
                else np.fromiter(map(len, strings), np.int64, len(strings)))
     ends = np.cumsum(lengths)
+    chunk_chars = _CHUNK if chunk_chars is None else chunk_chars
     cuts = np.searchsorted(ends, np.arange(chunk_chars, ends[-1] if len(ends) else 0,
                                            chunk_chars))
     bounds = sorted_unique(np.r_[0, cuts, len(strings)])
