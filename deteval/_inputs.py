@@ -152,6 +152,9 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
             early.cancel()          # (the ground truth's error without the results' parse)
         raise
     columns = early.columns() if early is not None else None
+    if early is not None and early.raw is not None:
+        dt = FileBytes(dt, early.raw, what="results")    # (read once: the thread's bytes)
+        early.raw = None
     if results_file is not None:
         dt = results_file()
     if isinstance(dt, Detections):
@@ -171,11 +174,12 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
 PREFETCH_MIN_BYTES = 1 << 20
 
 
-def _worth_a_thread(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a file of :data:`PREFETCH_MIN_BYTES` or more (an error reading it
-    is raised where the file is read, after the ground truth's, thread or not)."""
+def _worth_a_thread(path: str | os.PathLike, least: int | None = None) -> bool:
+    """Whether ``path`` is a file of ``least`` bytes (default :data:`PREFETCH_MIN_BYTES`) or
+    more (an error reading it is raised where the file is read, after the ground truth's,
+    thread or not)."""
     try:
-        return os.stat(path).st_size >= PREFETCH_MIN_BYTES
+        return os.stat(path).st_size >= (PREFETCH_MIN_BYTES if least is None else least)
     except (OSError, ValueError):
         return False
 
@@ -203,11 +207,18 @@ class _EarlyResults:
         from ._arrays import adapt_malloc
         from .io.coco.results import keypoint_columns_early, segm_columns_early
 
-        early = keypoint_columns_early if iou_type == "keypoints" else segm_columns_early
-
         adapt_malloc()      # (before either file is read: docs/threads.md item 6)
         self._columns: Any = None
         self._pool = _SharedMap()
+        #: The segm results file's bytes, handed to the reader that reads the file when the
+        #: early reader does not give its detections (the file is read once).
+        self.raw: bytes | None = None
+
+        def early(path: Any, pool: Any) -> Any:
+            if iou_type == "keypoints":
+                return keypoint_columns_early(path, pool=pool)
+            self.raw = read_bytes(path, what="results")
+            return segm_columns_early(self.raw, path, pool=pool)
 
         def read() -> None:
             try:
@@ -227,6 +238,11 @@ class _EarlyResults:
         paths = all(isinstance(x, (str, os.PathLike)) for x in (gt, dt))
         if not paths or match_by == "name" or iou_type not in _EARLY_TYPES:
             return None
+        if _EARLY_TYPES[iou_type] == "segm":
+            from .io.coco.results import NUMERIC_MIN_BYTES
+
+            if not _worth_a_thread(dt, NUMERIC_MIN_BYTES):
+                return None     # (smaller than the reader reads: after the ground truth)
         return cls(dt, _EARLY_TYPES[iou_type])
 
     def columns(self) -> Any:

@@ -46,7 +46,7 @@ import numpy as np
 from .._arrays import adapt_malloc
 from .._threads import resolve_threads, thread_map
 from ..errors import FormatError
-from ..masks.rle import JoinedCounts, _totals_and_areas, compressed_areas
+from ..masks.rle import JoinedCounts, compressed_areas
 from ._numeric_json import _array_bounds, _glue_runs, _parse_deferred, _Refused, _runs_text
 from ._numeric_template import MAX_GLUE, GlueTemplate, byte_windows, word_numbers
 
@@ -298,10 +298,9 @@ def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
     if (left is None or not np.isin(left[4], [layout.column("h"), layout.column("w")]).any()
             and (sizes >= 0).all()):
         with contextlib.suppress(FormatError):
-            out["decoded"] = _totals_and_areas(
-                JoinedCounts(joined, string_lengths), sizes[:, 0], sizes[:, 1], None, _label,
-                boxes="bbox0" not in layout.labels, unbounded=True, threads=1,
-                chunk_chars=_PIECE_CHUNK)
+            out["decoded"] = compressed_areas(
+                JoinedCounts(joined, string_lengths), sizes, boxes="bbox0" not in layout.labels,
+                unbounded=True, threads=1, chunk_chars=_PIECE_CHUNK)
     out["masks"] = _mask_dicts(strings, sizes)
     return out, left
 

@@ -454,7 +454,8 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
 def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray, *,
                      source: str | None = None, labels: Callable[[int], str] | None = None,
                      boxes: bool = False, unbounded: bool = False,
-                     threads: int | None = None, pool: Any = None) -> Any:
+                     threads: int | None = None, pool: Any = None,
+                     chunk_chars: int | None = None) -> Any:
     """Check compressed RLE strings against their sizes; return their pixel counts.
 
     Parameters
@@ -480,6 +481,10 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
         Runs the chunks instead of ``threads`` threads: an object whose ``map(fn, items)``
         returns ``[fn(item) for item in items]`` (:func:`deteval._inputs.load_pair`'s
         results thread); the result does not depend on it.
+    chunk_chars : int, optional
+        Characters decoded at once (default 120k: the reference's chunks). The areas, boxes
+        and flags do not depend on it; which of several bad strings an error names does
+        (the first of its chunk).
 
     Returns
     -------
@@ -506,7 +511,8 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
     labels = labels if labels is not None else (lambda i: f"mask {i}")
     return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels, boxes=boxes,
-                             unbounded=unbounded, threads=threads, pool=pool)
+                             unbounded=unbounded, threads=threads, pool=pool,
+                             chunk_chars=chunk_chars)
 
 
 def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,

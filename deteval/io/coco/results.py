@@ -193,7 +193,7 @@ def _results_columns(source: Any, name: str, document: JSONDocument | None):
 
 #: Files smaller than this go straight to the msgspec path (numpy's per-call overhead would
 #: outweigh its speed); larger bbox results files try :func:`numeric_results_columns` first.
-_NUMERIC_MIN_BYTES = 1 << 16
+_NUMERIC_MIN_BYTES = NUMERIC_MIN_BYTES = 1 << 16
 
 
 def _short_numbers(raw: bytes) -> bool:
@@ -352,19 +352,15 @@ def _numeric_segm_first(source: Any, dataset: Dataset, name: str,
     return checked_json_bytes(raw, source, what="results")
 
 
-def segm_columns_early(path: Any, *, pool: Any = None):
-    """The columns of a segm results file read (and its masks decoded) by the numpy segm
-    reader before its ground truth is known (:func:`deteval._inputs.load_pair`), or None
-    where :func:`read_coco_results` would not use that reader (a small file, a refused text,
-    an unreadable file: its own reading then words the error). Given the ground truth,
-    :func:`~.typed.segm_detections_of` makes of them the detections
+def segm_columns_early(raw: bytes, path: Any, *, pool: Any = None):
+    """The columns of a segm results file (``raw``, the content of ``path``) read, and its
+    masks decoded, by the numpy segm reader before its ground truth is known
+    (:func:`deteval._inputs.load_pair`), or None where :func:`read_coco_results` would not
+    use that reader (a small file, a refused text: its own reading then words the error).
+    Given the ground truth, :func:`~.typed.segm_detections_of` makes of them the detections
     :func:`read_coco_results` gives for the file (when its ids are not strings)."""
     from .._numeric_segm import numeric_segm_results
 
-    try:
-        raw = read_bytes(path, what="results")
-    except FormatError:
-        return None
     if len(raw) < _NUMERIC_MIN_BYTES:
         return None
     return numeric_segm_results(raw, pool=pool, piece_bytes=_EARLY_SEGM_PIECE_BYTES,
