@@ -231,9 +231,9 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     invalid : {"raise", "repair"}
         Self-intersecting polygons: an error, or repaired (``shapely.make_valid``).
     threads : int or None
-        Threads that parse a large bbox or keypoint results file in the common layout
-        (None: every core); the detections are the same for every value
-        (docs/fast-reader.md).
+        Threads that parse a large bbox, keypoint or segm results file in the common
+        layout (None: every core); the detections are the same for every value
+        (docs/fast-reader.md, docs/segm-reader.md).
 
     Returns
     -------
@@ -317,7 +317,8 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
 def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type: str,
                              threads: int | None) -> bytes | Detections:
     """A keypoint results file of 64 KiB or more with short numbers, read by the numpy
-    reader when it accepts it (docs/keypoint-reader.md); otherwise the file's checked bytes
+    reader when it accepts it (docs/keypoint-reader.md), or a segm results file by the segm
+    reader (:func:`_numeric_segm_first`); otherwise the file's checked bytes
     (:func:`read_json_bytes`), for the msgspec and general paths."""
     if iou_type == "segm" and not dataset.string_ids:
         return _numeric_segm_first(source, dataset, name, threads)
