@@ -33,6 +33,7 @@ Examples
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import re
@@ -151,6 +152,9 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
             early.cancel()          # (the ground truth's error without the results' parse)
         raise
     columns = early.columns() if early is not None else None
+    if early is not None and early.raw is not None:
+        dt = FileBytes(dt, early.raw, what="results")    # (read once: the thread's bytes)
+        early.raw = None
     if results_file is not None:
         dt = results_file()
     if isinstance(dt, Detections):
@@ -170,39 +174,55 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
 PREFETCH_MIN_BYTES = 1 << 20
 
 
-def _worth_a_thread(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a file of :data:`PREFETCH_MIN_BYTES` or more (an error reading it
-    is raised where the file is read, after the ground truth's, thread or not)."""
+def _worth_a_thread(path: str | os.PathLike, least: int | None = None) -> bool:
+    """Whether ``path`` is a file of ``least`` bytes (default :data:`PREFETCH_MIN_BYTES`) or
+    more (an error reading it is raised where the file is read, after the ground truth's,
+    thread or not)."""
     try:
-        return os.stat(path).st_size >= PREFETCH_MIN_BYTES
+        return os.stat(path).st_size >= (PREFETCH_MIN_BYTES if least is None else least)
     except (OSError, ValueError):
         return False
 
 
+#: The results read early, by iou_type (boundary IoU reads its results as segm).
+_EARLY_TYPES = {"keypoints": "keypoints", "segm": "segm", "boundary": "segm"}
+
+
 class _EarlyResults:
-    """A keypoint results file read by the numpy reader on a thread of its own while the
-    ground truth is read (the two files at once, on two cores): the reader needs no ground
-    truth (:func:`~deteval.io.coco.results.keypoint_columns_early`). The detections are
-    then made as :func:`~deteval.io.coco.read_coco_results` makes them from the same
-    columns, so the pair is the same as when the files are read one after the other.
+    """A keypoint or segm results file read by its numpy reader on a thread of its own while
+    the ground truth is read (the two files at once, on two cores): the readers need no
+    ground truth (:func:`~deteval.io.coco.results.keypoint_columns_early`,
+    :func:`~deteval.io.coco.results.segm_columns_early`: the masks are decoded there too).
+    The detections are then made as :func:`~deteval.io.coco.read_coco_results` makes them
+    from the same columns, so the pair is the same as when the files are read one after the
+    other.
 
     The results are the longer read: once the ground truth is read, the calling thread
     takes the pieces of the results file not yet taken (:class:`_SharedMap`) rather than
     wait. Which thread reads which piece changes nothing in the columns."""
 
-    def __init__(self, path: Any):
+    def __init__(self, path: Any, iou_type: str = "keypoints"):
         import threading
 
         from ._arrays import adapt_malloc
-        from .io.coco.results import keypoint_columns_early
+        from .io.coco.results import keypoint_columns_early, segm_columns_early
 
         adapt_malloc()      # (before either file is read: docs/threads.md item 6)
         self._columns: Any = None
         self._pool = _SharedMap()
+        #: The segm results file's bytes, handed to the reader that reads the file when the
+        #: early reader does not give its detections (the file is read once).
+        self.raw: bytes | None = None
+
+        def early(path: Any, pool: Any) -> Any:
+            if iou_type == "keypoints":
+                return keypoint_columns_early(path, pool=pool)
+            self.raw = read_bytes(path, what="results")
+            return segm_columns_early(self.raw, path, pool=pool)
 
         def read() -> None:
             try:
-                self._columns = keypoint_columns_early(path, pool=self._pool)
+                self._columns = early(path, pool=self._pool)
             except BaseException:   # noqa: BLE001 (the file is read again, and errors worded)
                 self._columns = None
             finally:
@@ -213,10 +233,17 @@ class _EarlyResults:
 
     @classmethod
     def start(cls, gt: Any, dt: Any, iou_type: str, match_by: str) -> _EarlyResults | None:
-        """Started for two files of a keypoint evaluation resolved by id (the reader's only
-        case), else None."""
+        """Started for two files of a keypoint or segm evaluation resolved by id (the
+        readers' only case), else None."""
         paths = all(isinstance(x, (str, os.PathLike)) for x in (gt, dt))
-        return cls(dt) if paths and iou_type == "keypoints" and match_by != "name" else None
+        if not paths or match_by == "name" or iou_type not in _EARLY_TYPES:
+            return None
+        if _EARLY_TYPES[iou_type] == "segm":
+            from .io.coco.results import NUMERIC_MIN_BYTES
+
+            if not _worth_a_thread(dt, NUMERIC_MIN_BYTES):
+                return None     # (smaller than the reader reads: after the ground truth)
+        return cls(dt, _EARLY_TYPES[iou_type])
 
     def columns(self) -> Any:
         """The columns (None where the reader refused the file), the calling thread helping
@@ -230,18 +257,51 @@ class _EarlyResults:
         thread ends after the pieces it is reading (not waited for)."""
         self._pool.cancel()
 
-    @staticmethod
     @contextlib.contextmanager
-    def reading_ground_truth():
+    def reading_ground_truth(self):
         """While the ground truth is read beside the results thread, its keypoint lists are
         read on the calling thread alone (two busy threads on two cores, not three)."""
         from .io._numeric_keypoints import LIST_THREADS
 
         token = LIST_THREADS.set(1)
         try:
-            yield
+            with _switch_interval(EARLY_SWITCH_INTERVAL):
+                yield
         finally:
             LIST_THREADS.reset(token)
+
+
+#: The interpreter's switch interval (seconds) while the ground truth is read beside the
+#: results thread (None: left as it is). See :func:`_switch_interval`.
+EARLY_SWITCH_INTERVAL: float | None = None
+_SWITCH = {"users": 0, "saved": None, "set": None}
+_SWITCH_LOCK = _thread.allocate_lock()
+
+
+@contextlib.contextmanager
+def _switch_interval(seconds: float | None):
+    """``sys.setswitchinterval(seconds)`` while inside (None: nothing), counted: the first
+    of overlapping users (two ``load_pair`` calls on two threads) saves the process's
+    interval, the last restores it, unless something else changed it meanwhile (then it is
+    left as that set it). Process-wide: every thread switches as often meanwhile."""
+    if seconds is None:
+        yield
+        return
+    import sys
+
+    with _SWITCH_LOCK:
+        if _SWITCH["users"] == 0:
+            _SWITCH["saved"] = sys.getswitchinterval()
+            sys.setswitchinterval(seconds)
+            _SWITCH["set"] = sys.getswitchinterval()
+        _SWITCH["users"] += 1
+    try:
+        yield
+    finally:
+        with _SWITCH_LOCK:
+            _SWITCH["users"] -= 1
+            if _SWITCH["users"] == 0 and sys.getswitchinterval() == _SWITCH["set"]:
+                sys.setswitchinterval(_SWITCH["saved"])
 
 
 class _SharedMap:
@@ -420,9 +480,15 @@ def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
     name = source_name(source)
     data = source
     if early is not None and not dataset.string_ids:     # a plain list read by id
-        from .io.coco.typed import keypoint_detections_of
+        from .io._json import gc_paused
+        from .io._numeric_segm import SegmColumns
+        from .io.coco.typed import keypoint_detections_of, segm_detections_of
 
-        detections = keypoint_detections_of(early, dataset, name)
+        if isinstance(early, SegmColumns):
+            with gc_paused():               # (a dict and a string per mask)
+                detections = segm_detections_of(early, dataset, name)
+        else:
+            detections = keypoint_detections_of(early, dataset, name)
         if detections is not None:
             return detections, "id", ()
     if isinstance(source, (str, os.PathLike)):

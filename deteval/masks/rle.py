@@ -24,8 +24,8 @@ import numpy as np
 from .._sorting import sorted_unique
 from ..errors import FormatError
 
-__all__ = ["check_run_totals", "compressed_areas", "compressed_masks", "decode_counts",
-           "mark_run_totals_checked"]
+__all__ = ["JoinedCounts", "check_run_totals", "compressed_areas", "compressed_masks",
+           "decode_counts", "decode_joined", "mark_run_totals_checked"]
 
 _MAX_DIGITS = 7  # 35 bits: more than any run of a mask below 2**32 pixels needs
 
@@ -87,6 +87,26 @@ def decode_counts(strings: Sequence[bytes] | Sequence[str], *, source: str | Non
         joined = ("0" + text).encode("ascii")
     else:
         joined = b"".join([b"0", *strings])
+    return decode_joined(joined, lengths, source=source, records=records,
+                         string_ends=string_ends)
+
+
+def decode_joined(joined: Any, lengths: np.ndarray, *, source: str | None = None,
+                  records: Sequence[str] | None = None,
+                  string_ends: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decode_counts` of strings given as one text: ``joined`` (bytes, or a
+    contiguous uint8 array) is a ``"0"`` followed by the strings' bytes, one after the
+    other, string ``i`` holding ``lengths[i]`` of them (the segm results reader's unescaped
+    text, :mod:`deteval.io._numeric_segm`). Returns and raises as :func:`decode_counts`,
+    which joins its strings and calls this: one decoder.
+
+    >>> counts, offsets = decode_joined(b"00::052", np.array([4, 2]))
+    >>> counts.tolist(), offsets.tolist()
+    ([0, 10, 10, 10, 5, 2], [0, 4, 6])
+    """
+    n = len(lengths)
+    if string_ends is None:
+        string_ends = np.cumsum(lengths)
     # The text starts with a "0" of no string's (a number's end, as a string's last character
     # is): the byte pair ending at character ``i`` of the strings is then at ``i``, for the
     # first character too (read as one without a continuation before it).
@@ -203,6 +223,41 @@ def _parity_segments(offsets: np.ndarray):
 
 
 _CHUNK = 120_000  # characters decoded at a time: bounded memory, cache-friendly arrays
+
+
+class JoinedCounts:
+    """Compressed strings held as one text, for :func:`compressed_areas` (which then decodes
+    them without a Python object per string): ``text`` (uint8, ``(sum(lengths),)``) holds
+    the strings back to back, string ``i`` ``lengths[i]`` bytes of it. The segm results
+    reader's form (:mod:`deteval.io._numeric_segm`): its strings' bytes copied once out of
+    the file's text, escapes undone.
+
+    >>> strings = JoinedCounts(np.frombuffer(b"520::0", np.uint8), np.array([2, 4]))
+    >>> compressed_areas(strings, [[7, 1], [6, 5]]).tolist()
+    [2, 20]
+    >>> strings.string(1)
+    b'0::0'
+    """
+
+    def __init__(self, text: np.ndarray, lengths: np.ndarray):
+        self.text, self.lengths = text, np.asarray(lengths, dtype=np.int64)
+        self.ends = np.cumsum(self.lengths)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def joined(self, lo: int, hi: int) -> np.ndarray:
+        """Strings ``lo:hi`` after a ``"0"``, as :func:`decode_joined` takes them."""
+        begin = int(self.ends[lo - 1]) if lo else 0
+        end = int(self.ends[hi - 1]) if hi > lo else begin
+        out = np.empty(end - begin + 1, dtype=np.uint8)
+        out[0] = 48
+        out[1:] = self.text[begin:end]
+        return out
+
+    def string(self, i: int) -> bytes:
+        """String ``i``, as bytes."""
+        return self.text[int(self.ends[i] - self.lengths[i]):int(self.ends[i])].tobytes()
 
 
 class _Labels:
@@ -364,7 +419,8 @@ def _too_many_for_bound(heights: np.ndarray, widths: np.ndarray) -> np.ndarray:
 def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndarray,
                       widths: np.ndarray, source: str | None, labels: Callable[[int], str],
                       boxes: bool = False, unbounded: bool = False,
-                      threads: int | None = None) -> Any:
+                      threads: int | None = None, pool: Any = None,
+                      chunk_chars: int | None = None) -> Any:
     """Check compressed strings chunk by chunk; returns each mask's pixel count.
 
     Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``, and
@@ -374,7 +430,10 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     may stop counting early on each mask (see :func:`mask_iou_bound`). The chunks are cut
     by characters alone and decoded on up to ``threads`` threads (None: every core; numpy
     runs them without the GIL), each writing its own rows: the same result for any number,
-    and the same error (the first chunk's in order).
+    and the same error (the first chunk's in order). Chunks of ``chunk_chars`` characters
+    (a whole piece of the segm results reader: fewer, longer numpy calls, each a turn at
+    the GIL while the ground truth is read beside it) give the same areas, boxes and flags;
+    an error is the first of its chunk, so only :data:`_CHUNK` gives the reference's.
     """
     from .._threads import resolve_threads, thread_map
 
@@ -383,14 +442,22 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     xywh = np.zeros((len(strings), 4), dtype=np.float64) if boxes else None
     early = _too_many_for_bound(heights, widths) if unbounded else None
     # Chunks of about _CHUNK characters keep every array of a chunk in cache.
-    lengths = np.fromiter(map(len, strings), np.int64, len(strings))
+    joined = isinstance(strings, JoinedCounts)
+    lengths = (strings.lengths if joined
+               else np.fromiter(map(len, strings), np.int64, len(strings)))
     ends = np.cumsum(lengths)
-    cuts = np.searchsorted(ends, np.arange(_CHUNK, ends[-1] if len(ends) else 0, _CHUNK))
+    chunk_chars = _CHUNK if chunk_chars is None else chunk_chars
+    cuts = np.searchsorted(ends, np.arange(chunk_chars, ends[-1] if len(ends) else 0,
+                                           chunk_chars))
     bounds = sorted_unique(np.r_[0, cuts, len(strings)])
 
     def chunk(lo: int, hi: int) -> None:
-        counts, offsets = decode_counts(strings[lo:hi], source=source,
-                                        records=_Labels(labels, lo), lengths=lengths[lo:hi])
+        if joined:
+            counts, offsets = decode_joined(strings.joined(lo, hi), lengths[lo:hi],
+                                            source=source, records=_Labels(labels, lo))
+        else:
+            counts, offsets = decode_counts(strings[lo:hi], source=source,
+                                            records=_Labels(labels, lo), lengths=lengths[lo:hi])
         totals, areas[lo:hi] = _run_sums(counts, offsets)
         expected = heights[lo:hi] * widths[lo:hi]
         bad = np.flatnonzero(totals != expected)
@@ -407,8 +474,11 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
                 owner = np.searchsorted(offsets, zero, side="right") - 1
                 early[lo + owner[zero != offsets[owner]]] = True   # not a first run
 
-    thread_map(lambda span: chunk(*span), zip(bounds[:-1].tolist(), bounds[1:].tolist()),
-               resolve_threads(threads))
+    spans = zip(bounds[:-1].tolist(), bounds[1:].tolist())
+    if pool is not None:        # (the results thread of deteval._inputs.load_pair)
+        pool.map(lambda span: chunk(*span), list(spans))
+    else:
+        thread_map(lambda span: chunk(*span), spans, resolve_threads(threads))
     out = (areas,) + ((xywh,) if boxes else ()) + ((early,) if unbounded else ())
     return out if len(out) > 1 else areas
 
@@ -416,13 +486,15 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
 def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray, *,
                      source: str | None = None, labels: Callable[[int], str] | None = None,
                      boxes: bool = False, unbounded: bool = False,
-                     threads: int | None = None) -> Any:
+                     threads: int | None = None, pool: Any = None,
+                     chunk_chars: int | None = None) -> Any:
     """Check compressed RLE strings against their sizes; return their pixel counts.
 
     Parameters
     ----------
-    strings : sequence of str, or sequence of bytes
-        ``counts`` of each mask, all of one type.
+    strings : sequence of str, sequence of bytes, or JoinedCounts
+        ``counts`` of each mask, all of one type (or held as one text:
+        :class:`JoinedCounts`).
     sizes : ndarray of int, shape (n, 2)
         ``[h, w]`` of each mask.
     source, labels : optional
@@ -437,6 +509,14 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     threads : int, optional
         Threads decoding chunks of strings (None: every core); the result is the same for
         every value (docs/threads.md).
+    pool : optional
+        Runs the chunks instead of ``threads`` threads: an object whose ``map(fn, items)``
+        returns ``[fn(item) for item in items]`` (:func:`deteval._inputs.load_pair`'s
+        results thread); the result does not depend on it.
+    chunk_chars : int, optional
+        Characters decoded at once (default 120k: the reference's chunks). The areas, boxes
+        and flags do not depend on it; which of several bad strings an error names does
+        (the first of its chunk).
 
     Returns
     -------
@@ -463,7 +543,8 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
     labels = labels if labels is not None else (lambda i: f"mask {i}")
     return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels, boxes=boxes,
-                             unbounded=unbounded, threads=threads)
+                             unbounded=unbounded, threads=threads, pool=pool,
+                             chunk_chars=chunk_chars)
 
 
 def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,

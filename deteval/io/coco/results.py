@@ -48,6 +48,7 @@ from .typed import (
     _typed_keypoint_results,
     _typed_results_columns,
     _typed_segm_results,
+    segm_detections_of,
 )
 
 
@@ -192,7 +193,7 @@ def _results_columns(source: Any, name: str, document: JSONDocument | None):
 
 #: Files smaller than this go straight to the msgspec path (numpy's per-call overhead would
 #: outweigh its speed); larger bbox results files try :func:`numeric_results_columns` first.
-_NUMERIC_MIN_BYTES = 1 << 16
+_NUMERIC_MIN_BYTES = NUMERIC_MIN_BYTES = 1 << 16
 
 
 def _short_numbers(raw: bytes) -> bool:
@@ -230,9 +231,9 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
     invalid : {"raise", "repair"}
         Self-intersecting polygons: an error, or repaired (``shapely.make_valid``).
     threads : int or None
-        Threads that parse a large bbox or keypoint results file in the common layout
-        (None: every core); the detections are the same for every value
-        (docs/fast-reader.md).
+        Threads that parse a large bbox, keypoint or segm results file in the common
+        layout (None: every core); the detections are the same for every value
+        (docs/fast-reader.md, docs/segm-reader.md).
 
     Returns
     -------
@@ -316,8 +317,11 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
 def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type: str,
                              threads: int | None) -> bytes | Detections:
     """A keypoint results file of 64 KiB or more with short numbers, read by the numpy
-    reader when it accepts it (docs/keypoint-reader.md); otherwise the file's checked bytes
+    reader when it accepts it (docs/keypoint-reader.md), or a segm results file by the segm
+    reader (:func:`_numeric_segm_first`); otherwise the file's checked bytes
     (:func:`read_json_bytes`), for the msgspec and general paths."""
+    if iou_type == "segm" and not dataset.string_ids:
+        return _numeric_segm_first(source, dataset, name, threads)
     if iou_type != "keypoints" or dataset.string_ids:
         return read_json_bytes(source, what="results")
     from .._numeric_keypoints import short_values
@@ -329,6 +333,43 @@ def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type:
         if detections is not None:
             return detections
     return checked_json_bytes(raw, source, what="results")
+
+
+def _numeric_segm_first(source: Any, dataset: Dataset, name: str,
+                        threads: int | None) -> bytes | Detections:
+    """A segm results file of 64 KiB or more read by the numpy segm reader when it accepts
+    it (docs/segm-reader.md); otherwise the file's checked bytes, for the msgspec and
+    general paths."""
+    from .._numeric_segm import numeric_segm_results
+
+    raw = read_bytes(source, what="results")
+    if len(raw) >= _NUMERIC_MIN_BYTES:
+        columns = numeric_segm_results(raw, threads=threads, source=name)
+        with gc_paused():       # (a dict and a string per mask)
+            detections = (None if columns is None
+                          else segm_detections_of(columns, dataset, name))
+        if detections is not None:
+            return detections
+    return checked_json_bytes(raw, source, what="results")
+
+
+def segm_columns_early(raw: bytes, path: Any, *, pool: Any = None):
+    """The columns of a segm results file (``raw``, the content of ``path``) read, and its
+    masks decoded, by the numpy segm reader before its ground truth is known
+    (:func:`deteval._inputs.load_pair`), or None where :func:`read_coco_results` would not
+    use that reader (a small file, a refused text: its own reading then words the error).
+    Given the ground truth, :func:`~.typed.segm_detections_of` makes of them the detections
+    :func:`read_coco_results` gives for the file (when its ids are not strings)."""
+    from .._numeric_segm import numeric_segm_results
+
+    if len(raw) < _NUMERIC_MIN_BYTES:
+        return None
+    return numeric_segm_results(raw, pool=pool, piece_bytes=_EARLY_SEGM_PIECE_BYTES,
+                                source=source_name(path))
+
+
+#: Bytes of text per piece of a segm results file read early (docs/segm-reader.md §3).
+_EARLY_SEGM_PIECE_BYTES = 1 << 19
 
 
 #: Bytes of text per piece of a keypoint results file read early: the two threads that share

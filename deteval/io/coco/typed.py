@@ -398,15 +398,9 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
         if not (np.isfinite(xywh).all() and (xywh[:, 2:] >= 0).all()):
             return None
     del records
-    image_index = index_in(image_ids, dataset.images.ids)
-    if (image_index < 0).any():
+    image_index = _segm_image_rows(image_ids, sizes, dataset)
+    if image_index is None:
         return None     # the general path words the error
-    heights = dataset.images.heights[image_index]
-    widths = dataset.images.widths[image_index]
-    known = np.isfinite(heights) & np.isfinite(widths)
-    if (known & ((sizes[:, 0] != np.nan_to_num(heights))
-                 | (sizes[:, 1] != np.nan_to_num(widths)))).any():
-        return None
     labels = lambda i: f"results[{i}]"  # noqa: E731
     mask_boxes = None
     if xywh is None:    # loadRes: toBbox's box, and the mask's pixel count as area
@@ -427,6 +421,50 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
         boxes=_xyxy(xywh, name, lambda i: f"results[{i}]"), scores=scores, area=area,
         xywh=xywh, category_ids=category_ids, masks=masks,
         mask_area=_bound_area(pixels, unbounded), mask_xywh=mask_boxes))
+
+
+def _segm_image_rows(image_ids: np.ndarray, sizes: np.ndarray,
+                     dataset: Dataset) -> np.ndarray | None:
+    """Each result's image row, or None when an image is not the ground truth's or a mask's
+    size is not its image's (where the image gives one)."""
+    image_index = index_in(image_ids, dataset.images.ids)
+    if (image_index < 0).any():
+        return None
+    heights = dataset.images.heights[image_index]
+    widths = dataset.images.widths[image_index]
+    known = np.isfinite(heights) & np.isfinite(widths)
+    if (known & ((sizes[:, 0] != np.nan_to_num(heights))
+                 | (sizes[:, 1] != np.nan_to_num(widths)))).any():
+        return None
+    return image_index
+
+
+def segm_detections_of(columns: Any, dataset: Dataset, name: str) -> Detections | None:
+    """The detections :func:`_typed_segm_results` makes of a file, made of the numpy segm
+    reader's columns (:class:`~deteval.io._numeric_segm.SegmColumns`, read before the
+    ground truth was known: :func:`deteval._inputs.load_pair`), or None where that path
+    would return None (an unknown image, a mask whose size is not its image's). The masks'
+    error, when the reader kept one, is raised here, where that path raises it."""
+    image_index = _segm_image_rows(columns.image_ids, columns.sizes, dataset)
+    if image_index is None:
+        return None     # the general path words the error
+    if columns.error is not None:
+        raise columns.error
+    labels = lambda i: f"results[{i}]"  # noqa: E731
+    xywh, mask_boxes = columns.xywh, None
+    if xywh is None:    # loadRes: toBbox's box, and the mask's pixel count as area
+        xywh = mask_boxes = columns.mask_xywh
+        area = columns.pixels.astype(np.float64)
+    else:
+        area = _box_areas(xywh, name, labels)
+    from ...masks.rle import mark_run_totals_checked
+
+    return mark_run_totals_checked(Detections(
+        image_index=image_index,
+        category_index=index_in(columns.category_ids, dataset.categories.ids),
+        boxes=_xyxy(xywh, name, labels), scores=columns.scores, area=area, xywh=xywh,
+        category_ids=columns.category_ids, masks=columns.masks,
+        mask_area=_bound_area(columns.pixels, columns.unbounded), mask_xywh=mask_boxes))
 
 
 def _typed_results_columns(raw: bytes):
