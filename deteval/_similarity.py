@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .data import Dataset, Detections
+from .data import Dataset, Detections, has_column
 
 __all__ = ["IOU_TYPES", "Similarity", "check_iou_type", "evaluation_similarity", "read_as"]
 
@@ -105,7 +105,7 @@ def evaluation_similarity(dataset: Dataset, detections: Detections, iou_type: st
     if column is not None:
         for what, table_has, table in (("ground truth", "has", gt),
                                        ("detections", "have", detections)):
-            if len(table) and getattr(table, column) is None:
+            if len(table) and not has_column(table, column):
                 raise ValueError(
                     f"iou_type {iou_type!r} needs {column} but the {what} {table_has} none; "
                     f"read the files with iou_type={read_as(iou_type)!r} (or pass paths)")

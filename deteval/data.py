@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ._arrays import frozen
+from ._mask_text import MaskText
 
 __all__ = ["Categories", "Dataset", "Detections", "GroundTruth", "Images"]
 
@@ -178,12 +179,16 @@ def _derived_category_index(table: Any) -> np.ndarray:
     return table.__dict__["_category_rows"].astype(np.int64)
 
 
+def _derived_masks(table: Any) -> np.ndarray:
+    return table.__dict__["_mask_text"].dicts()
+
+
 #: The columns the row types may derive on first read, how, and the column whose
 #: replacement makes a derived one be computed from the old values (see ``replace``).
 _DERIVED_COLUMNS = {"boxes": _derived_boxes, "area": _derived_area, "ids": _derived_ids,
                     "category_ids": _derived_category_ids,
                     "image_index": _derived_image_index,
-                    "category_index": _derived_category_index}
+                    "category_index": _derived_category_index, "masks": _derived_masks}
 _DERIVED_FROM = {"boxes": "xywh", "area": "xywh", "category_ids": "category_index"}
 
 
@@ -207,6 +212,20 @@ def derived_or_read(table: Any, name: str) -> np.ndarray:
     return getattr(table, name)
 
 
+def has_column(table: Any, name: str) -> bool:
+    """Whether ``table`` has column ``name`` (not None), without making a derived one."""
+    return is_derived(table, name) or getattr(table, name) is not None
+
+
+def masks_of(table: Any, rows: np.ndarray) -> np.ndarray:
+    """The masks of ``rows`` of ``table`` (an object array, shape ``(len(rows),)``),
+    without making the whole column when a reader left it to be made on first read
+    (:class:`~deteval._mask_text.MaskText`)."""
+    if is_derived(table, "masks"):
+        return table.__dict__["_mask_text"].dicts(np.asarray(rows, dtype=np.int64))
+    return table.masks[rows]
+
+
 _ALL_ROWS = slice(None)
 
 
@@ -219,6 +238,8 @@ def _recipe(table: Any, name: str, selection: Any = _ALL_ROWS) -> Any:
         return _Narrow(table.__dict__[_NARROW_KEY[name]][selection])
     if name == "ids":
         return None if selection is _ALL_ROWS else _derived_ids(table)[selection]
+    if name == "masks":
+        return table.__dict__["_mask_text"].select(selection)
     return DERIVED
 
 
@@ -389,8 +410,12 @@ class _Columns:
             del self.__dict__["ids"]
         else:
             set_(self, "ids", _column("ids", self.ids, np.int64, n))
+        if type(self.__dict__["masks"]) is MaskText:    # a reader's text: made when read
+            if len(self.__dict__["masks"]) != n:
+                raise ValueError(f"masks must have length {n}; got {len(self.masks)}")
+            self.__dict__["_mask_text"] = self.__dict__.pop("masks")
         for name in ("masks", "polygons"):
-            value = getattr(self, name)
+            value = None if is_derived(self, name) else getattr(self, name)
             if value is not None:
                 if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 1:
                     array = value.copy()     # a copy of the references: never aliased
@@ -427,6 +452,7 @@ class _Columns:
         ``area``); a new ``category_index`` drops the source ``category_ids``; new ``masks``
         drop ``mask_area`` and ``mask_xywh``.
         """
+        new_masks = "masks" in changes
         if "boxes" in changes:
             changes.setdefault("xywh", None)
             if isinstance(self, Detections):
@@ -441,7 +467,7 @@ class _Columns:
                     and is_derived(self, name)):
                 changes[name] = _recipe(self, name)
         out = dataclasses.replace(self, **changes)  # type: ignore[type-var]
-        return out if "masks" in changes else _carry_checks(self, out)
+        return out if new_masks else _carry_checks(self, out)
 
 
 #: What a reader checked of a row type's masks (deteval.masks.rle.RUN_TOTALS_CHECKED): kept

@@ -26,7 +26,7 @@ path would raise them, with the same words and record. Rules: docs/segm-reader.m
 ...     b'"counts": "52"}, "score": 0.5}]')
 >>> columns.image_ids.tolist(), columns.sizes.tolist(), columns.pixels.tolist()
 ([1], [[7, 1]], [2])
->>> columns.masks[0], columns.mask_xywh.tolist()
+>>> columns.masks.dicts()[0], columns.mask_xywh.tolist()
 ({'size': (7, 1), 'counts': b'52'}, [[0.0, 5.0, 1.0, 2.0]])
 >>> numeric_segm_results(b'[{"image_id": 1, "category_id": 2, "segmentation": {"size": '
 ...                      b'[7, 1], "counts": "5\\\\u0032"}, "score": 0.5}]') is None
@@ -36,7 +36,6 @@ True
 from __future__ import annotations
 
 import contextlib
-import itertools
 import re
 from typing import Any, NamedTuple
 
@@ -44,6 +43,7 @@ import msgspec
 import numpy as np
 
 from .._arrays import adapt_malloc
+from .._mask_text import MaskText
 from .._threads import resolve_threads, thread_map
 from ..errors import FormatError
 from ..masks.rle import JoinedCounts, compressed_areas
@@ -77,9 +77,9 @@ class SegmColumns(NamedTuple):
     scores: np.ndarray          #: float64 (N,)
     sizes: np.ndarray           #: int64 (N, 2): each mask's ``[h, w]``
     xywh: np.ndarray | None     #: float64 (N, 4) when the records give ``bbox``, else None
-    strings: list               #: the ``counts`` strings (bytes), escapes undone
-    #: object (N,): ``{"size": (h, w), "counts": bytes}`` per mask
-    masks: np.ndarray
+    #: the ``counts`` strings (escapes undone) in one text: ``{"size": (h, w), "counts":
+    #: bytes}`` per mask when the detections' ``masks`` are read
+    masks: MaskText
     pixels: np.ndarray | None   #: int64 (N,): each mask's area (None with ``error``)
     mask_xywh: np.ndarray | None    #: float64 (N, 4): toBbox, when there is no ``bbox``
     unbounded: np.ndarray | None    #: bool (N,): see :func:`~deteval.masks.mask_iou_bound`
@@ -275,8 +275,8 @@ def _strings(buffer: np.ndarray, starts: np.ndarray,
 
 def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
                 piece: tuple[int, int], layout: _Layout) -> tuple[dict, Any]:
-    """One piece's columns (``strings``: the counts as bytes, ``masks``: their dicts) and
-    its numbers left; its masks decoded (``decoded``: the areas, boxes and flags of
+    """One piece's columns (``text``: its counts strings back to back, ``ends``: where each
+    ends in it) and its numbers left; its masks decoded (``decoded``: the areas, boxes and flags of
     :func:`~deteval.masks.compressed_areas`, or None when a mask's size is left to
     :func:`_parse_deferred` or the decoder raised: all the masks are then decoded again at
     once, so that the error is the one the msgspec path raises)."""
@@ -289,10 +289,7 @@ def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
     c = layout.column("counts")
     begin = starts[:, c]
     joined, string_lengths = _strings(buffer, begin, begin + lengths[:, c])
-    ends = np.cumsum(string_lengths).tolist()
-    whole = joined.tobytes()
-    out["strings"] = strings = list(map(whole.__getitem__,
-                                        map(slice, [0, *ends[:-1]], ends)))
+    out["text"], out["ends"] = joined.tobytes(), np.cumsum(string_lengths)
     out["decoded"] = None
     sizes = np.column_stack([out["h"], out["w"]])
     if (left is None or not np.isin(left[4], [layout.column("h"), layout.column("w")]).any()
@@ -301,22 +298,7 @@ def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
             out["decoded"] = compressed_areas(
                 JoinedCounts(joined, string_lengths), sizes, boxes="bbox0" not in layout.labels,
                 unbounded=True, threads=1, chunk_chars=_PIECE_CHUNK)
-    out["masks"] = _mask_dicts(strings, sizes)
     return out, left
-
-
-def _mask_dicts(strings: list[bytes], sizes: np.ndarray) -> list[dict]:
-    """``{"size": (h, w), "counts": bytes}`` per mask (the msgspec path's dicts, with the
-    string as bytes: pycocotools takes either), one ``(h, w)`` tuple per size shared by
-    its masks (tuples: not changed in place)."""
-    if len(sizes) and 0 <= sizes.min() and sizes.max() < 1 << 31:
-        unique, inverse = np.unique(sizes[:, 0] << 31 | sizes[:, 1], return_inverse=True)
-        heights, widths = np.divmod(unique, 1 << 31)
-        shared = list(zip(heights.tolist(), widths.tolist()))
-        pairs = list(map(shared.__getitem__, inverse.tolist()))
-    else:
-        pairs = list(map(tuple, sizes.tolist()))
-    return [{"size": size, "counts": string} for size, string in zip(pairs, strings)]
 
 
 def numeric_segm_results(raw: Any, *, threads: int | None = 1, piece_bytes: int | None = None,
@@ -376,9 +358,10 @@ def _joined(pieces: list[dict], layout: _Layout) -> dict[str, Any]:
     """The pieces' columns, one after the other."""
     out = {label: np.concatenate([p[label] for p in pieces])
            for label in layout.labels if label != "counts"}
-    out["strings"] = list(itertools.chain.from_iterable(p["strings"] for p in pieces))
-    out["masks"] = np.fromiter(itertools.chain.from_iterable(p["masks"] for p in pieces),
-                               dtype=object, count=len(out["score"]))
+    # Every piece's strings in one text (the masks' dicts are made when they are read).
+    shift = np.cumsum([0] + [len(p["text"]) for p in pieces[:-1]])
+    out["string_ends"] = np.concatenate([p["ends"] + at for p, at in zip(pieces, shift)])
+    out["text"] = b"".join([p["text"] for p in pieces])
     decoded = [p["decoded"] for p in pieces]
     if all(d is not None for d in decoded):
         out["decoded"] = tuple(np.concatenate(column) for column in zip(*decoded))
@@ -413,7 +396,8 @@ def _decoded(columns: dict[str, Any], layout: _Layout, *, threads: int | None, p
             return None
     if not np.isfinite(scores).all() or (sizes < 0).any():
         return None
-    strings = columns["strings"]
+    ends = columns["string_ends"]
+    masks = MaskText(columns["text"], np.r_[0, ends[:-1]], ends, sizes)
     error = pixels = mask_boxes = unbounded = None
     if columns.get("decoded") is not None:      # (every piece's masks, decoded as read)
         if xywh is None:
@@ -421,7 +405,8 @@ def _decoded(columns: dict[str, Any], layout: _Layout, *, threads: int | None, p
         else:
             pixels, unbounded = columns["decoded"]
         return SegmColumns(columns["image_id"], columns["category_id"], scores, sizes, xywh,
-                           strings, columns["masks"], pixels, mask_boxes, unbounded)
+                           masks, pixels, mask_boxes, unbounded)
+    strings = masks.strings()
     try:
         if xywh is None:
             pixels, mask_boxes, unbounded = compressed_areas(
@@ -434,7 +419,7 @@ def _decoded(columns: dict[str, Any], layout: _Layout, *, threads: int | None, p
     except FormatError as raised:
         error = raised
     return SegmColumns(columns["image_id"], columns["category_id"], scores, sizes, xywh,
-                       strings, columns["masks"], pixels, mask_boxes, unbounded, error)
+                       masks, pixels, mask_boxes, unbounded, error)
 
 
 def _label(i: int) -> str:

@@ -618,8 +618,10 @@ def check_run_totals(columns: Any, what: str) -> None:
     (pycocotools' mask IoU would never return on two masks of one size whose runs add up to
     different totals)
     """
+    if getattr(columns, RUN_TOTALS_CHECKED, False):
+        return      # (before the masks are read: a reader's may be made when first read)
     masks = getattr(columns, "masks", None)
-    if masks is None or len(masks) == 0 or getattr(columns, RUN_TOTALS_CHECKED, False):
+    if masks is None or len(masks) == 0:
         return
     rows = [i for i, m in enumerate(masks.tolist()) if isinstance(m, dict)
             and isinstance(m.get("counts"), (str, bytes)) and "size" in m]

@@ -31,7 +31,7 @@ import numpy as np
 
 from .._sorting import sorted_unique
 from .._threads import resolve_threads, thread_map
-from ..data import Dataset, Detections, derived_or_read, index_in, is_derived
+from ..data import Dataset, Detections, derived_or_read, index_in, is_derived, masks_of
 from ..iou import coco_pair_iou
 from ..matching import MatchTable, match_detections
 from ._coco_curves import accumulate_into, needed_true_positives, ordered_events, row_keys
@@ -432,7 +432,7 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     check_run_totals(detections, "detections")
     check_run_totals(gt, "dataset.gt")
     gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
-    dt_masks = detections.masks
+    dt_masks = _DetectionMasks(detections)
     gt_category = gt.category_index[gt_perm]
     n_categories = max(len(dataset.categories), 1)
     floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
@@ -450,19 +450,44 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
         group = (detections.image_index[d_rows] * n_categories + gt_category[g_rows]
                  if p.use_categories else None)
         if not bounded:
-            return pair_mask_iou(dt_masks, gt_masks, d_rows, g_rows, gt_crowd,
+            return pair_mask_iou(dt_masks.of(d_rows), gt_masks, d_rows, g_rows, gt_crowd,
                                  image_of_dt=detections.image_index, group=group)
         bound = mask_iou_bound(dt_area[d_rows], gt_area[g_rows], gt_crowd[g_rows],
                                None if gt_xywh is None else dt_xywh[d_rows],
                                None if gt_xywh is None else gt_xywh[g_rows])
         values = np.zeros(len(d_rows), dtype=np.float64)
         kept = np.flatnonzero(bound >= floor)
-        values[kept] = pair_mask_iou(dt_masks, gt_masks, d_rows[kept], g_rows[kept], gt_crowd,
+        values[kept] = pair_mask_iou(dt_masks.of(d_rows[kept]), gt_masks, d_rows[kept],
+                                     g_rows[kept], gt_crowd,
                                      image_of_dt=detections.image_index,
                                      group=None if group is None else group[kept])
         return values
 
     return similarity
+
+
+class _DetectionMasks:
+    """The detections' masks for pycocotools' routine: the column itself, or, while a
+    reader's text has not been made into the column (:func:`~deteval.data.masks_of`), an
+    array of its length holding the dicts of the rows asked so far (None elsewhere): only
+    the masks of pairs that can match are made."""
+
+    def __init__(self, detections: Detections):
+        self.detections = detections
+        self.column = None if is_derived(detections, "masks") else detections.masks
+        if self.column is None:
+            self.some = np.empty(len(detections), dtype=object)
+            self.made = np.zeros(len(detections), dtype=bool)
+
+    def of(self, rows: np.ndarray) -> np.ndarray:
+        """An array indexed by detection row holding at least the masks of ``rows``."""
+        if self.column is not None:
+            return self.column
+        todo = sorted_unique(rows[~self.made[rows]])
+        if len(todo):
+            self.some[todo] = masks_of(self.detections, todo)
+            self.made[todo] = True      # (after the masks: a reader seeing it finds them)
+        return self.some
 
 
 def _boundary_similarity(p: COCOParams, dataset: Dataset, detections: Detections,

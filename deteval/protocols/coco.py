@@ -47,7 +47,7 @@ from .._inputs import load_pair
 from .._sorting import sorted_unique
 from .._threads import resolve_threads
 from .._validation import area_ranges, check_similarity_settings
-from ..data import Dataset, Detections, derived_or_read, index_in
+from ..data import Dataset, Detections, derived_or_read, has_column, index_in
 from ..errors import FormatError, OptionError
 from ..io._shapes import check_iou_type
 from ..matching import MatchTable
@@ -476,7 +476,7 @@ def load_coco_pair(gt: Any, dt: Any, iou_type: str, invalid: str, match_by: str 
     if column is not None:
         for what, table_has, table in (("ground truth", "has", dataset.gt),
                                        ("detections", "have", detections)):
-            if getattr(table, column) is None and len(table):
+            if not has_column(table, column) and len(table):
                 raise ValueError(
                     f"iou_type {iou_type!r} needs {column} but the {what} {table_has} none; "
                     f"read the files with iou_type={read_as!r} (or pass paths or dicts)")

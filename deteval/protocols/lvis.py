@@ -48,7 +48,7 @@ import numpy as np
 from .._deprecation import DeprecatedAlias
 from .._sorting import descending_rank, lexorder
 from .._validation import area_ranges, check_similarity_settings
-from ..data import Dataset, Detections
+from ..data import Dataset, Detections, has_column
 from ..io.coco import read_coco_results
 from ..io.lvis import FREQUENCIES, LVISGroundTruth, read_lvis_gt
 from ..matching import MatchTable, match_detections, rank_within_groups
@@ -329,7 +329,7 @@ def _load(gt: Any, dt: Any, iou_type: str) -> tuple[LVISGroundTruth, Detections]
                   else read_coco_results(dt, dataset, iou_type=iou_type))
     if iou_type == "segm":
         for what, table in (("ground truth", dataset.gt), ("detections", detections)):
-            if table.masks is None and len(table):
+            if not has_column(table, "masks") and len(table):
                 raise ValueError(f"iou_type 'segm' needs masks but the {what} have none; read "
                                  "the files with iou_type='segm' (or pass paths or dicts)")
     if len(detections) and (detections.image_index.min() < 0
