@@ -27,10 +27,16 @@ import numpy as np
 from ..errors import FormatError
 from ._api import mask_api
 from .measures import mask_area
-from .rasterise import check_polygon_extent, polygon_arrays, polygon_parts_of, rasterise
+from .rasterise import (
+    FlatPolygons,
+    check_polygon_extent,
+    polygon_arrays,
+    polygon_parts_of,
+    rasterise,
+)
 from .rle import _MAX_PIXELS, _record, _too_large, _too_many_for_bound, _totals_and_areas
 
-__all__ = ["masks_from_segmentations"]
+__all__ = ["masks_from_segmentations", "polygon_masks"]
 
 
 def _size(value: Any, where: Callable[[], str], source: str | None) -> tuple[int, int]:
@@ -107,6 +113,48 @@ def _rle_counts(counts: Any, h: int, w: int, where: Callable[[], str],
         raise FormatError(f"RLE run lengths add up to {int(runs.sum())} pixels; "
                           f"a {h}x{w} mask needs {h * w}", source=source, record=where())
     return runs
+
+
+def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[int], str],
+                  source: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of polygon objects, as ``frPyObjects`` + ``merge`` make them, and their pixel
+    counts.
+
+    Parameters
+    ----------
+    polygons : FlatPolygons
+        The objects' parts, their structure and numbers checked (:func:`polygon_arrays`:
+        every part at least 2 points, every coordinate finite).
+    sizes : ndarray of int, shape (n, 2)
+        ``[h, w]`` of each object's image (checked: whole, small enough).
+    where : callable
+        ``where(i)`` names object ``i``'s record, in errors.
+    source : str, optional
+        The file, in errors.
+
+    Returns
+    -------
+    masks : ndarray of object, shape (n,)
+        ``{"size": [h, w], "counts": bytes}`` per object.
+    areas : ndarray of int64, shape (n,)
+        Pixel counts (pycocotools' ``area``).
+
+    Raises
+    ------
+    FormatError
+        A coordinate far outside its image (:func:`check_polygon_extent`), naming the record.
+
+    Examples
+    --------
+    >>> masks, areas = polygon_masks(FlatPolygons.of([[[0, 0, 4, 0, 4, 4, 0, 4]]]),
+    ...                              np.array([[6, 5]]), str)
+    >>> masks[0]["counts"], areas.tolist()
+    (b'042000006', [16])
+    """
+    check_polygon_extent(polygons, sizes, where, source)
+    out = np.empty(len(sizes), dtype=object)
+    rasterise(out, np.arange(len(sizes)), polygons, sizes, mask_api())
+    return out, mask_area(out)
 
 
 def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widths: Any,
@@ -225,11 +273,10 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     if polygon_rows:
         sizes[polygon_rows, 0] = heights[polygon_rows]
         sizes[polygon_rows, 1] = widths[polygon_rows]
-        polygon_parts = polygon_arrays(polygon_parts, lambda j: label(polygon_rows[j]), source)
-        check_polygon_extent(polygon_parts, sizes[polygon_rows], lambda j: label(polygon_rows[j]),
-                             source)
-        rasterise(out, polygon_rows, polygon_parts, sizes, api)
-        areas[polygon_rows] = mask_area(out[polygon_rows])
+        polygons = polygon_arrays(polygon_parts, lambda j: label(polygon_rows[j]), source)
+        del polygon_parts
+        out[polygon_rows], areas[polygon_rows] = polygon_masks(
+            polygons, sizes[polygon_rows], lambda j: label(polygon_rows[j]), source)
     if check_size:
         known = np.isfinite(heights) & np.isfinite(widths)
         mismatch = np.flatnonzero(known & ((sizes[:, 0] != np.nan_to_num(heights))
