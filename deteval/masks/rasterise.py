@@ -14,6 +14,7 @@ called, every coordinate must lie within the image widened by a margin
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -59,6 +60,17 @@ def polygon_parts_of(value: list, where: Callable[[], str], source: str | None) 
     return value
 
 
+#: Numbers converted from Python objects at once (~1 ms; :meth:`FlatPolygons.of`).
+PIECE = 16384
+
+
+def let_go() -> None:
+    """Let a thread waiting for the GIL take it now (``time.sleep(0)`` releases it), rather
+    than after the switch interval (5 ms) that a thread holding it keeps it: the segm ground
+    truth is read beside the results' numpy reader (docs/mask-rasteriser.md §3)."""
+    time.sleep(0)
+
+
 class FlatPolygons(NamedTuple):
     """Polygon objects as flat arrays: every coordinate in one array.
 
@@ -82,8 +94,19 @@ class FlatPolygons(NamedTuple):
         ints or floats: bools and other types are not refused here)."""
         flat_parts = list(itertools.chain.from_iterable(objects))
         sizes = np.fromiter(map(len, flat_parts), np.int64, len(flat_parts))
-        total = int(sizes.sum())
-        coords = np.fromiter(itertools.chain.from_iterable(flat_parts), np.float64, total)
+        ends = np.cumsum(sizes)
+        total = int(ends[-1]) if len(ends) else 0
+        coords = np.empty(total, dtype=np.float64)
+        # In pieces of about PIECE numbers (whole parts), the GIL let go between them.
+        cuts = [0, *np.searchsorted(ends, np.arange(PIECE, total, PIECE)).tolist(),
+                len(flat_parts)]
+        ends_list = [0, *ends.tolist()]
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            if b > a:
+                coords[ends_list[a]:ends_list[b]] = np.fromiter(
+                    itertools.chain.from_iterable(flat_parts[a:b]), np.float64,
+                    ends_list[b] - ends_list[a])
+                let_go()
         return cls(coords, sizes, np.fromiter(map(len, objects), np.int64, len(objects)))
 
     def owners(self) -> tuple[np.ndarray, np.ndarray]:
@@ -258,6 +281,7 @@ def rasterise(out: np.ndarray, rows: Sequence[int], polygons: FlatPolygons,
     rles: list = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         rles.extend(api.frPoly(arrays[a:b], key_list[a] >> 32, key_list[a] & 0xFFFFFFFF))
+        let_go()
     object_order = np.argsort(object_keys, kind="stable")
     masks, at = [], 0
     for k in polygons.object_parts[object_order].tolist():

@@ -30,6 +30,8 @@ from .typed import _Annotation, _Category, _columns_of_typed, _Image, _Int64, _R
 
 __all__ = ["typed_segm_gt"]
 
+_FREE_PIECE = 512
+
 
 class _GTRLE(TypedDict):
     """An RLE segmentation: ``counts`` compressed (a string) or a list of run lengths."""
@@ -68,7 +70,11 @@ def typed_segm_gt(raw: bytes, name: str) -> Dataset | None:
         return None
     if masks is None:
         return None
-    del segmentations
+    from ...masks.rasterise import let_go
+
+    while segmentations:    # freed in pieces (~1 ms each), the GIL let go between them
+        del segmentations[-_FREE_PIECE:]
+        let_go()
     out, pixels, unbounded = masks
     gt = dataset.gt
     shapes = {"masks": out, "mask_area": _bound_area(pixels, unbounded), "mask_xywh": None}
