@@ -37,7 +37,7 @@ from .rasterise import (
 )
 from .rle import _MAX_PIXELS, _record, _too_large, _too_many_for_bound, _totals_and_areas
 
-__all__ = ["masks_from_segmentations", "polygon_masks"]
+__all__ = ["drawable_images", "masks_from_segmentations", "polygon_masks"]
 
 _AREA_PIECE = 1020     # masks measured by one area() call (it takes 255 at a time)
 
@@ -118,8 +118,24 @@ def _rle_counts(counts: Any, h: int, w: int, where: Callable[[], str],
     return runs
 
 
+def drawable_images(heights: Any, widths: Any) -> np.ndarray:
+    """Whether a polygon may be rasterised on each image: its size finite, whole, ``>= 0``
+    and small enough (bool, shape (n,)); :func:`masks_from_segmentations` words the error
+    of one that is not.
+
+    >>> drawable_images([10.0, np.nan, 10.5, 70000.0], [20.0, 20.0, 20.0, 70000.0]).tolist()
+    [True, False, False, False]
+    """
+    heights = np.asarray(heights, dtype=np.float64)
+    widths = np.asarray(widths, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (np.isfinite(heights) & np.isfinite(widths) & (heights >= 0) & (widths >= 0)
+                & (heights == np.round(heights)) & (widths == np.round(widths))
+                & (heights * widths < _MAX_PIXELS) & (np.maximum(heights, widths) < _MAX_PIXELS))
+
+
 def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[int], str],
-                  source: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  source: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Masks of polygon objects, as ``frPyObjects`` + ``merge`` make them, and their pixel
     counts.
 
@@ -129,7 +145,7 @@ def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[in
         The objects' parts, their structure and numbers checked (:func:`polygon_arrays`:
         every part at least 2 points, every coordinate finite).
     sizes : ndarray of int, shape (n, 2)
-        ``[h, w]`` of each object's image (checked: whole, small enough).
+        ``[h, w]`` of each object's image (checked: :func:`drawable_images`).
     where : callable
         ``where(i)`` names object ``i``'s record, in errors.
     source : str, optional
@@ -141,6 +157,9 @@ def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[in
         ``{"size": [h, w], "counts": bytes}`` per object.
     areas : ndarray of int64, shape (n,)
         Pixel counts (pycocotools' ``area``).
+    unbounded : ndarray of bool, shape (n,)
+        Masks of more than 2**31 pixels, on which pycocotools' IoU routine may stop
+        counting early (``with_unbounded`` of :func:`masks_from_segmentations`).
 
     Raises
     ------
@@ -149,10 +168,10 @@ def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[in
 
     Examples
     --------
-    >>> masks, areas = polygon_masks(FlatPolygons.of([[[0, 0, 4, 0, 4, 4, 0, 4]]]),
-    ...                              np.array([[6, 5]]), str)
-    >>> masks[0]["counts"], areas.tolist()
-    (b'042000006', [16])
+    >>> masks, areas, unbounded = polygon_masks(FlatPolygons.of([[[0, 0, 4, 0, 4, 4, 0, 4]]]),
+    ...                                         np.array([[6, 5]]), str)
+    >>> masks[0]["counts"], areas.tolist(), unbounded.tolist()
+    (b'042000006', [16], [False])
     """
     check_polygon_extent(polygons, sizes, where, source)
     out = np.empty(len(sizes), dtype=object)
@@ -161,7 +180,7 @@ def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[in
     for at in range(0, len(sizes), _AREA_PIECE):    # (~1 ms each, the GIL let go between)
         areas[at:at + _AREA_PIECE] = mask_area(out[at:at + _AREA_PIECE])
         let_go()
-    return out, areas
+    return out, areas, _too_many_for_bound(sizes[:, 0], sizes[:, 1])
 
 
 def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widths: Any,
@@ -229,14 +248,10 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     def label(i: int) -> str:
         return _record(records, i)
 
-    # Whether a polygon may be rasterised on each object's image (finite, whole, small
-    # enough), for all at once; the loop calls the check (which words the error) only for
-    # an image that fails it, so errors come in record order as before.
-    with np.errstate(invalid="ignore", over="ignore"):
-        drawable = (np.isfinite(heights) & np.isfinite(widths) & (heights >= 0)
-                    & (widths >= 0) & (heights == np.round(heights))
-                    & (widths == np.round(widths)) & (heights * widths < _MAX_PIXELS)
-                    & (np.maximum(heights, widths) < _MAX_PIXELS)).tolist()
+    # Whether a polygon may be rasterised on each object's image, for all at once; the loop
+    # calls the check (which words the error) only for an image that fails it, so errors
+    # come in record order as before.
+    drawable = drawable_images(heights, widths).tolist()
     for i, value in enumerate(segmentations):
         kind = type(value)
         if kind is list or kind is tuple:
@@ -282,7 +297,7 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
         sizes[polygon_rows, 1] = widths[polygon_rows]
         polygons = polygon_arrays(polygon_parts, lambda j: label(polygon_rows[j]), source)
         del polygon_parts
-        out[polygon_rows], areas[polygon_rows] = polygon_masks(
+        out[polygon_rows], areas[polygon_rows], _ = polygon_masks(
             polygons, sizes[polygon_rows], lambda j: label(polygon_rows[j]), source)
     if check_size:
         known = np.isfinite(heights) & np.isfinite(widths)

@@ -95,8 +95,7 @@ def _masks(segmentations: list, dataset: Dataset, name: str
     polygon is not one the general path would rasterise as it is."""
     from ...masks import masks_from_segmentations
     from ...masks.rasterise import FlatPolygons
-    from ...masks.rle import _MAX_PIXELS, _too_many_for_bound
-    from ...masks.segmentations import polygon_masks
+    from ...masks.segmentations import drawable_images, polygon_masks
 
     gt = dataset.gt
     n = len(segmentations)
@@ -119,17 +118,12 @@ def _masks(segmentations: list, dataset: Dataset, name: str
     polygons = FlatPolygons.of(list(itertools.compress(segmentations, is_polygon)))
     parts = polygons.part_sizes
     h, w = heights[polygon_rows], widths[polygon_rows]
-    with np.errstate(invalid="ignore", over="ignore"):
-        drawable = (np.isfinite(h) & np.isfinite(w) & (h >= 0) & (w >= 0) & (h == np.round(h))
-                    & (w == np.round(w)) & (h * w < _MAX_PIXELS)
-                    & (np.maximum(h, w) < _MAX_PIXELS))
-    if not (drawable.all() and polygons.object_parts.all() and (parts >= 4).all()
+    if not (drawable_images(h, w).all() and polygons.object_parts.all() and (parts >= 4).all()
             and not (parts & 1).any() and np.isfinite(polygons.coords).all()):
         return None     # the general path words the error
     sizes = np.column_stack([h, w]).astype(np.int64)
-    out[polygon_rows], pixels[polygon_rows] = polygon_masks(
+    out[polygon_rows], pixels[polygon_rows], unbounded[polygon_rows] = polygon_masks(
         polygons, sizes, _Rows(labels, polygon_rows), name)
-    unbounded[polygon_rows] = _too_many_for_bound(h, w)
     return out, pixels, unbounded
 
 
