@@ -9,6 +9,10 @@ the image are dropped only afterwards. A coordinate of 1e8 costs gigabytes; beyo
 ``2**31 / 5`` the cast overflows and the process crashes. So, before the C routine is
 called, every coordinate must lie within the image widened by a margin
 (:func:`check_polygon_extent`); the decision is documented in ``docs/input-acceptance.md``.
+
+Polygons are held as flat arrays (:class:`FlatPolygons`: every coordinate in one array) and
+rasterised in calls of bounded cost, the GIL let go between them (:func:`rasterise`,
+:func:`let_go`); the rules are in ``docs/mask-rasteriser.md``.
 """
 
 from __future__ import annotations
@@ -108,11 +112,6 @@ class FlatPolygons(NamedTuple):
                     ends_list[b] - ends_list[a])
                 let_go()
         return cls(coords, sizes, np.fromiter(map(len, objects), np.int64, len(objects)))
-
-    def owners(self) -> tuple[np.ndarray, np.ndarray]:
-        """The object of each part, shape (p,), and of each coordinate, shape (m,)."""
-        part_owner = np.repeat(np.arange(len(self.object_parts)), self.object_parts)
-        return part_owner, np.repeat(part_owner, self.part_sizes)
 
     def locate(self, k: int) -> tuple[int, int]:
         """``(object, part within it)`` of coordinate ``k``."""
