@@ -11,14 +11,13 @@ called, every coordinate must lie within the image widened by a margin
 (:func:`check_polygon_extent`); the decision is documented in ``docs/input-acceptance.md``.
 
 Polygons are held as flat arrays (:class:`FlatPolygons`: every coordinate in one array) and
-rasterised in calls of bounded cost, the GIL let go between them (:func:`rasterise`,
-:func:`let_go`); the rules are in ``docs/mask-rasteriser.md``.
+rasterised in calls of bounded cost (:func:`rasterise`: each call holds the GIL); the rules
+are in ``docs/mask-rasteriser.md``.
 """
 
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -64,15 +63,9 @@ def polygon_parts_of(value: list, where: Callable[[], str], source: str | None) 
     return value
 
 
-#: Numbers converted from Python objects at once (~1 ms; :meth:`FlatPolygons.of`).
+#: Numbers converted from Python objects by one call (~1 ms; :meth:`FlatPolygons.of`): a
+#: thread waiting for the GIL gets it between two calls.
 PIECE = 16384
-
-
-def let_go() -> None:
-    """Let a thread waiting for the GIL take it now (``time.sleep(0)`` releases it), rather
-    than after the switch interval (5 ms) that a thread holding it keeps it: the segm ground
-    truth is read beside the results' numpy reader (docs/mask-rasteriser.md §3)."""
-    time.sleep(0)
 
 
 class FlatPolygons(NamedTuple):
@@ -101,7 +94,7 @@ class FlatPolygons(NamedTuple):
         ends = np.cumsum(sizes)
         total = int(ends[-1]) if len(ends) else 0
         coords = np.empty(total, dtype=np.float64)
-        # In pieces of about PIECE numbers (whole parts), the GIL let go between them.
+        # In pieces of about PIECE numbers (whole parts): one C call holds the GIL each.
         cuts = [0, *np.searchsorted(ends, np.arange(PIECE, total, PIECE)).tolist(),
                 len(flat_parts)]
         ends_list = [0, *ends.tolist()]
@@ -110,7 +103,6 @@ class FlatPolygons(NamedTuple):
                 coords[ends_list[a]:ends_list[b]] = np.fromiter(
                     itertools.chain.from_iterable(flat_parts[a:b]), np.float64,
                     ends_list[b] - ends_list[a])
-                let_go()
         return cls(coords, sizes, np.fromiter(map(len, objects), np.int64, len(objects)))
 
     def locate(self, k: int) -> tuple[int, int]:
@@ -247,8 +239,9 @@ def rasterise(out: np.ndarray, rows: Sequence[int], polygons: FlatPolygons,
     ``{"size": [h, w], "counts": bytes}``.
 
     Parts are rasterised image size by image size (``sizes[rows[i]]``, ``[h, w]``), in
-    calls of about :data:`CALL_COST` each (a call holds the GIL throughout: another thread
-    waits at most that long); the masks do not depend on the grouping.
+    calls of about :data:`CALL_COST` each (a call holds the GIL throughout: a thread that
+    asks for it at the switch interval gets it within one call); the masks do not depend
+    on the grouping.
     """
     n = len(polygons.object_parts)
     if not n:
@@ -280,7 +273,6 @@ def rasterise(out: np.ndarray, rows: Sequence[int], polygons: FlatPolygons,
     rles: list = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         rles.extend(api.frPoly(arrays[a:b], key_list[a] >> 32, key_list[a] & 0xFFFFFFFF))
-        let_go()
     object_order = np.argsort(object_keys, kind="stable")
     masks, at = [], 0
     for k in polygons.object_parts[object_order].tolist():

@@ -70,11 +70,8 @@ def typed_segm_gt(raw: bytes, name: str) -> Dataset | None:
         return None
     if masks is None:
         return None
-    from ...masks.rasterise import let_go
-
-    while segmentations:    # freed in pieces (~1 ms each), the GIL let go between them
+    while segmentations:    # freed in pieces (~1 ms each: another thread may switch in)
         del segmentations[-_FREE_PIECE:]
-        let_go()
     out, pixels, unbounded = masks
     gt = dataset.gt
     shapes = {"masks": out, "mask_area": _bound_area(pixels, unbounded), "mask_xywh": None}
