@@ -27,10 +27,18 @@ import numpy as np
 from ..errors import FormatError
 from ._api import mask_api
 from .measures import mask_area
-from .rasterise import check_polygon_extent, polygon_arrays, polygon_parts_of, rasterise
+from .rasterise import (
+    FlatPolygons,
+    check_polygon_extent,
+    polygon_arrays,
+    polygon_parts_of,
+    rasterise,
+)
 from .rle import _MAX_PIXELS, _record, _too_large, _too_many_for_bound, _totals_and_areas
 
-__all__ = ["masks_from_segmentations"]
+__all__ = ["drawable_images", "masks_from_segmentations", "polygon_masks"]
+
+_AREA_PIECE = 1020     # masks measured by one area() call (it takes 255 at a time)
 
 
 def _size(value: Any, where: Callable[[], str], source: str | None) -> tuple[int, int]:
@@ -109,6 +117,70 @@ def _rle_counts(counts: Any, h: int, w: int, where: Callable[[], str],
     return runs
 
 
+def drawable_images(heights: Any, widths: Any) -> np.ndarray:
+    """Whether a polygon may be rasterised on each image: its size finite, whole, ``>= 0``
+    and small enough (bool, shape (n,)); :func:`masks_from_segmentations` words the error
+    of one that is not.
+
+    >>> drawable_images([10.0, np.nan, 10.5, 70000.0], [20.0, 20.0, 20.0, 70000.0]).tolist()
+    [True, False, False, False]
+    """
+    heights = np.asarray(heights, dtype=np.float64)
+    widths = np.asarray(widths, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (np.isfinite(heights) & np.isfinite(widths) & (heights >= 0) & (widths >= 0)
+                & (heights == np.round(heights)) & (widths == np.round(widths))
+                & (heights * widths < _MAX_PIXELS) & (np.maximum(heights, widths) < _MAX_PIXELS))
+
+
+def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[int], str],
+                  source: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Masks of polygon objects, as ``frPyObjects`` + ``merge`` make them, and their pixel
+    counts.
+
+    Parameters
+    ----------
+    polygons : FlatPolygons
+        The objects' parts, their structure and numbers checked (:func:`polygon_arrays`:
+        every part at least 2 points, every coordinate finite).
+    sizes : ndarray of int, shape (n, 2)
+        ``[h, w]`` of each object's image (checked: :func:`drawable_images`).
+    where : callable
+        ``where(i)`` names object ``i``'s record, in errors.
+    source : str, optional
+        The file, in errors.
+
+    Returns
+    -------
+    masks : ndarray of object, shape (n,)
+        ``{"size": [h, w], "counts": bytes}`` per object.
+    areas : ndarray of int64, shape (n,)
+        Pixel counts (pycocotools' ``area``).
+    unbounded : ndarray of bool, shape (n,)
+        Masks of more than 2**31 pixels, on which pycocotools' IoU routine may stop
+        counting early (``with_unbounded`` of :func:`masks_from_segmentations`).
+
+    Raises
+    ------
+    FormatError
+        A coordinate far outside its image (:func:`check_polygon_extent`), naming the record.
+
+    Examples
+    --------
+    >>> masks, areas, unbounded = polygon_masks(FlatPolygons.of([[[0, 0, 4, 0, 4, 4, 0, 4]]]),
+    ...                                         np.array([[6, 5]]), str)
+    >>> masks[0]["counts"], areas.tolist(), unbounded.tolist()
+    (b'042000006', [16], [False])
+    """
+    check_polygon_extent(polygons, sizes, where, source)
+    out = np.empty(len(sizes), dtype=object)
+    rasterise(out, np.arange(len(sizes)), polygons, sizes, mask_api())
+    areas = np.empty(len(sizes), dtype=np.int64)
+    for at in range(0, len(sizes), _AREA_PIECE):    # (~1 ms a call: each holds the GIL)
+        areas[at:at + _AREA_PIECE] = mask_area(out[at:at + _AREA_PIECE])
+    return out, areas, _too_many_for_bound(sizes[:, 0], sizes[:, 1])
+
+
 def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widths: Any,
                              source: str | None = None, records: Sequence[str] | None = None,
                              check_size: bool = True, with_area: bool = False,
@@ -174,14 +246,10 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     def label(i: int) -> str:
         return _record(records, i)
 
-    # Whether a polygon may be rasterised on each object's image (finite, whole, small
-    # enough), for all at once; the loop calls the check (which words the error) only for
-    # an image that fails it, so errors come in record order as before.
-    with np.errstate(invalid="ignore", over="ignore"):
-        drawable = (np.isfinite(heights) & np.isfinite(widths) & (heights >= 0)
-                    & (widths >= 0) & (heights == np.round(heights))
-                    & (widths == np.round(widths)) & (heights * widths < _MAX_PIXELS)
-                    & (np.maximum(heights, widths) < _MAX_PIXELS)).tolist()
+    # Whether a polygon may be rasterised on each object's image, for all at once; the loop
+    # calls the check (which words the error) only for an image that fails it, so errors
+    # come in record order as before.
+    drawable = drawable_images(heights, widths).tolist()
     for i, value in enumerate(segmentations):
         kind = type(value)
         if kind is list or kind is tuple:
@@ -225,11 +293,10 @@ def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widt
     if polygon_rows:
         sizes[polygon_rows, 0] = heights[polygon_rows]
         sizes[polygon_rows, 1] = widths[polygon_rows]
-        polygon_parts = polygon_arrays(polygon_parts, lambda j: label(polygon_rows[j]), source)
-        check_polygon_extent(polygon_parts, sizes[polygon_rows], lambda j: label(polygon_rows[j]),
-                             source)
-        rasterise(out, polygon_rows, polygon_parts, sizes, api)
-        areas[polygon_rows] = mask_area(out[polygon_rows])
+        polygons = polygon_arrays(polygon_parts, lambda j: label(polygon_rows[j]), source)
+        del polygon_parts
+        out[polygon_rows], areas[polygon_rows], _ = polygon_masks(
+            polygons, sizes[polygon_rows], lambda j: label(polygon_rows[j]), source)
     if check_size:
         known = np.isfinite(heights) & np.isfinite(widths)
         mismatch = np.flatnonzero(known & ((sizes[:, 0] != np.nan_to_num(heights))

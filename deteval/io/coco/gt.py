@@ -21,6 +21,7 @@ from .._shapes import (
 from .columns import _bound_area, _build_dataset, _GTColumns, _has_box
 from .string_ids import number_string_ids
 from .typed import _typed_gt_columns, _typed_keypoint_gt
+from .typed_segm_gt import typed_segm_gt
 
 
 def _require_list(container: dict, key: str, source: str) -> list:
@@ -76,10 +77,11 @@ def read_coco_gt(source: str | os.PathLike | dict, *, iou_type: str = "bbox",
     check_iou_type(iou_type)
     if iou_type != "bbox":
         raw = None
-        if iou_type == "keypoints" and isinstance(source, (str, os.PathLike)):
+        if iou_type in ("keypoints", "segm") and isinstance(source, (str, os.PathLike)):
             raw = read_json_bytes(source, what="ground truth")
             with gc_paused():
-                dataset = _typed_keypoint_gt(raw, name)
+                dataset = (_typed_keypoint_gt(raw, name) if iou_type == "keypoints" else
+                           typed_segm_gt(raw, name))
             if dataset is not None:
                 return dataset
         if not isinstance(source, (str, os.PathLike)):
