@@ -247,8 +247,10 @@ def _template_chunk(words_at: np.ndarray, starts: np.ndarray, lengths: np.ndarra
     ids = mantissa.view(np.int64).reshape(c, 7)[:, layout.ids]
     np.negative(ids, out=ids, where=negative.reshape(c, 7)[:, layout.ids])
     out[0][:], out[1][:] = ids[:, 0], ids[:, 1]
-    out[2][:], out[3][:] = values[:, layout.score], values[:, layout.box:layout.box + 4]
-    if not (out[3][:, 2:] >= 0).all():
+    out[2][:] = values[:, layout.score]
+    for j in range(4):      # (column by column: numpy loops (c, 4) blocks as c loops of 4)
+        out[3][:, j] = values[:, layout.box + j]
+    if not ((out[3][:, 2] >= 0).all() and (out[3][:, 3] >= 0).all()):
         raise _Refused
     return rest
 
