@@ -1,13 +1,12 @@
 """The serial steps of the COCO match stage moved beside other work give the same arrays.
 
-Session 12 (issue 17) moved three steps off the match stage's serial path
+Session 12 (issue 17) moved two steps off the match stage's serial path
 (docs/threads.md §3): the candidate pairs' chunk plan is made beside the score ranks
 (``matching._rank_beside_pairs``: the sorting thread then takes the chunks not yet
-taken); the detections' areas and their out-of-range flags are computed beside the ranks
-(``matching.match_table``'s ``dt_area_of``); and the state's two event columns are computed
-side by side (``_coco_stages.state_of(threads=)``). These tests force each order the
-threads can take (the plan before or after the ranks end, chunks taken by both threads) and
-compare every array with the one-thread way, byte for byte.
+taken), and the detections' areas and their out-of-range flags are computed on the
+sorting thread (``matching.match_table``'s ``dt_area_of``). These tests force each order
+the threads can take (the plan before or after the ranks end, chunks taken by both
+threads) and compare every array with the one-thread way, byte for byte.
 """
 
 from __future__ import annotations
@@ -135,25 +134,3 @@ def test_match_table_areas_given_by_a_function(monkeypatch, seed):
                                                  threads=threads).table))
     assert len(calls) == 2 and len(hashes) == 1
     assert table_hash(result.matches) in hashes
-
-
-def _state_bytes(state) -> list:
-    return [(name, None if getattr(state, name) is None else
-             (getattr(state, name).dtype.str, getattr(state, name).tobytes()))
-            for name in state.__dataclass_fields__]
-
-
-@pytest.mark.parametrize("max_detections", [(1, 10, 100), (1, 2, 3)])
-def test_state_of_event_columns_on_threads(max_detections):
-    # Every detection kept, and some dropped (max_detections 3): the state is the same for
-    # 1, 2 and 3 threads.
-    gt, results = make_dataset(4, n_images=10, n_categories=6, p_many=0.3)
-    result = deteval.evaluate_coco(gt, results, threads=1, max_detections=max_detections)
-    ctx = prepare(result.dataset, COCOParams(max_detections=max_detections))
-    dt_k, dt_img, _ = stages.detection_positions(ctx, result.detections)
-    states = [_state_bytes(stages.state_of(result.matches, dt_k, dt_img,
-                                           result.detections.scores, threads=threads))
-              for threads in (1, 2, 3)]
-    assert states[0] == states[1] == states[2]
-    if max_detections[-1] == 3:     # (the path with dropped detections is taken)
-        assert np.count_nonzero(result.matches.dt_kept) < len(result.detections)

@@ -296,8 +296,7 @@ def match_stage(ctx: COCOContext, detections: Detections,
         similarity=similarity, iou_thresholds=np.asarray(p.iou_thresholds),
         area_ranges=np.asarray(p.area_ranges), max_detections=p.max_detections[-1],
         threads=resolve_threads(threads) if p.iou_type in _THREADED_SIMILARITY else 1)
-    state = state_of(table, dt_k, dt_img, detections.scores,
-                     threads=resolve_threads(threads) if len(table.match_dt) >= 1 << 16 else 1)
+    state = state_of(table, dt_k, dt_img, detections.scores)
     if gt_rows is None and not p.use_categories:
         table = _unpermute_gt(table, gt_sel)
     return Matched(table, state, dt_cat)
@@ -345,33 +344,32 @@ def state_of_result(ctx: COCOContext, result: COCOResult) -> COCOState:
 
 
 def state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
-             scores: np.ndarray, *, threads: int = 1) -> COCOState:
+             scores: np.ndarray) -> COCOState:
     """The kept detections' rows of a match table.
 
     Image and category positions are stored as int32 and ``event_at`` as int16 where they
     fit (the state is internal; accumulation reads any integer type): the state is alive
-    at the peak of an evaluation's memory. The two event columns are computed side by side
-    on up to ``threads`` threads (the same arrays for every value).
+    at the peak of an evaluation's memory.
     """
+    kept = np.flatnonzero(table.dt_kept)
     n_t, n_gt = len(table.iou_thresholds), table.n_gt
     # The match columns are narrow integers: products in a type that holds them, in place
     # (these temporaries are as long as the match columns).
     wide = np.int32 if len(table.area_ranges) * max(n_gt, n_t) < 2**31 else np.int64
-
-    def event_column(which: int) -> np.ndarray:
-        flat = table.match_area.astype(wide)
-        flat *= n_gt if which == 0 else n_t
-        flat += table.match_gt if which == 0 else table.match_threshold
-        return table.gt_ignore.ravel().take(flat) if which == 0 else _narrow(flat, np.int16)
-
-    ignored, at = thread_map(event_column, [0, 1], threads)
-    if np.count_nonzero(table.dt_kept) == table.n_detections:   # every detection kept: no
-        # copies of the table
+    flat = table.match_area.astype(wide)
+    flat *= n_gt
+    flat += table.match_gt
+    ignored = table.gt_ignore.ravel().take(flat)
+    del flat
+    at = table.match_area.astype(wide)
+    at *= n_t
+    at += table.match_threshold
+    at = _narrow(at, np.int16)
+    if len(kept) == table.n_detections:     # every detection kept: no copies of the table
         return COCOState(image=_narrow(dt_img, np.int32), category=_narrow(dt_k, np.int32),
                          score=scores, rank=table.dt_rank,
                          out_of_range=table.dt_out_of_range, event_row=table.match_dt,
                          event_at=at, event_ignored=ignored, score_rank=table.dt_score_rank)
-    kept = np.flatnonzero(table.dt_kept)
     row_of = np.full(table.n_detections, -1, dtype=np.int64)
     row_of[kept] = np.arange(len(kept))
     return COCOState(image=_narrow(dt_img.take(kept), np.int32),
