@@ -580,7 +580,8 @@ def match_table(*, dt_group, dt_scores, dt_area_of, gt_group, gt_crowd, gt_ignor
     def out_of_range() -> np.ndarray:
         dt_area = dt_area_of()
         np.less(dt_area[None, :], lo, out=dt_out)
-        dt_out[...] |= dt_area[None, :] > hi
+        for flags, top in zip(dt_out, hi[:, 0]):     # (one range at a time: a temporary
+            flags |= dt_area > top                   # of n flags, not of A * n)
         return dt_out
 
     if rule == "voc":
@@ -738,9 +739,12 @@ def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt
     # importing threading cost more; the pairs still on threads when they are many)
     side_by_side = threads if len(scores) >= _SIDE_BY_SIDE_MIN else 1
     if side_by_side > 1:
-        (score_rank, beside), pairs = _rank_beside_pairs(
-            lambda: (descending_rank(scores)[0], alongside()), lambda: pair_plan(kept_rows),
-            side_by_side)
+        def rank():
+            beside = alongside()    # (first: its temporaries are freed before the sort's
+            return descending_rank(scores)[0], beside   # buffers take their place)
+
+        (score_rank, beside), pairs = _rank_beside_pairs(rank, lambda: pair_plan(kept_rows),
+                                                         side_by_side)
     else:
         chunk, bounds = pair_plan(kept_rows)
         first = thread_map(lambda item: descending_rank(scores)[0] if item is None
