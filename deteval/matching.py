@@ -50,9 +50,11 @@ and the later ones are duplicates, which is computed for all groups at once.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -352,11 +354,13 @@ def _candidate_pairs(dt_group, dt_kept_rows, gt_group, similarity, min_threshold
 def _pair_chunks(dt_group, dt_kept_rows, gt_group, similarity, min_threshold):
     """The candidate pairs as independent chunks: a function computing one chunk's pairs
     (detection rows, GT rows, similarities >= ``min_threshold``) and the chunks' bounds, in
-    order (their pairs joined in that order are :func:`_candidate_pairs`')."""
+    order (their pairs joined in that order are :func:`_candidate_pairs`'); ``dt_kept_rows``
+    None: every row)."""
     gt_rows = np.flatnonzero(gt_group >= 0)
     gt_rows = gt_rows[lexorder([gt_group[gt_rows]])]
     # (every row kept, the usual case: the groups themselves, no gathered copy)
-    group_of_dt = dt_group if len(dt_kept_rows) == len(dt_group) else dt_group[dt_kept_rows]
+    every = dt_kept_rows is None or len(dt_kept_rows) == len(dt_group)
+    group_of_dt = dt_group if every else dt_group[dt_kept_rows]
     n_groups = int(max(gt_group.max(initial=-1), group_of_dt.max(initial=-1))) + 1
     # (per group and per kept detection, alive through the chunks: int32 where the objects
     # fit; each chunk looks up its detections' first objects itself)
@@ -380,7 +384,8 @@ def _pair_chunks(dt_group, dt_kept_rows, gt_group, similarity, min_threshold):
     def chunk(bounds):
         lo, hi = bounds
         c = count[lo:hi]
-        pair_dt = np.repeat(dt_kept_rows[lo:hi], c)
+        pair_dt = np.repeat(np.arange(lo, hi) if dt_kept_rows is None else dt_kept_rows[lo:hi],
+                            c)
         # each pair's position in gt_rows: its detection's group's first object, plus its
         # place among the detection's pairs (one repeat of the difference, then + arange)
         shift = first_of_group.take(group_of_dt[lo:hi]).astype(np.int64)
@@ -539,6 +544,20 @@ def match_detections(
     >>> table.detection_status().tolist(), table.dt_best_gt.tolist()
     ([[0, 1]], [0, 0])
     """
+    return match_table(
+        dt_group=dt_group, dt_scores=dt_scores, dt_area_of=lambda: dt_area, gt_group=gt_group,
+        gt_crowd=gt_crowd, gt_ignore=gt_ignore, gt_area=gt_area, similarity=similarity,
+        iou_thresholds=iou_thresholds, area_ranges=area_ranges, max_detections=max_detections,
+        dt_tie_key=dt_tie_key, rule=rule, strict=strict, threads=threads)
+
+
+def match_table(*, dt_group, dt_scores, dt_area_of, gt_group, gt_crowd, gt_ignore, gt_area,
+                similarity, iou_thresholds, area_ranges, max_detections, dt_tie_key=None,
+                rule="coco", strict=False, threads=1) -> MatchTable:
+    """:func:`match_detections` with the detections' areas given by a function,
+    ``dt_area_of()``: with the COCO rule it is called (and the areas compared with the
+    ranges) beside the greedy rounds, not before the matching starts (the COCO stages
+    derive the areas of a results file, ``w * h``, there: docs/threads.md §3)."""
     if rule not in ("coco", "voc"):
         raise ValueError(f"rule must be 'coco' or 'voc'; got {rule!r}")
     if strict and rule != "voc":
@@ -553,9 +572,20 @@ def match_detections(
     lo, hi = area_ranges[:, 0:1], area_ranges[:, 1:2]
     gt_evaluated = gt_group >= 0
     gt_ignored = gt_ignore[None, :] | (gt_area[None, :] < lo) | (gt_area[None, :] > hi)
-    dt_out = (dt_area[None, :] < lo) | (dt_area[None, :] > hi)
+
+    # (allocated here, on the calling thread, though filled on another: a long-lived array
+    # left in a helper thread's malloc arena raised the peak RSS by a few MB)
+    dt_out = np.empty((len(area_ranges), len(dt_group)), dtype=bool)
+
+    def out_of_range() -> np.ndarray:
+        dt_area = dt_area_of()
+        np.less(dt_area[None, :], lo, out=dt_out)
+        for flags, top in zip(dt_out, hi[:, 0]):     # (one range at a time: a temporary
+            flags |= dt_area > top                   # of n flags, not of A * n)
+        return dt_out
 
     if rule == "voc":
+        dt_out = out_of_range()
         dt_rank, dt_score_rank = _rank_in_groups(dt_group, dt_scores, dt_tie_key)
         dt_kept = (dt_rank >= 0) & (dt_rank < max_detections)
         return _match_voc(
@@ -564,10 +594,11 @@ def match_detections(
             gt_crowd=gt_crowd, gt_ignored=gt_ignored & gt_evaluated, similarity=similarity,
             thresholds=thresholds, area_ranges=area_ranges, strict=bool(strict), threads=threads)
 
-    dt_rank, dt_score_rank, dt_kept, (found_a, found_t, found_d, found_g) = _match_coco(
+    dt_rank, dt_score_rank, dt_kept, (found_a, found_t, found_d, found_g), dt_out = _match_coco(
         dt_group=dt_group, dt_scores=dt_scores, dt_tie_key=dt_tie_key,
         max_detections=max_detections, gt_group=gt_group, gt_crowd=gt_crowd,
-        gt_ignored=gt_ignored, similarity=similarity, thresholds=thresholds, threads=threads)
+        gt_ignored=gt_ignored, similarity=similarity, thresholds=thresholds, threads=threads,
+        alongside=out_of_range)
 
     def cat(name, parts):
         column = np.concatenate(parts) if parts else np.zeros(0, np.int64)
@@ -662,7 +693,7 @@ _SIDE_BY_SIDE_MIN = 1 << 14
 
 
 def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt_crowd,
-                gt_ignored, similarity, thresholds, threads):
+                gt_ignored, similarity, thresholds, threads, alongside=lambda: None):
     """pycocotools' rule over every group at once: the detections' ranks in their groups,
     their dense score ranks, which are kept, and the matches (lists of area, threshold,
     detection and object index arrays, one entry per round part; see :func:`_rounds`).
@@ -674,6 +705,10 @@ def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt
     ranks and the tie key, the order of the ranks in groups). Otherwise the ranks come
     first, then the pairs of the kept detections, then the rounds. The tasks are the same
     for every ``threads``, and so is every array.
+
+    From :data:`_SIDE_BY_SIDE_MIN` detections the chunks' plan is made beside the score
+    ranks too (:func:`_rank_beside_pairs`). ``alongside()`` runs with the ranks in groups;
+    its result is returned last.
     """
     n_dt, n_t = len(dt_group), len(thresholds)
     effective = np.minimum(thresholds, _IOU_CAP)
@@ -684,7 +719,7 @@ def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt
                                gt_ignored=gt_ignored, thresholds=effective, n_dt=n_dt)
 
     def pair_plan(kept_rows):
-        if n_t and len(kept_rows) and len(gt_group):
+        if n_t and (n_dt if kept_rows is None else len(kept_rows)) and len(gt_group):
             return _pair_chunks(dt_group, kept_rows, gt_group, similarity, effective.min())
         return None, []
 
@@ -696,24 +731,63 @@ def _match_coco(*, dt_group, dt_scores, dt_tie_key, max_detections, gt_group, gt
         chunk, bounds = pair_plan(np.flatnonzero(dt_kept))
         pairs = _joined_pairs(thread_map(chunk, bounds, threads))
         return (dt_rank, _spread(score_rank, evaluated, n_dt), dt_kept,
-                rounds(*pairs, order_keys=[dt_rank]))
+                rounds(*pairs, order_keys=[dt_rank]), alongside())
 
     dt_kept = dt_group >= 0
-    chunk, bounds = pair_plan(np.arange(n_dt) if evaluated is None else evaluated)
+    kept_rows = evaluated       # (None: every row)
     # (few detections: the sorts on the calling thread, where starting a thread and
     # importing threading cost more; the pairs still on threads when they are many)
     side_by_side = threads if len(scores) >= _SIDE_BY_SIDE_MIN else 1
-    first = thread_map(lambda item: descending_rank(scores)[0] if item is None else chunk(item),
-                       [None, *bounds], side_by_side if len(bounds) < 2 else threads)
-    score_rank = first[0]
-    pairs = _joined_pairs(first[1:])
-    del first
+    if side_by_side > 1:
+        def rank():
+            beside = alongside()    # (first: its temporaries are freed before the sort's
+            return descending_rank(scores)[0], beside   # buffers take their place)
+
+        (score_rank, beside), pairs = _rank_beside_pairs(rank, lambda: pair_plan(kept_rows),
+                                                         side_by_side)
+    else:
+        chunk, bounds = pair_plan(kept_rows)
+        first = thread_map(lambda item: descending_rank(scores)[0] if item is None
+                           else chunk(item), [None, *bounds], 1 if len(bounds) < 2 else threads)
+        score_rank, beside = first[0], alongside()
+        pairs = _joined_pairs(first[1:])
+        del first
     dt_score_rank = _spread(score_rank, evaluated, n_dt)
     order_keys = [dt_score_rank] if tie is None else [dt_score_rank, tie]
     dt_rank, found = thread_map(
         lambda item: (_group_ranks(dt_group, evaluated, score_rank, tie, sizes) if item == 0
                       else rounds(*pairs, order_keys=order_keys)), [0, 1], side_by_side)
-    return dt_rank, dt_score_rank, dt_kept, found
+    return dt_rank, dt_score_rank, dt_kept, found, beside
+
+
+def _rank_beside_pairs(rank: Callable[[], Any], plan: Callable[[], tuple], threads: int):
+    """``(rank(), candidate pairs)`` on two threads: one runs ``rank()`` (the score ranks)
+    while the other makes the pairs' chunk plan (``plan()``: :func:`_pair_chunks`'
+    ``(chunk, bounds)``) and starts on the chunks; the first thread then takes the chunks
+    not yet taken. Each chunk is computed whole by one thread and the chunks are joined in
+    order, so the pairs are the same whichever thread computes which chunk."""
+    made: dict = {}
+    parts: dict = {}
+    claim = itertools.count()      # (next() on it is atomic: the threads share it)
+
+    def chunks() -> None:
+        if "plan" not in made:      # (the plan is not made yet: its thread takes them all)
+            return
+        chunk, bounds = made["plan"]
+        while (i := next(claim)) < len(bounds):
+            parts[i] = chunk(bounds[i])
+
+    def task(item: int):
+        ranked = None
+        if item == 0:
+            ranked = rank()
+        else:
+            made["plan"] = plan()
+        chunks()
+        return ranked
+
+    ranked = thread_map(task, [0, 1], threads)[0]
+    return ranked, _joined_pairs([parts[i] for i in range(len(made["plan"][1]))])
 
 
 def _rounds(pair_dt, pair_gt, values, *, order_keys, dt_group, gt_crowd, gt_ignored,

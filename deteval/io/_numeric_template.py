@@ -148,9 +148,13 @@ class GlueTemplate:
         starts = np.empty_like(at)
         starts[0, 0] = base + len(self.head)
         np.add(at[:-1, -1], self.after[-1], out=starts[1:, 0])
-        np.add(at[:, :-1], self.after[:-1], out=starts[:, 1:])
-        lengths = at - self.comma                       # the values' ends
-        lengths -= starts
+        # Column by column, one long loop each: numpy loops a (k, 7) operation broadcast
+        # against a (7,) row as k loops of 7 (~3 times the time on the bench's pieces).
+        for j in range(len(self.glue) - 1):
+            np.add(at[:, j], self.after[j], out=starts[:, j + 1])
+        lengths = at - starts
+        for j in range(len(self.glue)):
+            lengths[:, j] -= self.comma[j]              # (the values' ends less starts)
         # Every value at least a byte: the glue then tiles the text, every window below
         # starts inside it.
         if not ((lengths >= 1).all() and text[:len(self.head)].tobytes() == self.head

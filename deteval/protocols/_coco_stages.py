@@ -33,7 +33,7 @@ from .._sorting import sorted_unique
 from .._threads import resolve_threads, thread_map
 from ..data import Dataset, Detections, derived_or_read, index_in, is_derived, masks_of
 from ..iou import coco_pair_iou
-from ..matching import MatchTable, match_detections
+from ..matching import MatchTable, match_table
 from ._coco_curves import accumulate_into, needed_true_positives, ordered_events, row_keys
 from ._pieces import category_pieces, split_by_piece
 from ._state import StateColumns, small
@@ -288,9 +288,10 @@ def match_stage(ctx: COCOContext, detections: Detections,
     gt_xywh = gt.as_xywh()[gt_sel]
     gt_crowd = gt.iscrowd[gt_sel]
     similarity = pair_similarity(p, ctx.dataset, detections, gt_sel, dt_xywh, gt_xywh, gt_crowd)
-    table = match_detections(
+    table = match_table(     # (the areas, w * h of a results file, beside the rounds)
         dt_group=dt_group, dt_scores=detections.scores, dt_tie_key=dt_tie,
-        dt_area=derived_or_read(detections, "area"), gt_group=gt_group, gt_crowd=gt_crowd,
+        dt_area_of=lambda: derived_or_read(detections, "area"), gt_group=gt_group,
+        gt_crowd=gt_crowd,
         gt_ignore=ctx.gt_ignore[gt_sel], gt_area=gt.area[gt_sel],
         similarity=similarity, iou_thresholds=np.asarray(p.iou_thresholds),
         area_ranges=np.asarray(p.area_ranges), max_detections=p.max_detections[-1],
