@@ -153,7 +153,8 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         raise
     columns = early.columns() if early is not None else None
     if early is not None and early.raw is not None:
-        dt = FileBytes(dt, early.raw, what="results")    # (read once: the thread's bytes)
+        # (read once: the thread's bytes; and its reader, which read them, not run again)
+        dt = FileBytes(dt, early.raw, what="results", tried=True)
         early.raw = None
     if results_file is not None:
         dt = results_file()

@@ -64,6 +64,7 @@ from .match_table import (
     FN,
     FP,
     IGNORED,
+    MATCH_COLUMN_TYPES,  # noqa: F401 (named from deteval.matching before the split: kept)
     NOT_EVALUATED,
     TP,
     MatchTable,

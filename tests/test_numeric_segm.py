@@ -358,6 +358,31 @@ def test_errors_of_the_results_thread_are_the_files_own(tmp_path, gt_file, monke
     assert together.value.record == "results[321]" and str(together.value) == str(apart.value)
 
 
+@pytest.mark.parametrize("change", ["extra key", "unknown image"])
+def test_the_results_thread_reader_runs_once_on_a_file(tmp_path, gt_file, monkeypatch,
+                                                       change):
+    """A file the reader refuses (a record with another key, near the end: refused after
+    its pieces were read), or whose columns the ground truth does not take (an unknown
+    image), is read by the reader once, on the results thread; then by the msgspec path,
+    with the pair (or error) of the files read one after the other."""
+    records = _records(np.random.default_rng(10), n=500)
+    if change == "extra key":
+        records[-3] = dict(records[-3], extra=1)
+    else:
+        records[-3] = dict(records[-3], image_id=99)
+    dt_path = tmp_path / "results.json"
+    dt_path.write_bytes(_dumps(records))
+    spy = _Spy(monkeypatch)
+    together = _outcome(lambda: _inputs.load_pair(gt_file, dt_path, iou_type="segm"))
+    assert spy.answers == [change == "unknown image"]
+    with monkeypatch.context() as patch:
+        patch.setattr(_inputs._EarlyResults, "start", classmethod(lambda cls, *a: None))
+        apart = _outcome(lambda: _inputs.load_pair(gt_file, dt_path, iou_type="segm"))
+    _assert_same(*(x if isinstance(x, FormatError) else x.detections
+                   for x in (together, apart)))
+    assert isinstance(apart, FormatError) is (change == "unknown image")
+
+
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
 def test_evaluation_equals_pycocotools(tmp_path, gt_file, iou_type):
     from pycocotools.coco import COCO

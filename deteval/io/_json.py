@@ -164,10 +164,13 @@ class FileBytes(os.PathLike):
     (True, b'[2]', b'[1]')
     """
 
-    __slots__ = ("path", "raw", "what")
+    __slots__ = ("path", "raw", "tried", "what")
 
-    def __init__(self, path: str | os.PathLike, raw: bytes, *, what: str):
+    def __init__(self, path: str | os.PathLike, raw: bytes, *, what: str, tried: bool = False):
         self.path, self.raw, self.what = path, raw, what
+        #: The numpy reader of these bytes ran already and gave no detections (a text it
+        #: refuses, or columns the ground truth does not take): not run on them again.
+        self.tried = tried
 
     def __fspath__(self) -> str:
         return os.fspath(self.path)

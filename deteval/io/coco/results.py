@@ -343,7 +343,9 @@ def _numeric_segm_first(source: Any, dataset: Dataset, name: str,
     from .._numeric_segm import numeric_segm_results
 
     raw = read_bytes(source, what="results")
-    if len(raw) >= _NUMERIC_MIN_BYTES:
+    # (bytes the early reader read already, in load_pair, and that gave no detections: the
+    # same reader would give the same columns again)
+    if len(raw) >= _NUMERIC_MIN_BYTES and not getattr(source, "tried", False):
         columns = numeric_segm_results(raw, threads=threads, source=name)
         with gc_paused():       # (a dict and a string per mask)
             detections = (None if columns is None
