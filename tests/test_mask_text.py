@@ -102,7 +102,8 @@ def test_a_table_without_masks_has_no_mask_column():
     assert not is_derived(dt, "masks") and not has_column(dt, "masks")
 
 
-def test_a_segm_evaluation_makes_only_the_masks_of_pairs_that_can_match(tmp_path):
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+def test_an_evaluation_makes_only_the_masks_of_pairs_that_can_match(tmp_path, iou_type):
     gt_file = tmp_path / "gt.json"
     gt_file.write_text(json.dumps(_gt(np.random.default_rng(0))))
     dataset = read_coco_gt(gt_file)
@@ -120,12 +121,12 @@ def test_a_segm_evaluation_makes_only_the_masks_of_pairs_that_can_match(tmp_path
 
     try:
         MaskText.dicts = counting
-        lazy = evaluate_coco(with_masks, detections, iou_type="segm")
+        lazy = evaluate_coco(with_masks, detections, iou_type=iou_type)
     finally:
         MaskText.dicts = original
     assert is_derived(lazy.detections, "masks")
     assert 0 < sum(made) < len(detections)
     eager = evaluate_coco(with_masks, detections.replace(masks=detections.masks),
-                          iou_type="segm")
+                          iou_type=iou_type)
     for name in ("stats", "precision", "recall", "scores"):
         assert getattr(lazy, name).tobytes() == getattr(eager, name).tobytes()

@@ -505,12 +505,12 @@ def _boundary_similarity(p: COCOParams, dataset: Dataset, detections: Detections
 
     gt = dataset.gt
     gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
-    dt_masks = detections.masks
+    dt_masks = _DetectionMasks(detections)   # (only the masks of pairs that can match made)
     mask_similarity = _mask_similarity(p, dataset, detections, gt_perm, gt_crowd)
     floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
-    dt_boundary = np.empty(len(dt_masks), dtype=object)
+    dt_boundary = np.empty(len(detections), dtype=object)
     gt_boundary = np.empty(len(gt_masks), dtype=object)
-    dt_done = np.zeros(len(dt_masks), dtype=bool)
+    dt_done = np.zeros(len(detections), dtype=bool)
     gt_done = np.zeros(len(gt_masks), dtype=bool)
 
     def boundaries(masks, out, done, rows):
@@ -526,7 +526,7 @@ def _boundary_similarity(p: COCOParams, dataset: Dataset, detections: Detections
         if len(kept) == 0:
             return values
         d_kept, g_kept = d_rows[kept], g_rows[kept]
-        boundaries(dt_masks, dt_boundary, dt_done, d_kept)
+        boundaries(dt_masks.of(d_kept), dt_boundary, dt_done, d_kept)
         boundaries(gt_masks, gt_boundary, gt_done, g_kept)
         group = None
         if p.use_categories:
