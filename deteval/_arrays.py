@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["adapt_malloc", "frozen"]
+__all__ = ["ReadOnlyArrays", "adapt_malloc", "frozen"]
 
 
 def frozen(array: np.ndarray, *, copy: bool = False) -> np.ndarray:
@@ -27,6 +27,28 @@ def frozen(array: np.ndarray, *, copy: bool = False) -> np.ndarray:
         array = np.array(array, copy=True)
     array.setflags(write=False)
     return array
+
+
+class ReadOnlyArrays:
+    """A base of the frozen types whose arrays are read-only: an unpickled (or deep-copied)
+    instance gets its arrays read-only again (numpy's pickles drop the flag, so a table
+    sent to a worker process or loaded from disk would come back writable).
+
+    Examples
+    --------
+    >>> import pickle
+    >>> from deteval.data import Images
+    >>> pickle.loads(pickle.dumps(Images(ids=[1, 2]))).ids.flags.writeable
+    False
+    """
+
+    __slots__ = ()
+
+    def __setstate__(self, state: dict) -> None:
+        for value in state.values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)     # (fresh arrays of the unpickled state)
+        self.__dict__.update(state)
 
 
 #: Bytes of the block :func:`adapt_malloc` frees: blocks smaller than it then come from a

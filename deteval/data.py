@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import frozen
+from ._arrays import ReadOnlyArrays, frozen
 from ._derived import (  # noqa: F401 (derived_or_read ... : imported from here too)
     ALL_ROWS,
     DERIVED,
@@ -159,7 +159,7 @@ def _box_area(boxes: np.ndarray) -> np.ndarray:
     return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
 
 
-class _Columns:
+class _Columns(ReadOnlyArrays):
     """Shared behaviour of the struct-of-arrays types: length, filtering, replacing."""
 
     def __len__(self) -> int:
@@ -447,7 +447,7 @@ for _table in (GroundTruth, Detections):     # (after the dataclass decorator: n
 
 
 @dataclass(frozen=True, eq=False)
-class Images:
+class Images(ReadOnlyArrays):
     """The images table: one row per image.
 
     Parameters
@@ -483,7 +483,7 @@ class Images:
 
 
 @dataclass(frozen=True, eq=False)
-class Categories:
+class Categories(ReadOnlyArrays):
     """The categories table: one row per category.
 
     Parameters

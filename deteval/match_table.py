@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._arrays import frozen
+from ._arrays import ReadOnlyArrays, frozen
 from ._sorting import lexorder
 
 __all__ = ["FN", "FP", "IGNORED", "MATCH_COLUMN_TYPES", "NOT_EVALUATED", "TP", "MatchTable",
@@ -68,7 +68,7 @@ def narrow_match_column(name: str, values: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class MatchTable:
+class MatchTable(ReadOnlyArrays):
     """Result of matching: for every detection and IoU threshold, what it matched.
 
     Matches are stored sparsely (one row per match) for every area range; the dense views

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import ReadOnlyArrays
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
 from .._sorting import sorted_unique
@@ -313,7 +314,7 @@ COCO_KEYPOINTS = COCOParams(iou_type="keypoints")
 
 
 @dataclass(frozen=True, eq=False)
-class COCOResult:
+class COCOResult(ReadOnlyArrays):
     """Result of :func:`evaluate_coco`.
 
     Attributes
