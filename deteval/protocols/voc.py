@@ -66,6 +66,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._arrays import ReadOnlyArrays
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
 from .._threads import resolve_threads
@@ -229,7 +230,7 @@ class PRCurve(NamedTuple):
 
 
 @dataclass(frozen=True, eq=False)
-class VOCResult:
+class VOCResult(ReadOnlyArrays):
     """Result of :func:`evaluate_voc`.
 
     Attributes
