@@ -33,7 +33,6 @@ Examples
 
 from __future__ import annotations
 
-import _thread
 import contextlib
 import os
 import re
@@ -266,43 +265,9 @@ class _EarlyResults:
 
         token = LIST_THREADS.set(1)
         try:
-            with _switch_interval(EARLY_SWITCH_INTERVAL):
-                yield
+            yield
         finally:
             LIST_THREADS.reset(token)
-
-
-#: The interpreter's switch interval (seconds) while the ground truth is read beside the
-#: results thread (None: left as it is). See :func:`_switch_interval`.
-EARLY_SWITCH_INTERVAL: float | None = None
-_SWITCH = {"users": 0, "saved": None, "set": None}
-_SWITCH_LOCK = _thread.allocate_lock()
-
-
-@contextlib.contextmanager
-def _switch_interval(seconds: float | None):
-    """``sys.setswitchinterval(seconds)`` while inside (None: nothing), counted: the first
-    of overlapping users (two ``load_pair`` calls on two threads) saves the process's
-    interval, the last restores it, unless something else changed it meanwhile (then it is
-    left as that set it). Process-wide: every thread switches as often meanwhile."""
-    if seconds is None:
-        yield
-        return
-    import sys
-
-    with _SWITCH_LOCK:
-        if _SWITCH["users"] == 0:
-            _SWITCH["saved"] = sys.getswitchinterval()
-            sys.setswitchinterval(seconds)
-            _SWITCH["set"] = sys.getswitchinterval()
-        _SWITCH["users"] += 1
-    try:
-        yield
-    finally:
-        with _SWITCH_LOCK:
-            _SWITCH["users"] -= 1
-            if _SWITCH["users"] == 0 and sys.getswitchinterval() == _SWITCH["set"]:
-                sys.setswitchinterval(_SWITCH["saved"])
 
 
 class _SharedMap:

@@ -404,25 +404,3 @@ def test_evaluation_equals_pycocotools(tmp_path, gt_file, iou_type):
         evaluator.accumulate()
         evaluator.summarize()
     assert np.asarray(result.stats).tobytes() == np.asarray(evaluator.stats).tobytes()
-
-
-def test_switch_interval_is_counted_and_restored():
-    import sys
-
-    from deteval._inputs import _switch_interval
-
-    before = sys.getswitchinterval()
-    with _switch_interval(None):
-        assert sys.getswitchinterval() == before
-    with _switch_interval(0.0003):
-        assert sys.getswitchinterval() == pytest.approx(0.0003)
-        with _switch_interval(0.0003):      # (a second user: the first one's setting)
-            pass
-        assert sys.getswitchinterval() == pytest.approx(0.0003)
-    assert sys.getswitchinterval() == before
-    try:
-        with _switch_interval(0.0003):
-            sys.setswitchinterval(0.002)     # changed meanwhile: left as set
-        assert sys.getswitchinterval() == pytest.approx(0.002)
-    finally:
-        sys.setswitchinterval(before)
