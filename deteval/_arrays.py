@@ -45,10 +45,21 @@ class ReadOnlyArrays:
     __slots__ = ()
 
     def __setstate__(self, state: dict) -> None:
-        for value in state.values():
-            if isinstance(value, np.ndarray):
-                value.setflags(write=False)     # (fresh arrays of the unpickled state)
+        _freeze_state(state.values())
         self.__dict__.update(state)
+
+
+def _freeze_state(values) -> None:
+    """Make the arrays among ``values`` read-only, and those in the dicts, lists and tuples
+    among them (a result's per-category or per-split tables): all fresh objects of an
+    unpickled state. Objects of other types are unpickled by their own rules."""
+    for value in values:
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+        elif isinstance(value, dict):
+            _freeze_state(value.values())
+        elif isinstance(value, (list, tuple)):
+            _freeze_state(value)
 
 
 #: Bytes of the block :func:`adapt_malloc` frees: blocks smaller than it then come from a

@@ -79,7 +79,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import frozen
+from ._arrays import ReadOnlyArrays, frozen
 from ._class_matching import Matches, match_two_passes
 from ._class_matching import take as _take
 from ._validation import finite_matrix, number, real_matrix, zero_division_value
@@ -161,7 +161,7 @@ def _normalized(counts: np.ndarray, normalize: str | None) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class DetectionConfusion:
+class DetectionConfusion(ReadOnlyArrays):
     """Result of :func:`detection_confusion_matrix` (see the module documentation).
 
     Attributes
@@ -399,7 +399,7 @@ def detection_confusion_matrix(gt: Any, dt: Any = None, *, iou_threshold: float 
 
 
 @dataclass(frozen=True, eq=False)
-class _Curve:
+class _Curve(ReadOnlyArrays):
     thresholds: np.ndarray   # distinct scores, descending
     tp: np.ndarray           # detections with score >= threshold that are TP
     fp: np.ndarray
@@ -416,7 +416,7 @@ def _curve(scores: np.ndarray, is_tp: np.ndarray, n_gt: int) -> _Curve:
 
 
 @dataclass(frozen=True, eq=False)
-class OperatingPoints:
+class OperatingPoints(ReadOnlyArrays):
     """Result of :func:`operating_points`: one precision-recall curve per class and overall.
 
     Every curve point is a score threshold ``s`` (the distinct detection scores, descending)
@@ -585,7 +585,7 @@ def operating_points(gt: Any, dt: Any = None, *, iou_threshold: float = 0.5,
 
 
 @dataclass(frozen=True, eq=False)
-class DetectionTopK:
+class DetectionTopK(ReadOnlyArrays):
     """Result of :func:`detection_top_k_accuracy`.
 
     Attributes

@@ -95,7 +95,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._arrays import frozen
+from ._arrays import ReadOnlyArrays, frozen
 from ._inputs import load_pair
 from ._similarity import Similarity, check_iou_type, evaluation_similarity, read_as
 from ._validation import check_similarity_settings, number
@@ -146,7 +146,7 @@ def _rows_by_image(image_index: np.ndarray, n_images: int) -> tuple[np.ndarray, 
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Outcomes:
+class Outcomes(ReadOnlyArrays):
     """Result of :func:`match_outcomes` (see the module documentation for the rules).
 
     All arrays are read-only.

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import frozen
+from ._arrays import ReadOnlyArrays, frozen
 
 __all__ = ["Coded", "TIDY_COLUMNS", "tidy_columns", "to_arrow", "to_frame", "write_table"]
 
@@ -57,7 +57,7 @@ _EXTRA = "pip install 'deteval[frame]'"
 
 
 @dataclass(frozen=True, eq=False)
-class Coded:
+class Coded(ReadOnlyArrays):
     """A text column as codes into distinct labels (a pandas Categorical, an Arrow
     dictionary array).
 

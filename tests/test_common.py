@@ -6,6 +6,9 @@ The contracts
   the call;
 * result arrays read-only: every numpy array reachable from the result (attributes of
   result objects, tuples, dicts) has ``writeable == False``;
+* read-only after pickling: the result pickled and unpickled, and deep-copied, still has
+  every array read-only (numpy's pickles drop the flag: a result sent from a worker process
+  or loaded from disk would otherwise come back writable), with the same values;
 * order and ids: the same problem with the detections (samples) in another order and the
   image, object and category ids relabelled (categories keep their order) gives the same
   numbers. Scores are made distinct first: ties are broken by input order, as in the
@@ -35,6 +38,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import pickle
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -668,6 +672,21 @@ def arrays_in(result: Any, seen: set | None = None):
             yield f"[{key!r}]{path}", array
 
 
+def arrays_held(result: Any):
+    """The arrays of :func:`arrays_in` held by a deteval object (an attribute of one, or in
+    a container one holds); a bare array, or one in a tuple or dict the function returned,
+    is numpy's to pickle."""
+    def owned(value: Any) -> bool:
+        return (not isinstance(value, (np.ndarray, dict, list, tuple))
+                and type(value).__module__.startswith("deteval"))
+    if owned(result):
+        yield from arrays_in(result)
+    elif isinstance(result, (dict, list, tuple)):
+        for key, value in (result.items() if isinstance(result, dict) else enumerate(result)):
+            for path, array in arrays_held(value):
+                yield f"[{key!r}]{path}", array
+
+
 def assert_same_numbers(entry: Entry, a: Any, b: Any) -> None:
     if entry.exact:
         assert same(a, b), entry.name
@@ -695,6 +714,21 @@ def test_result_arrays_are_read_only(entry, tmp_path):
     result = entry.result(entry(entry.make(tmp_path)))
     writable = [path or "result" for path, array in arrays_in(result) if array.flags.writeable]
     assert not writable, f"{entry.name}: writable arrays {writable[:5]}"
+
+
+@pytest.mark.parametrize("entry", entries_for("read-only after pickling"))
+def test_result_arrays_stay_read_only_after_pickling(entry, tmp_path):
+    result = entry.result(entry(entry.make(tmp_path)))
+    before = dict(arrays_held(result))
+    if not before:
+        pytest.skip("no deteval object in the result: its bare arrays are numpy's pickles")
+    for way, again in (("pickled", pickle.loads(pickle.dumps(result))),
+                       ("deep-copied", copy.deepcopy(result))):
+        after = dict(arrays_held(again))
+        assert after.keys() == before.keys(), f"{entry.name} {way}: other arrays"
+        writable = [path or "result" for path, array in after.items() if array.flags.writeable]
+        assert not writable, f"{entry.name} {way}: writable arrays {writable[:5]}"
+        assert all(same(after[p], before[p]) for p in before), f"{entry.name} {way}: values"
 
 
 @pytest.mark.parametrize("entry", entries_for("order and ids", "shuffle"))

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import frozen
+from .._arrays import ReadOnlyArrays, frozen
 from .._threads import pool_size, resolve_threads
 from . import _bootstrap_plans as plans
 from ._bootstrap_lrp import LRPPlan
@@ -75,7 +75,7 @@ def resample_weights(n_images: int, n_resamples: int, seed: Any = None) -> Itera
 
 
 @dataclass(frozen=True, eq=False)
-class BootstrapResult:
+class BootstrapResult(ReadOnlyArrays):
     """Bootstrap intervals of the headline COCO numbers (or the VOC mAP) and the per-class
     AP.
 

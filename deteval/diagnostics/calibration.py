@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import frozen
+from .._arrays import ReadOnlyArrays, frozen
 from .._validation import number
 from ..errors import FormatError
 from ..matching import FP, TP
@@ -50,7 +50,7 @@ BINNINGS = ("uniform", "quantile")
 
 
 @dataclass(frozen=True, eq=False)
-class CalibrationResult:
+class CalibrationResult(ReadOnlyArrays):
     """Result of :func:`calibration`. ``B`` bins, ``K`` categories, ``n_dt`` detections.
 
     Attributes

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import frozen
+from .._arrays import ReadOnlyArrays, frozen
 from .._threads import resolve_threads
 from ._bootstrap_workers import several
 from .bootstrap import _WORKER_MODULES as _COCO_MODULES
@@ -119,7 +119,7 @@ def parse_regression_rule(text: str) -> tuple[str, float]:
 
 
 @dataclass(frozen=True, eq=False)
-class ComparisonResult:
+class ComparisonResult(ReadOnlyArrays):
     """Result of :func:`compare_coco`, :func:`compare_voc`, :func:`compare_lvis`,
     :func:`compare_crowdpose` or :func:`compare_openimages`: every model against the
     baseline (model 0).

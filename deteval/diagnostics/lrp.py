@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import frozen
+from .._arrays import ReadOnlyArrays, frozen
 from .._validation import number
 from ..matching import FP, TP
 
@@ -47,7 +47,7 @@ LRP_STAT_NAMES = ("moLRP", "moLRP_loc", "moLRP_fp", "moLRP_fn", "moLRP_small", "
 
 
 @dataclass(frozen=True, eq=False)
-class LRPResult:
+class LRPResult(ReadOnlyArrays):
     """Result of :func:`lrp`. Per-class arrays have shape (K, A): category, area range.
 
     The conventions are the reference's: -1 for a category without objects in that range

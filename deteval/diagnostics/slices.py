@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import ReadOnlyArrays
 from .._validation import number
 from ..data import Dataset, index_in
 from ..errors import FormatError
@@ -119,7 +120,7 @@ class Slice:
 
 
 @dataclass(frozen=True, eq=False)
-class SlicesResult:
+class SlicesResult(ReadOnlyArrays):
     """Result of :func:`slices`: the slices in order (keys as asked, values sorted, object
     slices in their bins' order), iterable.
 

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import frozen
+from .._arrays import ReadOnlyArrays, frozen
 from .._similarity import check_iou_type, read_as
 from .._validation import check_similarity_settings, number
 from ..data import Dataset, Detections
@@ -64,7 +64,7 @@ __all__ = ["ERROR_NAMES", "PROTOCOLS", "RULES", "ErrorAttribution", "error_attri
 
 
 @dataclass(frozen=True, eq=False)
-class ErrorAttribution:
+class ErrorAttribution(ReadOnlyArrays):
     """Result of :func:`error_attribution`. AP values are in percent, as TIDE reports them.
 
     Attributes

@@ -29,6 +29,7 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 
+from .._arrays import ReadOnlyArrays
 from ..data import Dataset, index_in
 from ..errors import FormatError
 from ._json import gc_paused, load_json, read_bytes, source_name
@@ -63,7 +64,7 @@ _DECODER = msgspec.json.Decoder(_Keys)
 
 
 @dataclass(frozen=True, eq=False)
-class LVISGroundTruth:
+class LVISGroundTruth(ReadOnlyArrays):
     """An LVIS ground truth: the COCO part and the federated keys.
 
     Attributes

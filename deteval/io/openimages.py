@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import frozen
+from .._arrays import ReadOnlyArrays, frozen
 from ..errors import FormatError
 
 __all__ = ["OIDBoxes", "OIDDetections", "OIDImageLabels", "read_oid_boxes",
@@ -70,7 +70,7 @@ def _check(obj, numbers: dict[str, int]) -> None:
 
 
 @dataclass(frozen=True, eq=False)
-class OIDBoxes:
+class OIDBoxes(ReadOnlyArrays):
     """Open Images ground-truth boxes, one row per box, normalised coordinates.
 
     Attributes
@@ -98,7 +98,7 @@ class OIDBoxes:
 
 
 @dataclass(frozen=True, eq=False)
-class OIDImageLabels:
+class OIDImageLabels(ReadOnlyArrays):
     """Verified image-level labels: ``confidence`` 1 = present, 0 = absent.
 
     Attributes
@@ -121,7 +121,7 @@ class OIDImageLabels:
 
 
 @dataclass(frozen=True, eq=False)
-class OIDDetections:
+class OIDDetections(ReadOnlyArrays):
     """Open Images challenge detections, one row per detection, normalised coordinates.
 
     Attributes

@@ -41,6 +41,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from .._arrays import ReadOnlyArrays
 from ..data import Dataset, Detections, index_in
 from ..errors import FormatError, OptionError
 from ..matching import MatchTable
@@ -125,7 +126,7 @@ CROWDPOSE = CrowdPoseParams()
 
 
 @dataclass(frozen=True, eq=False)
-class CrowdPoseResult:
+class CrowdPoseResult(ReadOnlyArrays):
     """Result of :func:`evaluate_crowdpose`.
 
     Attributes

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrays import ReadOnlyArrays
 from .._deprecation import DeprecatedAlias
 from .._sorting import descending_rank, lexorder
 from .._validation import area_ranges, check_similarity_settings
@@ -152,7 +153,7 @@ STAT_SPECS = (
 
 
 @dataclass(frozen=True, eq=False)
-class LVISResult:
+class LVISResult(ReadOnlyArrays):
     """Result of :func:`evaluate_lvis`.
 
     Attributes

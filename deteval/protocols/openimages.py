@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import frozen
+from .._arrays import ReadOnlyArrays, frozen
 from .._sorting import descending_rank
 from ..errors import FormatError
 from ..io.openimages import (
@@ -68,7 +68,7 @@ SCORE_FLOOR = -10.0     # the NMS score filter keeps scores > -10 (§3)
 
 
 @dataclass(frozen=True, eq=False)
-class OpenImagesResult:
+class OpenImagesResult(ReadOnlyArrays):
     """Result of :func:`evaluate_openimages`.
 
     Attributes
