@@ -34,6 +34,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import re
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from ._threads import resolve_threads
 from .data import (
     Categories,
     Dataset,
@@ -134,7 +136,7 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
     early = _EarlyResults.start(gt, dt, iou_type, match_by)
     results_file = None
     if (early is None and all(isinstance(x, (str, os.PathLike)) for x in (gt, dt))
-            and _worth_a_thread(dt)):
+            and _worth_a_thread(dt) and resolve_threads(None) > 1):
         # Two files: the results file is read (a system call, without the GIL) while the
         # ground truth is parsed; its errors are raised where reading it would raise them.
         # (A keypoint results file is parsed whole on its thread: _EarlyResults.)
@@ -228,7 +230,8 @@ class _EarlyResults:
             finally:
                 self._pool.finish()
 
-        self._thread = threading.Thread(target=read, name="deteval-results", daemon=True)
+        self._thread = threading.Thread(target=contextvars.copy_context().run, args=(read,),
+                                        name="deteval-results", daemon=True)
         self._thread.start()
 
     @classmethod
@@ -236,7 +239,8 @@ class _EarlyResults:
         """Started for two files of a keypoint or segm evaluation resolved by id (the
         readers' only case), else None."""
         paths = all(isinstance(x, (str, os.PathLike)) for x in (gt, dt))
-        if not paths or match_by == "name" or iou_type not in _EARLY_TYPES:
+        if (not paths or match_by == "name" or iou_type not in _EARLY_TYPES
+                or resolve_threads(None) < 2):
             return None
         if _EARLY_TYPES[iou_type] == "segm":
             from .io.coco.results import NUMERIC_MIN_BYTES

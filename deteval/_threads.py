@@ -8,13 +8,15 @@ its own part of the result: the numbers are identical for every ``threads`` valu
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar, copy_context
 from itertools import islice
 from typing import Any, TypeVar
 
-__all__ = ["available_cores", "resolve_threads", "thread_imap", "thread_map"]
+__all__ = ["available_cores", "resolve_threads", "thread_imap", "thread_map", "threads_limited"]
 
 T = TypeVar("T")
 
@@ -42,8 +44,33 @@ def pool_size(threads: int, work: int | None = None) -> int:
     return size if work is None else min(size, work)
 
 
+#: The ``threads`` of the evaluation running in this context (None: none set): the steps
+#: called without a count of their own (the readers, ``threads=None``) use at most this
+#: many (:func:`threads_limited`).
+_LIMIT: ContextVar[int | None] = ContextVar("deteval_threads", default=None)
+
+
+@contextlib.contextmanager
+def threads_limited(threads: int):
+    """Within the block (in this thread, and in the threads :func:`thread_map` starts from
+    it), :func:`resolve_threads` gives at most ``threads`` for None: an evaluation's
+    ``threads=`` reaches the steps that take no count of their own, such as the file
+    readers (``threads=1``: no thread is started at all).
+
+    >>> with threads_limited(1):
+    ...     resolve_threads(None)
+    1
+    """
+    token = _LIMIT.set(threads)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
 def resolve_threads(threads: Any) -> int:
-    """``threads`` checked: None gives :func:`available_cores`; otherwise an int >= 1.
+    """``threads`` checked: None gives :func:`available_cores` (at most the count of the
+    enclosing :func:`threads_limited` block); otherwise an int >= 1.
 
     >>> resolve_threads(2)
     2
@@ -53,7 +80,8 @@ def resolve_threads(threads: Any) -> int:
     ValueError: threads must be an integer >= 1 (or None for every core); got 0
     """
     if threads is None:
-        return available_cores()
+        limit = _LIMIT.get()
+        return available_cores() if limit is None else min(available_cores(), limit)
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be an integer >= 1 (or None for every core); "
                          f"got {threads!r}")
@@ -96,8 +124,9 @@ def thread_map(fn: Callable[..., T], items: Iterable[Any], threads: int) -> list
                     failed[index] = error
                 return
 
-    helpers = [threading.Thread(target=work, name=f"deteval-{k}", daemon=True)
-               for k in range(workers - 1)]
+    # (each in a copy of the caller's context: its threads_limited count holds there too)
+    helpers = [threading.Thread(target=copy_context().run, args=(work,), name=f"deteval-{k}",
+                                daemon=True) for k in range(workers - 1)]
     for helper in helpers:
         helper.start()
     try:

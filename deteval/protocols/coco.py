@@ -46,7 +46,7 @@ from .._arrays import ReadOnlyArrays
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
 from .._sorting import sorted_unique
-from .._threads import resolve_threads
+from .._threads import resolve_threads, threads_limited
 from .._validation import area_ranges, check_similarity_settings
 from ..data import Dataset, Detections, derived_or_read, has_column, index_in
 from ..errors import FormatError, OptionError
@@ -529,8 +529,9 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
         truth's: the rule of ``docs/resolution.md`` (a plain results list: by id, as
         pycocotools).
     threads : int, optional
-        Threads for matching and accumulation (default None: every core of the machine);
-        the numbers are identical for every value (see docs/threads.md).
+        Threads for reading the files, matching and accumulation (default None: every core
+        of the machine; 1 starts no thread); the numbers are identical for every value
+        (see docs/threads.md).
     **options
         Any field of :class:`COCOParams`: ``iou_thresholds``, ``recall_thresholds``,
         ``max_detections``, ``area_ranges``, ``area_labels``, ``use_categories``,
@@ -565,7 +566,9 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     p = _with_options(base, options, "evaluate_coco")
     if invalid not in ("raise", "repair"):
         raise ValueError(f"invalid must be 'raise' or 'repair'; got {invalid!r}")
-    dataset, detections, load_notes = load_coco_pair(gt, dt, p.iou_type, invalid, match_by)
+    with threads_limited(threads):     # (the readers' threads too)
+        dataset, detections, load_notes = load_coco_pair(gt, dt, p.iou_type, invalid,
+                                                         match_by)
     loaded = time.perf_counter()
     ctx = prepare(dataset, p)
     table, state, dt_category = match_stage(ctx, detections, threads=threads)

@@ -69,7 +69,7 @@ import numpy as np
 from .._arrays import ReadOnlyArrays
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
-from .._threads import resolve_threads
+from .._threads import resolve_threads, threads_limited
 from .._threshold_labels import threshold_labels
 from ..ap import AP_METHODS
 from ..data import Dataset, Detections
@@ -466,8 +466,9 @@ def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,
     params : VOCParams, optional
         Base settings (default :data:`VOC2012`); keyword options replace its fields.
     threads : int, optional
-        Threads for matching (default None: every core of the machine); the numbers are
-        identical for every value (see docs/threads.md).
+        Threads for reading the files and matching (default None: every core of the
+        machine; 1 starts no thread); the numbers are identical for every value (see
+        docs/threads.md).
     **options
         Any field of :class:`VOCParams`: ``iou_thresholds``, ``ap_method``,
         ``iou_comparison``, ``inclusive_pixels``, ``round_detections``,
@@ -512,7 +513,8 @@ def evaluate_voc(gt: Any, dt: Any, *, params: VOCParams | None = None,
     if unknown:
         raise TypeError(f"evaluate_voc() got unknown option(s): {', '.join(sorted(unknown))}")
     p = dataclasses.replace(base, **options) if options else base
-    dataset, detections = _load(gt, dt)
+    with threads_limited(threads):     # (the readers' threads too)
+        dataset, detections = _load(gt, dt)
     loaded = time.perf_counter()
     ctx = prepare(dataset, p)
     matched = match_stage(ctx, detections, threads=threads)

@@ -1,0 +1,115 @@
+"""``evaluate_coco(..., threads=N)`` and ``evaluate_voc`` reach the reading of their files:
+``threads=1`` starts no thread at all (the results thread, the prefetch, the readers'
+pieces), more threads start some, and the numbers are the same (docs/threads.md §1).
+
+The files are large enough for every threaded step of the readers: a bbox results file
+over 1 MiB (prefetched, read by the numpy reader in pieces), a segm and a keypoint results
+file read early on the results thread.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from cocogen import make_dataset
+from keypointgen import make_keypoints_dataset
+from pycocotools import mask as mask_utils
+
+import deteval
+from deteval._threads import available_cores, resolve_threads, thread_map, threads_limited
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """The names of the threads started while the test runs."""
+    names: list[str] = []
+    original = threading.Thread.start
+
+    def start(self):
+        names.append(self.name)
+        original(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    return names
+
+
+def _write(path, data) -> str:
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def _bbox_files(tmp_path) -> tuple[str, str]:
+    gt, results = make_dataset(3, n_images=200, n_categories=6, max_dt=12)
+    dt = _write(tmp_path / "dt.json", results * 3)   # (the same detections thrice: > 1 MiB)
+    assert (tmp_path / "dt.json").stat().st_size > 1 << 20
+    return _write(tmp_path / "gt.json", gt), dt
+
+
+def _segm_files(tmp_path) -> tuple[str, str]:
+    gt, results = make_dataset(4, n_images=40, n_categories=3, max_dt=10)
+    sizes = {im["id"]: (im["height"], im["width"]) for im in gt["images"]}
+    segm = []
+    for r in results:
+        h, w = sizes[r["image_id"]]
+        x, y, bw, bh = r["bbox"]
+        rle = mask_utils.frPyObjects([[x, y, x + bw, y, x + bw, y + bh, x, y + bh]], h, w)[0]
+        segm.append({"image_id": r["image_id"], "category_id": r["category_id"],
+                     "segmentation": {"size": [h, w], "counts": rle["counts"].decode()},
+                     "score": r["score"]})
+    dt = _write(tmp_path / "segm.json", segm)
+    assert (tmp_path / "segm.json").stat().st_size > 1 << 16
+    return _write(tmp_path / "segm_gt.json", gt), dt
+
+
+def _keypoint_files(tmp_path) -> tuple[str, str]:
+    gt, results = make_keypoints_dataset(5, n_images=300, n_categories=1, coordinates="float",
+                                         bbox_mode="none")
+    dt = _write(tmp_path / "kp.json", results)
+    assert (tmp_path / "kp.json").stat().st_size > 1 << 16
+    return _write(tmp_path / "kp_gt.json", gt), dt
+
+
+CASES = {"bbox": _bbox_files, "segm": _segm_files, "keypoints": _keypoint_files}
+
+
+@pytest.mark.parametrize("iou_type", sorted(CASES))
+def test_one_thread_starts_no_thread_and_gives_the_same_numbers(iou_type, tmp_path, started):
+    gt, dt = CASES[iou_type](tmp_path)
+    one = deteval.evaluate_coco(gt, dt, iou_type=iou_type, threads=1)
+    assert started == []
+    two = deteval.evaluate_coco(gt, dt, iou_type=iou_type, threads=2)
+    if available_cores() >= 2:
+        assert started, "two threads asked: some step should have started a thread"
+    assert one.stats.tobytes() == two.stats.tobytes()
+    assert one.precision.tobytes() == two.precision.tobytes()
+    assert one.recall.tobytes() == two.recall.tobytes()
+
+
+def test_one_thread_reaches_the_voc_reader(tmp_path, started):
+    gt, dt = _bbox_files(tmp_path)
+    one = deteval.evaluate_voc(gt, dt, threads=1)
+    assert started == []
+    two = deteval.evaluate_voc(gt, dt, threads=2)
+    if available_cores() >= 2:
+        assert started
+    assert one.ap.tobytes() == two.ap.tobytes()
+
+
+def test_the_limit_caps_none_and_holds_in_the_threads_it_starts():
+    cores = available_cores()
+    with threads_limited(1):
+        assert resolve_threads(None) == 1
+        assert resolve_threads(3) == 3          # (an explicit count is the caller's)
+    assert resolve_threads(None) == cores
+    with threads_limited(2):
+        seen = thread_map(lambda _: resolve_threads(None), range(8), 2)
+    assert seen == [min(cores, 2)] * 8
+    assert resolve_threads(None) == cores
+
+
+def test_the_limit_is_restored_after_an_error():
+    with pytest.raises(ValueError, match="stop"), threads_limited(1):
+        raise ValueError("stop")
+    assert resolve_threads(None) == available_cores()
