@@ -328,7 +328,7 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
         paired = counts[kept].reshape(-1, 2)
     else:
         paired = counts.reshape(-1, 2)
-    fg = paired[:, 1]
+    fg = paired[:, 1].copy()                         # (contiguous: strided int64 ops cost more)
     last = np.cumsum(pairs)
     begin = last - pairs                             # each string's first pair
     last -= 1                                        # and its last one
