@@ -299,9 +299,10 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
     unsigned leftovers ``[w, h, 2**32 + 1 - w, 2**32 + 1 - h]`` (modulo 2**32). A run
     crossing from one column into the next makes the box the mask's full height.
 
-    Each pair's values are computed in place where they can be, and every per-pair array
-    is freed once read: a chunk's arrays then need about half the fresh memory pages
-    (docs/segm-cost.md §2).
+    The pairs are the runs without each string's trailing background run (one boolean
+    copy); each pair's values are computed in place where they can be, int64 until the
+    running sum is taken, and every per-pair array is freed once read (docs/segm-cost.md
+    §2.1, §2.3).
 
     Examples
     --------
@@ -321,7 +322,7 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
         pairs, heights, widths = pairs[has], heights[has], widths[has]
     # The pairs' runs are every run but a string's trailing background run (odd counts):
     # one boolean copy rather than an index array and two gathers.
-    trailing = offsets[1:][runs % 2 == 1] - 1
+    trailing = offsets[1:][(runs & 1).astype(bool)] - 1
     if len(trailing):
         kept = np.ones(len(counts), dtype=bool)
         kept[trailing] = False
