@@ -109,7 +109,8 @@ _BATCH_MASKS = 160  # masks per call of the RLE routine, about (see _size_batche
 
 def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarray,
                   pair_gt: np.ndarray, gt_crowd: np.ndarray, *,
-                  image_of_dt: np.ndarray, group: np.ndarray | None = None) -> np.ndarray:
+                  image_of_dt: np.ndarray, group: np.ndarray | None = None,
+                  dt_sizes: np.ndarray | None = None) -> np.ndarray:
     """Mask IoU of (detection, ground truth) pairs, with pycocotools' ``maskUtils.iou``.
 
     Parameters
@@ -125,6 +126,11 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
         masks of another group.
     group : ndarray of int, shape (P,), optional
         A finer key per pair (e.g. image and category) to group by instead.
+    dt_sizes : ndarray of int, shape (n_dt, 2), optional
+        The ``[h, w]`` of each detection's mask (the dicts' ``"size"``), when a column holds
+        them: the calls are then laid out without reading ``"size"`` from the dicts (~0.4 us
+        a dict scattered in memory). Only the layout reads them; every value is the
+        routine's, from the dicts.
 
     Returns
     -------
@@ -156,7 +162,8 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
     n_d = np.add.reduceat(d_first.astype(np.int64), starts)
     n_g = np.add.reduceat(g_first.astype(np.int64), starts)
     d_start, g_start = np.cumsum(n_d) - n_d, np.cumsum(n_g) - n_g
-    batch = _size_batches(dt_masks[d_rows], gt_masks[g_rows], d_start, g_start)
+    batch = _size_batches(dt_masks[d_rows], gt_masks[g_rows], d_start, g_start,
+                          None if dt_sizes is None else dt_sizes[d_rows])
     # Lay the groups out batch by batch, and each batch's masks in one list.
     groups = np.argsort(batch, kind="stable")
     d_take = _ranges(d_start[groups], n_d[groups])
@@ -202,11 +209,13 @@ def _ranges(start: np.ndarray, length: np.ndarray) -> np.ndarray:
 
 
 def _size_batches(dt: np.ndarray, gt: np.ndarray, d_start: np.ndarray,
-                  g_start: np.ndarray) -> np.ndarray:
+                  g_start: np.ndarray, d_size: np.ndarray | None = None) -> np.ndarray:
     """A batch number per group: groups of one mask size, at most one per size and about
-    ``_BATCH_MASKS`` masks per batch; a group of mixed sizes alone in its batch."""
+    ``_BATCH_MASKS`` masks per batch; a group of mixed sizes alone in its batch
+    (``d_size``: the sizes of ``dt``, when known)."""
     n_groups = len(d_start)
-    d_size, g_size = _mask_sizes(dt), _mask_sizes(gt)
+    d_size = _mask_sizes(dt) if d_size is None else np.asarray(d_size, dtype=np.int64)
+    g_size = _mask_sizes(gt)
     d_key = d_size[:, 0] * (1 << 32) + d_size[:, 1]
     g_key = g_size[:, 0] * (1 << 32) + g_size[:, 1]
     size = d_key[d_start]

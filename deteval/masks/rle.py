@@ -147,8 +147,11 @@ def decode_joined(joined: Any, lengths: np.ndarray, *, source: str | None = None
     pairs = np.ndarray((len(raw),), dtype=">u2", buffer=joined, strides=(1,))
     value = _PAIR_VALUES.take(pairs.take(number_ends))
     # Numbers never cross strings (each string ends one), so a number's length is the
-    # distance between its end and the previous number's end.
-    longer = np.flatnonzero(np.diff(number_ends, prepend=-1) >= 3)
+    # distance between its end and the previous number's end (the first's: its end + 1).
+    longer = np.flatnonzero(number_ends[1:] - number_ends[:-1] >= 3)
+    longer += 1
+    if number_ends[0] >= 2:
+        longer = np.r_[0, longer]
     at = number_ends[longer] - 2
     j = 2
     while len(longer):
@@ -185,8 +188,9 @@ def decode_joined(joined: Any, lengths: np.ndarray, *, source: str | None = None
             seq[first[1:]] -= np.add.reduceat(seq, first)[:-1]
         value[parity::2] = np.cumsum(seq, out=seq)
     counts = value
-    # pycocotools stores each run as a uint32; a run outside [0, 2**32) is malformed.
-    if counts.min() < 0 or counts.max() >= 2**32:
+    # pycocotools stores each run as a uint32; a run outside [0, 2**32) is malformed (read
+    # as uint64, a negative run is 2**63 or more: one pass finds both).
+    if counts.view(np.uint64).max() >= 2**32:
         bad = np.flatnonzero((counts < 0) | (counts >= 2**32))
         k = int(np.searchsorted(offsets, bad[0], side="right")) - 1
         raise FormatError(f"compressed RLE 'counts' decodes to a run length of "
@@ -295,9 +299,10 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
     unsigned leftovers ``[w, h, 2**32 + 1 - w, 2**32 + 1 - h]`` (modulo 2**32). A run
     crossing from one column into the next makes the box the mask's full height.
 
-    Each pair's values are computed in place where they can be, and every per-pair array
-    is freed once read: a chunk's arrays then need about half the fresh memory pages
-    (docs/segm-cost.md §2).
+    The pairs are the runs without each string's trailing background run (one boolean
+    copy); each pair's values are computed in place where they can be, int64 until the
+    running sum is taken, and every per-pair array is freed once read (docs/segm-cost.md
+    §2.1, §2.3).
 
     Examples
     --------
@@ -306,8 +311,8 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
     [[0.0, 5.0, 1.0, 2.0], [0.0, 0.0, 5.0, 6.0], [0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 6.0, 1.0]]
     """
     n = len(offsets) - 1
-    pairs = np.diff(offsets)
-    pairs //= 2
+    runs = np.diff(offsets)
+    pairs = runs // 2
     has = pairs > 0
     every = bool(has.all())
     if not every:
@@ -315,24 +320,28 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
         if not has.any():
             return out
         pairs, heights, widths = pairs[has], heights[has], widths[has]
-        starts = offsets[:-1][has]
+    # The pairs' runs are every run but a string's trailing background run (odd counts):
+    # one boolean copy rather than an index array and two gathers.
+    trailing = offsets[1:][(runs & 1).astype(bool)] - 1
+    if len(trailing):
+        kept = np.ones(len(counts), dtype=bool)
+        kept[trailing] = False
+        paired = counts[kept].reshape(-1, 2)
     else:
-        starts = offsets[:-1]
+        paired = counts.reshape(-1, 2)
+    fg = paired[:, 1].copy()                         # (contiguous: strided int64 ops cost more)
     last = np.cumsum(pairs)
     begin = last - pairs                             # each string's first pair
     last -= 1                                        # and its last one
-    at = np.repeat(starts - 2 * begin, pairs)        # each pair's background run
-    at += np.arange(0, 2 * int(last[-1] + 1), 2)
-    end = counts.take(at)
-    at += 1
-    fg = counts.take(at)
-    del at
-    end += fg
+    end = np.add(paired[:, 0], fg)
+    del paired
     if len(begin) > 1:                               # restart the running sum per string
         end[begin[1:]] -= np.add.reduceat(end, begin)[:-1]
     np.cumsum(end, out=end)                          # one past each foreground run
-    start = np.subtract(end, fg, dtype=np.float64)
+    # (int64 above: its running sum is several times float64's; one cast of each below)
+    start = (end - fg).astype(np.float64)
     valid = bool(fg.all())
+    fg = fg.astype(np.float64)
     if valid:
         low = start.take(begin)                      # first pixel of the first run
         high = end.take(last).astype(np.float64)     # one past the last run
@@ -342,7 +351,7 @@ def _run_boxes(counts: np.ndarray, offsets: np.ndarray, heights: np.ndarray,
         high = np.maximum.reduceat(np.where(empty_run, -np.inf, end), begin)
     del end
     h = np.maximum(heights.astype(np.float64), 1.0)
-    per_pair = np.repeat(h, pairs)
+    per_pair = h[0] if (h == h[0]).all() else np.repeat(h, pairs)   # (one height: a scalar)
     # Exact integer column and row: (p + 0.5) / h is >= 0.5 / h away from an integer, far
     # more than the rounding error for any p < 2**49. row = start - column * h.
     column_start = start + 0.5

@@ -438,6 +438,7 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     n_categories = max(len(dataset.categories), 1)
     floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
     dt_area, dt_xywh = detections.mask_area, detections.mask_xywh
+    dt_sizes = dt_masks.sizes()     # (a reader's column, or None: read from the dicts)
     bounded = floor > 0 and dt_area is not None and len(gt_masks) > 0
     if bounded:
         gt_area = (gt.mask_area[gt_perm] if gt.mask_area is not None
@@ -452,7 +453,8 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
                  if p.use_categories else None)
         if not bounded:
             return pair_mask_iou(dt_masks.of(d_rows), gt_masks, d_rows, g_rows, gt_crowd,
-                                 image_of_dt=detections.image_index, group=group)
+                                 image_of_dt=detections.image_index, group=group,
+                                 dt_sizes=dt_sizes)
         bound = mask_iou_bound(dt_area[d_rows], gt_area[g_rows], gt_crowd[g_rows],
                                None if gt_xywh is None else dt_xywh[d_rows],
                                None if gt_xywh is None else gt_xywh[g_rows])
@@ -461,7 +463,8 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
         values[kept] = pair_mask_iou(dt_masks.of(d_rows[kept]), gt_masks, d_rows[kept],
                                      g_rows[kept], gt_crowd,
                                      image_of_dt=detections.image_index,
-                                     group=None if group is None else group[kept])
+                                     group=None if group is None else group[kept],
+                                     dt_sizes=dt_sizes)
         return values
 
     return similarity
@@ -489,6 +492,13 @@ class _DetectionMasks:
             self.some[todo] = masks_of(self.detections, todo)
             self.made[todo] = True      # (after the masks: a reader seeing it finds them)
         return self.some
+
+    def sizes(self) -> np.ndarray | None:
+        """The masks' ``[h, w]`` (n, 2) when a reader's text holds them (the dicts are then
+        made from it, with these sizes), else None."""
+        if self.column is not None:
+            return None
+        return self.detections.__dict__["_mask_text"].sizes
 
 
 def _boundary_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
