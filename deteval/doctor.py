@@ -64,6 +64,14 @@ __all__ = ["Diagnosis", "Hazard", "check_inputs"]
 SAMPLE_SIZE = 2000
 _MIN_PAIRS = 20          # confident matches needed before judging classes
 _MIN_SAMPLE = 20         # detections needed before judging boxes
+#: The box-format hazard: another layout's median best IoU must reach this ...
+_FORMAT_MEDIAN = 0.5
+#: ... and exceed the median of the layout as read by this much.
+_FORMAT_GAIN = 0.25
+#: A computed IoU exceeds 1 by a few units in the last place at most (``_iou``: the
+#: intersection is at most either area, rounded the same way); above ``1 - _FORMAT_GAIN +
+#: _IOU_SLACK`` as read, no layout can gain ``_FORMAT_GAIN``, and none is tried.
+_IOU_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -273,8 +281,10 @@ def _box_format(dataset: Dataset, detections: Detections, sample: np.ndarray, gi
     images = detections.image_index[sample][with_gt]
     if given.endswith("n") and not known:
         return []
-    raw = convert_boxes(boxes, "xyxy", given, image_size=sizes if given.endswith("n") else None)
     median_given = sorted_median(best_given[with_gt])
+    if median_given > 1.0 - _FORMAT_GAIN + _IOU_SLACK:
+        return []   # no layout can gain enough (an IoU is at most 1): the verdict without them
+    raw = convert_boxes(boxes, "xyxy", given, image_size=sizes if given.endswith("n") else None)
     scores = {}
     for candidate in BOX_FORMATS:
         if candidate == given:
@@ -289,7 +299,7 @@ def _box_format(dataset: Dataset, detections: Detections, sample: np.ndarray, gi
         return []
     candidate = max(scores, key=scores.get)
     value = scores[candidate]
-    if not (value >= 0.5 and value - median_given >= 0.25):
+    if not (value >= _FORMAT_MEDIAN and value - median_given >= _FORMAT_GAIN):
         return []
     api, cli = _box_option(candidate)
     evidence = (f"median best IoU {value:.2f} with the ground truth of their image, against "

@@ -240,11 +240,34 @@ def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out, *, l
     top_rank = int(rows_in_order.rank.max(initial=-1))
     sizes = (n_t, n_r, n_k, n_a)
     increasing = bool(np.all(thresholds_r[1:] >= thresholds_r[:-1]))
-    for mi, max_det in enumerate(p.max_detections):
+    # The settings from the largest: a category whose kept rows are those of the setting
+    # done before (no row of it ranked between the two) has the same points there, copied.
+    done = None
+    for mi in sorted(range(len(p.max_detections)), key=lambda m: -p.max_detections[m]):
+        max_det = p.max_detections[mi]
+        views = tuple(a[..., mi] for a in (precision, recall, scores))
+        kept = _kept_per_category(rows_in_order, max_det)
+        chosen = None
+        if done is not None:
+            done_mi, done_kept = done
+            changed = kept != done_kept
+            for view, a in zip(views, (precision, recall, scores)):
+                view[...] = a[..., done_mi]
+            if not changed.any():
+                continue
+            chosen = changed
         # (one function per setting: its temporaries are freed before the next one's)
         curves = _max_det_curves(rows_in_order, max_det, top_rank < max_det, sizes)
-        views = tuple(a[..., mi] for a in (precision, recall, scores))
-        _write_points(*curves, npig, need, views, sizes=sizes, increasing=increasing)
+        _write_points(*curves, npig, need, views, sizes=sizes, increasing=increasing,
+                      chosen=chosen)
+        done = (mi, kept)
+
+
+def _kept_per_category(o: _Ordered, max_det: int) -> np.ndarray:
+    """(K,) the rows of each category that a max-detections setting keeps (rank below it)."""
+    prefix = np.zeros(len(o.rank) + 1, dtype=np.int64)
+    np.cumsum(o.rank < max_det, out=prefix[1:])
+    return np.diff(prefix.take(o.k_start))
 
 
 def _max_det_curves(o: _Ordered, max_det: int, every: bool,
@@ -360,11 +383,12 @@ def _max_det_curves(o: _Ordered, max_det: int, every: bool,
 
 
 def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, out, *, sizes,
-                  increasing):
+                  increasing, chosen=None):
     """Write recall, and precision and score at each recall threshold, of every segment
     (area, threshold, category) into ``out``, the (precision, recall, scores) views of one
     max-detections setting, shapes (T, R, K, A), (T, K, A), (T, R, K, A). Segments without
-    positives get -1, those with positives and no detections 0.
+    positives get -1, those with positives and no detections 0. ``chosen`` (bool (K,), or
+    None: all): the categories whose segments are written; the others are left as they are.
 
     pycocotools: the point of a recall threshold is the ``need``-th TP of the segment
     (need >= 1) or its first detection (need == 0); its precision is the running maximum of
@@ -385,12 +409,16 @@ def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, 
     k_grid = np.tile(np.arange(n_k), n_a * n_t)
     positive = npig[k_grid, a_grid] > 0
     is_live = positive & (n_det.take(k_grid) > 0)
+    picked = None if chosen is None else chosen.take(k_grid)
+    if picked is not None:
+        is_live &= picked
     if increasing and _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need,
-                                      out, is_live, positive, a_grid, k_grid, sizes=sizes):
+                                      out, is_live, positive, a_grid, k_grid, sizes=sizes,
+                                      picked=picked):
         return
     # Segments not live: -1 without positives, 0 with (every point of a live one is
     # written below).
-    dead = np.flatnonzero(~is_live)
+    dead = np.flatnonzero(~is_live if picked is None else ~is_live & picked)
     if len(dead):
         a_d, k_d = a_grid.take(dead), k_grid.take(dead)
         t_d = dead // n_k % n_t
@@ -433,7 +461,7 @@ def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, 
 
 
 def _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need, out, is_live,
-                    positive, a_grid, k_grid, *, sizes) -> bool:
+                    positive, a_grid, k_grid, *, sizes, picked=None) -> bool:
     """:func:`_write_points` with increasing recall thresholds, on the points reached only;
     returns False (nothing written) where that is not the cheaper way.
 
@@ -445,7 +473,8 @@ def _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need, out, 
     (:func:`_suffix_maxima`, ~``n_tp * passes``), so it is taken where that and the
     reached points (at most ``L * R``) cost less than the full computation can
     (``n_tp + 3 * L * R`` when linear). The values are those of the full computation, bit
-    for bit.
+    for bit. ``picked`` (bool per segment, or None: all): the segments written (``is_live``
+    is false outside them).
     """
     precision, recall, scores = out
     n_t, n_r, n_k, n_a = sizes
@@ -467,15 +496,23 @@ def _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need, out, 
     keys = (np.arange(n_k * n_a)[:, None] * width + need_rows).ravel()
     n_reach = np.searchsorted(keys, row * width + count, side="right") - row * n_r
     n_points = int(n_reach.sum())
-    precision.fill(0.0)
-    scores.fill(0.0)
-    dead = np.flatnonzero(~positive)
+    if picked is None:
+        precision.fill(0.0)
+        scores.fill(0.0)
+        dead = np.flatnonzero(~positive)
+        none = np.flatnonzero(~is_live & positive)
+    else:
+        rows = np.flatnonzero(picked)
+        a_p, k_p, t_p = a_grid.take(rows), k_grid.take(rows), rows // n_k % n_t
+        precision.transpose(3, 0, 2, 1)[a_p, t_p, k_p] = 0.0
+        scores.transpose(3, 0, 2, 1)[a_p, t_p, k_p] = 0.0
+        dead = np.flatnonzero(~positive & picked)
+        none = np.flatnonzero(~is_live & positive & picked)
     if len(dead):                                   # no positives: -1 (no detections: 0)
         a_d, k_d, t_d = a_grid.take(dead), k_grid.take(dead), dead // n_k % n_t
         recall[t_d, k_d, a_d] = -1.0
         precision.transpose(3, 0, 2, 1)[a_d, t_d, k_d] = -1.0
         scores.transpose(3, 0, 2, 1)[a_d, t_d, k_d] = -1.0
-    none = np.flatnonzero(~is_live & positive)
     recall[none // n_k % n_t, k_grid.take(none), a_grid.take(none)] = 0.0
     a_l, k_l = a_grid.take(live), k_grid.take(live)
     t_l = live // n_k % n_t
