@@ -1,14 +1,14 @@
 """COCO accumulation of the max-detections settings from the largest down
-(``_coco_curves.accumulate_into``): a category none of whose rows is ranked between a setting
-and the one done before it keeps the same rows, so its points are copied from that setting;
-the others are computed again. The arrays must be those of every setting computed on its
-own, bit for bit, for any settings (repeated, unsorted, larger than every image's
-detections), recall thresholds, ``use_categories`` and ``threads``.
+(``_coco_curves.accumulate_into``): a category whose rows all rank below a setting keeps
+them all, as in the (larger) setting done before it, so its points are copied from that
+setting when most categories are; the others are computed again. The arrays must be those
+of every setting computed on its own, bit for bit, for any settings (repeated, unsorted,
+larger than every image's detections), recall thresholds, ``use_categories`` and
+``threads``.
 """
 
 from __future__ import annotations
 
-import itertools
 from types import SimpleNamespace
 
 import numpy as np
@@ -34,25 +34,25 @@ def _arrays(result) -> list[bytes]:
 
 
 def _pairs():
-    for seed in range(4):
-        gt, results = make_dataset(seed, n_images=8, n_categories=20, max_dt=6,
-                                   p_many=0.1 if seed == 3 else 0.0)
+    """Pairs where few categories have several detections in an image (most copied) and
+    where most do (computed whole), one with more than 100 detections in some groups."""
+    for seed, max_dt, p_many in ((0, 2, 0.0), (1, 2, 0.0), (2, 6, 0.0), (3, 6, 0.1)):
+        gt, results = make_dataset(seed, n_images=8, n_categories=20, max_dt=max_dt,
+                                   p_crowd=0.05, p_many=p_many)
         dataset = read_coco_gt(gt)
         yield dataset, read_coco_results(results, dataset)
 
 
 @pytest.mark.parametrize("options", _OPTIONS, ids=range(len(_OPTIONS)))
 def test_copied_settings_equal_each_setting_computed_on_its_own(options, monkeypatch):
-    counter = itertools.count(1)
-
-    def unique_counts(o, max_det):
-        # A count no other setting has: every setting is computed on its own.
-        return np.full(len(o.k_start) - 1, -next(counter))
+    def every_category_changes(o):
+        # Rows ranked beyond every setting: each setting is computed on its own.
+        return np.full(len(o.k_start) - 1, 2**62)
 
     for dataset, detections in _pairs():
         fast = [deteval.evaluate_coco(dataset, detections, threads=threads, **options)
                 for threads in (1, 2)]
-        monkeypatch.setattr(_coco_curves, "_kept_per_category", unique_counts)
+        monkeypatch.setattr(_coco_curves, "_top_rank", every_category_changes)
         alone = deteval.evaluate_coco(dataset, detections, threads=1, **options)
         monkeypatch.undo()
         for result in fast:
@@ -79,10 +79,12 @@ def test_a_category_is_copied_only_when_its_kept_rows_are_the_same(monkeypatch):
     assert any(c.any() and not c.all() for c in partial)     # some copied, some computed
 
 
-def test_kept_rows_per_category():
-    """``_kept_per_category`` counts each category's rows ranked below the setting (rows in
-    accumulation order, categories from ``k_start``), empty categories included."""
+def test_top_rank_per_category():
+    """``_top_rank``: each category's highest rank (rows in accumulation order, categories
+    from ``k_start``), -1 for a category without rows, wherever it lies."""
     o = SimpleNamespace(rank=np.array([0, 1, 2, 0, 0, 3, 1]), k_start=np.array([0, 3, 3, 4, 7]))
-    assert _coco_curves._kept_per_category(o, 1).tolist() == [1, 0, 1, 1]
-    assert _coco_curves._kept_per_category(o, 2).tolist() == [2, 0, 1, 2]
-    assert _coco_curves._kept_per_category(o, 100).tolist() == [3, 0, 1, 3]
+    assert _coco_curves._top_rank(o).tolist() == [2, -1, 0, 3]
+    o = SimpleNamespace(rank=np.array([4, 0]), k_start=np.array([0, 0, 1, 2, 2]))
+    assert _coco_curves._top_rank(o).tolist() == [-1, 4, 0, -1]
+    o = SimpleNamespace(rank=np.array([], dtype=np.int64), k_start=np.array([0, 0]))
+    assert _coco_curves._top_rank(o).tolist() == [-1]

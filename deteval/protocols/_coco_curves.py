@@ -7,7 +7,8 @@ categories and calls :func:`accumulate_into` on each.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from collections import namedtuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,15 +42,13 @@ def needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.
     return need
 
 
-class _Events(NamedTuple):
-    """Match events in accumulation order (see :func:`ordered_events`)."""
-
-    order: np.ndarray       # state rows by (category, score, image, rank)
-    at: np.ndarray          # area * T + threshold
-    full_pos: np.ndarray    # position of the event's row in ``order``
-    ignored: np.ndarray     # matched an ignored object
-    out: np.ndarray         # the row is outside the event's area range
-    rank: np.ndarray        # rank of the event's row in its group
+# (collections.namedtuple, not typing.NamedTuple: a class of typing's compiles each field's
+# annotation at import, several times the cost; docs/startup.md §2)
+_Events = namedtuple("_Events", ["order", "at", "full_pos", "ignored", "out", "rank"])
+_Events.__doc__ = """Match events in accumulation order (see :func:`ordered_events`): ``order``
+the state rows by (category, score, image, rank); per event, ``at`` its area * T + threshold,
+``full_pos`` the position of its row in ``order``, ``ignored`` (matched an ignored object),
+``out`` (its row is outside the event's area range), ``rank`` its row's rank in its group."""
 
 
 def ordered_events(state: COCOState, n_t: int) -> _Events:
@@ -77,30 +76,28 @@ def ordered_events(state: COCOState, n_t: int) -> _Events:
                    rank=rank.take(ev_dt))
 
 
-class _Ordered(NamedTuple):
-    """A piece's rows in accumulation order and its match events (see :func:`ordered_piece`).
-    Positions are in that order."""
+_Ordered = namedtuple("_Ordered", ["k_start", "rank", "score", "out", "bits", "ev_code",
+                                   "ev_rank"])
+_Ordered.__doc__ = """A piece's rows in accumulation order and its match events (see
+:func:`ordered_piece`). Positions are in that order.
 
-    k_start: np.ndarray     # (K + 1,) first position of each category (and the end)
-    rank: np.ndarray        # (n,) rank in the row's (image, category) group
-    score: np.ndarray       # (n,)
-    out: np.ndarray         # (A, n) bool: outside each area range
-    bits: int               # width of a position
-    ev_code: np.ndarray     # (e,) int64, increasing: ((at << bits | position) << 2) | out << 1
-    #                         | ignored: the event's area * T + threshold, its row's position,
-    #                         the row outside that area, matched an ignored object (not both
-    #                         out and ignored: such events change nothing)
-    ev_rank: np.ndarray     # (e,) rank of the event's row
+k_start : (K + 1,) first position of each category (and the end)
+rank : (n,) rank in the row's (image, category) group
+score : (n,)
+out : (A, n) bool: outside each area range
+bits : int, the width of a position
+ev_code : (e,) int64, increasing: ((at << bits | position) << 2) | out << 1 | ignored: the
+    event's area * T + threshold, its row's position, the row outside that area, matched an
+    ignored object (not both out and ignored: such events change nothing)
+ev_rank : (e,) rank of the event's row
+"""
 
 
-class RowKeys(NamedTuple):
-    """The accumulation sort key of every state row, packed once for all pieces (see
-    :func:`row_keys`)."""
-
-    key: np.ndarray       # uint64 (n,): category, score rank, image, rank (bit fields)
-    k_shift: int          # the category field's lowest bit
-    rank_bits: int        # the rank field's width (the lowest field)
-    out: np.ndarray       # uint8 (n,): bit a set when the row is outside area range a
+RowKeys = namedtuple("RowKeys", ["key", "k_shift", "rank_bits", "out"])
+RowKeys.__doc__ = """The accumulation sort key of every state row, packed once for all pieces
+(see :func:`row_keys`): ``key`` uint64 (n,), the category, score rank, image and rank as bit
+fields; ``k_shift`` the category field's lowest bit; ``rank_bits`` the rank field's width (the
+lowest field); ``out`` uint8 (n,), bit a set when the row is outside area range a."""
 
 
 def row_keys(state: COCOState) -> RowKeys | None:
@@ -240,27 +237,29 @@ def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out, *, l
     top_rank = int(rows_in_order.rank.max(initial=-1))
     sizes = (n_t, n_r, n_k, n_a)
     increasing = bool(np.all(thresholds_r[1:] >= thresholds_r[:-1]))
-    # The settings from the largest: a category whose kept rows are those of the setting
-    # done before (no row of it ranked between the two) has the same points there, copied.
+    # The settings from the largest: a category whose rows all rank below a setting keeps
+    # them all there, as in the setting done before (larger): the same points, copied.
+    top = _top_rank(rows_in_order) if len(p.max_detections) > 1 else None
     done = None
     for mi in sorted(range(len(p.max_detections)), key=lambda m: -p.max_detections[m]):
         max_det = p.max_detections[mi]
         views = tuple(a[..., mi] for a in (precision, recall, scores))
-        kept = _kept_per_category(rows_in_order, max_det)
         chosen = None
         if done is not None:
-            done_mi, done_kept = done
-            changed = kept != done_kept
-            for a in (precision, recall, scores):
-                _copy_setting(a, done_mi, mi)
-            if not changed.any():
-                continue
-            chosen = changed
+            changed = top >= max_det
+            # Copied when most categories are the same (the copy writes every point once);
+            # a setting where most change is computed as a whole, on its own.
+            if 2 * np.count_nonzero(changed) <= n_k:
+                for a in (precision, recall, scores):
+                    _copy_setting(a, done, mi)
+                if not changed.any():
+                    continue
+                chosen = changed
         # (one function per setting: its temporaries are freed before the next one's)
         curves = _max_det_curves(rows_in_order, max_det, top_rank < max_det, sizes)
         _write_points(*curves, npig, need, views, sizes=sizes, increasing=increasing,
                       chosen=chosen)
-        done = (mi, kept)
+        done = mi
 
 
 def _copy_setting(a: np.ndarray, src: int, dst: int) -> None:
@@ -271,11 +270,13 @@ def _copy_setting(a: np.ndarray, src: int, dst: int) -> None:
     a[..., dst] = a[..., src]
 
 
-def _kept_per_category(o: _Ordered, max_det: int) -> np.ndarray:
-    """(K,) the rows of each category that a max-detections setting keeps (rank below it)."""
-    prefix = np.zeros(len(o.rank) + 1, dtype=np.int64)
-    np.cumsum(o.rank < max_det, out=prefix[1:])
-    return np.diff(prefix.take(o.k_start))
+def _top_rank(o: _Ordered) -> np.ndarray:
+    """(K,) the highest rank of each category's rows (-1 without rows)."""
+    top = np.full(len(o.k_start) - 1, -1, dtype=np.int64)
+    filled = np.flatnonzero(o.k_start[1:] > o.k_start[:-1])
+    if len(filled):    # (a category's rows run to the next one's first: empty ones skipped)
+        top[filled] = np.maximum.reduceat(o.rank, o.k_start[filled])
+    return top
 
 
 def _max_det_curves(o: _Ordered, max_det: int, every: bool,
