@@ -471,8 +471,7 @@ def _duplicates(detections: Detections, sample: np.ndarray) -> list[Hazard]:
         return []
     rows = np.column_stack([detections.image_index[sample], detections.category_index[sample],
                             detections.boxes[sample], detections.scores[sample]])
-    n_unique = len(np.unique(rows, axis=0, return_index=True)[0])   # (see sorted_unique)
-    repeated = len(rows) - n_unique
+    repeated = len(rows) - _distinct_rows(rows)
     if repeated / len(rows) < 0.05:
         return []
     return [Hazard("duplicates",
@@ -481,6 +480,17 @@ def _duplicates(detections: Detections, sample: np.ndarray) -> list[Hazard]:
                    "positive",
                    "the same results written twice (files concatenated, an exporter run per "
                    "batch twice)")]
+
+
+def _distinct_rows(rows: np.ndarray) -> int:
+    """The number of distinct rows of a 2-D float array of finite values (rows equal as
+    numbers, as ``np.unique(rows, axis=0)`` counts them): sorted by every column, a row
+    differs from the one before it. (A lexsort of the columns: several times faster than
+    unique's sort of the rows as records.)"""
+    if len(rows) == 0:
+        return 0
+    ordered = rows.take(np.lexsort(rows.T), axis=0)
+    return 1 + int(np.count_nonzero((ordered[1:] != ordered[:-1]).any(axis=1)))
 
 
 def _scores(detections: Detections) -> list[Hazard]:

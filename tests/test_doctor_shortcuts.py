@@ -1,8 +1,12 @@
-"""The doctor's box-format check skips the other layouts when the boxes as read already
-match too well for any layout to gain enough (``doctor._box_format``): a computed IoU is at
-most 1 (up to rounding), so a median above ``1 - _FORMAT_GAIN`` as read cannot be beaten by
-``_FORMAT_GAIN``. The verdict must be the one of trying every layout: no alarm missed, none
-raised, on pairs whose median lies on both sides of the bound.
+"""The doctor's cheaper ways to the same verdicts (the input checks of every command).
+
+* The box-format check skips the other layouts when the boxes as read already match too
+  well for any layout to gain enough (``doctor._box_format``): a computed IoU is at most 1
+  (up to rounding), so a median above ``1 - _FORMAT_GAIN`` as read cannot be beaten by
+  ``_FORMAT_GAIN``. The verdict must be the one of trying every layout: no alarm missed,
+  none raised, on pairs whose median lies on both sides of the bound.
+* The duplicates check counts distinct rows with a lexsort (``doctor._distinct_rows``),
+  as ``np.unique(rows, axis=0)`` counts them.
 """
 
 from __future__ import annotations
@@ -122,3 +126,17 @@ def test_a_computed_iou_is_at_most_one(pairs):
     b[same] = np.nextafter(a[same], np.inf)
     iou = doctor._iou(a, b)
     assert (iou <= 1 + doctor._IOU_SLACK).all() and (iou >= 0).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 60), st.integers(1, 7))
+def test_distinct_rows_count_as_numpy_unique(seed, n, width):
+    """The duplicates check's count of distinct rows (``doctor._distinct_rows``) is that of
+    ``np.unique(rows, axis=0)``, with rows repeated, differing in one column only, and
+    signed zeros (equal as numbers)."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(-2, 3, size=(n, width)).astype(float) * rng.choice([0.5, 1.0, 1e9])
+    if n:
+        rows = rows[rng.integers(0, n, n)]                       # repeats
+        rows[rng.random(n) < 0.2] *= -1.0                        # 0.0 -> -0.0
+    assert doctor._distinct_rows(rows) == len(np.unique(rows, axis=0))
