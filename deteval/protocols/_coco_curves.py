@@ -530,14 +530,18 @@ def _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need, out, 
     before = np.cumsum(n_reach) - n_reach
     i = np.arange(n_points)
     need_p = need_rows.ravel().take(np.repeat(row * n_r - before, n_reach) + i)
-    # need == 0: the score of the segment's first detection.
-    at_first = np.flatnonzero(need_p == 0)
-    owner = np.searchsorted(before, at_first, side="right") - 1
+    # need == 0: the score of the segment's first detection. (The zeros of a row of
+    # ``need``, non-decreasing, are its first points: found per segment, not per point.)
+    n_zero = np.minimum(np.count_nonzero(need_rows == 0, axis=1).take(row), n_reach)
+    owner = np.repeat(np.arange(len(live)), n_zero)
+    at_first = np.arange(len(owner)) + np.repeat(before - (np.cumsum(n_zero) - n_zero), n_zero)
     # The TP event of each point: its need-th TP of the segment (count >= need >= 1), or
-    # index n_tp (the 0 appended) where need == 0 and the segment has no TP.
+    # index n_tp (the 0 appended) where need == 0 and the segment has no TP; need == 0
+    # counts as 1 (at_first).
     shift = np.where(count > 0, (np.cumsum(tp_count) - tp_count).take(live) - 1, n_tp - 1)
-    start = np.maximum(need_p, 1, out=need_p)
+    start = need_p
     start += np.repeat(shift, n_reach)
+    start[at_first] += 1
     ss = np.r_[score_sel.take(t_pos), 0.0].take(start)
     ss[at_first] = score_sel.take(seg_start.take(k_l.take(owner)))
     q = _suffix_maxima(pr, None, tp_count, passes).take(start)
