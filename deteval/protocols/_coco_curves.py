@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._sorting import descending_rank, lexorder
+from .._sorting import descending_rank, lexorder, sorted_unique
 
 if TYPE_CHECKING:
     from ._coco_stages import COCOState
@@ -29,7 +29,20 @@ def needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.
 
     This is where ``searchsorted(tp_cum / npig, recThrs, side='left')`` lands, found with the
     same float division so that recall points on a boundary (docs/protocols/coco.md §7.7) agree.
+    Each distinct count is computed once (a row depends on its count alone): the (K, A)
+    counts of an evaluation take few values.
     """
+    counts = np.asarray(n_positive)
+    if counts.size >= 64:
+        values = sorted_unique(counts.ravel())
+        if 2 * len(values) <= counts.size:
+            rows = _needed(values, thresholds).take(np.searchsorted(values, counts.ravel()),
+                                                    axis=0)
+            return rows.reshape(counts.shape + rows.shape[1:])
+    return _needed(counts, thresholds)
+
+
+def _needed(n_positive: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     npig = n_positive[..., None].astype(np.int64)
     thr = thresholds[None, :]
     # Clipping keeps the guess in int64 range; thresholds beyond [0, 1] are never reached
