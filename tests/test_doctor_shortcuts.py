@@ -115,8 +115,8 @@ _coordinate = st.one_of(
 _box = st.lists(_coordinate, min_size=4, max_size=4)
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(_box, _box, st.booleans()), min_size=1, max_size=20))
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(_box, _box, st.booleans()), min_size=1, max_size=12))
 def test_a_computed_iou_is_at_most_one(pairs):
     """The bound the shortcut rests on, for any boxes (inverted, huge, tiny, not finite; a
     pair's second box sometimes the first moved by a rounding)."""
