@@ -1,10 +1,10 @@
 """COCO accumulation of the max-detections settings from the largest down
 (``_coco_curves.accumulate_into``): a category whose rows all rank below a setting keeps
 them all, as in the (larger) setting done before it, so its points are copied from that
-setting when most categories are; the others are computed again. The arrays must be those
-of every setting computed on its own, bit for bit, for any settings (repeated, unsorted,
-larger than every image's detections), recall thresholds, ``use_categories`` and
-``threads``.
+setting when at least a quarter of the categories are; the others are computed again. The
+arrays must be those of every setting computed on its own, bit for bit, for any settings
+(repeated, unsorted, larger than every image's detections), recall thresholds,
+``use_categories`` and ``threads``.
 """
 
 from __future__ import annotations

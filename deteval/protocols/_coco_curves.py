@@ -260,9 +260,9 @@ def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out, *, l
         chosen = None
         if done is not None:
             changed = top >= max_det
-            # Copied when most categories are the same (the copy writes every point once);
-            # a setting where most change is computed as a whole, on its own.
-            if 2 * np.count_nonzero(changed) <= n_k:
+            # Copied when at least a quarter of the categories are the same (the copy writes
+            # every point once); a setting where nearly all change is computed whole.
+            if 4 * np.count_nonzero(changed) <= 3 * n_k:
                 for a in (precision, recall, scores):
                     _copy_setting(a, done, mi)
                 if not changed.any():
