@@ -36,7 +36,9 @@ NOT_FOR_COCO_BBOX = ("shapely", "PIL", "matplotlib", "pycocotools", "deteval.io.
                      "deteval.io.coco.writer", "deteval.tidy",
                      # small files: no thread reads the results file (nor threading), and
                      # results under 64 KiB go to msgspec without the numpy reader
-                     "threading", "deteval.io._numeric_json", "deteval.io._numeric_template")
+                     "threading", "deteval.io._numeric_json", "deteval.io._numeric_template",
+                     # the segm ground truth's reader (its decoder is built at import)
+                     "deteval.io.coco.typed_segm_gt")
 #: ... nor, when it writes no file, a JSON library other than msgspec (the readers' own),
 #: nor shutil (argparse asks it the terminal's width; tempfile imports it).
 NOT_WITHOUT_OUTPUT_FILES = ("orjson", "json", "shutil", "tempfile")

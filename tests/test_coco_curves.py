@@ -56,3 +56,19 @@ def test_both_ways_are_reached():
     for (pr, _, counts, start, _), doubling in ((small, True), (large, False)):
         passes = int(counts.max() - 1).bit_length()
         assert (len(pr) * passes <= start.size) == doubling
+
+
+@pytest.mark.parametrize("shape", [(80, 4), (3, 2), (1000,), (40, 4)])
+@pytest.mark.parametrize("spread", [3, 50, 10**6])
+def test_needed_true_positives_by_distinct_count_equal_every_row_computed(shape, spread):
+    """``needed_true_positives`` computes each distinct positive count once when there are
+    few of them (an evaluation's (K, A) counts): the rows must be those of every row
+    computed on its own, with thresholds on the boundaries of ``n / npig`` and beyond [0, 1]."""
+    from deteval.protocols._coco_curves import _needed, needed_true_positives
+
+    rng = np.random.default_rng(spread)
+    counts = rng.integers(0, spread, size=shape)
+    thresholds = np.r_[np.linspace(0.0, 1.0, 101), 1 / 3, 2 / 3, 0.7, -0.5, 1.5, 1.0 + 1e-16]
+    fast = needed_true_positives(counts, thresholds)
+    assert fast.shape == shape + (len(thresholds),) and fast.dtype == np.int64
+    assert np.array_equal(fast, _needed(counts, thresholds))

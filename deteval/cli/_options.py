@@ -7,8 +7,8 @@ import argparse
 import math
 import os
 import re
+from collections import namedtuple
 from collections.abc import Sequence
-from typing import Any, NamedTuple
 
 from ._common import _UsageError
 
@@ -317,16 +317,15 @@ def _guess_format(path: str, kind: str, flag: str) -> str:
                           source=error.source, record=error.record) from None
 
 
-class _Inputs(NamedTuple):
-    """What :func:`_read_inputs` read, and how (for the input checks)."""
-
-    dataset: Any
-    detections: Any
-    notes: tuple[str, ...]
-    box_format: str | None     # the layout the detection boxes were read in
-    class_names: bool          # class indices mapped through --names
-    dt_format: str
-    gt_format: str = "coco"    # the ground truth's (coco: its image records have keys too)
+# (collections.namedtuple: typing.NamedTuple compiles each field's annotation at import;
+# docs/startup.md §2)
+_Inputs = namedtuple("_Inputs", ["dataset", "detections", "notes", "box_format", "class_names",
+                                 "dt_format", "gt_format"], defaults=("coco",))
+_Inputs.__doc__ = """What :func:`_read_inputs` read, and how (for the input checks): the
+dataset, the detections, the notes (tuple of str), ``box_format`` the layout the detection
+boxes were read in (or None), ``class_names`` (class indices mapped through --names),
+``dt_format``, and ``gt_format`` the ground truth's (coco: its image records have keys
+too)."""
 
 
 # The box layout each detection format stores (txt and csv: --box-format).

@@ -7,11 +7,12 @@ categories and calls :func:`accumulate_into` on each.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from collections import namedtuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._sorting import descending_rank, lexorder
+from .._sorting import descending_rank, lexorder, sorted_unique
 
 if TYPE_CHECKING:
     from ._coco_stages import COCOState
@@ -28,7 +29,20 @@ def needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.
 
     This is where ``searchsorted(tp_cum / npig, recThrs, side='left')`` lands, found with the
     same float division so that recall points on a boundary (docs/protocols/coco.md §7.7) agree.
+    Each distinct count is computed once (a row depends on its count alone): the (K, A)
+    counts of an evaluation take few values.
     """
+    counts = np.asarray(n_positive)
+    if counts.size >= 64:
+        values = sorted_unique(counts.ravel())
+        if 2 * len(values) <= counts.size:
+            rows = _needed(values, thresholds).take(np.searchsorted(values, counts.ravel()),
+                                                    axis=0)
+            return rows.reshape(counts.shape + rows.shape[1:])
+    return _needed(counts, thresholds)
+
+
+def _needed(n_positive: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     npig = n_positive[..., None].astype(np.int64)
     thr = thresholds[None, :]
     # Clipping keeps the guess in int64 range; thresholds beyond [0, 1] are never reached
@@ -41,15 +55,13 @@ def needed_true_positives(n_positive: np.ndarray, thresholds: np.ndarray) -> np.
     return need
 
 
-class _Events(NamedTuple):
-    """Match events in accumulation order (see :func:`ordered_events`)."""
-
-    order: np.ndarray       # state rows by (category, score, image, rank)
-    at: np.ndarray          # area * T + threshold
-    full_pos: np.ndarray    # position of the event's row in ``order``
-    ignored: np.ndarray     # matched an ignored object
-    out: np.ndarray         # the row is outside the event's area range
-    rank: np.ndarray        # rank of the event's row in its group
+# (collections.namedtuple, not typing.NamedTuple: a class of typing's compiles each field's
+# annotation at import, several times the cost; docs/startup.md §2)
+_Events = namedtuple("_Events", ["order", "at", "full_pos", "ignored", "out", "rank"])
+_Events.__doc__ = """Match events in accumulation order (see :func:`ordered_events`): ``order``
+the state rows by (category, score, image, rank); per event, ``at`` its area * T + threshold,
+``full_pos`` the position of its row in ``order``, ``ignored`` (matched an ignored object),
+``out`` (its row is outside the event's area range), ``rank`` its row's rank in its group."""
 
 
 def ordered_events(state: COCOState, n_t: int) -> _Events:
@@ -77,30 +89,28 @@ def ordered_events(state: COCOState, n_t: int) -> _Events:
                    rank=rank.take(ev_dt))
 
 
-class _Ordered(NamedTuple):
-    """A piece's rows in accumulation order and its match events (see :func:`ordered_piece`).
-    Positions are in that order."""
+_Ordered = namedtuple("_Ordered", ["k_start", "rank", "score", "out", "bits", "ev_code",
+                                   "ev_rank"])
+_Ordered.__doc__ = """A piece's rows in accumulation order and its match events (see
+:func:`ordered_piece`). Positions are in that order.
 
-    k_start: np.ndarray     # (K + 1,) first position of each category (and the end)
-    rank: np.ndarray        # (n,) rank in the row's (image, category) group
-    score: np.ndarray       # (n,)
-    out: np.ndarray         # (A, n) bool: outside each area range
-    bits: int               # width of a position
-    ev_code: np.ndarray     # (e,) int64, increasing: ((at << bits | position) << 2) | out << 1
-    #                         | ignored: the event's area * T + threshold, its row's position,
-    #                         the row outside that area, matched an ignored object (not both
-    #                         out and ignored: such events change nothing)
-    ev_rank: np.ndarray     # (e,) rank of the event's row
+k_start : (K + 1,) first position of each category (and the end)
+rank : (n,) rank in the row's (image, category) group
+score : (n,)
+out : (A, n) bool: outside each area range
+bits : int, the width of a position
+ev_code : (e,) int64, increasing: ((at << bits | position) << 2) | out << 1 | ignored: the
+    event's area * T + threshold, its row's position, the row outside that area, matched an
+    ignored object (not both out and ignored: such events change nothing)
+ev_rank : (e,) rank of the event's row
+"""
 
 
-class RowKeys(NamedTuple):
-    """The accumulation sort key of every state row, packed once for all pieces (see
-    :func:`row_keys`)."""
-
-    key: np.ndarray       # uint64 (n,): category, score rank, image, rank (bit fields)
-    k_shift: int          # the category field's lowest bit
-    rank_bits: int        # the rank field's width (the lowest field)
-    out: np.ndarray       # uint8 (n,): bit a set when the row is outside area range a
+RowKeys = namedtuple("RowKeys", ["key", "k_shift", "rank_bits", "out"])
+RowKeys.__doc__ = """The accumulation sort key of every state row, packed once for all pieces
+(see :func:`row_keys`): ``key`` uint64 (n,), the category, score rank, image and rank as bit
+fields; ``k_shift`` the category field's lowest bit; ``rank_bits`` the rank field's width (the
+lowest field); ``out`` uint8 (n,), bit a set when the row is outside area range a."""
 
 
 def row_keys(state: COCOState) -> RowKeys | None:
@@ -240,11 +250,46 @@ def accumulate_into(p: COCOParams, npig: np.ndarray, state: COCOState, out, *, l
     top_rank = int(rows_in_order.rank.max(initial=-1))
     sizes = (n_t, n_r, n_k, n_a)
     increasing = bool(np.all(thresholds_r[1:] >= thresholds_r[:-1]))
-    for mi, max_det in enumerate(p.max_detections):
+    # The settings from the largest: a category whose rows all rank below a setting keeps
+    # them all there, as in the setting done before (larger): the same points, copied.
+    top = _top_rank(rows_in_order) if len(p.max_detections) > 1 else None
+    done = None
+    for mi in sorted(range(len(p.max_detections)), key=lambda m: -p.max_detections[m]):
+        max_det = p.max_detections[mi]
+        views = tuple(a[..., mi] for a in (precision, recall, scores))
+        chosen = None
+        if done is not None:
+            changed = top >= max_det
+            # Copied when at least a quarter of the categories are the same (the copy writes
+            # every point once); a setting where nearly all change is computed whole.
+            if 4 * np.count_nonzero(changed) <= 3 * n_k:
+                for a in (precision, recall, scores):
+                    _copy_setting(a, done, mi)
+                if not changed.any():
+                    continue
+                chosen = changed
         # (one function per setting: its temporaries are freed before the next one's)
         curves = _max_det_curves(rows_in_order, max_det, top_rank < max_det, sizes)
-        views = tuple(a[..., mi] for a in (precision, recall, scores))
-        _write_points(*curves, npig, need, views, sizes=sizes, increasing=increasing)
+        _write_points(*curves, npig, need, views, sizes=sizes, increasing=increasing,
+                      chosen=chosen)
+        done = mi
+
+
+def _copy_setting(a: np.ndarray, src: int, dst: int) -> None:
+    """``a[..., dst] = a[..., src]``: through a 2-D view when ``a`` is contiguous (one
+    strided loop, several times faster than numpy's on the N-D views of a setting)."""
+    if a.flags.c_contiguous:
+        a = a.reshape(-1, a.shape[-1])
+    a[..., dst] = a[..., src]
+
+
+def _top_rank(o: _Ordered) -> np.ndarray:
+    """(K,) the highest rank of each category's rows (-1 without rows)."""
+    top = np.full(len(o.k_start) - 1, -1, dtype=np.int64)
+    filled = np.flatnonzero(o.k_start[1:] > o.k_start[:-1])
+    if len(filled):    # (a category's rows run to the next one's first: empty ones skipped)
+        top[filled] = np.maximum.reduceat(o.rank, o.k_start[filled])
+    return top
 
 
 def _max_det_curves(o: _Ordered, max_det: int, every: bool,
@@ -360,11 +405,12 @@ def _max_det_curves(o: _Ordered, max_det: int, every: bool,
 
 
 def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, out, *, sizes,
-                  increasing):
+                  increasing, chosen=None):
     """Write recall, and precision and score at each recall threshold, of every segment
     (area, threshold, category) into ``out``, the (precision, recall, scores) views of one
     max-detections setting, shapes (T, R, K, A), (T, K, A), (T, R, K, A). Segments without
-    positives get -1, those with positives and no detections 0.
+    positives get -1, those with positives and no detections 0. ``chosen`` (bool (K,), or
+    None: all): the categories whose segments are written; the others are left as they are.
 
     pycocotools: the point of a recall threshold is the ``need``-th TP of the segment
     (need >= 1) or its first detection (need == 0); its precision is the running maximum of
@@ -385,12 +431,16 @@ def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, 
     k_grid = np.tile(np.arange(n_k), n_a * n_t)
     positive = npig[k_grid, a_grid] > 0
     is_live = positive & (n_det.take(k_grid) > 0)
+    picked = None if chosen is None else chosen.take(k_grid)
+    if picked is not None:
+        is_live &= picked
     if increasing and _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need,
-                                      out, is_live, positive, a_grid, k_grid, sizes=sizes):
+                                      out, is_live, positive, a_grid, k_grid, sizes=sizes,
+                                      picked=picked):
         return
     # Segments not live: -1 without positives, 0 with (every point of a live one is
     # written below).
-    dead = np.flatnonzero(~is_live)
+    dead = np.flatnonzero(~is_live if picked is None else ~is_live & picked)
     if len(dead):
         a_d, k_d = a_grid.take(dead), k_grid.take(dead)
         t_d = dead // n_k % n_t
@@ -433,7 +483,7 @@ def _write_points(pr, tp_count, t_pos, score_sel, seg_start, n_det, npig, need, 
 
 
 def _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need, out, is_live,
-                    positive, a_grid, k_grid, *, sizes) -> bool:
+                    positive, a_grid, k_grid, *, sizes, picked=None) -> bool:
     """:func:`_write_points` with increasing recall thresholds, on the points reached only;
     returns False (nothing written) where that is not the cheaper way.
 
@@ -445,7 +495,8 @@ def _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need, out, 
     (:func:`_suffix_maxima`, ~``n_tp * passes``), so it is taken where that and the
     reached points (at most ``L * R``) cost less than the full computation can
     (``n_tp + 3 * L * R`` when linear). The values are those of the full computation, bit
-    for bit.
+    for bit. ``picked`` (bool per segment, or None: all): the segments written (``is_live``
+    is false outside them).
     """
     precision, recall, scores = out
     n_t, n_r, n_k, n_a = sizes
@@ -467,15 +518,23 @@ def _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need, out, 
     keys = (np.arange(n_k * n_a)[:, None] * width + need_rows).ravel()
     n_reach = np.searchsorted(keys, row * width + count, side="right") - row * n_r
     n_points = int(n_reach.sum())
-    precision.fill(0.0)
-    scores.fill(0.0)
-    dead = np.flatnonzero(~positive)
+    if picked is None:
+        precision.fill(0.0)
+        scores.fill(0.0)
+        dead = np.flatnonzero(~positive)
+        none = np.flatnonzero(~is_live & positive)
+    else:
+        rows = np.flatnonzero(picked)
+        a_p, k_p, t_p = a_grid.take(rows), k_grid.take(rows), rows // n_k % n_t
+        precision.transpose(3, 0, 2, 1)[a_p, t_p, k_p] = 0.0
+        scores.transpose(3, 0, 2, 1)[a_p, t_p, k_p] = 0.0
+        dead = np.flatnonzero(~positive & picked)
+        none = np.flatnonzero(~is_live & positive & picked)
     if len(dead):                                   # no positives: -1 (no detections: 0)
         a_d, k_d, t_d = a_grid.take(dead), k_grid.take(dead), dead // n_k % n_t
         recall[t_d, k_d, a_d] = -1.0
         precision.transpose(3, 0, 2, 1)[a_d, t_d, k_d] = -1.0
         scores.transpose(3, 0, 2, 1)[a_d, t_d, k_d] = -1.0
-    none = np.flatnonzero(~is_live & positive)
     recall[none // n_k % n_t, k_grid.take(none), a_grid.take(none)] = 0.0
     a_l, k_l = a_grid.take(live), k_grid.take(live)
     t_l = live // n_k % n_t
@@ -484,22 +543,31 @@ def _reached_points(pr, tp_count, t_pos, score_sel, seg_start, npig, need, out, 
     before = np.cumsum(n_reach) - n_reach
     i = np.arange(n_points)
     need_p = need_rows.ravel().take(np.repeat(row * n_r - before, n_reach) + i)
-    # need == 0: the score of the segment's first detection.
-    at_first = np.flatnonzero(need_p == 0)
-    owner = np.searchsorted(before, at_first, side="right") - 1
+    # need == 0: the score of the segment's first detection. (The zeros of a row of
+    # ``need``, non-decreasing, are its first points: found per segment, not per point.)
+    n_zero = np.minimum(np.count_nonzero(need_rows == 0, axis=1).take(row), n_reach)
+    owner = np.repeat(np.arange(len(live)), n_zero)
+    at_first = np.arange(len(owner)) + np.repeat(before - (np.cumsum(n_zero) - n_zero), n_zero)
     # The TP event of each point: its need-th TP of the segment (count >= need >= 1), or
-    # index n_tp (the 0 appended) where need == 0 and the segment has no TP.
+    # index n_tp (the 0 appended) where need == 0 and the segment has no TP; need == 0
+    # counts as 1 (at_first).
     shift = np.where(count > 0, (np.cumsum(tp_count) - tp_count).take(live) - 1, n_tp - 1)
-    start = np.maximum(need_p, 1, out=need_p)
+    start = need_p
     start += np.repeat(shift, n_reach)
+    start[at_first] += 1
     ss = np.r_[score_sel.take(t_pos), 0.0].take(start)
     ss[at_first] = score_sel.take(seg_start.take(k_l.take(owner)))
     q = _suffix_maxima(pr, None, tp_count, passes).take(start)
+    at, steps = None, None
     for view, values in ((precision, q), (scores, ss)):
-        # Segment (a, t, k) is view[t, :, k, a]: each point's element, written at once.
-        flat, (s_t, s_r, s_k, s_a) = _elements(view)
-        at = np.repeat(t_l * s_t + k_l * s_k + a_l * s_a - before * s_r, n_reach)
-        at += i * s_r
+        # Segment (a, t, k) is view[t, :, k, a]: each point's element, written at once
+        # (the places once when both views have the same strides).
+        flat, view_steps = _elements(view)
+        if view_steps != steps:
+            steps = view_steps
+            s_t, s_r, s_k, s_a = steps
+            at = np.repeat(t_l * s_t + k_l * s_k + a_l * s_a - before * s_r, n_reach)
+            at += i * s_r
         flat[at] = values
     return True
 

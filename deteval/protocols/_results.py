@@ -30,7 +30,8 @@ AREA_COLUMNS = (("AP", None, "all"), ("AP50", 0.5, "all"), ("AP75", 0.75, "all")
 
 def mean_valid(values: np.ndarray) -> float:
     """The mean of the values > -1, or -1 when there are none (pycocotools' ``_summarize``)."""
-    valid = values[values > -1]
+    flat = np.asarray(values).ravel()    # (C order, as boolean indexing: the same values)
+    valid = flat.compress(flat > -1)      # (several times faster than boolean indexing)
     return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
 

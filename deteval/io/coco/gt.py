@@ -21,7 +21,15 @@ from .._shapes import (
 from .columns import _bound_area, _build_dataset, _GTColumns, _has_box
 from .string_ids import number_string_ids
 from .typed import _typed_gt_columns, _typed_keypoint_gt
-from .typed_segm_gt import typed_segm_gt
+
+
+def typed_segm_gt(raw: bytes, name: str) -> Dataset | None:
+    """:func:`deteval.io.coco.typed_segm_gt.typed_segm_gt`, imported on first use: that
+    module builds its decoder at import, which box evaluations never need (docs/startup.md
+    §2)."""
+    from .typed_segm_gt import typed_segm_gt as read
+
+    return read(raw, name)
 
 
 def _require_list(container: dict, key: str, source: str) -> list:
