@@ -88,3 +88,76 @@ def test_errors_are_those_of_one_pass_whatever_the_parts(monkeypatch):
     unknown = _error(images, categories, xywh, scores, dataset, 1 << 16, 1, monkeypatch)
     assert "image_id 99" in unknown and "results[41]" in unknown
     assert _error(images, categories, xywh, scores, dataset, 7, 2, monkeypatch) == unknown
+
+
+def test_checked_columns_skip_only_the_checks_their_reader_proved():
+    """``checked`` (a reader's proof that every value is finite and ``w, h >= 0``) skips
+    those two checks; ``owned`` and plain arrays are checked; shapes are checked either way."""
+    from deteval.data import DERIVED, Detections, checked, owned
+
+    def build(mark, xywh, scores):
+        return Detections(image_index=[0, 0], category_index=[0, 0], boxes=DERIVED,
+                          area=DERIVED, xywh=mark(np.array(xywh, dtype=np.float64)),
+                          scores=mark(np.array(scores, dtype=np.float64)))
+
+    negative, infinite = [[0, 0, 2, 3], [1, 1, -1, 2]], [[0, 0, 2, 3], [1, 1, np.inf, 2]]
+    assert build(checked, negative, [0.5, 0.25]).xywh[1, 2] == -1    # trusted as proved
+    assert np.isinf(build(checked, [[0, 0, 2, 3]] * 2, [0.5, np.inf]).scores[1])
+    for mark in (owned, np.asarray):
+        with pytest.raises(ValueError, match="w >= 0 and h >= 0"):
+            build(mark, negative, [0.5, 0.25])
+        with pytest.raises(ValueError, match="xywh must be finite"):
+            build(mark, infinite, [0.5, 0.25])
+        with pytest.raises(ValueError, match="scores must be finite"):
+            build(mark, [[0, 0, 2, 3]] * 2, [0.5, np.nan])
+    with pytest.raises(ValueError, match=r"shape \(n, 4\)"):
+        build(checked, [[0, 0, 2]] * 2, [0.5, 0.25])
+    with pytest.raises(ValueError, match="length 2"):
+        build(checked, [[0, 0, 2, 3]] * 2, [0.5])
+
+
+@pytest.mark.parametrize("records", [3_000, 20], ids=["numpy reader", "msgspec reader"])
+@pytest.mark.parametrize("bad", [None, "width", "height", "score"])
+def test_readers_hand_over_checked_columns_only_when_every_value_passed(records, bad,
+                                                                         tmp_path, monkeypatch):
+    """Whatever the reader (the numpy one for files of 64 KiB or more, msgspec's below, the
+    general one for what both refuse), ``_build_detections(proved=True)`` is called only with
+    finite boxes and scores and ``w, h >= 0``; a bad value is reported as before."""
+    import json
+
+    rng = np.random.default_rng(records)
+    dataset = _dataset(np.arange(1, 51), np.array([1, 2, 3]))
+    rows = [{"image_id": int(rng.integers(1, 51)), "category_id": int(rng.integers(1, 4)),
+             "bbox": [round(float(v), 2) for v in rng.random(4) * 300],
+             "score": round(float(rng.random()), 3)} for _ in range(records)]
+    text = json.dumps(rows, separators=(",", ":"))
+    if bad is not None:    # one bad value in the last record (a late piece)
+        old = json.dumps(rows[-1], separators=(",", ":"))
+        new = dict(rows[-1], bbox=list(rows[-1]["bbox"]))
+        if bad == "score":
+            new_text = old.replace(f'"score":{rows[-1]["score"]}', '"score":1e400')
+        else:
+            new["bbox"][2 if bad == "width" else 3] = -0.5
+            new_text = json.dumps(new, separators=(",", ":"))
+        text = text[:text.rindex(old)] + new_text + "]"
+    path = tmp_path / "results.json"
+    path.write_text(text)
+    calls = []
+    build = results._build_detections
+
+    def spy(image_ids, category_ids, xywh, scores, *args, proved=False, **kwargs):
+        calls.append((proved, bool(np.isfinite(xywh).all() and np.isfinite(scores).all()
+                                   and (xywh[:, 2:] >= 0).all())))
+        return build(image_ids, category_ids, xywh, scores, *args, proved=proved, **kwargs)
+
+    monkeypatch.setattr(results, "_build_detections", spy)
+    if bad is None:
+        got = results.read_coco_results(str(path), dataset, threads=2)
+        assert calls == [(True, True)]
+        assert np.array_equal(got.xywh, [r["bbox"] for r in rows])
+        assert np.array_equal(got.scores, [r["score"] for r in rows])
+    else:
+        where = "infinity" if bad == "score" else f"results\\[{records - 1}\\]"
+        with pytest.raises(FormatError, match=where):
+            results.read_coco_results(str(path), dataset, threads=2)
+        assert all(not proved or valid for proved, valid in calls)

@@ -15,6 +15,7 @@ from ...data import (
     DERIVED,
     Dataset,
     Detections,
+    checked,
     from_categories,
     index_in,
     narrow,
@@ -76,7 +77,7 @@ def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detec
                               source=name, record=f"row {bad_rows[0]}")
     return _build_detections(array[:, 0].astype(np.int64), array[:, 6].astype(np.int64),
                              array[:, 1:5].copy(), array[:, 5].copy(), dataset, name,
-                             lambda i: f"row {i}")
+                             lambda i: f"row {i}", proved=True)
 
 
 def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, name: str,
@@ -102,14 +103,17 @@ _BUILD_ROWS = 1 << 16
 
 
 def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where, *,
-                      threads: int | None = 1) -> Detections:
+                      threads: int | None = 1, proved: bool = False) -> Detections:
     """The detections of the reader's columns: their image and category rows computed
     ``_BUILD_ROWS`` rows at a time on up to ``threads`` threads (the same numbers for every
     value), and the errors raised in the order of a single pass: unknown images, then a box
     whose far corner overflows, then an area. The xyxy boxes and the areas ``w * h`` are
     not made here, nor the category ids when every category is known: ``Detections``
     derives them when they are first read (docs/data-model.md §1). The image and category
-    rows are held in the narrowest integer type that holds them (int64 when read)."""
+    rows are held in the narrowest integer type that holds them (int64 when read).
+    ``proved``: the caller's reader has checked every box and score finite and every
+    ``w, h >= 0`` (the numpy, msgspec and array readers), so ``Detections`` does not check
+    them again (:func:`~deteval.data.checked`)."""
     n = len(image_ids)
     image_dtype = row_dtype(len(dataset.images))
     category_dtype = row_dtype(len(dataset.categories))
@@ -133,9 +137,10 @@ def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, wher
     known = all(known for _, known in parts)
     # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
     # fresh array: handed over, not copied.
+    hand_over = checked if proved else owned
     return Detections(image_index=narrow(image_index), category_index=narrow(category_index),
-                      boxes=DERIVED, scores=owned(scores), area=DERIVED,
-                      xywh=owned(xywh), category_ids=from_categories(dataset.categories.ids)
+                      boxes=DERIVED, scores=hand_over(scores), area=DERIVED,
+                      xywh=hand_over(xywh), category_ids=from_categories(dataset.categories.ids)
                       if known else owned(category_ids))
 
 
@@ -294,8 +299,10 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
             if columns is not None:
                 del raw     # (the file's text is not needed past here: peak memory)
                 image_ids, category_ids, scores, xywh = columns
+                # (both readers refuse a non-finite value or a negative w, h: proved)
                 return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
-                                         lambda i: f"results[{i}]", threads=threads)
+                                         lambda i: f"results[{i}]", threads=threads,
+                                         proved=True)
             document = load_json(source, what="results", raw=raw)
             source = document.data
         if isinstance(source, np.ndarray):
