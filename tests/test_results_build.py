@@ -161,3 +161,87 @@ def test_readers_hand_over_checked_columns_only_when_every_value_passed(records,
         with pytest.raises(FormatError, match=where):
             results.read_coco_results(str(path), dataset, threads=2)
         assert all(not proved or valid for proved, valid in calls)
+
+
+def _results_text(rng, n, image_ids, category_ids, *, wide_every=0):
+    """A compact results file; every ``wide_every``-th record has a box value or id the
+    numpy reader converts at the end (17 digits, an exponent)."""
+    import json
+
+    records = []
+    for i in range(n):
+        box = [round(float(v), 2) for v in rng.random(4) * 300]
+        if wide_every and i % wide_every == 0:
+            box[int(rng.integers(0, 4))] = float(rng.random()) * 1e-3    # 17-digit repr
+        records.append({"image_id": int(rng.choice(image_ids)),
+                        "category_id": int(rng.choice(category_ids)), "bbox": box,
+                        "score": round(float(rng.random()), 3)})
+    return json.dumps(records, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("wide_ids", [False, True], ids=["short ids", "wide ids"])
+def test_rows_made_beside_the_parse_equal_the_msgspec_paths(wide_ids, tmp_path, monkeypatch):
+    """The numpy reader's pieces compute the image and category rows as they are read (and
+    the rows of the numbers left to the end once those are read): the detections equal
+    those built from msgspec's columns, for pieces of any size and any threads."""
+    from deteval.io import _numeric_json
+    from deteval.io.coco.typed import _typed_results_columns
+
+    rng = np.random.default_rng(5)
+    base = 10**11 if wide_ids else 1     # (12-digit ids: converted at the end)
+    image_ids = base + np.arange(300) * 7
+    dataset = _dataset(image_ids, np.array([1, 2, 3, 5, 8]))
+    text = _results_text(rng, 4_000, image_ids, np.array([1, 2, 3, 5, 8, 9]), wide_every=37)
+    path = tmp_path / "results.json"
+    path.write_text(text)
+    columns = _typed_results_columns(text.encode())
+    expected = results._build_detections(*columns[:2], columns[3], columns[2], dataset,
+                                         "f.json", lambda i: f"results[{i}]")
+    made = []
+    numeric = _numeric_json.numeric_results_columns
+
+    def spy(*args, **kwargs):
+        columns = numeric(*args, **kwargs)
+        made.append(kwargs.get("on_rows") is not None and columns is not None)
+        return columns
+
+    monkeypatch.setattr(_numeric_json, "numeric_results_columns", spy)
+    for piece_bytes, threads in ((1 << 20, 1), (9_000, 2), (3_001, 3)):
+        monkeypatch.setattr(_numeric_json, "PIECE_BYTES", piece_bytes)
+        got = results.read_coco_results(str(path), dataset, threads=threads)
+        for name in ("image_index", "category_index", "category_ids", "xywh", "scores",
+                     "boxes", "area"):
+            assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+        assert (got.category_index == -1).any()
+    assert made == [True] * 3
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("unknown image", "image_id 99999 is not an image"),
+    ("far corner", r"overflows: x \+ w"),
+])
+def test_errors_of_rows_made_beside_the_parse_are_those_of_one_pass(damage, message,
+                                                                    tmp_path, monkeypatch):
+    """An unknown image or a box whose far corner overflows, in a late piece, is reported
+    with the record the msgspec path names."""
+    import json
+
+    from deteval.io import _numeric_json
+
+    rng = np.random.default_rng(6)
+    dataset = _dataset(np.arange(1, 301), np.array([1, 2, 3]))
+    records = json.loads(_results_text(rng, 3_000, np.arange(1, 301), np.array([1, 2, 3])))
+    if damage == "unknown image":
+        records[2_500]["image_id"] = 99999
+    else:
+        records[2_500]["bbox"] = [1.5e308, 0.5, 1.5e308, 2.0]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(records, separators=(",", ":")))
+    monkeypatch.setattr(_numeric_json, "PIECE_BYTES", 20_000)
+    with pytest.raises(FormatError, match=message) as numpy_error:
+        results.read_coco_results(str(path), dataset, threads=2)
+    monkeypatch.setattr(_numeric_json, "numeric_results_columns", lambda *a, **k: None)
+    with pytest.raises(FormatError) as msgspec_error:
+        results.read_coco_results(str(path), dataset, threads=2)
+    assert str(numpy_error.value) == str(msgspec_error.value)
+    assert "results[2500]" in str(numpy_error.value)
