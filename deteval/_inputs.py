@@ -140,6 +140,9 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         # Two files: the results file is read (a system call, without the GIL) while the
         # ground truth is parsed; its errors are raised where reading it would raise them.
         # (A keypoint results file is parsed whole on its thread: _EarlyResults.)
+        from ._arrays import adapt_malloc
+
+        adapt_malloc()      # (the pieces' temporaries reuse freed memory: docs/threads.md 6)
         results_file = prefetch_bytes(dt, what="results")
     try:
         with early.reading_ground_truth() if early is not None else contextlib.nullcontext():
