@@ -210,14 +210,15 @@ class _EarlyResults:
         adapt_malloc()      # (before either file is read: docs/threads.md item 6)
         self._columns: Any = None
         self._pool = _SharedMap()
-        #: The segm results file's bytes, handed to the reader that reads the file when the
-        #: early reader does not give its detections (the file is read once).
+        #: The results file's bytes, handed to the reader that reads the file when the
+        #: early reader does not give its detections (the file is read once, and that
+        #: reader does not run the early reader's numpy reader on them again).
         self.raw: bytes | None = None
 
         def early(path: Any, pool: Any) -> Any:
-            if iou_type == "keypoints":
-                return keypoint_columns_early(path, pool=pool)
             self.raw = read_bytes(path, what="results")
+            if iou_type == "keypoints":
+                return keypoint_columns_early(self.raw, pool=pool)
             return segm_columns_early(self.raw, path, pool=pool)
 
         def read() -> None:
@@ -447,14 +448,16 @@ def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
     data = source
     if early is not None and not dataset.string_ids:     # a plain list read by id
         from .io._json import gc_paused
-        from .io._numeric_segm import SegmColumns
+        from .io._numeric_keypoints import KeypointColumns
         from .io.coco.typed import keypoint_detections_of, segm_detections_of
 
-        if isinstance(early, SegmColumns):
+        # (not isinstance of SegmColumns: its module, with the masks', is ~10 ms to import
+        # and a keypoint evaluation needs neither)
+        if isinstance(early, KeypointColumns):
+            detections = keypoint_detections_of(early, dataset, name)
+        else:
             with gc_paused():               # (a dict and a string per mask)
                 detections = segm_detections_of(early, dataset, name)
-        else:
-            detections = keypoint_detections_of(early, dataset, name)
         if detections is not None:
             return detections, "id", ()
     if isinstance(source, (str, os.PathLike)):

@@ -113,18 +113,92 @@ class _Shape:
         #: The key of each value (its index in ``order``), in text order.
         self.key_of = np.repeat(np.arange(len(order)), [sizes[key] for key in order])
 
-    def template(self, raw: bytes, start: int) -> GlueTemplate:
+    def template(self, raw: bytes, start: int) -> _WideGlue:
         """The glue of the file's records: its first record's as written when that is the
         compact glue plus whitespace between tokens, else the compact glue."""
         written = _written_segments(raw, start, self.compact)
-        return GlueTemplate(self.order, *(written or ()), values=self.values,
-                            arrays=self.arrays)
+        return _WideGlue(GlueTemplate(self.order, *(written or ()), values=self.values,
+                                      arrays=self.arrays))
 
     def empty(self, n: int) -> dict[str, np.ndarray]:
         """The output columns of ``n`` records: ``(n,)`` per scalar, ``(n, size)`` per array."""
         return {key: _huge_page_empty((n, self.sizes[key]) if key in self.arrays else (n,),
                                       np.int64 if key in self.integers else np.float64)
                 for key in self.order}
+
+
+class _WideGlue:
+    """:meth:`GlueTemplate.runs` for records of many values (a keypoint result: ``3K + 3``
+    or more), the same starts and lengths, or None, for the same texts.
+
+    ``GlueTemplate.runs`` makes the value bounds one column at a time (two numpy calls a
+    column: 108 for a record of 54 values) and compares each glue on its own; here the
+    bounds are made by whole-piece operations against the template's offsets repeated for
+    every record (``_tiled``), and the glues that compare the same bytes at the same offset
+    from their comma (``", "`` between keypoints, written by ``json.dumps``) are compared in
+    one gather (docs/keypoint-reader.md §4).
+    """
+
+    def __init__(self, glue: GlueTemplate):
+        self.usable, self.head, self.tail = glue.usable, glue.head, glue.tail
+        self.width = len(glue.glue)
+        self.comma, self.after = glue.comma, glue.after
+        groups: dict[tuple, list[int]] = {}
+        for j, offset, *words in glue.checks:
+            groups.setdefault((offset, *(int(w) for w in words)), []).append(j)
+        self.checks = [(np.array(columns, dtype=np.intp), offset,
+                        *(np.uint64(w) for w in words))
+                       for (offset, *words), columns in groups.items()]
+        self._tiles: tuple[np.ndarray, np.ndarray] = (_NONE_LEFT, _NONE_LEFT)
+
+    def _tiled(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``after`` and ``comma`` repeated to ``n`` values (a multiple of the width)."""
+        after, comma = self._tiles
+        if len(after) < n:
+            reps = -(-2 * n // self.width)
+            after, comma = np.tile(self.after, reps), np.tile(self.comma, reps)
+            self._tiles = after, comma     # (one step: threads may each make the same)
+        return after[:n], comma[:n]
+
+    def runs(self, text: np.ndarray, windows: np.ndarray, base: int):
+        """As :meth:`GlueTemplate.runs`: ``(starts, lengths)``, intp ``(k, width)``, or
+        None."""
+        if not self.usable or len(text) < len(self.head) + len(self.tail):
+            return None
+        width = self.width
+        commas = np.flatnonzero(text == 0x2C)
+        k, extra = divmod(len(commas) + 1, width)
+        if k == 0 or extra:
+            return None
+        n = k * width
+        after, comma = self._tiled(n)
+        at = np.empty(n, dtype=np.intp)
+        at[:-1] = commas
+        del commas
+        # (the last record's value ends where its tail begins, as if a comma followed)
+        at[-1] = len(text) - len(self.tail) + self.comma[-1]
+        at += base
+        starts = np.empty(n, dtype=np.intp)
+        starts[0] = base + len(self.head)
+        np.add(at[:-1], after[:-1], out=starts[1:])
+        lengths = at - starts
+        lengths -= comma                                # (the values' ends less starts)
+        # Every value at least a byte: the glue then tiles the text, every window below
+        # starts inside it.
+        if not (lengths.min() >= 1 and text[:len(self.head)].tobytes() == self.head
+                and text[len(text) - len(self.tail):].tobytes() == self.tail):
+            return None
+        at = at.reshape(k, width)
+        for columns, offset, *halves in self.checks:
+            where = at[:, columns].ravel()
+            if columns[-1] == width - 1:    # (the last record's tail has no separator)
+                where = where[:-1]
+            where += offset
+            words = windows[where].view(np.uint64)     # (the 16 bytes as two words)
+            for half, (word, mask) in enumerate(zip(halves[:2], halves[2:])):
+                if mask and ((words[half::2] ^ word) & mask).any():
+                    return None
+        return starts.reshape(k, width), lengths.reshape(k, width)
 
 
 #: Transparent huge pages: 2 MiB.
