@@ -151,8 +151,9 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
             early.cancel()          # (the ground truth's error without the results' parse)
         raise
     columns = early.columns() if early is not None else None
-    if early is not None and early.raw is not None:
-        # (read once: the thread's bytes; and its reader, which read them, not run again)
+    if early is not None and early.tried:
+        # (read once: the thread's bytes, when kept; and its reader, which read them, not
+        # run again)
         dt = FileBytes(dt, early.raw, what="results", tried=True)
         early.raw = None
     if results_file is not None:
@@ -214,11 +215,19 @@ class _EarlyResults:
         #: early reader does not give its detections (the file is read once, and that
         #: reader does not run the early reader's numpy reader on them again).
         self.raw: bytes | None = None
+        #: Whether the early reader read the file (then ``raw``, or, once a keypoint
+        #: reader's columns are made, None: the bytes are freed, the peak memory's, and
+        #: read again only when the ground truth does not take the columns).
+        self.tried = False
 
         def early(path: Any, pool: Any) -> Any:
             self.raw = read_bytes(path, what="results")
+            self.tried = True
             if iou_type == "keypoints":
-                return keypoint_columns_early(self.raw, pool=pool)
+                columns = keypoint_columns_early(self.raw, pool=pool)
+                if columns is not None:
+                    self.raw = None
+                return columns
             return segm_columns_early(self.raw, path, pool=pool)
 
         def read() -> None:
@@ -461,8 +470,11 @@ def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
         if detections is not None:
             return detections, "id", ()
     if isinstance(source, (str, os.PathLike)):
-        if not isinstance(source, FileBytes):
-            source = FileBytes(source, read_bytes(source, what="results"), what="results")
+        if not isinstance(source, FileBytes) or source.raw is None:
+            # (a FileBytes without bytes: the early reader's, freed once its columns were
+            # made; still tried)
+            source = FileBytes(source, read_bytes(source, what="results"), what="results",
+                               tried=getattr(source, "tried", False))
         raw = source.raw
         if raw[_LEADING_SPACE.match(raw).end():][:1] != b"{":
             # A plain results list: the reader takes the bytes (read once, checked there).

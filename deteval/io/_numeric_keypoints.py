@@ -132,11 +132,12 @@ class _WideGlue:
     or more), the same starts and lengths, or None, for the same texts.
 
     ``GlueTemplate.runs`` makes the value bounds one column at a time (two numpy calls a
-    column: 108 for a record of 54 values) and compares each glue on its own; here the
-    bounds are made by whole-piece operations against the template's offsets repeated for
-    every record (``_tiled``), and the glues that compare the same bytes at the same offset
-    from their comma (``", "`` between keypoints, written by ``json.dumps``) are compared in
-    one gather (docs/keypoint-reader.md §4).
+    column: 108 for a record of 54 values), right for the bbox reader's 7; here they are
+    made by operations on the whole ``(records, values)`` block against the template's
+    offsets (numpy loops a block broadcast against a row of 54 as one loop of 54 a record),
+    and the glues that compare the same bytes at the same offset from their comma (``", "``
+    between keypoints, written by ``json.dumps``) are compared in one gather
+    (docs/keypoint-reader.md §5).
     """
 
     def __init__(self, glue: GlueTemplate):
@@ -149,16 +150,6 @@ class _WideGlue:
         self.checks = [(np.array(columns, dtype=np.intp), offset,
                         *(np.uint64(w) for w in words))
                        for (offset, *words), columns in groups.items()]
-        self._tiles: tuple[np.ndarray, np.ndarray] = (_NONE_LEFT, _NONE_LEFT)
-
-    def _tiled(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """``after`` and ``comma`` repeated to ``n`` values (a multiple of the width)."""
-        after, comma = self._tiles
-        if len(after) < n:
-            reps = -(-2 * n // self.width)
-            after, comma = np.tile(self.after, reps), np.tile(self.comma, reps)
-            self._tiles = after, comma     # (one step: threads may each make the same)
-        return after[:n], comma[:n]
 
     def runs(self, text: np.ndarray, windows: np.ndarray, base: int):
         """As :meth:`GlueTemplate.runs`: ``(starts, lengths)``, intp ``(k, width)``, or
@@ -170,25 +161,24 @@ class _WideGlue:
         k, extra = divmod(len(commas) + 1, width)
         if k == 0 or extra:
             return None
-        n = k * width
-        after, comma = self._tiled(n)
-        at = np.empty(n, dtype=np.intp)
-        at[:-1] = commas
+        at = np.empty((k, width), dtype=np.intp)
+        flat = at.reshape(-1)
+        flat[:-1] = commas
         del commas
         # (the last record's value ends where its tail begins, as if a comma followed)
-        at[-1] = len(text) - len(self.tail) + self.comma[-1]
-        at += base
-        starts = np.empty(n, dtype=np.intp)
-        starts[0] = base + len(self.head)
-        np.add(at[:-1], after[:-1], out=starts[1:])
+        flat[-1] = len(text) - len(self.tail) + self.comma[-1]
+        flat += base
+        starts = np.empty_like(at)
+        starts[0, 0] = base + len(self.head)
+        np.add(at[:-1, -1], self.after[-1], out=starts[1:, 0])
+        np.add(at[:, :-1], self.after[:-1], out=starts[:, 1:])
         lengths = at - starts
-        lengths -= comma                                # (the values' ends less starts)
+        lengths -= self.comma                           # (the values' ends less starts)
         # Every value at least a byte: the glue then tiles the text, every window below
         # starts inside it.
         if not (lengths.min() >= 1 and text[:len(self.head)].tobytes() == self.head
                 and text[len(text) - len(self.tail):].tobytes() == self.tail):
             return None
-        at = at.reshape(k, width)
         for columns, offset, *halves in self.checks:
             where = at[:, columns].ravel()
             if columns[-1] == width - 1:    # (the last record's tail has no separator)
@@ -198,7 +188,7 @@ class _WideGlue:
             for half, (word, mask) in enumerate(zip(halves[:2], halves[2:])):
                 if mask and ((words[half::2] ^ word) & mask).any():
                     return None
-        return starts.reshape(k, width), lengths.reshape(k, width)
+        return starts, lengths
 
 
 #: Transparent huge pages: 2 MiB.
