@@ -366,7 +366,10 @@ def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type:
     from .._numeric_keypoints import short_values
 
     raw = read_bytes(source, what="results")
-    if len(raw) >= _NUMERIC_MIN_BYTES and short_values(raw):
+    # (bytes the early reader read already, in load_pair, and that gave no detections: the
+    # same reader would give the same columns again)
+    if (len(raw) >= _NUMERIC_MIN_BYTES and not getattr(source, "tried", False)
+            and short_values(raw)):
         with gc_paused():
             detections = _numeric_keypoint_results(raw, dataset, name, threads)
         if detections is not None:
@@ -419,21 +422,17 @@ _EARLY_SEGM_PIECE_BYTES = 1 << 19
 _EARLY_PIECE_BYTES = 1 << 18
 
 
-def keypoint_columns_early(path: Any, *, threads: int | None = 1, pool: Any = None):
-    """The columns of a keypoint results file read by the numpy reader before its ground
-    truth is known (:func:`deteval._inputs.load_pair` reads the two files at once), or None
-    where :func:`read_coco_results` would not use that reader (a small file, long numbers, a
-    refused text, an unreadable file: its own reading then words the error). Given the
-    ground truth, :func:`~.typed.keypoint_detections_of` makes of them the detections
+def keypoint_columns_early(raw: bytes, *, threads: int | None = 1, pool: Any = None):
+    """The columns of a keypoint results file (``raw``, its content) read by the numpy
+    reader before its ground truth is known (:func:`deteval._inputs.load_pair` reads the two
+    files at once), or None where :func:`read_coco_results` would not use that reader (a
+    small file, long numbers, a refused text: its own reading then words the error). Given
+    the ground truth, :func:`~.typed.keypoint_detections_of` makes of them the detections
     :func:`read_coco_results` gives for the file (when the ground truth's ids are not
     strings). ``pool``: as for
     :func:`~deteval.io._numeric_keypoints.numeric_keypoint_results`."""
     from .._numeric_keypoints import numeric_keypoint_results, short_values
 
-    try:
-        raw = read_bytes(path, what="results")
-    except FormatError:
-        return None
     if len(raw) < _NUMERIC_MIN_BYTES or not short_values(raw):
         return None
     with gc_paused():
