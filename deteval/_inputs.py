@@ -140,6 +140,9 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
         # Two files: the results file is read (a system call, without the GIL) while the
         # ground truth is parsed; its errors are raised where reading it would raise them.
         # (A keypoint results file is parsed whole on its thread: _EarlyResults.)
+        from ._arrays import adapt_malloc
+
+        adapt_malloc()      # (the pieces' temporaries reuse freed memory: docs/threads.md 6)
         results_file = prefetch_bytes(dt, what="results")
     try:
         with early.reading_ground_truth() if early is not None else contextlib.nullcontext():
@@ -153,8 +156,9 @@ def load_pair(gt: Any, dt: Any, *, iou_type: str = "bbox", invalid: str = "raise
             early.cancel()          # (the ground truth's error without the results' parse)
         raise
     columns = early.columns() if early is not None else None
-    if early is not None and early.raw is not None:
-        # (read once: the thread's bytes; and its reader, which read them, not run again)
+    if early is not None and early.tried:
+        # (read once: the thread's bytes, when kept; and its reader, which read them, not
+        # run again)
         dt = FileBytes(dt, early.raw, what="results", tried=True)
         early.raw = None
     if results_file is not None:
@@ -212,14 +216,23 @@ class _EarlyResults:
         adapt_malloc()      # (before either file is read: docs/threads.md item 6)
         self._columns: Any = None
         self._pool = _SharedMap()
-        #: The segm results file's bytes, handed to the reader that reads the file when the
-        #: early reader does not give its detections (the file is read once).
+        #: The results file's bytes, handed to the reader that reads the file when the
+        #: early reader does not give its detections (the file is read once, and that
+        #: reader does not run the early reader's numpy reader on them again).
         self.raw: bytes | None = None
+        #: Whether the early reader read the file (then ``raw``, or, once a keypoint
+        #: reader's columns are made, None: the bytes are freed, the peak memory's, and
+        #: read again only when the ground truth does not take the columns).
+        self.tried = False
 
         def early(path: Any, pool: Any) -> Any:
-            if iou_type == "keypoints":
-                return keypoint_columns_early(path, pool=pool)
             self.raw = read_bytes(path, what="results")
+            self.tried = True
+            if iou_type == "keypoints":
+                columns = keypoint_columns_early(self.raw, pool=pool)
+                if columns is not None:
+                    self.raw = None
+                return columns
             return segm_columns_early(self.raw, path, pool=pool)
 
         def read() -> None:
@@ -451,19 +464,24 @@ def _resolve(source: Any, dataset: Dataset, *, iou_type: str, invalid: str,
     data = source
     if early is not None and not dataset.string_ids:     # a plain list read by id
         from .io._json import gc_paused
-        from .io._numeric_segm import SegmColumns
+        from .io._numeric_keypoints import KeypointColumns
         from .io.coco.typed import keypoint_detections_of, segm_detections_of
 
-        if isinstance(early, SegmColumns):
+        # (not isinstance of SegmColumns: its module, with the masks', is ~10 ms to import
+        # and a keypoint evaluation needs neither)
+        if isinstance(early, KeypointColumns):
+            detections = keypoint_detections_of(early, dataset, name)
+        else:
             with gc_paused():               # (a dict and a string per mask)
                 detections = segm_detections_of(early, dataset, name)
-        else:
-            detections = keypoint_detections_of(early, dataset, name)
         if detections is not None:
             return detections, "id", ()
     if isinstance(source, (str, os.PathLike)):
-        if not isinstance(source, FileBytes):
-            source = FileBytes(source, read_bytes(source, what="results"), what="results")
+        if not isinstance(source, FileBytes) or source.raw is None:
+            # (a FileBytes without bytes: the early reader's, freed once its columns were
+            # made; still tried)
+            source = FileBytes(source, read_bytes(source, what="results"), what="results",
+                               tried=getattr(source, "tried", False))
         raw = source.raw
         if raw[_LEADING_SPACE.match(raw).end():][:1] != b"{":
             # A plain results list: the reader takes the bytes (read once, checked there).

@@ -59,6 +59,26 @@ from ._mask_text import MaskText
 __all__ = ["Categories", "Dataset", "Detections", "GroundTruth", "Images"]
 
 
+class Checked(Owned):
+    """A fresh array a reader hands over (kept as :class:`Owned` is) after proving every
+    value finite, and, given as ``xywh``, every ``w, h >= 0``: :class:`Detections` and
+    :class:`GroundTruth` do not check those again. Internal: made only by a reader that
+    checked every value of the array it hands over (:func:`checked`), never for an array a
+    caller gives (docs/data-model.md §1)."""
+
+    __slots__ = ()
+
+
+def checked(array: np.ndarray) -> Any:
+    """Mark a fresh array whose values a reader has proved (see :class:`Checked`); internal.
+
+    >>> xywh = checked(np.array([[0.0, 0.0, 2.0, 3.0]]))
+    >>> dt = Detections(image_index=[0], category_index=[0], boxes=DERIVED, area=DERIVED,
+    ...                 scores=checked(np.array([0.5])), xywh=xywh)
+    >>> dt.area.tolist()
+    [6.0]
+    """
+    return Checked(array)
 
 
 def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (), *,
@@ -71,7 +91,8 @@ def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (),
     """
     if values is None:
         values = np.zeros((0 if n is None else n, *tail), dtype=dtype)
-    handed_over = type(values) is Owned
+    proved = type(values) is Checked       # (finite: proved by the reader that made it)
+    handed_over = proved or type(values) is Owned
     if handed_over:
         values = values.array
     raw = np.asarray(values)
@@ -103,7 +124,7 @@ def _column(name: str, values: Any, dtype: Any, n: int | None, tail: tuple = (),
         raise ValueError(f"{name} must have shape {shape}; got {array.shape}")
     if n is not None and len(array) != n:
         raise ValueError(f"{name} must have length {n} like the other columns; got {len(array)}")
-    if kind == "f" and finite and array.size and not np.isfinite(array).all():
+    if kind == "f" and finite and not proved and array.size and not np.isfinite(array).all():
         bad = np.flatnonzero(~np.isfinite(array.reshape(len(array), -1)).all(axis=1))
         if len(bad):
             raise ValueError(f"{name} must be finite; row {bad[0]} has "
@@ -209,8 +230,10 @@ class _Columns(ReadOnlyArrays):
             n = len(self) if n is None else n
         assert n is not None
         if self.xywh is not None:  # checked first: the source's own numbers
+            proved = type(self.xywh) is Checked     # (w, h >= 0 proved by its reader)
             set_(self, "xywh", _column("xywh", self.xywh, np.float64, n, (4,)))
-            _check_boxes("xywh", self.xywh, first=0)
+            if not proved:
+                _check_boxes("xywh", self.xywh, first=0)
         for name in ("boxes", "area"):      # a reader's checked xywh: derived when read
             if self.__dict__[name] is DERIVED:
                 if self.xywh is None:

@@ -255,6 +255,50 @@ def test_mutated_files_read_as_msgspec_or_are_refused():
                     _same_bits(got, _msgspec_columns(raw))
 
 
+@pytest.mark.parametrize("layout", range(len(_LAYOUTS)))
+def test_wide_glue_bounds_equal_the_glue_template_s(layout):
+    """The keypoint reader's value bounds (``_WideGlue.runs``: whole-piece operations, the
+    glues alike compared at once) are ``GlueTemplate.runs``' bit for bit, or None where
+    those are None, on texts with one byte changed, most of them in the glue between
+    keypoints (the glues compared at once)."""
+    from deteval.io._numeric_json import _array_bounds, _inside, _written_segments
+    from deteval.io._numeric_keypoints import _shape_of
+    from deteval.io._numeric_template import GlueTemplate, byte_windows
+
+    rng = np.random.default_rng(11 + layout)
+    box = layout % 2 == 1
+    base = _text(_records(3, 6, box=box), (*KEYS, "bbox") if box else KEYS,
+                 **_LAYOUTS[layout])
+    start, end = _array_bounds(base)
+    shape = _shape_of(base, start, end)
+    wide = shape.template(base, start)
+    plain = GlueTemplate(shape.order, *(_written_segments(base, start, shape.compact) or ()),
+                         values=shape.values, arrays=shape.arrays)
+    assert wide.usable and plain.usable
+    glue = [at for at in range(start, end) if base[at] in b" ,\n\t:"]
+    seen = set()
+    for trial in range(300):
+        at = int(rng.choice(glue)) if trial % 4 else int(rng.integers(start, end))
+        byte = bytes([b' ,\n\t:0-x'[int(rng.integers(8))]])
+        raw = base[:at] + byte + base[at + 1:] if trial else base
+        data = np.frombuffer(raw + bytes(16), dtype=np.uint8)
+        bounds = _array_bounds(raw)
+        bounds = None if bounds is None else _inside(data, *bounds)
+        if bounds is None:
+            continue
+        text = data[bounds[0]:bounds[1]]
+        windows = byte_windows(data)[1]
+        expected = plain.runs(text, windows, bounds[0])
+        got = wide.runs(text, windows, bounds[0])
+        seen.add(expected is None)
+        if expected is None:
+            assert got is None
+            continue
+        for a, b in zip(got, expected, strict=True):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert seen == {True, False}
+
+
 def test_call_site_reads_once_and_checks_only_refused_files(tmp_path, monkeypatch):
     """A file of 64 KiB or more with short numbers is read by this reader (its text not
     checked again), giving the msgspec path's detections bit for bit (boxes and areas from
@@ -467,6 +511,48 @@ def test_files_read_at_once_give_the_pair_read_one_after_the_other(tmp_path, mon
         with pytest.raises(FormatError) as before:
             _inputs.load_pair(gt_path, dt_path, iou_type="keypoints")
     assert str(err.value) == str(before.value) and "99" in str(err.value)
+
+
+@pytest.mark.parametrize("change", ["extra key", "unknown image"])
+def test_the_results_thread_reader_runs_once_on_a_file(tmp_path, monkeypatch, change):
+    """A file the reader refuses (a record with another key, near the end: refused after
+    its pieces were read), or whose columns the ground truth does not take (an unknown
+    image), is read by the numpy reader once, on the results thread; then by the msgspec
+    path, with the pair (or error) of the files read one after the other. A refused file is
+    opened once (its bytes go on); a file whose columns were made is opened again (its
+    bytes were freed once the columns were made: the peak memory's)."""
+    import deteval.io._numeric_keypoints as numeric_keypoints
+    from deteval import _inputs
+    from deteval.io import _json
+
+    gt_path, dt_path = _pair_files(tmp_path, unknown_image=change == "unknown image")
+    if change == "extra key":
+        records = json.loads(dt_path.read_bytes())
+        records[-3]["id"] = 7
+        dt_path.write_bytes(json.dumps(records, separators=(",", ":")).encode())
+    answers, opened = [], []
+    reader, open_input = numeric_keypoints.numeric_keypoint_results, _json.open_input
+    monkeypatch.setattr(numeric_keypoints, "numeric_keypoint_results",
+                        lambda raw, **k: answers.append(reader(raw, **k)) or answers[-1])
+    monkeypatch.setattr(_json, "open_input",
+                        lambda path, *a, **k: opened.append(str(path)) or open_input(path, *a,
+                                                                                    **k))
+
+    def outcome():
+        try:
+            return _inputs.load_pair(gt_path, dt_path, iou_type="keypoints").detections
+        except FormatError as error:
+            return str(error)
+
+    together = outcome()
+    assert [answer is not None for answer in answers] == [change == "unknown image"]
+    again = [str(dt_path)] if change == "unknown image" else []
+    assert sorted(opened) == sorted([str(gt_path), str(dt_path), *again])
+    with monkeypatch.context() as patch:
+        patch.setattr(_inputs._EarlyResults, "start", classmethod(lambda cls, *a: None))
+        apart = outcome()
+    _same_detections(together, apart)
+    assert isinstance(apart, str) is (change == "unknown image")
 
 
 def test_piece_extents_of_two_threads_first_pieces_go_into_one_table(monkeypatch):

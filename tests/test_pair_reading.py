@@ -117,3 +117,24 @@ def test_only_a_large_results_file_is_read_on_a_thread(files, monkeypatch):
         deteval.evaluate_coco(gt_path, dt_path)
         assert started == ([str(dt_path)] if threaded else [])
         monkeypatch.undo()
+
+
+def test_malloc_is_adapted_before_two_bbox_files_are_read(files, monkeypatch):
+    """docs/threads.md item 6: glibc's thresholds are adapted before the ground truth and the
+    results are read when the results file is read on a thread (the bbox reader's pieces
+    then reuse freed memory instead of faulting it in again); a small file is read as
+    before, without it."""
+    from deteval import _arrays
+
+    _, _, gt_path, dt_path = files
+    events = []
+    monkeypatch.setattr(_arrays, "adapt_malloc", lambda: events.append("adapt"))
+    prefetch = _inputs.prefetch_bytes
+    monkeypatch.setattr(_inputs, "prefetch_bytes",
+                        lambda path, **kw: events.append("prefetch") or prefetch(path, **kw))
+    read_gt = _inputs.read_coco_ground_truth
+    monkeypatch.setattr(_inputs, "read_coco_ground_truth",
+                        lambda *a, **kw: events.append("gt") or read_gt(*a, **kw))
+    deteval.evaluate_coco(gt_path, dt_path)
+    threaded = _inputs.PREFETCH_MIN_BYTES == 0
+    assert events == (["adapt", "prefetch", "gt"] if threaded else ["gt"])

@@ -166,7 +166,8 @@ class FileBytes(os.PathLike):
 
     __slots__ = ("path", "raw", "tried", "what")
 
-    def __init__(self, path: str | os.PathLike, raw: bytes, *, what: str, tried: bool = False):
+    def __init__(self, path: str | os.PathLike, raw: bytes | None, *, what: str,
+                 tried: bool = False):
         self.path, self.raw, self.what = path, raw, what
         #: The numpy reader of these bytes ran already and gave no detections (a text it
         #: refuses, or columns the ground truth does not take): not run on them again.

@@ -76,7 +76,7 @@ if _EXTENDED:
 
 
 def numeric_results_columns(raw: Any, *, threads: int | None = 1,
-                            piece_bytes: int | None = None):
+                            piece_bytes: int | None = None, on_rows: Any = None):
     """The columns of a bbox results file in the common layout, or None.
 
     Parameters
@@ -87,6 +87,15 @@ def numeric_results_columns(raw: Any, *, threads: int | None = 1,
         Threads to parse the pieces on (None: every core). The output does not depend on it.
     piece_bytes : int, optional
         Bytes of text per piece (:data:`PIECE_BYTES`); tests use small pieces.
+    on_rows : callable, optional
+        ``on_rows(columns)`` is called once the four columns are allocated (their values
+        not yet written) and returns a function ``rows_done(rows)``, called with the rows
+        (a slice) of each piece on the thread that read it, once they hold their values,
+        and then, on the calling thread, with the rows (an index array, maybe with
+        repeats) whose numbers the pieces left to the end (:func:`_read_deferred`; 0 and
+        0.0 stood in their place until then). The results reader computes its image and
+        category rows so, beside the parse (docs/fast-reader.md §4). Whatever it does,
+        the columns are the same; when the text is refused, what it made is not used.
 
     Returns
     -------
@@ -120,13 +129,23 @@ def numeric_results_columns(raw: Any, *, threads: int | None = 1,
     columns = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
                np.empty(n, dtype=np.float64), np.empty((n, 4), dtype=np.float64))
     windows = byte_windows(data)
+    rows_done = None if on_rows is None else on_rows(columns)
+
+    def read(i: int):
+        left = _read_piece(data, windows, pieces[i], layout, columns, offsets[i],
+                           offsets[i + 1])
+        if rows_done is not None:
+            rows_done(slice(offsets[i], offsets[i + 1]))
+        return left
+
     try:
-        deferred = thread_map(
-            lambda i: _read_piece(data, windows, pieces[i], layout, columns, offsets[i],
-                                  offsets[i + 1]), range(len(pieces)), threads)
-        _read_deferred([left for piece in deferred if piece for left in piece], columns)
+        deferred = thread_map(read, range(len(pieces)), threads)
+        changed = _read_deferred([left for piece in deferred if piece for left in piece],
+                                 columns)
     except _Refused:
         return None
+    if rows_done is not None and changed is not None:
+        rows_done(changed)
     return columns
 
 
@@ -269,13 +288,13 @@ def _runs_text(data: np.ndarray, first: np.ndarray, last: np.ndarray):
     return (text, begins, lengths) if np.count_nonzero(number) == len(run) else None
 
 
-def _read_deferred(deferred: list, columns: tuple[np.ndarray, ...]) -> None:
+def _read_deferred(deferred: list, columns: tuple[np.ndarray, ...]) -> np.ndarray | None:
     """Convert the numbers the template path left (every piece's, at once:
-    :func:`parse_numbers`) and write them into their rows; raises :class:`_Refused` when
-    one is not a JSON number, an id not an integer literal, a value not finite or a width
-    or height negative."""
+    :func:`parse_numbers`) and write them into their rows; returns those rows (None when
+    there are none); raises :class:`_Refused` when one is not a JSON number, an id not an
+    integer literal, a value not finite or a width or height negative."""
     if not deferred:
-        return
+        return None
     values, integral, integers, rows, which = _parse_deferred(deferred)
     ids = which < 2
     if not (integral[ids].all() and np.isfinite(values).all()
@@ -286,6 +305,7 @@ def _read_deferred(deferred: list, columns: tuple[np.ndarray, ...]) -> None:
     box = (which >= 2) & (which < 6)
     columns[3][rows[box], which[box] - 2] = values[box]
     columns[2][rows[which == 6]] = values[which == 6]
+    return rows
 
 
 def _parse_deferred(deferred: list) -> tuple[np.ndarray, ...]:

@@ -113,18 +113,82 @@ class _Shape:
         #: The key of each value (its index in ``order``), in text order.
         self.key_of = np.repeat(np.arange(len(order)), [sizes[key] for key in order])
 
-    def template(self, raw: bytes, start: int) -> GlueTemplate:
+    def template(self, raw: bytes, start: int) -> _WideGlue:
         """The glue of the file's records: its first record's as written when that is the
         compact glue plus whitespace between tokens, else the compact glue."""
         written = _written_segments(raw, start, self.compact)
-        return GlueTemplate(self.order, *(written or ()), values=self.values,
-                            arrays=self.arrays)
+        return _WideGlue(GlueTemplate(self.order, *(written or ()), values=self.values,
+                                      arrays=self.arrays))
 
     def empty(self, n: int) -> dict[str, np.ndarray]:
         """The output columns of ``n`` records: ``(n,)`` per scalar, ``(n, size)`` per array."""
         return {key: _huge_page_empty((n, self.sizes[key]) if key in self.arrays else (n,),
                                       np.int64 if key in self.integers else np.float64)
                 for key in self.order}
+
+
+class _WideGlue:
+    """:meth:`GlueTemplate.runs` for records of many values (a keypoint result: ``3K + 3``
+    or more), the same starts and lengths, or None, for the same texts.
+
+    ``GlueTemplate.runs`` makes the value bounds one column at a time (two numpy calls a
+    column: 108 for a record of 54 values), right for the bbox reader's 7; here they are
+    made by operations on the whole ``(records, values)`` block against the template's
+    offsets (numpy loops a block broadcast against a row of 54 as one loop of 54 a record),
+    and the glues that compare the same bytes at the same offset from their comma (``", "``
+    between keypoints, written by ``json.dumps``) are compared in one gather
+    (docs/keypoint-reader.md §5).
+    """
+
+    def __init__(self, glue: GlueTemplate):
+        self.usable, self.head, self.tail = glue.usable, glue.head, glue.tail
+        self.width = len(glue.glue)
+        self.comma, self.after = glue.comma, glue.after
+        groups: dict[tuple, list[int]] = {}
+        for j, offset, *words in glue.checks:
+            groups.setdefault((offset, *(int(w) for w in words)), []).append(j)
+        self.checks = [(np.array(columns, dtype=np.intp), offset,
+                        *(np.uint64(w) for w in words))
+                       for (offset, *words), columns in groups.items()]
+
+    def runs(self, text: np.ndarray, windows: np.ndarray, base: int):
+        """As :meth:`GlueTemplate.runs`: ``(starts, lengths)``, intp ``(k, width)``, or
+        None."""
+        if not self.usable or len(text) < len(self.head) + len(self.tail):
+            return None
+        width = self.width
+        commas = np.flatnonzero(text == 0x2C)
+        k, extra = divmod(len(commas) + 1, width)
+        if k == 0 or extra:
+            return None
+        at = np.empty((k, width), dtype=np.intp)
+        flat = at.reshape(-1)
+        flat[:-1] = commas
+        del commas
+        # (the last record's value ends where its tail begins, as if a comma followed)
+        flat[-1] = len(text) - len(self.tail) + self.comma[-1]
+        flat += base
+        starts = np.empty_like(at)
+        starts[0, 0] = base + len(self.head)
+        np.add(at[:-1, -1], self.after[-1], out=starts[1:, 0])
+        np.add(at[:, :-1], self.after[:-1], out=starts[:, 1:])
+        lengths = at - starts
+        lengths -= self.comma                           # (the values' ends less starts)
+        # Every value at least a byte: the glue then tiles the text, every window below
+        # starts inside it.
+        if not (lengths.min() >= 1 and text[:len(self.head)].tobytes() == self.head
+                and text[len(text) - len(self.tail):].tobytes() == self.tail):
+            return None
+        for columns, offset, *halves in self.checks:
+            where = at[:, columns].ravel()
+            if columns[-1] == width - 1:    # (the last record's tail has no separator)
+                where = where[:-1]
+            where += offset
+            words = windows[where].view(np.uint64)     # (the 16 bytes as two words)
+            for half, (word, mask) in enumerate(zip(halves[:2], halves[2:])):
+                if mask and ((words[half::2] ^ word) & mask).any():
+                    return None
+        return starts, lengths
 
 
 #: Transparent huge pages: 2 MiB.

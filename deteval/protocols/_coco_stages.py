@@ -351,7 +351,7 @@ def state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
     fit (the state is internal; accumulation reads any integer type): the state is alive
     at the peak of an evaluation's memory.
     """
-    kept = np.flatnonzero(table.dt_kept)
+    every = np.count_nonzero(table.dt_kept) == table.n_detections    # (no positions made)
     n_t, n_gt = len(table.iou_thresholds), table.n_gt
     # The match columns are narrow integers: products in a type that holds them, in place
     # (these temporaries are as long as the match columns).
@@ -361,15 +361,21 @@ def state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
     flat += table.match_gt
     ignored = table.gt_ignore.ravel().take(flat)
     del flat
-    at = table.match_area.astype(wide)
-    at *= n_t
-    at += table.match_threshold
-    at = _narrow(at, np.int16)
-    if len(kept) == table.n_detections:     # every detection kept: no copies of the table
+    if len(table.area_ranges) * n_t <= 2**15:  # every value fits int16: computed in it
+        at = table.match_area.astype(np.int16)
+        at *= n_t
+        at += table.match_threshold
+    else:
+        at = table.match_area.astype(wide)
+        at *= n_t
+        at += table.match_threshold
+        at = _narrow(at, np.int16)
+    if every:     # every detection kept: no copies of the table
         return COCOState(image=_narrow(dt_img, np.int32), category=_narrow(dt_k, np.int32),
                          score=scores, rank=table.dt_rank,
                          out_of_range=table.dt_out_of_range, event_row=table.match_dt,
                          event_at=at, event_ignored=ignored, score_rank=table.dt_score_rank)
+    kept = np.flatnonzero(table.dt_kept)
     row_of = np.full(table.n_detections, -1, dtype=np.int64)
     row_of[kept] = np.arange(len(kept))
     return COCOState(image=_narrow(dt_img.take(kept), np.int32),
@@ -382,6 +388,8 @@ def state_of(table: MatchTable, dt_k: np.ndarray, dt_img: np.ndarray,
 
 def _narrow(values: np.ndarray, dtype) -> np.ndarray:
     """``values`` (non-negative integers) as ``dtype`` when they fit, else unchanged."""
+    if values.dtype == dtype:       # (unchanged either way: no scan)
+        return values
     try:
         return small(values, dtype)
     except OverflowError:

@@ -15,6 +15,7 @@ from ...data import (
     DERIVED,
     Dataset,
     Detections,
+    checked,
     from_categories,
     index_in,
     narrow,
@@ -76,7 +77,7 @@ def _results_from_array(array: np.ndarray, dataset: Dataset, name: str) -> Detec
                               source=name, record=f"row {bad_rows[0]}")
     return _build_detections(array[:, 0].astype(np.int64), array[:, 6].astype(np.int64),
                              array[:, 1:5].copy(), array[:, 5].copy(), dataset, name,
-                             lambda i: f"row {i}")
+                             lambda i: f"row {i}", proved=True)
 
 
 def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, name: str,
@@ -101,41 +102,63 @@ def _unknown_images(image_ids: np.ndarray, bad: np.ndarray, dataset: Dataset, na
 _BUILD_ROWS = 1 << 16
 
 
+class _RowParts:
+    """The image and category rows of a reader's columns, computed part by part (any rows:
+    a slice or an index array) on whatever thread calls :meth:`part`, with a flag per part
+    telling whether its boxes' corners and areas are sure to be finite
+    (:func:`corners_and_areas_finite`). Each row's values depend on its ids alone, so any
+    cut into parts gives the same arrays. The rows are held in the narrowest integer type
+    that holds them (int64 when read)."""
+
+    def __init__(self, dataset: Dataset, image_ids, category_ids, xywh):
+        n = len(image_ids)
+        image_dtype = row_dtype(len(dataset.images))
+        category_dtype = row_dtype(len(dataset.categories))
+        self.image_ids, self.category_ids, self.xywh = image_ids, category_ids, xywh
+        self.image_rows = _row_lookup(dataset.images.ids, n, image_dtype)
+        self.category_rows = _row_lookup(dataset.categories.ids, n, category_dtype)
+        self.image_index = np.empty(n, image_dtype)
+        self.category_index = np.empty(n, category_dtype)
+        self.finite: list[bool] = []    # (appended to by the parts' threads)
+
+    def part(self, rows: Any) -> None:
+        self.image_index[rows] = self.image_rows(self.image_ids[rows])
+        self.category_index[rows] = self.category_rows(self.category_ids[rows])
+        self.finite.append(corners_and_areas_finite(self.xywh[rows]))
+
+
 def _build_detections(image_ids, category_ids, xywh, scores, dataset, name, where, *,
-                      threads: int | None = 1) -> Detections:
+                      threads: int | None = 1, proved: bool = False,
+                      rows: _RowParts | None = None) -> Detections:
     """The detections of the reader's columns: their image and category rows computed
     ``_BUILD_ROWS`` rows at a time on up to ``threads`` threads (the same numbers for every
-    value), and the errors raised in the order of a single pass: unknown images, then a box
-    whose far corner overflows, then an area. The xyxy boxes and the areas ``w * h`` are
-    not made here, nor the category ids when every category is known: ``Detections``
-    derives them when they are first read (docs/data-model.md §1). The image and category
-    rows are held in the narrowest integer type that holds them (int64 when read)."""
+    value), or given as ``rows`` (every row's part computed already: the numpy reader's
+    pieces compute them beside the parse), and the errors raised in the order of a single
+    pass: unknown images, then a box whose far corner overflows, then an area. The xyxy
+    boxes and the areas ``w * h`` are not made here, nor the category ids when every
+    category is known: ``Detections`` derives them when they are first read
+    (docs/data-model.md §1). ``proved``: the caller's reader has checked every box and
+    score finite and every ``w, h >= 0`` (the numpy, msgspec and array readers), so
+    ``Detections`` does not check them again (:func:`~deteval.data.checked`)."""
     n = len(image_ids)
-    image_dtype = row_dtype(len(dataset.images))
-    category_dtype = row_dtype(len(dataset.categories))
-    image_rows = _row_lookup(dataset.images.ids, n, image_dtype)
-    category_rows = _row_lookup(dataset.categories.ids, n, category_dtype)
-    image_index, category_index = np.empty(n, image_dtype), np.empty(n, category_dtype)
-
-    def part(lo: int) -> tuple[bool, bool]:
-        rows = slice(lo, lo + _BUILD_ROWS)
-        image_index[rows] = image_rows(image_ids[rows])
-        category_index[rows] = found = category_rows(category_ids[rows])
-        return corners_and_areas_finite(xywh[rows]), bool(found.min() >= 0)
-
-    parts = thread_map(part, range(0, n, _BUILD_ROWS), resolve_threads(threads))
+    if rows is None:
+        rows = _RowParts(dataset, image_ids, category_ids, xywh)
+        thread_map(lambda lo: rows.part(slice(lo, lo + _BUILD_ROWS)), range(0, n, _BUILD_ROWS),
+                   resolve_threads(threads))
+    image_index, category_index = rows.image_index, rows.category_index
     bad = np.flatnonzero(image_index < 0)
     if len(bad):
         raise _unknown_images(image_ids, bad, dataset, name, where(bad[0]))
-    if not all(finite for finite, _ in parts):  # (the whole-column checks name the record)
+    if not all(rows.finite):    # (the whole-column checks name the record)
         _xyxy(xywh, name, where)
         _box_areas(xywh, name, where)
-    known = all(known for _, known in parts)
+    known = not n or bool(category_index.min() >= 0)
     # loadRes: area = w * h, ids 1..N in input order. Every column is this reader's own
     # fresh array: handed over, not copied.
+    hand_over = checked if proved else owned
     return Detections(image_index=narrow(image_index), category_index=narrow(category_index),
-                      boxes=DERIVED, scores=owned(scores), area=DERIVED,
-                      xywh=owned(xywh), category_ids=from_categories(dataset.categories.ids)
+                      boxes=DERIVED, scores=hand_over(scores), area=DERIVED,
+                      xywh=hand_over(xywh), category_ids=from_categories(dataset.categories.ids)
                       if known else owned(category_ids))
 
 
@@ -277,16 +300,11 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
         document = None
         if isinstance(source, (str, os.PathLike)):
             # String ids of the ground truth: the general path numbers the results' alike.
-            columns = None
             # Read, not mapped: a file truncated by another process while mapped would end
             # this one with SIGBUS and no message. The numpy reader accepts ASCII only, so
             # the UTF-8 and escape checks run only on a text it refuses.
             raw = read_bytes(source, what="results")
-            if (not dataset.string_ids and len(raw) >= _NUMERIC_MIN_BYTES
-                    and _short_numbers(raw)):
-                from .._numeric_json import numeric_results_columns  # (not for small files)
-
-                columns = numeric_results_columns(raw, threads=threads)
+            columns, numeric_rows = _numeric_columns(raw, dataset, threads)
             if columns is None:
                 raw = checked_json_bytes(raw, source, what="results")
             if columns is None and not dataset.string_ids:
@@ -294,8 +312,10 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
             if columns is not None:
                 del raw     # (the file's text is not needed past here: peak memory)
                 image_ids, category_ids, scores, xywh = columns
+                # (both readers refuse a non-finite value or a negative w, h: proved)
                 return _build_detections(image_ids, category_ids, xywh, scores, dataset, name,
-                                         lambda i: f"results[{i}]", threads=threads)
+                                         lambda i: f"results[{i}]", threads=threads,
+                                         proved=True, rows=numeric_rows)
             document = load_json(source, what="results", raw=raw)
             source = document.data
         if isinstance(source, np.ndarray):
@@ -314,6 +334,25 @@ def read_coco_results(source: Any, dataset: Dataset, *, iou_type: str = "bbox",
                              lambda i: f"{section}[{i}]")
 
 
+def _numeric_columns(raw: bytes, dataset: Dataset, threads: int | None):
+    """``(columns, rows)`` of a bbox results file of 64 KiB or more with short numbers, as
+    the numpy reader reads it, with the image and category rows its pieces computed beside
+    the parse (:class:`_RowParts`); ``(None, None)`` when that reader is not for it or refuses
+    it."""
+    if dataset.string_ids or len(raw) < _NUMERIC_MIN_BYTES or not _short_numbers(raw):
+        return None, None
+    from .._numeric_json import numeric_results_columns  # (not for small files)
+
+    built: list[_RowParts] = []
+
+    def on_rows(columns):
+        built.append(_RowParts(dataset, columns[0], columns[1], columns[3]))
+        return built[-1].part
+
+    columns = numeric_results_columns(raw, threads=threads, on_rows=on_rows)
+    return (None, None) if columns is None else (columns, built[0])
+
+
 def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type: str,
                              threads: int | None) -> bytes | Detections:
     """A keypoint results file of 64 KiB or more with short numbers, read by the numpy
@@ -327,7 +366,10 @@ def _numeric_keypoints_first(source: Any, dataset: Dataset, name: str, iou_type:
     from .._numeric_keypoints import short_values
 
     raw = read_bytes(source, what="results")
-    if len(raw) >= _NUMERIC_MIN_BYTES and short_values(raw):
+    # (bytes the early reader read already, in load_pair, and that gave no detections: the
+    # same reader would give the same columns again)
+    if (len(raw) >= _NUMERIC_MIN_BYTES and not getattr(source, "tried", False)
+            and short_values(raw)):
         with gc_paused():
             detections = _numeric_keypoint_results(raw, dataset, name, threads)
         if detections is not None:
@@ -380,21 +422,17 @@ _EARLY_SEGM_PIECE_BYTES = 1 << 19
 _EARLY_PIECE_BYTES = 1 << 18
 
 
-def keypoint_columns_early(path: Any, *, threads: int | None = 1, pool: Any = None):
-    """The columns of a keypoint results file read by the numpy reader before its ground
-    truth is known (:func:`deteval._inputs.load_pair` reads the two files at once), or None
-    where :func:`read_coco_results` would not use that reader (a small file, long numbers, a
-    refused text, an unreadable file: its own reading then words the error). Given the
-    ground truth, :func:`~.typed.keypoint_detections_of` makes of them the detections
+def keypoint_columns_early(raw: bytes, *, threads: int | None = 1, pool: Any = None):
+    """The columns of a keypoint results file (``raw``, its content) read by the numpy
+    reader before its ground truth is known (:func:`deteval._inputs.load_pair` reads the two
+    files at once), or None where :func:`read_coco_results` would not use that reader (a
+    small file, long numbers, a refused text: its own reading then words the error). Given
+    the ground truth, :func:`~.typed.keypoint_detections_of` makes of them the detections
     :func:`read_coco_results` gives for the file (when the ground truth's ids are not
     strings). ``pool``: as for
     :func:`~deteval.io._numeric_keypoints.numeric_keypoint_results`."""
     from .._numeric_keypoints import numeric_keypoint_results, short_values
 
-    try:
-        raw = read_bytes(path, what="results")
-    except FormatError:
-        return None
     if len(raw) < _NUMERIC_MIN_BYTES or not short_values(raw):
         return None
     with gc_paused():
