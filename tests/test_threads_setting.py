@@ -9,6 +9,7 @@ file read early on the results thread.
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 
@@ -113,3 +114,21 @@ def test_the_limit_is_restored_after_an_error():
     with pytest.raises(ValueError, match="stop"), threads_limited(1):
         raise ValueError("stop")
     assert resolve_threads(None) == available_cores()
+
+
+@pytest.mark.parametrize("argv", [["coco", "--no-check"], ["voc"],
+                                  ["eval", "--protocol", "voc2007"],
+                                  ["eval", "--protocol", "coco"]],
+                         ids=["coco", "voc", "eval-voc", "eval-coco"])
+def test_the_commands_threads_reach_the_reading_of_their_files(argv, tmp_path, started):
+    """``deteval voc`` and ``deteval eval`` read the files themselves before they evaluate:
+    ``--threads 1`` must reach that reading as ``evaluate_coco(path, path, threads=1)``'s
+    (the bbox results file over 1 MiB is prefetched and read in pieces on threads)."""
+    from deteval.cli._main import main
+
+    gt, dt = _bbox_files(tmp_path)
+    command, *options = argv
+    out, err = io.StringIO(), io.StringIO()
+    assert main([command, gt, dt, "--threads", "1", *options], stdout=out, stderr=err) == 0, \
+        err.getvalue()
+    assert started == []

@@ -332,12 +332,21 @@ too)."""
 _STORED_BOX_FORMAT = {"coco": "xywh", "yolo": "cxcywhn", "openimages": "xyxyn", "dota": None}
 
 
-def _read_inputs(args, *, repair_polygons: bool = False) -> _Inputs:
+def _read_inputs(args, *, repair_polygons: bool = False,
+                 threads: int | None = None) -> _Inputs:
     """Read GT and DT with the formats given or guessed, resolved by the one rule of
     docs/resolution.md.
 
     ``repair_polygons`` repairs the invalid outlines of the side(s) read as dota; it is a
-    usage error when neither is."""
+    usage error when neither is. ``threads``: the readers use at most that many threads
+    (``--threads N`` of the commands that read the files themselves and then evaluate, as
+    ``evaluate_coco(path, path, threads=N)`` reads them: docs/threads.md §1); None: every
+    core."""
+    if threads is not None:
+        from .._threads import threads_limited
+
+        with threads_limited(threads):
+            return _read_inputs(args, repair_polygons=repair_polygons)
     from .._inputs import load_pair, read_coco_ground_truth
     from ..errors import FormatError
     from ..io.formats import read_detections, read_gt

@@ -73,7 +73,8 @@ def run(args, out: TextIO, err: TextIO) -> int:
     _check_options(args)
     check_needs_ci(args)
     try:
-        inputs = _read_inputs(args, repair_polygons=args.repair_polygons)
+        inputs = _read_inputs(args, repair_polygons=args.repair_polygons,
+                              threads=args.threads)
     except FormatError as error:
         raise FormatError(error.message.replace("pass invalid='repair'",
                                                 "pass --repair-polygons"),

@@ -94,7 +94,7 @@ def run(args, out: TextIO, err: TextIO) -> int:
         from ..diagnostics.slices_protocols import check_keys
 
         check_keys(args.slices, "voc")
-    inputs = _read_inputs(args)
+    inputs = _read_inputs(args, threads=args.threads)
     if args.slices and not args.slice_file and inputs.gt_format != "coco":
         raise _UsageError(f"--slice reads image keys of a COCO ground truth's image records; "
                           f"{args.gt} is read as {inputs.gt_format}: give the tags with "
