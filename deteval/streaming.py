@@ -56,6 +56,7 @@ import numpy as np
 import orjson
 
 from ._stream_input import read_update
+from ._threads import resolve_threads, threads_limited
 from ._validation import check_similarity_settings
 from .data import Dataset
 from .errors import DetevalError, FormatError
@@ -104,6 +105,12 @@ class Evaluator:
         A detection whose category is not a ground-truth category: an error naming it
         (default: usually a label-mapping bug), or dropped as pycocotools drops it (a note
         counts them).
+    threads : int, optional
+        Threads for reading the ground truth, matching each update and accumulating
+        (default None: every core; 1 starts no thread, for an evaluator inside a training
+        process whose cores are busy). The numbers are identical for every value; it is a
+        setting of this process, not of the state: :meth:`to_bytes`, pickles and
+        :meth:`merge` do not carry it (:meth:`from_bytes` takes its own).
     **params
         Fields of :class:`~deteval.COCOParams` or :class:`~deteval.VOCParams`
         (``max_detections``, ``iou_thresholds``, ``image_ids``, ...), as
@@ -147,7 +154,8 @@ class Evaluator:
     """
 
     def __init__(self, gt: Any, *, protocol: str = "coco", iou_type: str = "bbox",
-                 box_format: str = "xyxy", unknown_labels: str = "raise", **params: Any):
+                 box_format: str = "xyxy", unknown_labels: str = "raise",
+                 threads: int | None = None, **params: Any):
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {', '.join(map(repr, PROTOCOLS))}; "
                              f"got {protocol!r}")
@@ -160,7 +168,10 @@ class Evaluator:
         if protocol == "coco":      # before the ground truth is read (again in _with_options)
             check_similarity_settings(iou_type, keypoint_sigmas=params.get("keypoint_sigmas"),
                                       dilation_ratio=params.get("dilation_ratio"))
-        self._dataset = gt if isinstance(gt, Dataset) else read_coco_gt(gt, iou_type=iou_type)
+        self._threads = resolve_threads(threads)
+        with threads_limited(self._threads):    # (the ground truth's reader too)
+            self._dataset = (gt if isinstance(gt, Dataset)
+                             else read_coco_gt(gt, iou_type=iou_type))
         self._protocol, self._iou_type = protocol, iou_type
         self._box_format, self._unknown_labels = box_format, unknown_labels
         if protocol == "coco":
@@ -280,9 +291,10 @@ class Evaluator:
         starts = np.repeat(self._gt_start[images] - np.r_[0, np.cumsum(counts)[:-1]], counts)
         gt_rows = np.sort(self._gt_by_image[starts + np.arange(counts.sum())])
         if self._protocol == "coco":
-            return _coco_stages.match_stage(self._ctx, detections, gt_rows).state.compact()
-        return _voc_stages.match_stage(self._ctx, detections, gt_rows,
-                                       by_image=True).state.compact()
+            return _coco_stages.match_stage(self._ctx, detections, gt_rows,
+                                            threads=self._threads).state.compact()
+        return _voc_stages.match_stage(self._ctx, detections, gt_rows, by_image=True,
+                                       threads=self._threads).state.compact()
 
     # ---- merge ---------------------------------------------------------------------------
 
@@ -354,7 +366,8 @@ class Evaluator:
         times = (started, started, time.perf_counter())
         if self._protocol == "coco":
             return _coco.finish(self._ctx, state, n_detections=n_input, n_unknown=n_unknown,
-                                matches=None, detections=None, times=times)
+                                matches=None, detections=None, times=times,
+                                threads=self._threads)
         return _voc.finish(self._ctx, state, n_detections=n_input, n_unknown=n_unknown,
                            matches=None, detections=None,
                            scores=np.asarray(state.score, dtype=np.float64),
@@ -383,8 +396,9 @@ class Evaluator:
         return buffer.getvalue()
 
     @classmethod
-    def from_bytes(cls, data: bytes, gt: Any) -> Evaluator:
-        """An evaluator restored from :meth:`to_bytes`, for the same ground truth ``gt``.
+    def from_bytes(cls, data: bytes, gt: Any, *, threads: int | None = None) -> Evaluator:
+        """An evaluator restored from :meth:`to_bytes`, for the same ground truth ``gt``
+        (``threads``: as the constructor's; the bytes do not keep it).
 
         Raises
         ------
@@ -394,7 +408,7 @@ class Evaluator:
         header, arrays = _read_archive(data)
         template = cls(gt, protocol=header["protocol"], iou_type=header["iou_type"],
                        box_format=header["box_format"], unknown_labels=header["unknown_labels"],
-                       **_params_from_json(header["protocol"], header["params"]))
+                       threads=threads, **_params_from_json(header["protocol"], header["params"]))
         return template._restored(header, arrays)
 
     def blank(self) -> Evaluator:

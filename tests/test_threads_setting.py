@@ -132,3 +132,37 @@ def test_the_commands_threads_reach_the_reading_of_their_files(argv, tmp_path, s
     assert main([command, gt, dt, "--threads", "1", *options], stdout=out, stderr=err) == 0, \
         err.getvalue()
     assert started == []
+
+
+@pytest.mark.parametrize("protocol", ["coco", "voc2012"])
+def test_an_evaluator_with_one_thread_starts_none_and_gives_the_same_numbers(protocol, tmp_path,
+                                                                            started):
+    gt_dict, records = make_dataset(3, n_images=900, n_categories=6, max_dt=12)
+    gt = _write(tmp_path / "gt.json", gt_dict)
+    results = []
+    for threads in (1, None):
+        evaluator = deteval.Evaluator(gt, protocol=protocol, threads=threads,
+                                      unknown_labels="drop")
+        evaluator.update(records)
+        results.append(evaluator.compute())
+        if threads == 1:
+            assert started == []
+            restored = deteval.Evaluator.from_bytes(evaluator.to_bytes(), gt, threads=1)
+            assert started == [] and _numbers(restored.compute()) == _numbers(results[0])
+    if available_cores() >= 2 and protocol == "coco":   # (VOC's per-image matching of
+        # batches this size runs on the calling thread whatever the count)
+        assert started, "every core: matching or accumulation should have started a thread"
+    assert _numbers(results[0]) == _numbers(results[1])
+
+
+def _numbers(result) -> bytes:
+    """The result's numbers, as bytes: COCO's precision and stats, VOC's APs."""
+    if hasattr(result, "precision"):
+        return result.precision.tobytes() + result.stats.tobytes()
+    return result.ap.tobytes()
+
+
+def test_an_evaluator_refuses_a_bad_thread_count():
+    gt, _ = make_dataset(1, n_images=2, n_categories=1)
+    with pytest.raises(ValueError, match="threads must be an integer >= 1"):
+        deteval.Evaluator(gt, threads=0)
