@@ -57,7 +57,7 @@ def _text(records, order=KEYS, **dumps) -> bytes:
 
 
 def _msgspec_columns(raw: bytes):
-    records = typed._KEYPOINTS_DECODER.decode(raw)
+    records = typed._decoder(list[typed._KeypointResult]).decode(raw)
     n = len(records)
     xywh = None if records[0].bbox is None else np.array([r.bbox for r in records], float)
     return (np.array([r.image_id for r in records], np.int64),

@@ -6,6 +6,7 @@ error."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import operator
@@ -68,6 +69,14 @@ class _InstancesFile(msgspec.Struct, gc=False):
 _GT_DECODER = msgspec.json.Decoder(_InstancesFile)
 
 
+@functools.cache
+def _decoder(kind: Any) -> msgspec.json.Decoder:
+    """The msgspec decoder of ``kind``, made on first use: the keypoint and segm files'
+    decoders are not built by a box evaluation's import (~1 M instructions each,
+    docs/startup.md §2). Two threads that first ask at once may each build one."""
+    return msgspec.json.Decoder(kind)
+
+
 def _typed_gt_columns(raw: bytes) -> _GTColumns | None:
     """Columns of an instances file decoded and type-checked in one pass, or None.
 
@@ -97,7 +106,6 @@ class _KeypointsFile(msgspec.Struct, gc=False):
     categories: list[_KeypointCategory]
 
 
-_KEYPOINT_GT_DECODER = msgspec.json.Decoder(_KeypointsFile)
 
 
 class _RawKeypointAnnotation(_Annotation, gc=False):
@@ -113,7 +121,6 @@ class _RawKeypointsFile(msgspec.Struct, gc=False):
     categories: list[_KeypointCategory]
 
 
-_RAW_KEYPOINT_GT_DECODER = msgspec.json.Decoder(_RawKeypointsFile)
 
 
 def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
@@ -129,7 +136,7 @@ def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     """
     from .._numeric_keypoints import LIST_THREADS, numeric_keypoint_lists
 
-    data = typed_decode(_RAW_KEYPOINT_GT_DECODER, raw)
+    data = typed_decode(_decoder(_RawKeypointsFile), raw)
     if data is None:
         return None
     annotations = data.annotations
@@ -163,7 +170,7 @@ def _typed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
 def _listed_keypoint_gt(raw: bytes, name: str) -> Dataset | None:
     """:func:`_typed_keypoint_gt` with the keypoints decoded by msgspec as lists of floats
     (objects of several keypoint counts, or keypoints the numpy reader refuses)."""
-    data = typed_decode(_KEYPOINT_GT_DECODER, raw)
+    data = typed_decode(_decoder(_KeypointsFile), raw)
     if data is None:
         return None
     annotations = data.annotations
@@ -239,7 +246,6 @@ class _SegmResult(msgspec.Struct, gc=False):
     bbox: tuple[float, float, float, float] | None = None
 
 
-_SEGM_DECODER = msgspec.json.Decoder(list[_SegmResult])
 
 
 class _KeypointResult(msgspec.Struct, gc=False):
@@ -253,7 +259,6 @@ class _KeypointResult(msgspec.Struct, gc=False):
     segmentation: msgspec.Raw = msgspec.Raw()   # only whether there is one (left unparsed)
 
 
-_KEYPOINTS_DECODER = msgspec.json.Decoder(list[_KeypointResult])
 
 
 class _RecordLabels:
@@ -276,7 +281,7 @@ def _typed_keypoint_results(raw: bytes, dataset: Dataset, name: str) -> Detectio
     the file and words the error. Call it with the collector paused: the parsed lists are
     freed before it returns.
     """
-    records = typed_decode(_KEYPOINTS_DECODER, raw)
+    records = typed_decode(_decoder(list[_KeypointResult]), raw)
     if records is None:
         return None
     n = len(records)
@@ -370,7 +375,7 @@ def _typed_segm_results(raw: bytes, dataset: Dataset, name: str) -> Detections |
     """
     from ...masks import compressed_areas
 
-    records = typed_decode(_SEGM_DECODER, raw)
+    records = typed_decode(_decoder(list[_SegmResult]), raw)
     if records is None:
         return None
     n = len(records)
