@@ -1,8 +1,9 @@
-"""The session-12 module splits (``deteval/_derived.py`` out of ``deteval/data.py``,
-``deteval/match_table.py`` out of ``deteval/matching.py``) keep every public name where it
-was: each name the old module defined without a leading underscore (read from the file as it
-was before the split, recorded here) is importable from it, and is the very object the new
-module holds; tables pickled by either path load as the same class."""
+"""The module splits (session 12: ``deteval/_derived.py`` out of ``deteval/data.py``,
+``deteval/match_table.py`` out of ``deteval/matching.py``; session 13:
+``deteval/io/_json_numbers.py`` out of ``deteval/io/_numeric_json.py``) keep every public
+name where it was: each name the old module defined without a leading underscore (read
+from the file as it was before the split, recorded here) is importable from it, and is the
+very object the new module holds; tables pickled by either path load as the same class."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ _MOVED = {
     "deteval.matching": ("deteval.match_table",
                          ["FN", "FP", "IGNORED", "NOT_EVALUATED", "TP", "MatchTable",
                           "MATCH_COLUMN_TYPES", "narrow_match_column"]),
+    "deteval.io._numeric_json": ("deteval.io._json_numbers", ["parse_numbers"]),  # (13)
     "deteval.data": ("deteval._derived",
                      ["DERIVED", "Narrow", "Owned", "FromCategories", "DerivedColumn",
                       "derived_or_read", "has_column", "is_derived", "masks_of", "narrow",

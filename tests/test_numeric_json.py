@@ -22,7 +22,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from deteval.errors import FormatError
-from deteval.io import _numeric_json
+from deteval.io import _json_numbers, _numeric_json
 from deteval.io._numeric_json import numeric_results_columns, parse_numbers
 from deteval.io.coco import read_coco_gt, read_coco_results
 from deteval.io.coco import results as results_module
@@ -115,7 +115,7 @@ def test_midpoints_between_doubles_round_as_python(value):
         assert _bits(_parse(texts)[0]) == _bits([float(t) for t in texts])
 
 
-@pytest.mark.skipif(not _numeric_json._EXTENDED, reason="np.longdouble is not x87 extended")
+@pytest.mark.skipif(not _json_numbers._EXTENDED, reason="np.longdouble is not x87 extended")
 def test_double_rounding_hazards_are_caught():
     """19-digit texts next to midpoints between doubles: rounding their 64-bit-significand
     value to float64 is wrong for some (the hazard is real), and the parser is right for

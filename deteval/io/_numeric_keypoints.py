@@ -9,7 +9,7 @@ every record, K the first record's, no other key. That is the bbox reader's temp
 exactly one comma, so one scan for commas gives every value's bounds, the glue between them
 is compared with the first record's, and every value is converted exactly as Python's
 ``float(text)`` (ids as ``int(text)``) by :func:`~deteval.io._numeric_template.word_numbers`
-or, for wider numbers and exponents, :func:`~deteval.io._numeric_json.parse_numbers`.
+or, for wider numbers and exponents, :func:`~deteval.io._json_numbers.parse_numbers`.
 Anything else (another key, a different K, whitespace that is not the first record's, a
 string, a non-integer id, a non-finite value, a negative box side) returns None: this reader
 never decides what is an error. Rules: docs/keypoint-reader.md.

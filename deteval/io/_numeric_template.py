@@ -10,7 +10,7 @@ comma's position minus (or plus) fixed lengths. The glue is then compared with t
 template's, 8 bytes at a time, and the values are converted from one 8-byte word each by a
 branch-free routine (:func:`word_numbers`) when they have at most 8 characters and no
 exponent: nearly every detector number. What it cannot read it leaves: the caller converts
-those numbers by :func:`deteval.io._numeric_json.parse_numbers`, and a piece whose glue is
+those numbers by :func:`deteval.io._json_numbers.parse_numbers`, and a piece whose glue is
 not the template's by the general path. Nothing here accepts a text the general path
 refuses.
 
