@@ -151,4 +151,4 @@ def test_the_timer_waits_after_the_import_phase_only():
         pass
     assert time.perf_counter() - start >= 0.2
     assert timer.times["import"] < 0.1 and timer.times["evaluate"] < 0.1
-    assert cli.make_parser().parse_args([]).settle > 0
+    assert cli.make_parser().parse_args(["--settle", "0.2"]).settle == 0.2

@@ -171,7 +171,7 @@ def make_parser() -> argparse.ArgumentParser:
     add("--timeout", type=float, default=1800.0, help="seconds per run (default 1800)")
     add("--settle", type=float, default=SETTLE_S, metavar="S",
         help="seconds each run waits after its import phase, untimed, the same for every "
-        f"tool (numpy's import leaves OpenBLAS threads spinning ~0.1 s; default {SETTLE_S})")
+        f"tool (numpy's import leaves OpenBLAS threads spinning ~0.1 s; default {SETTLE_S:g})")
     add("--child", choices=(*tools, *child_entry_points()), help=argparse.SUPPRESS)
     add("--gt", help=argparse.SUPPRESS)
     add("--dt", help=argparse.SUPPRESS)
@@ -194,8 +194,9 @@ def main(argv: list[str] | None = None) -> int:
 
     for line in machine_lines():
         print(line)
-    print(f"Each run waits {args.settle:g} s after its import phase, untimed, before its timed "
-          "phases (--settle; numpy's import leaves OpenBLAS threads spinning ~0.1 s).")
+    if args.settle:
+        print(f"Each run waits {args.settle:g} s after its import phase, untimed, before its "
+              "timed phases (--settle; numpy's import leaves OpenBLAS threads spinning ~0.1 s).")
     cases = list(CASES.values()) if args.case == "all" else [case]
     for one in cases:
         run_scales(args, one, headed=len(cases) > 1)

@@ -40,12 +40,13 @@ def peak_rss_mb() -> float:
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes on macOS, else KiB
 
 
-#: Seconds a child waits after its import phase, before the timed phases (``--settle``).
-#: numpy's import starts OpenBLAS's threads, which busy-wait for work about 0.1 s before
-#: they sleep (docs/startup.md §8): without the pause that import cost lands in the first
-#: timed phase, on a tool's threads' cores. Every peer imports numpy; the pause is the same
-#: for every tool.
-SETTLE_S = 0.25
+#: Seconds a child waits after its import phase, before the timed phases (``--settle``;
+#: default none: what a script that imports and evaluates at once sees). numpy's import
+#: starts OpenBLAS's threads, which busy-wait for work about 0.1 s before they sleep
+#: (docs/startup.md §8), so part of every tool's import cost lands in its first timed phase
+#: on 2 cores; ``--settle 0.25`` leaves it out, the same for every tool (every peer imports
+#: numpy). Measured in session 14: it helps hotcoco as much as deteval or more.
+SETTLE_S = 0.0
 
 
 class PhaseTimer:
