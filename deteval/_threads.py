@@ -51,16 +51,20 @@ _LIMIT: ContextVar[int | None] = ContextVar("deteval_threads", default=None)
 
 
 @contextlib.contextmanager
-def threads_limited(threads: int):
+def threads_limited(threads: int | None):
     """Within the block (in this thread, and in the threads :func:`thread_map` starts from
     it), :func:`resolve_threads` gives at most ``threads`` for None: an evaluation's
     ``threads=`` reaches the steps that take no count of their own, such as the file
-    readers (``threads=1``: no thread is started at all).
+    readers (``threads=1``: no thread is started at all). ``threads=None`` changes nothing
+    (an enclosing block's cap still holds).
 
     >>> with threads_limited(1):
     ...     resolve_threads(None)
     1
     """
+    if threads is None:
+        yield
+        return
     token = _LIMIT.set(threads)
     try:
         yield

@@ -134,3 +134,21 @@ def test_tiny_runs_of_the_folded_cases(tmp_path):
     out = _bench(tmp_path, "--case", "dask", "--images", "40", "--dets-per-image", "10")
     assert "results identical (stats, precision, recall, scores): True" in out
     assert "merged state" in out and "state bytes" in out
+
+
+def test_the_timer_waits_after_the_import_phase_only():
+    """``--settle``: the pause after the import phase is neither in its time nor in the
+    next phase's."""
+    import time
+
+    from bench.common import PhaseTimer
+
+    timer = PhaseTimer(settle=0.2)
+    start = time.perf_counter()
+    with timer("import"):
+        pass
+    with timer("evaluate"):
+        pass
+    assert time.perf_counter() - start >= 0.2
+    assert timer.times["import"] < 0.1 and timer.times["evaluate"] < 0.1
+    assert cli.make_parser().parse_args(["--settle", "0.2"]).settle == 0.2

@@ -108,6 +108,8 @@ def test_the_limit_caps_none_and_holds_in_the_threads_it_starts():
         seen = thread_map(lambda _: resolve_threads(None), range(8), 2)
     assert seen == [min(cores, 2)] * 8
     assert resolve_threads(None) == cores
+    with threads_limited(1), threads_limited(None):     # (None: the enclosing cap holds)
+        assert resolve_threads(None) == 1
 
 
 def test_the_limit_is_restored_after_an_error():
@@ -166,3 +168,23 @@ def test_an_evaluator_refuses_a_bad_thread_count():
     gt, _ = make_dataset(1, n_images=2, n_categories=1)
     with pytest.raises(ValueError, match="threads must be an integer >= 1"):
         deteval.Evaluator(gt, threads=0)
+
+
+def test_draw_threads_reach_the_reading_and_matching(tmp_path, started):
+    """``deteval draw --threads 1`` reads its files (the bbox results file over 1 MiB is
+    prefetched and read in pieces on threads otherwise), matches and draws on no thread."""
+    from PIL import Image
+
+    from deteval.cli._main import main
+
+    gt, dt = _bbox_files(tmp_path)
+    images = tmp_path / "images"
+    images.mkdir()
+    for record in json.loads((tmp_path / "gt.json").read_text())["images"]:
+        Image.new("RGB", (record["width"], record["height"])).save(images / record["file_name"])
+    argv = ["draw", gt, dt, "--images", str(images), "--out", str(tmp_path / "out"),
+            "--limit", "2", "--contact-sheet", "0", "--quiet"]
+    out, err = io.StringIO(), io.StringIO()
+    assert main([*argv, "--threads", "1"], stdout=out, stderr=err) == 0, err.getvalue()
+    assert started == []
+    assert "wrote 2 of 2 image(s)" in out.getvalue()

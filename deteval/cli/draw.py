@@ -204,12 +204,7 @@ def _draw_options(args, gt_format: str) -> dict:
 
 
 def run(args, out: TextIO, err: TextIO) -> int:
-    from .._progress import ProgressBar
-    from ..confusion import operating_points
-    from ..errors import DetevalError
-    from ..outcomes import FP_OUTCOMES, match_outcomes
-    from ..report import f1_optimal_score
-    from ..viz.draw import select_images, write_drawings
+    from .._threads import threads_limited
 
     if args.images is None:
         raise _UsageError("the following argument is required: --images DIR (the folder of "
@@ -224,6 +219,21 @@ def run(args, out: TextIO, err: TextIO) -> int:
     gt_format = args.gt_format or _guess_format(args.gt, "gt", "--gt-format")
     match_options = geometry(args)
     draw_options = _draw_options(args, gt_format)
+    with threads_limited(args.threads):     # (None: every core)
+        # --threads caps the reading of the files and the matching too, not only the
+        # drawing (docs/threads.md §1).
+        return _run(args, out, err, gt_format, match_options, draw_options)
+
+
+def _run(args, out: TextIO, err: TextIO, gt_format: str, match_options: dict,
+         draw_options: dict) -> int:
+    from .._progress import ProgressBar
+    from ..confusion import operating_points
+    from ..errors import DetevalError
+    from ..outcomes import FP_OUTCOMES, match_outcomes
+    from ..report import f1_optimal_score
+    from ..viz.draw import select_images, write_drawings
+
     dataset, detections, inputs = read_shapes(args, gt_format)
     if inputs is not None:
         run_checks(args, inputs, err)

@@ -395,8 +395,60 @@ def load_json(path: str | os.PathLike, *, what: str, raw: bytes | None = None) -
             data = orjson.loads(raw)
     except orjson.JSONDecodeError as err:
         raise FormatError(f"not valid JSON: {_json_error_hint(raw, err)}",
-                          source=str(path)) from None
+                          source=str(path), record=_non_finite_record(raw, err)) from None
     return JSONDocument(data, raw)
+
+
+#: Files up to this size are parsed again, leniently, to name the record that holds a NaN
+#: or Infinity literal (an error path only; larger files name line and column alone).
+NON_FINITE_RECORD_BYTES = 1 << 28
+
+
+def _non_finite_record(raw: bytes, err: orjson.JSONDecodeError) -> str | None:
+    """Where orjson stopped at a ``NaN`` or ``Infinity`` literal: the record that holds it
+    (``results[i]``, or ``<section>[i]`` of a COCO dict), its key named, found by parsing the
+    text again with Python's lenient parser; None when that cannot tell (another error, a
+    file too large, the value outside a list of records).
+
+    >>> import orjson
+    >>> raw = b'[{"bbox": [1, 2, 3, 4]}, {"score": 0.5, "bbox": [1, NaN, 3, 4]}]'
+    >>> try:
+    ...     orjson.loads(raw)
+    ... except orjson.JSONDecodeError as err:
+    ...     _non_finite_record(raw, err)
+    "results[1] ('bbox')"
+    """
+    if (not raw[err.pos:err.pos + 9].startswith((b"NaN", b"Infinity", b"-Infinity"))
+            or len(raw) > NON_FINITE_RECORD_BYTES):
+        return None
+    import json
+    import math
+
+    def finite(value: Any) -> bool:
+        if type(value) is float:
+            return math.isfinite(value)
+        if isinstance(value, list):
+            return all(map(finite, value))
+        if isinstance(value, dict):
+            return all(map(finite, value.values()))
+        return True
+
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    sections = [("results", data)] if isinstance(data, list) else [
+        (key, value) for key, value in data.items() if isinstance(value, list)] \
+        if isinstance(data, dict) else []
+    for section, records in sections:
+        for i, record in enumerate(records):
+            if finite(record):
+                continue
+            if isinstance(record, dict):
+                key = next(k for k, v in record.items() if not finite(v))
+                return f"{section}[{i}] ({key!r})"
+            return f"{section}[{i}]"
+    return None
 
 
 _BOOLS = frozenset((bool, np.bool_))

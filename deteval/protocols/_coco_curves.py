@@ -333,11 +333,13 @@ def _max_det_curves(o: _Ordered, max_det: int, every: bool,
     seg_start, n_det = k_start[:-1], np.diff(k_start)               # (K,)
     n_sel = out_sel.shape[1]
     # Out-of-range detections counted up to each position (prefix sums, leading 0).
-    out_prefix = np.empty((n_a, n_sel + 1), dtype=np.int32)
+    # (int32 halves the memory of this array; counts past 2**31 - 1 need int64)
+    count_type = np.int32 if n_sel < np.iinfo(np.int32).max else np.int64
+    out_prefix = np.empty((n_a, n_sel + 1), dtype=count_type)
     out_prefix[:, 0] = 0
     out_sel = out_sel.view(np.uint8)
     for a in range(n_a):
-        np.cumsum(out_sel[a], dtype=np.int32, out=out_prefix[a, 1:])
+        np.cumsum(out_sel[a], dtype=count_type, out=out_prefix[a, 1:])
     del out_sel
 
     # The events of this max_det are sorted by (area, threshold, position): the events of

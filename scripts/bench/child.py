@@ -19,13 +19,13 @@ def runner_of(tool: str, case: Case):
     return case.tools[tool] if tool in case.tools else PEERS[tool].run
 
 
-def child_main(tool: str, case: Case, gt_path: str, dt_path: str) -> int:
+def child_main(tool: str, case: Case, gt_path: str, dt_path: str, settle: float = 0.0) -> int:
     """Run one tool once; print one JSON line with timings, peak RSS and stats (or an error).
 
     The tools print progress to stdout, some from native code, so file descriptor 1 itself is
     pointed at /dev/null while they run and restored for the JSON line.
     """
-    timer = PhaseTimer()
+    timer = PhaseTimer(settle)
     record: dict = {"tool": tool}
     sys.stdout.flush()
     saved_stdout = os.dup(1)
@@ -51,11 +51,14 @@ def child_main(tool: str, case: Case, gt_path: str, dt_path: str) -> int:
     return 1 if "error" in record else 0
 
 
-def run_child(tool: str, case: Case, gt_path: Path, dt_path: Path, timeout: float) -> dict:
-    """One run of ``tool`` in a fresh interpreter; the record it printed, or an error."""
+def run_child(tool: str, case: Case, gt_path: Path, dt_path: Path, timeout: float,
+              settle: float = 0.0) -> dict:
+    """One run of ``tool`` in a fresh interpreter (waiting ``settle`` s after its import
+    phase); the record it printed, or an error."""
     command = [
         sys.executable, str(LAUNCHER),
         "--child", tool, "--case", case.name, "--gt", str(gt_path), "--dt", str(dt_path),
+        "--settle", repr(settle),
     ]  # fmt: skip
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .cases import CASES, Case, child_entry_points
 from .child import child_main, run_child
+from .common import SETTLE_S
 from .data import generate_main, prepare_data
 from .machine import machine_lines
 from .peers import PEERS
@@ -75,7 +76,7 @@ def run_tools(args: argparse.Namespace, case: Case, tools: list[str], gt_path: P
             done = records[tool]
             if run >= planned[tool] or any("error" in r for r in done):
                 continue
-            record = run_child(tool, case, gt_path, dt_path, args.timeout)
+            record = run_child(tool, case, gt_path, dt_path, args.timeout, args.settle)
             done.append(record)
             if "error" in record:
                 print(f"  {tool:<22}run {run + 1}/{planned[tool]}  failed: {record['error']}")
@@ -168,6 +169,9 @@ def make_parser() -> argparse.ArgumentParser:
     add("--naive-images", type=int,
         help="rotated: images of the naive shapely baseline's subset (default a tenth)")
     add("--timeout", type=float, default=1800.0, help="seconds per run (default 1800)")
+    add("--settle", type=float, default=SETTLE_S, metavar="S",
+        help="seconds each run waits after its import phase, untimed, the same for every "
+        f"tool (numpy's import leaves OpenBLAS threads spinning ~0.1 s; default {SETTLE_S:g})")
     add("--child", choices=(*tools, *child_entry_points()), help=argparse.SUPPRESS)
     add("--gt", help=argparse.SUPPRESS)
     add("--dt", help=argparse.SUPPRESS)
@@ -184,12 +188,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.child in child_entry_points():
         return child_entry_points()[args.child](args)
     if args.child:
-        return child_main(args.child, case, args.gt, args.dt)
+        return child_main(args.child, case, args.gt, args.dt, args.settle)
     if args.generate:
         return generate_main(case, args, case_size(args, case))
 
     for line in machine_lines():
         print(line)
+    if args.settle:
+        print(f"Each run waits {args.settle:g} s after its import phase, untimed, before its "
+              "timed phases (--settle; numpy's import leaves OpenBLAS threads spinning ~0.1 s).")
     cases = list(CASES.values()) if args.case == "all" else [case]
     for one in cases:
         run_scales(args, one, headed=len(cases) > 1)

@@ -40,12 +40,23 @@ def peak_rss_mb() -> float:
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes on macOS, else KiB
 
 
-class PhaseTimer:
-    """``with timer("phase"):`` records the wall and CPU time of the block under that name."""
+#: Seconds a child waits after its import phase, before the timed phases (``--settle``;
+#: default none: what a script that imports and evaluates at once sees). numpy's import
+#: starts OpenBLAS's threads, which busy-wait for work about 0.1 s before they sleep
+#: (docs/startup.md §8), so part of every tool's import cost lands in its first timed phase
+#: on 2 cores; ``--settle 0.25`` leaves it out, the same for every tool (every peer imports
+#: numpy). Measured in session 14: it helps hotcoco as much as deteval or more.
+SETTLE_S = 0.0
 
-    def __init__(self) -> None:
+
+class PhaseTimer:
+    """``with timer("phase"):`` records the wall and CPU time of the block under that name;
+    after the ``"import"`` phase it waits ``settle`` seconds (untimed)."""
+
+    def __init__(self, settle: float = 0.0) -> None:
         self.times: dict[str, float] = {}
         self.cpu: dict[str, float] = {}
+        self.settle = settle
 
     @contextlib.contextmanager
     def __call__(self, name: str):
@@ -55,6 +66,8 @@ class PhaseTimer:
         finally:
             self.times[name] = time.perf_counter() - start
             self.cpu[name] = cpu_seconds() - cpu_start
+            if name == "import" and self.settle > 0:
+                time.sleep(self.settle)
 
 
 def add_unique(table: dict, item, kind: str):
