@@ -434,6 +434,8 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     get 0, and never reach the RLE routine.
     """
     from ..masks import mask_bound_area, mask_iou_bound, mask_xywh, pair_mask_iou
+    from ..masks._capi import c_routines
+    from ..masks._runs import mask_runs, mask_strings
     from ..masks.rle import check_run_totals
 
     gt = dataset.gt
@@ -447,32 +449,38 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
     dt_area, dt_xywh = detections.mask_area, detections.mask_xywh
     dt_sizes = dt_masks.sizes()     # (a reader's column, or None: read from the dicts)
+    # pycocotools' C routines without the GIL (masks.pair_iou): the objects' runs parsed
+    # once, for their boxes and every call (None: the Cython wrappers).
+    c = c_routines() if len(gt_masks) else None
+    parts = None if c is None else mask_strings(gt_masks)
+    gt_runs = None if parts is None else mask_runs(c, *parts, threads=resolve_threads(None))
     bounded = floor > 0 and dt_area is not None and len(gt_masks) > 0
     if bounded:
         gt_area = (gt.mask_area[gt_perm] if gt.mask_area is not None
                    else mask_bound_area(gt_masks))
         gt_xywh = None
         if dt_xywh is not None:
-            gt_xywh = gt.mask_xywh[gt_perm] if gt.mask_xywh is not None else mask_xywh(gt_masks)
+            gt_xywh = (gt.mask_xywh[gt_perm] if gt.mask_xywh is not None
+                       else mask_xywh(gt_masks) if gt_runs is None else gt_runs.boxes(c))
 
     def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
         # One C call per (image, category): pairs never cross categories then.
         group = (detections.image_index[d_rows] * n_categories + gt_category[g_rows]
                  if p.use_categories else None)
         if not bounded:
-            return pair_mask_iou(dt_masks.of(d_rows), gt_masks, d_rows, g_rows, gt_crowd,
-                                 image_of_dt=detections.image_index, group=group,
-                                 dt_sizes=dt_sizes)
+            return pair_mask_iou(dt_masks.for_pairs(d_rows), gt_masks, d_rows, g_rows,
+                                 gt_crowd, image_of_dt=detections.image_index, group=group,
+                                 dt_sizes=dt_sizes, gt_runs=gt_runs)
         bound = mask_iou_bound(dt_area[d_rows], gt_area[g_rows], gt_crowd[g_rows],
                                None if gt_xywh is None else dt_xywh[d_rows],
                                None if gt_xywh is None else gt_xywh[g_rows])
         values = np.zeros(len(d_rows), dtype=np.float64)
         kept = np.flatnonzero(bound >= floor)
-        values[kept] = pair_mask_iou(dt_masks.of(d_rows[kept]), gt_masks, d_rows[kept],
-                                     g_rows[kept], gt_crowd,
+        values[kept] = pair_mask_iou(dt_masks.for_pairs(d_rows[kept]), gt_masks,
+                                     d_rows[kept], g_rows[kept], gt_crowd,
                                      image_of_dt=detections.image_index,
                                      group=None if group is None else group[kept],
-                                     dt_sizes=dt_sizes)
+                                     dt_sizes=dt_sizes, gt_runs=gt_runs)
         return values
 
     return similarity
@@ -500,6 +508,14 @@ class _DetectionMasks:
             self.some[todo] = masks_of(self.detections, todo)
             self.made[todo] = True      # (after the masks: a reader seeing it finds them)
         return self.some
+
+    def for_pairs(self, rows: np.ndarray):
+        """What :func:`~deteval.masks.pair_mask_iou` takes for pairs of detections ``rows``:
+        the reader's :class:`~deteval._mask_text.MaskText` when there is one (the routine
+        reads the strings from its text; dicts only if it needs them), else :meth:`of`."""
+        if self.column is None:
+            return self.detections.__dict__["_mask_text"]
+        return self.of(rows)
 
     def sizes(self) -> np.ndarray | None:
         """The masks' ``[h, w]`` (n, 2) when a reader's text holds them (the dicts are then
