@@ -39,7 +39,7 @@ import numpy as np
 from ._capi import RLE_DTYPE, CRoutines
 from .rle import _parity_segments
 
-__all__ = ["MaskRuns", "mask_runs", "mask_strings", "parse_joined"]
+__all__ = ["MaskRuns", "mask_runs", "mask_strings", "parse_joined", "piece_records"]
 
 _PIECE_CHARS = 250_000  # characters parsed per call (the pieces run on several threads)
 
@@ -89,47 +89,68 @@ def parse_joined(c: CRoutines, text: bytes,
         return None                              # a string that does not end a number
     continued = np.flatnonzero(raw >= 80)        # characters that do not end a number
     counts = lengths - np.diff(np.searchsorted(continued, ends), prepend=0)
-    joined = _parse(c, text)
-    _separate(joined, counts)
-    return joined, counts
+    runs = _parse(c, text, counts)
+    return None if runs is None else (runs, counts)
 
 
-def _parse(c: CRoutines, text: bytes) -> np.ndarray:
-    """``rleFrString`` of the whole text, its runs copied out of C memory (uint32)."""
+def _parse(c: CRoutines, text: bytes, counts: np.ndarray) -> np.ndarray | None:
+    """``rleFrString`` of the whole text, each string's runs then recovered
+    (:func:`_separated`) out of the C memory into a new uint32 array; None when the C
+    parse did not find ``counts.sum()`` numbers (it always does on text
+    :func:`parse_joined` let through)."""
     record = np.zeros(1, dtype=RLE_DTYPE)
     c.rleFrString(record.ctypes.data, text, 0, 0)
     try:
         m = int(record["m"][0])
+        if m != int(counts.sum()):
+            return None
         if m == 0:
             return np.zeros(0, dtype=np.uint32)
-        view = (ctypes.c_uint32 * m).from_address(int(record["cnts"][0]))
-        return np.frombuffer(view, dtype=np.uint32).copy()
+        joined = np.frombuffer((ctypes.c_uint32 * m).from_address(int(record["cnts"][0])),
+                               dtype=np.uint32)
+        return _separated(joined, counts)
     finally:
         c.rleFree(record.ctypes.data)
 
 
-def _separate(runs: np.ndarray, counts: np.ndarray) -> None:
-    """Make the runs of strings parsed joined each string's own, in place (module notes)."""
+def _separated(joined: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The runs of strings parsed joined made each string's own (module notes), as a new
+    array: per string, the value its chains held before it is subtracted (uint32, modulo
+    2**32 as the C's casts)."""
     first = np.cumsum(counts) - counts           # each string's first run
-    padded = np.zeros(len(runs) + 2, dtype=np.uint32)
-    padded[2:] = runs                            # padded[i + 2] = runs[i]; 0 before
-    before_0 = padded.take(first)                # runs[first - 2]: added to run 0
-    before_odd = padded.take(first + 1)          # runs[first - 1]: to runs 1, 3, ...
-    before_even = padded.take(first + 2)         # runs[first]: to runs 2, 4, ...
+    last = len(joined) - 1                       # (indices clipped: for empty strings only)
+    before_0 = joined.take(np.clip(first - 2, 0, last))     # added to run 0
+    before_odd = joined.take(np.clip(first - 1, 0, last))   # to runs 1, 3, ...
+    before_even = joined.take(np.minimum(first, last))      # to runs 2, 4, ...
     before_0[first < 3] = 0                      # (the C adds nothing below index 3)
     before_odd[first < 2] = 0
     before_even[first < 1] = 0
     odd_first = (first & 1).astype(bool)
-    bounds = np.r_[0, np.cumsum(counts)]
-    for parity, _, seg_len in _parity_segments(bounds):
+    out = np.empty_like(joined)
+    for parity, _, seg_len in _parity_segments(np.r_[0, np.cumsum(counts)]):
         # A run's index within its string is odd where its parity differs from the first's.
         added = np.where(odd_first != bool(parity), before_odd, before_even)
-        chain = runs[parity::2].copy()           # contiguous: numpy is faster on it
-        chain -= np.repeat(added, seg_len)
-        runs[parity::2] = chain
+        out[parity::2] = np.subtract(joined[parity::2], np.repeat(added, seg_len))
     filled = np.flatnonzero(counts > 0)
     at = first[filled]
-    runs[at] = padded.take(at + 2) - before_0[filled]
+    out[at] = joined.take(at) - before_0[filled]
+    return out
+
+
+def piece_records(runs: np.ndarray, counts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """RLE structs of masks whose runs :func:`parse_joined` gave: ``runs``, ``counts`` per
+    mask, ``sizes`` their ``[h, w]`` (n, 2). The structs point into ``runs``: keep it."""
+    if not len(runs):
+        runs = _EMPTY             # (an address for masks without runs; never read)
+    records = np.empty(len(counts), dtype=RLE_DTYPE)
+    records["h"] = sizes[:, 0]
+    records["w"] = sizes[:, 1]
+    records["m"] = counts
+    records["cnts"] = runs.ctypes.data + 4 * (np.cumsum(counts) - counts)
+    return records
+
+
+_EMPTY = np.zeros(1, dtype=np.uint32)
 
 
 class MaskRuns:
@@ -140,38 +161,25 @@ class MaskRuns:
     records : ndarray of :data:`~deteval.masks._capi.RLE_DTYPE`, shape (n,)
     keep : list of ndarray
         The arrays the structs point into (kept alive with them).
+    xywh : ndarray of float64, shape (n, 4), optional
+        The masks' boxes (pycocotools' ``toBbox``), when computed with the runs.
     """
 
-    __slots__ = ("keep", "records")
+    __slots__ = ("keep", "records", "xywh")
 
-    def __init__(self, records: np.ndarray, keep: list):
-        self.records, self.keep = records, keep
+    def __init__(self, records: np.ndarray, keep: list, xywh: np.ndarray | None = None):
+        self.records, self.keep, self.xywh = records, keep, xywh
 
     def __len__(self) -> int:
         return len(self.records)
 
-    @classmethod
-    def of_pieces(cls, parsed: list, spans: list, sizes: np.ndarray) -> MaskRuns:
-        """The structs of masks parsed in pieces: ``parsed[k]`` is :func:`parse_joined`'s
-        ``(runs, counts)`` of the masks ``spans[k] = (lo, hi)``; ``sizes`` their ``[h, w]``."""
-        records = np.zeros(len(sizes), dtype=RLE_DTYPE)
-        records["h"] = sizes[:, 0]
-        records["w"] = sizes[:, 1]
-        keep = []
-        for (runs, counts), (lo, hi) in zip(parsed, spans):
-            if not len(runs):
-                runs = np.zeros(1, dtype=np.uint32)  # (a valid address; never read)
-            keep.append(runs)
-            records["m"][lo:hi] = counts
-            records["cnts"][lo:hi] = runs.ctypes.data + 4 * (np.cumsum(counts) - counts)
-        return cls(records, keep)
 
-    def boxes(self, c: CRoutines) -> np.ndarray:
-        """pycocotools' ``toBbox`` of the masks (``rleToBbox``), ``[x, y, w, h]``, (n, 4)."""
-        out = np.zeros((len(self.records), 4), dtype=np.float64)
-        if len(out):
-            c.rleToBbox(self.records.ctypes.data, out.ctypes.data, len(out))
-        return out
+def _boxes(c: CRoutines, records: np.ndarray) -> np.ndarray:
+    """pycocotools' ``toBbox`` of RLE structs (``rleToBbox``), ``[x, y, w, h]``, (n, 4)."""
+    out = np.zeros((len(records), 4), dtype=np.float64)
+    if len(out):
+        c.rleToBbox(records.ctypes.data, out.ctypes.data, len(out))
+    return out
 
 
 def _pieces(lengths: np.ndarray) -> list[tuple[int, int]]:
@@ -184,7 +192,7 @@ def _pieces(lengths: np.ndarray) -> list[tuple[int, int]]:
 
 
 def mask_runs(c: CRoutines, strings: list[Any], sizes: np.ndarray, *,
-              threads: int = 1) -> MaskRuns | None:
+              threads: int = 1, boxes: bool = False) -> MaskRuns | None:
     """The runs of masks given by their compressed strings and sizes, or None where they
     cannot be parsed here (a string not ``bytes``, or one :func:`parse_joined` refuses; a
     size outside ``[0, 2**63)``): the caller then uses the Cython wrappers.
@@ -198,14 +206,17 @@ def mask_runs(c: CRoutines, strings: list[Any], sizes: np.ndarray, *,
         Each mask's ``[h, w]``.
     threads : int
         Threads parsing pieces of the strings (the runs do not depend on it).
+    boxes : bool
+        Also the masks' boxes (``rleToBbox``, pycocotools' ``toBbox``), piece by piece:
+        :attr:`MaskRuns.xywh`.
 
     Examples
     --------
     >>> from deteval.masks._capi import c_routines
-    >>> c = c_routines()
-    >>> runs = mask_runs(c, [b"52", b"0::0"], np.array([[7, 1], [6, 5]]))
-    >>> runs.boxes(c).tolist()
-    [[0.0, 5.0, 1.0, 2.0], [0.0, 0.0, 5.0, 6.0]]
+    >>> runs = mask_runs(c_routines(), [b"52", b"0::0"], np.array([[7, 1], [6, 5]]),
+    ...                  boxes=True)
+    >>> runs.records["m"].tolist(), runs.xywh.tolist()
+    ([2, 4], [[0.0, 5.0, 1.0, 2.0], [0.0, 0.0, 5.0, 6.0]])
     """
     from .._threads import thread_map
 
@@ -222,13 +233,20 @@ def mask_runs(c: CRoutines, strings: list[Any], sizes: np.ndarray, *,
 
     def piece(span: tuple[int, int]):
         lo, hi = span
-        return parse_joined(c, b"".join(strings[lo:hi]), lengths[lo:hi])
+        parsed = parse_joined(c, b"".join(strings[lo:hi]), lengths[lo:hi])
+        if parsed is None:
+            return None
+        records = piece_records(*parsed, sizes[lo:hi])
+        return parsed[0], records, _boxes(c, records) if boxes else None
 
-    spans = _pieces(lengths)
-    parsed = thread_map(piece, spans, threads)
-    if any(p is None for p in parsed):
+    done = thread_map(piece, _pieces(lengths), threads)
+    if any(p is None for p in done):
         return None
-    return MaskRuns.of_pieces(parsed, spans, sizes)
+    if not done:
+        return MaskRuns(np.zeros(0, RLE_DTYPE), [], np.zeros((0, 4)) if boxes else None)
+    runs, records, xywh = zip(*done)
+    return MaskRuns(np.concatenate(records), list(runs),
+                    np.concatenate(xywh) if boxes else None)
 
 
 def mask_strings(masks: np.ndarray) -> tuple[list[bytes], np.ndarray] | None:

@@ -23,7 +23,7 @@ from .._mask_text import MaskText
 from .._threads import resolve_threads, thread_map
 from ._api import mask_api
 from ._capi import RLE_DTYPE, CRoutines, c_routines
-from ._runs import MaskRuns, mask_runs, mask_strings, parse_joined
+from ._runs import MaskRuns, mask_runs, mask_strings, parse_joined, piece_records
 
 __all__ = ["mask_iou_bound", "pair_mask_iou"]
 
@@ -298,8 +298,8 @@ def _routine_values(c: CRoutines, layout: _Layout, dt_masks: Any, gt_masks: np.n
         parsed = parse_joined(c, dt_strings.joined(d0, d1), lengths[d0:d1])
         if parsed is None:
             return False
-        dt_runs = MaskRuns.of_pieces([parsed], [(0, d1 - d0)], dt_size[d0:d1])
-        dt_at, gt_at = dt_runs.records.ctypes.data, gt_records.ctypes.data
+        dt_records = piece_records(*parsed, dt_size[d0:d1])    # (into parsed[0]: kept)
+        dt_at, gt_at = dt_records.ctypes.data, gt_records.ctypes.data
         for b in range(lo, hi):
             m = int(layout.d_hi[b] - layout.d_lo[b])
             g0, n = int(layout.g_lo[b]), int(layout.g_hi[b] - layout.g_lo[b])

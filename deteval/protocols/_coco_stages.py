@@ -453,15 +453,17 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     # once, for their boxes and every call (None: the Cython wrappers).
     c = c_routines() if len(gt_masks) else None
     parts = None if c is None else mask_strings(gt_masks)
-    gt_runs = None if parts is None else mask_runs(c, *parts, threads=resolve_threads(None))
     bounded = floor > 0 and dt_area is not None and len(gt_masks) > 0
+    gt_runs = None if parts is None else mask_runs(
+        c, *parts, threads=resolve_threads(None),
+        boxes=bounded and dt_xywh is not None and gt.mask_xywh is None)
     if bounded:
         gt_area = (gt.mask_area[gt_perm] if gt.mask_area is not None
                    else mask_bound_area(gt_masks))
         gt_xywh = None
         if dt_xywh is not None:
             gt_xywh = (gt.mask_xywh[gt_perm] if gt.mask_xywh is not None
-                       else mask_xywh(gt_masks) if gt_runs is None else gt_runs.boxes(c))
+                       else mask_xywh(gt_masks) if gt_runs is None else gt_runs.xywh)
 
     def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
         # One C call per (image, category): pairs never cross categories then.
