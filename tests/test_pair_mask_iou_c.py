@@ -245,7 +245,8 @@ def test_the_strings_of_a_results_text_need_no_dicts(monkeypatch):
 
 
 @pytest.mark.parametrize("seed", [11, 12])
-def test_the_segm_evaluation_from_files_is_cocoeval_s_on_both_paths(seed, tmp_path):
+def test_the_segm_evaluation_from_files_is_cocoeval_s_on_both_paths(seed, tmp_path,
+                                                                     monkeypatch):
     gt, results = make_segm_dataset(seed, n_images=40, p_crowd=0.3)
     results = [r for r in results if isinstance(r["segmentation"].get("counts"), str)]
     while len(json.dumps(results)) < 1 << 16:       # the numpy reader's size
@@ -253,13 +254,27 @@ def test_the_segm_evaluation_from_files_is_cocoeval_s_on_both_paths(seed, tmp_pa
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(results))
     reference = run_pycocotools(gt, results, iou_type="segm")
+    import deteval._threads
+    import deteval.masks.pair_iou
+
+    asked = []          # the threads the C path's maps were given
+
+    def recording(real):
+        return lambda fn, items, threads: asked.append(threads) or real(fn, items, threads)
+
+    monkeypatch.setattr(deteval.masks.pair_iou, "thread_map",
+                        recording(deteval.masks.pair_iou.thread_map))
+    monkeypatch.setattr(deteval._threads, "thread_map", recording(deteval._threads.thread_map))
     got = {}
     for routines in (True, False):
         with use_c_routines(routines):
             for threads in (1, 2, 3):
+                asked.clear()
                 got[routines, threads] = deteval.evaluate_coco(
                     tmp_path / "gt.json", tmp_path / "dt.json", iou_type="segm",
                     threads=threads)
+                if routines:        # (the evaluation's threads=, not every core)
+                    assert threads in asked and (threads > 1 or set(asked) == {1})
     first = got[True, 1]
     assert_parity(first, reference)
     for result in got.values():

@@ -116,7 +116,8 @@ def pair_mask_iou(dt_masks: Any, gt_masks: np.ndarray, pair_dt: np.ndarray,
                   pair_gt: np.ndarray, gt_crowd: np.ndarray, *,
                   image_of_dt: np.ndarray, group: np.ndarray | None = None,
                   dt_sizes: np.ndarray | None = None,
-                  gt_runs: MaskRuns | None = None) -> np.ndarray:
+                  gt_runs: MaskRuns | None = None,
+                  threads: int | None = None) -> np.ndarray:
     """Mask IoU of (detection, ground truth) pairs, with pycocotools' ``maskUtils.iou``.
 
     Parameters
@@ -143,6 +144,9 @@ def pair_mask_iou(dt_masks: Any, gt_masks: np.ndarray, pair_dt: np.ndarray,
     gt_runs : MaskRuns, optional
         The runs of every mask of ``gt_masks`` (:func:`~deteval.masks._runs.mask_runs`),
         when the caller parsed them already (for their boxes).
+    threads : int, optional
+        Threads of the C path's calls (None: ``resolve_threads(None)``); the values do not
+        depend on it.
 
     Returns
     -------
@@ -162,7 +166,7 @@ def pair_mask_iou(dt_masks: Any, gt_masks: np.ndarray, pair_dt: np.ndarray,
     Where pycocotools' C routines can be called through ctypes
     (:func:`~deteval.masks._capi.c_routines`), each call is pycocotools' ``rleIou`` on the
     masks' runs as its ``rleFrString`` parses them (:mod:`deteval.masks._runs`), the calls
-    spread over threads (``resolve_threads(None)``; the C code runs without the GIL):
+    spread over ``threads`` threads (the C code runs without the GIL):
     ``maskUtils.iou`` is those two functions with the GIL held, so the values are the same
     bit for bit, for any number of threads. Masks the parser leaves out (a string that is
     not ``bytes`` of pycocotools' alphabet, a size that is not an ``int``) send the whole
@@ -208,7 +212,8 @@ def pair_mask_iou(dt_masks: Any, gt_masks: np.ndarray, pair_dt: np.ndarray,
     layout = _Layout(d_rows[d_take], g_rows[g_take], crowd, d_lo, d_hi, g_lo, g_hi,
                      matrix_start, int(size.sum()))
     c = c_routines()
-    flat = None if c is None else _routine_values(c, layout, dt_masks, gt_masks, gt_runs)
+    flat = None if c is None else _routine_values(c, layout, dt_masks, gt_masks, gt_runs,
+                                                  resolve_threads(threads))
     if flat is None:
         flat = _wrapper_values(layout, dt_masks, gt_masks)
     # Per group (in layout order): its batch, and where its masks sit in the batch's lists.
@@ -259,7 +264,7 @@ def _wrapper_values(layout: _Layout, dt_masks: Any, gt_masks: np.ndarray) -> np.
 
 
 def _routine_values(c: CRoutines, layout: _Layout, dt_masks: Any, gt_masks: np.ndarray,
-                    gt_runs: MaskRuns | None) -> np.ndarray | None:
+                    gt_runs: MaskRuns | None, threads: int) -> np.ndarray | None:
     """Every call's matrix through pycocotools' ``rleIou`` (ctypes, no GIL), the calls on
     threads; None where a mask cannot be parsed here (:mod:`deteval.masks._runs`)."""
     if isinstance(dt_masks, MaskText):
@@ -272,8 +277,7 @@ def _routine_values(c: CRoutines, layout: _Layout, dt_masks: Any, gt_masks: np.n
         dt_strings, dt_size = _ListStrings(parts[0]), parts[1]
     if gt_runs is None:
         parts = mask_strings(gt_masks[layout.gt])
-        gt_runs = None if parts is None else mask_runs(c, *parts,
-                                                       threads=resolve_threads(None))
+        gt_runs = None if parts is None else mask_runs(c, *parts, threads=threads)
         if gt_runs is None:
             return None
         gt_records = gt_runs.records
@@ -309,7 +313,7 @@ def _routine_values(c: CRoutines, layout: _Layout, dt_masks: Any, gt_masks: np.n
         return True
 
     spans = list(zip(job_bounds[:-1].tolist(), job_bounds[1:].tolist()))
-    done = thread_map(job, spans, resolve_threads(None))
+    done = thread_map(job, spans, threads)
     return flat if all(done) else None
 
 
