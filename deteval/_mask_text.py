@@ -39,24 +39,17 @@ class MaskText:
         Each mask's string in ``text``.
     sizes : ndarray of int, shape (N, 2)
         Each mask's ``[h, w]``.
-    runs : MaskRuns, optional
-        The masks' runs as the reader decoded them (:class:`~deteval.masks._runs.MaskRuns`,
-        one struct per mask), for pycocotools' ``rleIou`` without parsing the strings again
-        (``pair_mask_iou``); not pickled (its structs hold addresses).
     """
 
-    __slots__ = ("ends", "runs", "sizes", "starts", "text")
+    __slots__ = ("ends", "sizes", "starts", "text")
 
-    def __init__(self, text: bytes, starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray,
-                 runs: Any = None):
-        self.text, self.runs = text, runs
+    def __init__(self, text: bytes, starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray):
+        self.text = text
         self.starts = np.asarray(starts, dtype=np.int64)
         self.ends = np.asarray(ends, dtype=np.int64)
         self.sizes = np.asarray(sizes, dtype=np.int64).reshape(-1, 2)
         if not len(self.starts) == len(self.ends) == len(self.sizes):
             raise ValueError("starts, ends and sizes must have one row per mask")
-        if runs is not None and len(runs) != len(self.starts):
-            raise ValueError("runs must have one row per mask")
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -66,7 +59,6 @@ class MaskText:
 
     def __setstate__(self, state: tuple) -> None:
         self.text, self.starts, self.ends, self.sizes = state
-        self.runs = None
 
     def select(self, selection: Any) -> MaskText:
         """The masks of ``selection`` (a slice, boolean mask or row indices), sharing the
@@ -74,8 +66,7 @@ class MaskText:
         if isinstance(selection, slice) and selection == slice(None):
             return self
         return MaskText(self.text, self.starts[selection], self.ends[selection],
-                        self.sizes[selection],
-                        None if self.runs is None else self.runs.select(selection))
+                        self.sizes[selection])
 
     def strings(self, rows: np.ndarray | None = None) -> list[bytes]:
         """The ``counts`` strings of ``rows`` (default: every mask), in that order."""

@@ -244,22 +244,15 @@ def test_the_strings_of_a_results_text_need_no_dicts(monkeypatch):
     assert np.array_equal(got, want)
 
 
-def _write_files(tmp_path, seed: int, n_images: int) -> tuple[dict, list]:
-    """gt.json and dt.json of a random segm dataset, the results large enough (64 KiB)
-    for the numpy reader; returns them."""
-    gt, results = make_segm_dataset(seed, n_images=n_images, p_crowd=0.3)
-    results = [r for r in results if isinstance(r["segmentation"].get("counts"), str)]
-    while len(json.dumps(results)) < 1 << 16:
-        results = results + [dict(r, score=r["score"] * 0.5) for r in results]
-    (tmp_path / "gt.json").write_text(json.dumps(gt))
-    (tmp_path / "dt.json").write_text(json.dumps(results))
-    return gt, results
-
-
 @pytest.mark.parametrize("seed", [11, 12])
 def test_the_segm_evaluation_from_files_is_cocoeval_s_on_both_paths(seed, tmp_path,
                                                                      monkeypatch):
-    gt, results = _write_files(tmp_path, seed, 40)
+    gt, results = make_segm_dataset(seed, n_images=40, p_crowd=0.3)
+    results = [r for r in results if isinstance(r["segmentation"].get("counts"), str)]
+    while len(json.dumps(results)) < 1 << 16:       # the numpy reader's size
+        results = results + [dict(r, score=r["score"] * 0.5) for r in results]
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(results))
     reference = run_pycocotools(gt, results, iou_type="segm")
     import deteval._threads
     import deteval.masks.pair_iou
@@ -291,59 +284,3 @@ def test_the_segm_evaluation_from_files_is_cocoeval_s_on_both_paths(seed, tmp_pa
 
 def test_capi_is_used_where_it_loads():
     assert capi.c_routines() is C
-
-
-# The results reader's kept runs (MaskText.runs)
-# ----------------------------------------------
-
-
-def _read_results(tmp_path, seed: int):
-    from deteval.io.coco import read_coco_gt, read_coco_results
-
-    _write_files(tmp_path, seed, 30)
-    dataset = read_coco_gt(tmp_path / "gt.json", iou_type="segm")
-    return dataset, read_coco_results(tmp_path / "dt.json", dataset, iou_type="segm")
-
-
-def _record_runs(records: np.ndarray) -> list[list[int]]:
-    return [np.frombuffer((ctypes.c_uint32 * int(r["m"])).from_address(int(r["cnts"])),
-                          dtype=np.uint32).tolist() if r["m"] else [] for r in records]
-
-
-def test_the_reader_keeps_runs_that_are_rle_fr_string_s(tmp_path):
-    _, detections = _read_results(tmp_path, 21)
-    text = detections.__dict__["_mask_text"]
-    assert text.runs is not None and len(text.runs) == len(text)
-    assert _record_runs(text.runs.records) == _alone(text.strings())
-    assert text.runs.records["h"].tolist() == text.sizes[:, 0].tolist()
-    assert text.runs.records["w"].tolist() == text.sizes[:, 1].tolist()
-    some = text.select(np.array([3, 1]))
-    assert _record_runs(some.runs.records) == _alone(text.strings(np.array([3, 1])))
-    import pickle
-
-    again = pickle.loads(pickle.dumps(text))        # (addresses are not pickled)
-    assert again.runs is None and again.strings() == text.strings()
-
-
-def test_kept_runs_are_used_and_give_the_parsed_runs_values(tmp_path, monkeypatch):
-    import deteval.io._numeric_segm
-    import deteval.masks.pair_iou
-
-    dataset, kept = _read_results(tmp_path, 22)
-    assert kept.__dict__["_mask_text"].runs is not None
-    monkeypatch.setattr(deteval.io._numeric_segm, "KEEP_RUNS_BYTES", 0)
-    from deteval.io.coco import read_coco_results
-
-    parsed = read_coco_results(tmp_path / "dt.json", dataset, iou_type="segm")
-    assert parsed.__dict__["_mask_text"].runs is None
-    monkeypatch.undo()
-    results = {}
-    for name, detections in (("parsed", parsed), ("kept", kept)):
-        if name == "kept":          # (no string parsed on the C path)
-            monkeypatch.setattr(deteval.masks.pair_iou, "parse_joined", None)
-        results[name] = deteval.evaluate_coco(dataset, detections, iou_type="segm")
-    with use_c_routines(False):
-        results["wrapper"] = deteval.evaluate_coco(dataset, kept, iou_type="segm")
-    for result in results.values():
-        for name in ("stats", "precision", "recall", "scores"):
-            assert getattr(result, name).tobytes() == getattr(results["kept"], name).tobytes()

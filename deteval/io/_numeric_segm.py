@@ -65,11 +65,6 @@ PIECE_BYTES = 1 << 20
 #: ~40 numpy calls (against ~8 chunks of the decoder's default 120k), each a turn at the GIL
 #: while the ground truth is read beside it (docs/segm-reader.md §3).
 _PIECE_CHUNK = 1 << 21
-#: Files up to this many bytes keep their masks' decoded runs (uint32, ~2.3 bytes per byte
-#: of the file: 45 MB for the bench's 20 MB of 50,000 masks) for the match stage's
-#: ``rleIou`` (docs/segm-cost.md §2.4); larger files do not (their memory would grow by
-#: more than it saves: the match stage then parses the kept masks' strings).
-KEEP_RUNS_BYTES = 1 << 26
 _INTEGERS = frozenset({"image_id", "category_id", "h", "w"})
 
 
@@ -279,14 +274,12 @@ def _strings(buffer: np.ndarray, starts: np.ndarray,
 
 
 def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
-                piece: tuple[int, int], layout: _Layout,
-                keep_runs: bool = False) -> tuple[dict, Any]:
+                piece: tuple[int, int], layout: _Layout) -> tuple[dict, Any]:
     """One piece's columns (``text``: its counts strings back to back, ``ends``: where each
     ends in it) and its numbers left; its masks decoded (``decoded``: the areas, boxes and flags of
     :func:`~deteval.masks.compressed_areas`, or None when a mask's size is left to
     :func:`_parse_deferred` or the decoder raised: all the masks are then decoded again at
-    once, so that the error is the one the msgspec path raises; with ``keep_runs``, its
-    last item is the decoded runs)."""
+    once, so that the error is the one the msgspec path raises)."""
     buffer, windows, runs = _glue_runs(data, windows, piece, layout.glue)
     if runs is None:
         raise _Refused
@@ -304,7 +297,7 @@ def _read_piece(data: np.ndarray, windows: tuple[np.ndarray, np.ndarray],
         with contextlib.suppress(FormatError):
             out["decoded"] = compressed_areas(
                 JoinedCounts(joined, string_lengths), sizes, boxes="bbox0" not in layout.labels,
-                unbounded=True, threads=1, chunk_chars=_PIECE_CHUNK, keep_runs=keep_runs)
+                unbounded=True, threads=1, chunk_chars=_PIECE_CHUNK)
     return out, left
 
 
@@ -347,11 +340,9 @@ def numeric_segm_results(raw: Any, *, threads: int | None = 1, piece_bytes: int 
     data = np.frombuffer(raw, dtype=np.uint8)
     windows = byte_windows(data)
     pieces = _pieces(raw, *bounds, PIECE_BYTES if piece_bytes is None else max(piece_bytes, 1))
-    keep_runs = len(raw) <= KEEP_RUNS_BYTES
     try:
-        read = pieces_map(lambda piece: _read_piece(data, windows, piece, layout, keep_runs),
-                          pieces)
-        columns = _joined([out for out, _ in read], layout, keep_runs)
+        read = pieces_map(lambda piece: _read_piece(data, windows, piece, layout), pieces)
+        columns = _joined([out for out, _ in read], layout)
         deferred = [(*left[:3], left[3] + offset, left[4]) for (_, left), offset
                     in zip(read, np.cumsum([0] + [len(out["score"]) for out, _ in read]))
                     if left is not None]
@@ -363,9 +354,8 @@ def numeric_segm_results(raw: Any, *, threads: int | None = 1, piece_bytes: int 
     return _decoded(columns, layout, threads=threads, pool=pool, source=source)
 
 
-def _joined(pieces: list[dict], layout: _Layout, keep_runs: bool = False) -> dict[str, Any]:
-    """The pieces' columns, one after the other (``keep_runs``: the runs the pieces kept,
-    ``runs``, their rows counted from the file's first)."""
+def _joined(pieces: list[dict], layout: _Layout) -> dict[str, Any]:
+    """The pieces' columns, one after the other."""
     out = {label: np.concatenate([p[label] for p in pieces])
            for label in layout.labels if label != "counts"}
     # Every piece's strings in one text (the masks' dicts are made when they are read).
@@ -374,11 +364,6 @@ def _joined(pieces: list[dict], layout: _Layout, keep_runs: bool = False) -> dic
     out["text"] = b"".join([p["text"] for p in pieces])
     decoded = [p["decoded"] for p in pieces]
     if all(d is not None for d in decoded):
-        if keep_runs:
-            rows = np.cumsum([0] + [len(p["ends"]) for p in pieces]).tolist()
-            out["runs"] = [(lo + at, hi + at, runs, counts) for d, at in zip(decoded, rows)
-                           for lo, hi, runs, counts in d[-1]]
-            decoded = [d[:-1] for d in decoded]
         out["decoded"] = tuple(np.concatenate(column) for column in zip(*decoded))
     return out
 
@@ -412,12 +397,7 @@ def _decoded(columns: dict[str, Any], layout: _Layout, *, threads: int | None, p
     if not np.isfinite(scores).all() or (sizes < 0).any():
         return None
     ends = columns["string_ends"]
-    runs = None
-    if columns.get("runs") is not None:
-        from ..masks._runs import MaskRuns
-
-        runs = MaskRuns.of_chunks(columns["runs"], sizes)
-    masks = MaskText(columns["text"], np.r_[0, ends[:-1]], ends, sizes, runs)
+    masks = MaskText(columns["text"], np.r_[0, ends[:-1]], ends, sizes)
     error = pixels = mask_boxes = unbounded = None
     if columns.get("decoded") is not None:      # (every piece's masks, decoded as read)
         if xywh is None:

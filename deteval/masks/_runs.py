@@ -173,21 +173,6 @@ class MaskRuns:
     def __len__(self) -> int:
         return len(self.records)
 
-    def select(self, selection: Any) -> MaskRuns:
-        """The masks of ``selection`` (a slice, boolean mask or row indices)."""
-        xywh = None if self.xywh is None else self.xywh[selection]
-        return MaskRuns(self.records[selection], self.keep, xywh)
-
-    @classmethod
-    def of_chunks(cls, chunks: list, sizes: np.ndarray) -> MaskRuns:
-        """The runs a reader kept (:func:`~deteval.masks.compressed_areas`'s ``keep_runs``:
-        ``(lo, hi, runs, counts)`` per chunk, covering the masks in order); ``sizes`` the
-        masks' ``[h, w]``."""
-        records = np.empty(len(sizes), dtype=RLE_DTYPE)
-        for lo, hi, runs, counts in chunks:
-            records[lo:hi] = piece_records(runs, counts, sizes[lo:hi])
-        return cls(records, [chunk[2] for chunk in chunks])
-
 
 def _boxes(c: CRoutines, records: np.ndarray) -> np.ndarray:
     """pycocotools' ``toBbox`` of RLE structs (``rleToBbox``), ``[x, y, w, h]``, (n, 4)."""

@@ -266,10 +266,7 @@ def _wrapper_values(layout: _Layout, dt_masks: Any, gt_masks: np.ndarray) -> np.
 def _routine_values(c: CRoutines, layout: _Layout, dt_masks: Any, gt_masks: np.ndarray,
                     gt_runs: MaskRuns | None, threads: int) -> np.ndarray | None:
     """Every call's matrix through pycocotools' ``rleIou`` (ctypes, no GIL), the calls on
-    threads; None where a mask cannot be parsed here (:mod:`deteval.masks._runs`). The
-    detections' runs are those a reader kept (``MaskText.runs``) or parsed here."""
-    kept = dt_masks.runs if isinstance(dt_masks, MaskText) else None
-    kept_records = None if kept is None else kept.records[layout.dt]
+    threads; None where a mask cannot be parsed here (:mod:`deteval.masks._runs`)."""
     if isinstance(dt_masks, MaskText):
         dt_strings = _TextStrings(dt_masks, layout.dt)
         dt_size = dt_masks.sizes[layout.dt]
@@ -302,13 +299,10 @@ def _routine_values(c: CRoutines, layout: _Layout, dt_masks: Any, gt_masks: np.n
         lo, hi = span
         d0 = int(layout.d_lo[lo])
         d1 = int(layout.d_hi[hi - 1])
-        if kept_records is not None:
-            dt_records = kept_records[d0:d1]
-        else:
-            parsed = parse_joined(c, dt_strings.joined(d0, d1), lengths[d0:d1])
-            if parsed is None:
-                return False
-            dt_records = piece_records(*parsed, dt_size[d0:d1])    # (into parsed[0])
+        parsed = parse_joined(c, dt_strings.joined(d0, d1), lengths[d0:d1])
+        if parsed is None:
+            return False
+        dt_records = piece_records(*parsed, dt_size[d0:d1])    # (into parsed[0]: kept)
         dt_at, gt_at = dt_records.ctypes.data, gt_records.ctypes.data
         for b in range(lo, hi):
             m = int(layout.d_hi[b] - layout.d_lo[b])

@@ -429,7 +429,7 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
                       widths: np.ndarray, source: str | None, labels: Callable[[int], str],
                       boxes: bool = False, unbounded: bool = False,
                       threads: int | None = None, pool: Any = None,
-                      chunk_chars: int | None = None, keep_runs: bool = False) -> Any:
+                      chunk_chars: int | None = None) -> Any:
     """Check compressed strings chunk by chunk; returns each mask's pixel count.
 
     Every string must decode (see :func:`decode_counts`) to runs adding up to ``h * w``, and
@@ -443,7 +443,6 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     (a whole piece of the segm results reader: fewer, longer numpy calls, each a turn at
     the GIL while the ground truth is read beside it) give the same areas, boxes and flags;
     an error is the first of its chunk, so only :data:`_CHUNK` gives the reference's.
-    With ``keep_runs``, also every chunk's runs (uint32) and runs per string.
     """
     from .._threads import resolve_threads, thread_map
 
@@ -460,7 +459,6 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     cuts = np.searchsorted(ends, np.arange(chunk_chars, ends[-1] if len(ends) else 0,
                                            chunk_chars))
     bounds = sorted_unique(np.r_[0, cuts, len(strings)])
-    kept: dict[int, tuple] = {}
 
     def chunk(lo: int, hi: int) -> None:
         if joined:
@@ -484,8 +482,6 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
             if len(zero):
                 owner = np.searchsorted(offsets, zero, side="right") - 1
                 early[lo + owner[zero != offsets[owner]]] = True   # not a first run
-        if keep_runs:       # (in [0, 2**32): checked by the decoder)
-            kept[lo] = (lo, hi, counts.astype(np.uint32), np.diff(offsets))
 
     spans = zip(bounds[:-1].tolist(), bounds[1:].tolist())
     if pool is not None:        # (the results thread of deteval._inputs.load_pair)
@@ -493,8 +489,6 @@ def _totals_and_areas(strings: Sequence[str] | Sequence[bytes], heights: np.ndar
     else:
         thread_map(lambda span: chunk(*span), spans, resolve_threads(threads))
     out = (areas,) + ((xywh,) if boxes else ()) + ((early,) if unbounded else ())
-    if keep_runs:
-        out += ([kept[lo] for lo in sorted(kept)],)
     return out if len(out) > 1 else areas
 
 
@@ -502,7 +496,7 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
                      source: str | None = None, labels: Callable[[int], str] | None = None,
                      boxes: bool = False, unbounded: bool = False,
                      threads: int | None = None, pool: Any = None,
-                     chunk_chars: int | None = None, keep_runs: bool = False) -> Any:
+                     chunk_chars: int | None = None) -> Any:
     """Check compressed RLE strings against their sizes; return their pixel counts.
 
     Parameters
@@ -532,11 +526,6 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
         Characters decoded at once (default 120k: the reference's chunks). The areas, boxes
         and flags do not depend on it; which of several bad strings an error names does
         (the first of its chunk).
-    keep_runs : bool
-        Also return the decoded runs: a list of ``(lo, hi, runs, counts)`` per chunk
-        (strings ``lo:hi``, their runs as uint32 one string after another, and each
-        string's number of runs), in order. They equal pycocotools' ``rleFrString``'s for
-        every string accepted here (docs/segm-cost.md §2.4).
 
     Returns
     -------
@@ -546,8 +535,6 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
         Only with ``boxes``.
     unbounded : ndarray of bool, shape (n,)
         Only with ``unbounded``.
-    runs : list of tuple
-        Only with ``keep_runs``.
 
     Raises
     ------
@@ -566,7 +553,7 @@ def compressed_areas(strings: Sequence[str] | Sequence[bytes], sizes: np.ndarray
     labels = labels if labels is not None else (lambda i: f"mask {i}")
     return _totals_and_areas(strings, sizes[:, 0], sizes[:, 1], source, labels, boxes=boxes,
                              unbounded=unbounded, threads=threads, pool=pool,
-                             chunk_chars=chunk_chars, keep_runs=keep_runs)
+                             chunk_chars=chunk_chars)
 
 
 def compressed_masks(strings: Sequence[bytes], sizes: np.ndarray, *, source: str | None = None,
