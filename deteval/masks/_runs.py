@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from .._sorting import sorted_unique
 from ._capi import RLE_DTYPE, CRoutines
 from .rle import _parity_segments
 
@@ -187,9 +188,7 @@ def _pieces(lengths: np.ndarray) -> list[tuple[int, int]]:
     ends = np.cumsum(lengths)
     total = int(ends[-1]) if len(ends) else 0
     cuts = np.searchsorted(ends, np.arange(_PIECE_CHARS, total, _PIECE_CHARS))
-    bounds = np.r_[0, cuts, len(lengths)]
-    # (without its repeats: not np.unique, whose first call imports numpy.ma, ~12 ms)
-    bounds = bounds[np.r_[True, bounds[1:] != bounds[:-1]]]
+    bounds = sorted_unique(np.r_[0, cuts, len(lengths)])     # (np.unique imports numpy.ma)
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
