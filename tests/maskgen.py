@@ -37,6 +37,7 @@ from cocogen import _distinct_ids, _score
 from pycocotools import mask as mask_utils
 
 __all__ = [
+    "count_iou_calls",
     "decode",
     "encode",
     "make_segm_dataset",
@@ -566,3 +567,50 @@ def mask_result(counts: str, size: list[int], score: float = 0.9, image_id: int 
     """A segm result of category 1 whose mask is the compressed RLE ``counts``."""
     return {"image_id": image_id, "category_id": 1, "score": score,
             "segmentation": {"size": list(size), "counts": counts}}
+
+
+def count_iou_calls(monkeypatch: Any, routines: bool) -> list[tuple[int, int, set]]:
+    """Record each call of pycocotools' IoU routine that ``deteval.masks.pair_iou`` makes:
+    ``(m, n, {(h, w), ...})``, detections, objects and the masks' sizes.
+
+    ``routines=True``: its C path (``rleIou`` through ctypes; the test is skipped where the
+    routines cannot be loaded); ``False``: its ``maskUtils.iou`` path (the C routines off
+    for ``pair_iou``). Calls may come from several threads: compare without their order.
+    """
+    import ctypes
+
+    import pytest
+
+    import deteval.masks.pair_iou as pair_iou
+    from deteval.masks._api import mask_api
+    from deteval.masks._capi import RLE_DTYPE, c_routines
+
+    calls: list[tuple[int, int, set]] = []
+    if routines:
+        c = c_routines()
+        if c is None:
+            pytest.skip("pycocotools' C routines cannot be called through ctypes here")
+
+        def sizes(at: int, k: int) -> set:
+            if k == 0:
+                return set()
+            raw = (ctypes.c_char * (RLE_DTYPE.itemsize * k)).from_address(at)
+            records = np.frombuffer(raw, dtype=RLE_DTYPE)
+            return set(zip(records["h"].tolist(), records["w"].tolist()))
+
+        def rle_iou(dt, gt, m, n, crowd, o):
+            calls.append((m, n, sizes(dt, m) | sizes(gt, n)))
+            c.rleIou(dt, gt, m, n, crowd, o)
+
+        monkeypatch.setattr(pair_iou, "c_routines", lambda: c._replace(rleIou=rle_iou))
+    else:
+        api = mask_api()
+
+        class Counting:
+            def iou(self, dt, gt, crowd):
+                calls.append((len(dt), len(gt), {tuple(m["size"]) for m in [*dt, *gt]}))
+                return api.iou(dt, gt, crowd)
+
+        monkeypatch.setattr(pair_iou, "mask_api", Counting)
+        monkeypatch.setattr(pair_iou, "c_routines", lambda: None)
+    return calls

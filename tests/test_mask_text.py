@@ -102,8 +102,18 @@ def test_a_table_without_masks_has_no_mask_column():
     assert not is_derived(dt, "masks") and not has_column(dt, "masks")
 
 
-@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
-def test_an_evaluation_makes_only_the_masks_of_pairs_that_can_match(tmp_path, iou_type):
+@pytest.mark.parametrize(("iou_type", "routines"), [("segm", False), ("segm", True),
+                                                    ("boundary", False), ("boundary", True)])
+def test_an_evaluation_makes_only_the_masks_of_pairs_that_can_match(tmp_path, iou_type,
+                                                                    routines, monkeypatch):
+    """Only the detections in pairs that can match have their dicts made; none at all for
+    segm through pycocotools' C routines (``routines``: the strings are read from the
+    text); the numbers are those of the same detections with every dict made."""
+    import deteval.masks._capi
+
+    if routines and deteval.masks._capi.c_routines() is None:
+        pytest.skip("pycocotools' C routines cannot be called through ctypes here")
+    monkeypatch.setattr(deteval.masks._capi, "_enabled", [routines])
     gt_file = tmp_path / "gt.json"
     gt_file.write_text(json.dumps(_gt(np.random.default_rng(0))))
     dataset = read_coco_gt(gt_file)
@@ -125,7 +135,10 @@ def test_an_evaluation_makes_only_the_masks_of_pairs_that_can_match(tmp_path, io
     finally:
         MaskText.dicts = original
     assert is_derived(lazy.detections, "masks")
-    assert 0 < sum(made) < len(detections)
+    if routines and iou_type == "segm":
+        assert made == []
+    else:
+        assert 0 < sum(made) < len(detections)
     eager = evaluate_coco(with_masks, detections.replace(masks=detections.masks),
                           iou_type=iou_type)
     for name in ("stats", "precision", "recall", "scores"):

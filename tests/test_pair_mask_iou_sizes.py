@@ -61,10 +61,21 @@ def test_sizes_from_a_column_give_each_pair_its_own_value(seed, monkeypatch):
     assert got.tolist() == without.tolist() == alone
 
 
-def test_the_segm_evaluation_lays_out_its_calls_from_the_reader_s_sizes(tmp_path, monkeypatch):
+@pytest.mark.parametrize("routines", [False, True])
+def test_the_segm_evaluation_lays_out_its_calls_from_the_reader_s_sizes(tmp_path, monkeypatch,
+                                                                        routines):
     """A results file the numpy reader reads (64 KiB or more): its size column is used, and
-    the stats equal those of the same detections with their masks made as dicts."""
+    the stats equal those of the same detections with their masks made as dicts. With the
+    C routines (``routines``) the objects' sizes come from their parsed runs: no dict's
+    ``"size"`` is read but the detections' dicts' once made."""
     from maskgen import make_segm_dataset
+
+    import deteval.masks._capi
+    from deteval.masks._capi import c_routines
+
+    if routines and c_routines() is None:
+        pytest.skip("pycocotools' C routines cannot be called through ctypes here")
+    monkeypatch.setattr(deteval.masks._capi, "_enabled", [routines])
 
     gt, results = make_segm_dataset(3, n_images=30)
     results = [r for r in results if isinstance(r["segmentation"].get("counts"), str)]
@@ -82,8 +93,11 @@ def test_the_segm_evaluation_lays_out_its_calls_from_the_reader_s_sizes(tmp_path
     assert is_derived(pair.detections, "masks")     # (read by the numpy reader)
     by_column = deteval.evaluate_coco(pair.dataset, pair.detections, iou_type="segm")
     calls = len(read)
-    assert calls and pair.detections.masks is not None     # (the masks made here)
+    assert pair.detections.masks is not None                # (the masks made here)
     by_dicts = deteval.evaluate_coco(pair.dataset, pair.detections, iou_type="segm")
-    assert len(read) == 3 * calls           # the dicts' sizes read on both sides now
+    if routines:
+        assert calls == 0 and len(read) == 1    # the detections' dicts only, once made
+    else:
+        assert calls and len(read) == 3 * calls     # the dicts' sizes read on both sides now
     assert np.array_equal(by_column.stats, by_dicts.stats, equal_nan=True)
     assert by_column.precision.tobytes() == by_dicts.precision.tobytes()

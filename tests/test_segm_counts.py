@@ -188,37 +188,27 @@ def test_malformed_results_name_the_file_and_record_in_any_chunk(bad, message, c
 _SAME_SIZE = [(23, 31)] * 9 + [(31, 23)] * 3 + [(12, 9), (9, 12)]
 
 
-class _CountingApi:
-    """pycocotools' ``_mask`` with each ``iou`` call's mask sizes recorded."""
-
-    def __init__(self, api):
-        self.api, self.calls = api, []
-
-    def __getattr__(self, name):
-        return getattr(self.api, name)
-
-    def iou(self, dt, gt, crowd):
-        self.calls.append({tuple(m["size"]) for m in [*dt, *gt]})
-        return self.api.iou(dt, gt, crowd)
-
-
-@pytest.mark.parametrize(("seed", "batch", "bbox_mode", "params"), [
-    (0, 3, "none", {}),
-    (1, 160, "all", {"iou_thresholds": [0.0]}),     # IoU-0 pairs can match: no skipping
-    (2, 1, "later", {"iou_thresholds": [1e-12, 0.5]}),
-    (3, 7, "none", {"iou_thresholds": [0.5, 0.75, 1.0]}),
-    (4, 2, "later", {"iou_thresholds": [1.0]}),
-    (5, 5, "none", {"use_categories": False}),
+@pytest.mark.parametrize(("seed", "batch", "bbox_mode", "params", "routines"), [
+    (0, 3, "none", {}, False),
+    (1, 160, "all", {"iou_thresholds": [0.0]}, True),  # IoU-0 pairs can match: no skipping
+    (2, 1, "later", {"iou_thresholds": [1e-12, 0.5]}, False),
+    (3, 7, "none", {"iou_thresholds": [0.5, 0.75, 1.0]}, True),
+    (4, 2, "later", {"iou_thresholds": [1.0]}, True),
+    (5, 5, "none", {"use_categories": False}, False),
+    (6, 7, "none", {}, False),
+    (7, 3, "all", {}, True),
 ])
-def test_parity_with_many_images_of_one_size(seed, batch, bbox_mode, params, monkeypatch,
-                                             tmp_path):
+def test_parity_with_many_images_of_one_size(seed, batch, bbox_mode, params, routines,
+                                             monkeypatch, tmp_path):
     """Many (image, category) groups of one mask size share RLE calls; crowds, results with
     boxes, without, and with boxes on some ("later": loadRes ignores them), str and bytes
     counts (in memory), tiny batches: COCOeval's arrays, from files (the typed reader) and
-    from dicts (the general reader)."""
+    from dicts (the general reader), through ``maskUtils.iou`` and through the C routines
+    (``routines``: ``rleIou`` without the GIL)."""
+    from maskgen import count_iou_calls
+
     monkeypatch.setattr(deteval.masks.pair_iou, "_BATCH_MASKS", batch)
-    counting = _CountingApi(deteval.masks.mask_api())
-    monkeypatch.setattr(deteval.masks.pair_iou, "mask_api", lambda: counting)
+    calls = count_iou_calls(monkeypatch, routines)
     gt, results = make_segm_dataset(900 + seed, image_sizes=_SAME_SIZE, n_categories=3,
                                     p_crowd=0.35, p_many=0.05, bbox_mode=bbox_mode)
     reference = run_pycocotools(gt, results, iou_type="segm", **params)
@@ -228,9 +218,9 @@ def test_parity_with_many_images_of_one_size(seed, batch, bbox_mode, params, mon
                                                 r["segmentation"]["counts"])}
                      if i % 2 else r for i, r in enumerate(results)]
     assert_parity(_segm(gt, bytes_results, **params), reference)
-    assert counting.calls                   # the patched routines were the ones called
+    assert calls                   # the patched routines were the ones called
     if batch >= 7:   # several groups (of distinct sizes) did share a call
-        assert max(map(len, counting.calls)) > 1
+        assert max(len(sizes) for _, _, sizes in calls) > 1
 
 
 def _strip_sizes_and_mix(gt: dict, results: list[dict], rng: np.random.Generator):

@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import itertools
 import operator
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._mask_text import MaskText
+from .._threads import resolve_threads, thread_map
 from ._api import mask_api
+from ._capi import RLE_DTYPE, CRoutines, c_routines
+from ._runs import MaskRuns, mask_runs, mask_strings, parse_joined, piece_records
 
 __all__ = ["mask_iou_bound", "pair_mask_iou"]
 
@@ -107,15 +112,20 @@ def _ranks_within(key: np.ndarray, rows: np.ndarray):
 _BATCH_MASKS = 160  # masks per call of the RLE routine, about (see _size_batches)
 
 
-def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarray,
+def pair_mask_iou(dt_masks: Any, gt_masks: np.ndarray, pair_dt: np.ndarray,
                   pair_gt: np.ndarray, gt_crowd: np.ndarray, *,
                   image_of_dt: np.ndarray, group: np.ndarray | None = None,
-                  dt_sizes: np.ndarray | None = None) -> np.ndarray:
+                  dt_sizes: np.ndarray | None = None,
+                  gt_runs: MaskRuns | None = None,
+                  threads: int | None = None) -> np.ndarray:
     """Mask IoU of (detection, ground truth) pairs, with pycocotools' ``maskUtils.iou``.
 
     Parameters
     ----------
-    dt_masks, gt_masks : ndarray of object
+    dt_masks : ndarray of object, or MaskText
+        Compressed RLE dicts, or a results reader's :class:`~deteval._mask_text.MaskText`
+        (every detection's string in one text: no dict is made on the C path).
+    gt_masks : ndarray of object
         Compressed RLE dicts.
     pair_dt, pair_gt : ndarray of int, shape (P,)
         Rows of the pairs; both sides of a pair must be masks of the same image.
@@ -130,7 +140,13 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
         The ``[h, w]`` of each detection's mask (the dicts' ``"size"``), when a column holds
         them: the calls are then laid out without reading ``"size"`` from the dicts (~0.4 us
         a dict scattered in memory). Only the layout reads them; every value is the
-        routine's, from the dicts.
+        routine's, from the masks.
+    gt_runs : MaskRuns, optional
+        The runs of every mask of ``gt_masks`` (:func:`~deteval.masks._runs.mask_runs`),
+        when the caller parsed them already (for their boxes).
+    threads : int, optional
+        Threads of the C path's calls (None: ``resolve_threads(None)``); the values do not
+        depend on it.
 
     Returns
     -------
@@ -146,11 +162,19 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
     in size, which the routine settles from the boxes alone (no run-length merge), and
     those cross values are dropped. A group with masks of several sizes has a call of its
     own. Every pair's value is the routine's own for that pair.
+
+    Where pycocotools' C routines can be called through ctypes
+    (:func:`~deteval.masks._capi.c_routines`), each call is pycocotools' ``rleIou`` on the
+    masks' runs as its ``rleFrString`` parses them (:mod:`deteval.masks._runs`), the calls
+    spread over ``threads`` threads (the C code runs without the GIL):
+    ``maskUtils.iou`` is those two functions with the GIL held, so the values are the same
+    bit for bit, for any number of threads. Masks the parser leaves out (a string that is
+    not ``bytes`` of pycocotools' alphabet, a size that is not an ``int``) send the whole
+    call the ``maskUtils.iou`` way (docs/segm-cost.md §2.4).
     """
     out = np.zeros(len(pair_dt), dtype=np.float64)
     if len(pair_dt) == 0:
         return out
-    api = mask_api()
     key = image_of_dt[pair_dt] if group is None else np.asarray(group, dtype=np.int64)
     d_rank, d_first, bounds, order = _ranks_within(key, pair_dt)
     g_rank, g_first, _, g_order = _ranks_within(key, pair_gt)
@@ -162,29 +186,36 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
     n_d = np.add.reduceat(d_first.astype(np.int64), starts)
     n_g = np.add.reduceat(g_first.astype(np.int64), starts)
     d_start, g_start = np.cumsum(n_d) - n_d, np.cumsum(n_g) - n_g
-    batch = _size_batches(dt_masks[d_rows], gt_masks[g_rows], d_start, g_start,
-                          None if dt_sizes is None else dt_sizes[d_rows])
+    text = dt_masks if isinstance(dt_masks, MaskText) else None
+    if dt_sizes is None and text is not None:
+        dt_sizes = text.sizes
+    d_size = (_mask_sizes(dt_masks[d_rows]) if dt_sizes is None
+              else np.asarray(dt_sizes, dtype=np.int64)[d_rows])
+    g_size = (_mask_sizes(gt_masks[g_rows]) if gt_runs is None
+              else _record_sizes(gt_runs.records[g_rows]))
+    batch = _size_batches(d_size, g_size, d_start, g_start)
     # Lay the groups out batch by batch, and each batch's masks in one list.
     groups = np.argsort(batch, kind="stable")
     d_take = _ranges(d_start[groups], n_d[groups])
     g_take = _ranges(g_start[groups], n_g[groups])
-    dt_list = dt_masks[d_rows[d_take]].tolist()
-    gt_list = gt_masks[g_rows[g_take]].tolist()
     crowd = gt_crowd.astype(np.uint8)[g_rows[g_take]]
     cuts = np.flatnonzero(np.diff(batch[groups])) + 1
     first = np.r_[0, cuts]                            # first group (in layout) of each batch
     d_edges = np.r_[0, np.cumsum(n_d[groups])]
     g_edges = np.r_[0, np.cumsum(n_g[groups])]
-    d_lo, d_hi = d_edges[first].tolist(), d_edges[np.r_[cuts, n_groups]].tolist()
-    g_lo, g_hi = g_edges[first].tolist(), g_edges[np.r_[cuts, n_groups]].tolist()
-    # One call per batch; each (m, n) matrix is Fortran-ordered: (i, j) at j * m + i.
-    flat = np.concatenate([
-        np.asarray(api.iou(dt_list[d0:d1], gt_list[g0:g1], crowd[g0:g1]),
-                   dtype=np.float64).ravel(order="F")
-        for d0, d1, g0, g1 in zip(d_lo, d_hi, g_lo, g_hi)])
-    m = np.subtract(d_hi, d_lo)
-    size = m * np.subtract(g_hi, g_lo)
+    d_lo, d_hi = d_edges[first], d_edges[np.r_[cuts, n_groups]]
+    g_lo, g_hi = g_edges[first], g_edges[np.r_[cuts, n_groups]]
+    m = d_hi - d_lo
+    size = m * (g_hi - g_lo)
     matrix_start = np.cumsum(size) - size
+    # One call per batch; each (m, n) matrix is Fortran-ordered: (i, j) at j * m + i.
+    layout = _Layout(d_rows[d_take], g_rows[g_take], crowd, d_lo, d_hi, g_lo, g_hi,
+                     matrix_start, int(size.sum()))
+    c = c_routines()
+    flat = None if c is None else _routine_values(c, layout, dt_masks, gt_masks, gt_runs,
+                                                  resolve_threads(threads))
+    if flat is None:
+        flat = _wrapper_values(layout, dt_masks, gt_masks)
     # Per group (in layout order): its batch, and where its masks sit in the batch's lists.
     of_batch = np.repeat(np.arange(len(first)), np.diff(np.r_[first, n_groups]))
     d_at = np.empty(n_groups, dtype=np.int64)
@@ -201,6 +232,126 @@ def pair_mask_iou(dt_masks: np.ndarray, gt_masks: np.ndarray, pair_dt: np.ndarra
     return out
 
 
+class _Layout(NamedTuple):
+    """The calls of :func:`pair_mask_iou`: the masks (rows) in call order, and per call
+    (batch) its detections ``dt[d_lo:d_hi]``, objects ``gt[g_lo:g_hi]`` and where its
+    matrix starts in the values."""
+
+    dt: np.ndarray
+    gt: np.ndarray
+    crowd: np.ndarray
+    d_lo: np.ndarray
+    d_hi: np.ndarray
+    g_lo: np.ndarray
+    g_hi: np.ndarray
+    matrix_start: np.ndarray
+    total: int
+
+
+def _wrapper_values(layout: _Layout, dt_masks: Any, gt_masks: np.ndarray) -> np.ndarray:
+    """Every call's matrix through pycocotools' ``maskUtils.iou`` (the Cython wrapper)."""
+    api = mask_api()
+    dt_list = (dt_masks.dicts(layout.dt) if isinstance(dt_masks, MaskText)
+               else dt_masks[layout.dt]).tolist()
+    gt_list = gt_masks[layout.gt].tolist()
+    crowd = layout.crowd
+    spans = zip(layout.d_lo.tolist(), layout.d_hi.tolist(), layout.g_lo.tolist(),
+                layout.g_hi.tolist())
+    return np.concatenate([
+        np.asarray(api.iou(dt_list[d0:d1], gt_list[g0:g1], crowd[g0:g1]),
+                   dtype=np.float64).ravel(order="F")
+        for d0, d1, g0, g1 in spans])
+
+
+def _routine_values(c: CRoutines, layout: _Layout, dt_masks: Any, gt_masks: np.ndarray,
+                    gt_runs: MaskRuns | None, threads: int) -> np.ndarray | None:
+    """Every call's matrix through pycocotools' ``rleIou`` (ctypes, no GIL), the calls on
+    threads; None where a mask cannot be parsed here (:mod:`deteval.masks._runs`)."""
+    if isinstance(dt_masks, MaskText):
+        dt_strings = _TextStrings(dt_masks, layout.dt)
+        dt_size = dt_masks.sizes[layout.dt]
+    else:
+        parts = mask_strings(dt_masks[layout.dt])
+        if parts is None:
+            return None
+        dt_strings, dt_size = _ListStrings(parts[0]), parts[1]
+    if gt_runs is None:
+        parts = mask_strings(gt_masks[layout.gt])
+        gt_runs = None if parts is None else mask_runs(c, *parts, threads=threads)
+        if gt_runs is None:
+            return None
+        gt_records = gt_runs.records
+    else:
+        gt_records = gt_runs.records[layout.gt]
+    if dt_size.dtype.kind not in "iu" or (len(dt_size) and dt_size.min() < 0):
+        return None
+    flat = np.zeros(layout.total, dtype=np.float64)
+    lengths = dt_strings.lengths
+    # Jobs of consecutive calls, ~_JOB_CHARS characters of detections' strings each: a
+    # job parses its detections' strings and makes its calls (the split does not depend on
+    # the threads, and each call writes its own matrix).
+    chars = np.r_[0, np.cumsum(lengths)][layout.d_hi]
+    job_of = chars // _JOB_CHARS
+    job_bounds = np.r_[0, np.flatnonzero(np.diff(job_of)) + 1, len(job_of)]
+    crowd = layout.crowd
+
+    def job(span: tuple[int, int]) -> bool:
+        lo, hi = span
+        d0 = int(layout.d_lo[lo])
+        d1 = int(layout.d_hi[hi - 1])
+        parsed = parse_joined(c, dt_strings.joined(d0, d1), lengths[d0:d1])
+        if parsed is None:
+            return False
+        dt_records = piece_records(*parsed, dt_size[d0:d1])    # (into parsed[0]: kept)
+        dt_at, gt_at = dt_records.ctypes.data, gt_records.ctypes.data
+        for b in range(lo, hi):
+            m = int(layout.d_hi[b] - layout.d_lo[b])
+            g0, n = int(layout.g_lo[b]), int(layout.g_hi[b] - layout.g_lo[b])
+            c.rleIou(dt_at + _RECORD * (int(layout.d_lo[b]) - d0), gt_at + _RECORD * g0,
+                     m, n, crowd.ctypes.data + g0,
+                     flat.ctypes.data + 8 * int(layout.matrix_start[b]))
+        return True
+
+    spans = list(zip(job_bounds[:-1].tolist(), job_bounds[1:].tolist()))
+    done = thread_map(job, spans, threads)
+    return flat if all(done) else None
+
+
+class _TextStrings:
+    """The strings of some masks of a :class:`~deteval._mask_text.MaskText`."""
+
+    def __init__(self, text: MaskText, rows: np.ndarray):
+        self.text = text.text
+        self.starts, self.ends = text.starts[rows], text.ends[rows]
+        self.lengths = self.ends - self.starts
+
+    def joined(self, lo: int, hi: int) -> bytes:
+        """Strings ``lo:hi``, back to back."""
+        slices = map(slice, self.starts[lo:hi].tolist(), self.ends[lo:hi].tolist())
+        return b"".join(map(self.text.__getitem__, slices))
+
+
+class _ListStrings:
+    """Strings given as a list of ``bytes``."""
+
+    def __init__(self, strings: list[bytes]):
+        self.strings = strings
+        self.lengths = np.fromiter(map(len, strings), np.int64, len(strings))
+
+    def joined(self, lo: int, hi: int) -> bytes:
+        """Strings ``lo:hi``, back to back."""
+        return b"".join(self.strings[lo:hi])
+
+
+_JOB_CHARS = 250_000    # detections' string characters per job of _routine_values
+_RECORD = RLE_DTYPE.itemsize
+
+
+def _record_sizes(records: np.ndarray) -> np.ndarray:
+    """``[h, w]`` of RLE structs, (n, 2) int64."""
+    return np.column_stack([records["h"], records["w"]]).astype(np.int64)
+
+
 def _ranges(start: np.ndarray, length: np.ndarray) -> np.ndarray:
     """The integers of ``[start, start + length)`` for each range, concatenated."""
     total = int(length.sum())
@@ -208,14 +359,13 @@ def _ranges(start: np.ndarray, length: np.ndarray) -> np.ndarray:
     return np.arange(total) + np.repeat(start - offset, length)
 
 
-def _size_batches(dt: np.ndarray, gt: np.ndarray, d_start: np.ndarray,
-                  g_start: np.ndarray, d_size: np.ndarray | None = None) -> np.ndarray:
+def _size_batches(d_size: np.ndarray, g_size: np.ndarray, d_start: np.ndarray,
+                  g_start: np.ndarray) -> np.ndarray:
     """A batch number per group: groups of one mask size, at most one per size and about
     ``_BATCH_MASKS`` masks per batch; a group of mixed sizes alone in its batch
-    (``d_size``: the sizes of ``dt``, when known)."""
+    (``d_size``, ``g_size``: the ``[h, w]`` of the detections' and objects' masks, group
+    by group)."""
     n_groups = len(d_start)
-    d_size = _mask_sizes(dt) if d_size is None else np.asarray(d_size, dtype=np.int64)
-    g_size = _mask_sizes(gt)
     d_key = d_size[:, 0] * (1 << 32) + d_size[:, 1]
     g_key = g_size[:, 0] * (1 << 32) + g_size[:, 1]
     size = d_key[d_start]
@@ -234,7 +384,8 @@ def _size_batches(dt: np.ndarray, gt: np.ndarray, d_start: np.ndarray,
     # boxes of all m x n pairs of a call, which must stay cheaper than the calls saved.
     in_slot = np.lexsort((np.arange(n_groups), slot))
     s = slot[in_slot]
-    masks = (np.diff(np.r_[d_start, len(dt)]) + np.diff(np.r_[g_start, len(gt)]))[in_slot]
+    masks = (np.diff(np.r_[d_start, len(d_size)])
+             + np.diff(np.r_[g_start, len(g_size)]))[in_slot]
     before = np.cumsum(masks) - masks
     slot_base = np.maximum.accumulate(np.where(np.r_[True, s[1:] != s[:-1]], before, 0))
     chunk = np.empty(n_groups, dtype=np.int64)

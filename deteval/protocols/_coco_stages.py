@@ -287,7 +287,8 @@ def match_stage(ctx: COCOContext, detections: Detections,
     dt_xywh = detections.as_xywh()
     gt_xywh = gt.as_xywh()[gt_sel]
     gt_crowd = gt.iscrowd[gt_sel]
-    similarity = pair_similarity(p, ctx.dataset, detections, gt_sel, dt_xywh, gt_xywh, gt_crowd)
+    similarity = pair_similarity(p, ctx.dataset, detections, gt_sel, dt_xywh, gt_xywh, gt_crowd,
+                                 threads=threads)
     table = match_table(     # (the areas, w * h of a results file, beside the rounds)
         dt_group=dt_group, dt_scores=detections.scores, dt_tie_key=dt_tie,
         dt_area_of=lambda: derived_or_read(detections, "area"), gt_group=gt_group,
@@ -398,8 +399,9 @@ def _narrow(values: np.ndarray, dtype) -> np.ndarray:
 
 def pair_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
                     gt_perm: np.ndarray, dt_xywh: np.ndarray, gt_xywh: np.ndarray,
-                    gt_crowd: np.ndarray):
-    """The pair similarity of ``p.iou_type``, on GT rows in matcher (permuted) order."""
+                    gt_crowd: np.ndarray, *, threads: int | None = None):
+    """The pair similarity of ``p.iou_type``, on GT rows in matcher (permuted) order
+    (``threads``: those of segm and boundary's mask IoU; None: ``resolve_threads(None)``)."""
     gt = dataset.gt
     if p.iou_type == "bbox":
         def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
@@ -407,9 +409,9 @@ def pair_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
             return coco_pair_iou(dt_xywh.take(d_rows, axis=0), gt_xywh.take(g_rows, axis=0),
                                  gt_crowd.take(g_rows))
     elif p.iou_type == "segm":
-        similarity = _mask_similarity(p, dataset, detections, gt_perm, gt_crowd)
+        similarity = _mask_similarity(p, dataset, detections, gt_perm, gt_crowd, threads)
     elif p.iou_type == "boundary":
-        similarity = _boundary_similarity(p, dataset, detections, gt_perm, gt_crowd)
+        similarity = _boundary_similarity(p, dataset, detections, gt_perm, gt_crowd, threads)
     elif p.iou_type == "keypoints":
         similarity = _oks_similarity(p, dataset, detections, gt_perm, gt_xywh)
     else:
@@ -424,7 +426,7 @@ def pair_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
 
 
 def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
-                     gt_perm: np.ndarray, gt_crowd: np.ndarray):
+                     gt_perm: np.ndarray, gt_crowd: np.ndarray, threads: int | None = None):
     """Mask IoU per pair with pycocotools' routine, skipping pairs that cannot match.
 
     The COCO matcher only compares IoUs with the thresholds: a pair whose IoU cannot reach
@@ -434,6 +436,8 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     get 0, and never reach the RLE routine.
     """
     from ..masks import mask_bound_area, mask_iou_bound, mask_xywh, pair_mask_iou
+    from ..masks._capi import c_routines
+    from ..masks._runs import mask_runs, mask_strings
     from ..masks.rle import check_run_totals
 
     gt = dataset.gt
@@ -447,32 +451,42 @@ def _mask_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
     floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
     dt_area, dt_xywh = detections.mask_area, detections.mask_xywh
     dt_sizes = dt_masks.sizes()     # (a reader's column, or None: read from the dicts)
+    # pycocotools' C routines without the GIL (masks.pair_iou): the objects' runs parsed
+    # once, for their boxes and every call (None: the Cython wrappers).
+    c = c_routines() if len(gt_masks) else None
+    parts = None if c is None else mask_strings(gt_masks)
     bounded = floor > 0 and dt_area is not None and len(gt_masks) > 0
+    threads = resolve_threads(threads)
+    gt_runs = None if parts is None else mask_runs(
+        c, *parts, threads=threads,
+        boxes=bounded and dt_xywh is not None and gt.mask_xywh is None)
     if bounded:
         gt_area = (gt.mask_area[gt_perm] if gt.mask_area is not None
                    else mask_bound_area(gt_masks))
         gt_xywh = None
         if dt_xywh is not None:
-            gt_xywh = gt.mask_xywh[gt_perm] if gt.mask_xywh is not None else mask_xywh(gt_masks)
+            gt_xywh = (gt.mask_xywh[gt_perm] if gt.mask_xywh is not None
+                       else mask_xywh(gt_masks) if gt_runs is None else gt_runs.xywh)
 
     def similarity(d_rows: np.ndarray, g_rows: np.ndarray) -> np.ndarray:
         # One C call per (image, category): pairs never cross categories then.
         group = (detections.image_index[d_rows] * n_categories + gt_category[g_rows]
                  if p.use_categories else None)
         if not bounded:
-            return pair_mask_iou(dt_masks.of(d_rows), gt_masks, d_rows, g_rows, gt_crowd,
-                                 image_of_dt=detections.image_index, group=group,
-                                 dt_sizes=dt_sizes)
+            return pair_mask_iou(dt_masks.for_pairs(d_rows), gt_masks, d_rows, g_rows,
+                                 gt_crowd, image_of_dt=detections.image_index, group=group,
+                                 dt_sizes=dt_sizes, gt_runs=gt_runs, threads=threads)
         bound = mask_iou_bound(dt_area[d_rows], gt_area[g_rows], gt_crowd[g_rows],
                                None if gt_xywh is None else dt_xywh[d_rows],
                                None if gt_xywh is None else gt_xywh[g_rows])
         values = np.zeros(len(d_rows), dtype=np.float64)
         kept = np.flatnonzero(bound >= floor)
-        values[kept] = pair_mask_iou(dt_masks.of(d_rows[kept]), gt_masks, d_rows[kept],
-                                     g_rows[kept], gt_crowd,
+        values[kept] = pair_mask_iou(dt_masks.for_pairs(d_rows[kept]), gt_masks,
+                                     d_rows[kept], g_rows[kept], gt_crowd,
                                      image_of_dt=detections.image_index,
                                      group=None if group is None else group[kept],
-                                     dt_sizes=dt_sizes)
+                                     dt_sizes=dt_sizes, gt_runs=gt_runs,
+                                     threads=threads)
         return values
 
     return similarity
@@ -501,6 +515,14 @@ class _DetectionMasks:
             self.made[todo] = True      # (after the masks: a reader seeing it finds them)
         return self.some
 
+    def for_pairs(self, rows: np.ndarray):
+        """What :func:`~deteval.masks.pair_mask_iou` takes for pairs of detections ``rows``:
+        the reader's :class:`~deteval._mask_text.MaskText` when there is one (the routine
+        reads the strings from its text; dicts only if it needs them), else :meth:`of`."""
+        if self.column is None:
+            return self.detections.__dict__["_mask_text"]
+        return self.of(rows)
+
     def sizes(self) -> np.ndarray | None:
         """The masks' ``[h, w]`` (n, 2) when a reader's text holds them (the dicts are then
         made from it, with these sizes), else None."""
@@ -510,7 +532,8 @@ class _DetectionMasks:
 
 
 def _boundary_similarity(p: COCOParams, dataset: Dataset, detections: Detections,
-                         gt_perm: np.ndarray, gt_crowd: np.ndarray):
+                         gt_perm: np.ndarray, gt_crowd: np.ndarray,
+                         threads: int | None = None):
     """Boundary IoU per pair, as boundary-iou-api's ``computeBoundaryIoU``.
 
     ``min(mask IoU, boundary IoU)`` for a non-crowd object, mask IoU (over the detection's
@@ -524,7 +547,7 @@ def _boundary_similarity(p: COCOParams, dataset: Dataset, detections: Detections
     gt = dataset.gt
     gt_masks = gt.masks[gt_perm] if len(gt) else gt.masks
     dt_masks = _DetectionMasks(detections)   # (only the masks of pairs that can match made)
-    mask_similarity = _mask_similarity(p, dataset, detections, gt_perm, gt_crowd)
+    mask_similarity = _mask_similarity(p, dataset, detections, gt_perm, gt_crowd, threads)
     floor = min((min(t, 1 - 1e-10) for t in p.iou_thresholds), default=0.0)
     dt_boundary = np.empty(len(detections), dtype=object)
     gt_boundary = np.empty(len(gt_masks), dtype=object)
@@ -552,7 +575,8 @@ def _boundary_similarity(p: COCOParams, dataset: Dataset, detections: Detections
             group = (detections.image_index[d_kept] * n_categories
                      + gt.category_index[gt_perm][g_kept])
         boundary_iou = pair_mask_iou(dt_boundary, gt_boundary, d_kept, g_kept, gt_crowd,
-                                     image_of_dt=detections.image_index, group=group)
+                                     image_of_dt=detections.image_index, group=group,
+                                     threads=threads)
         values[kept] = np.minimum(values[kept], boundary_iou)
         return values
 
