@@ -33,7 +33,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["RLE_DTYPE", "CRoutines", "c_routines", "rle_records", "use_c_routines"]
+__all__ = ["RLE_DTYPE", "CRoutines", "HeldRoutines", "c_routines", "held_routines", "rle_records",
+           "use_c_routines"]
 
 #: One ``RLE`` struct as a numpy record (LP64: ``siz`` is 8 bytes, the pointer too).
 RLE_DTYPE = np.dtype([("h", np.uint64), ("w", np.uint64), ("m", np.uint64),
@@ -203,3 +204,46 @@ def _self_check(c: CRoutines, cython: Any) -> bool:
     finally:
         for i in held:
             c.rleFree(_pointer(records[i:i + 1]))
+
+
+class HeldRoutines(NamedTuple):
+    """Short routines called with the GIL held (loaded through :class:`ctypes.PyDLL`).
+
+    A ctypes call that releases the GIL must take it back when the C function returns; a
+    thread that holds it meanwhile keeps it until it lets it go (a numpy operation) or
+    until the switch interval asks it to (5 ms). For a call of a microsecond or less that
+    hand-over costs more than it frees (docs/mask-rasteriser.md §3).
+    """
+
+    rlesInit: Any       # (RLE **R, siz n): n empty structs, malloc'ed
+    rlesFree: Any       # (RLE **R, siz n): their runs and the structs freed
+    rleToString: Any    # char* (const RLE *R)
+    rleFrPoly: Any      # (RLE *R, const double *xy, siz k, siz h, siz w)
+    free: Any           # libc's free
+
+
+def held_routines() -> HeldRoutines | None:
+    """:class:`HeldRoutines`, or None where :func:`c_routines` is None."""
+    if c_routines() is None:
+        return None
+    return _load_held()
+
+
+@functools.lru_cache(maxsize=1)
+def _load_held() -> HeldRoutines | None:
+    from pycocotools import _mask
+
+    lib = ctypes.PyDLL(_mask.__file__)
+    libc = ctypes.PyDLL(None)
+    ptr, siz = ctypes.c_void_p, ctypes.c_ulong
+    signatures = {"rlesInit": [ptr, siz], "rlesFree": [ptr, siz], "rleToString": [ptr],
+                  "rleFrPoly": [ptr, ptr, siz, siz, siz]}
+    functions = {}
+    for name, args in signatures.items():
+        f = getattr(lib, name)
+        f.argtypes = args
+        f.restype = ctypes.c_void_p if name == "rleToString" else None
+        functions[name] = f
+    free = libc.free
+    free.argtypes, free.restype = [ptr], None
+    return HeldRoutines(free=free, **functions)

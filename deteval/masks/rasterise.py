@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import FormatError
 
 __all__ = ["COORDINATE_LIMIT", "MIN_MARGIN", "FlatPolygons", "check_polygon_extent",
-           "polygon_arrays", "polygon_parts_of", "rasterise"]
+           "polygon_arrays", "polygon_parts_of", "rasterise", "rasterise_measured"]
 
 _NUMBER_TYPES = {int, float}
 
@@ -279,3 +279,44 @@ def rasterise(out: np.ndarray, rows: Sequence[int], polygons: FlatPolygons,
         masks.append(rles[at] if k == 1 else api.merge(rles[at:at + k], 0))
         at += k
     out[rows_array[object_order]] = np.fromiter(masks, dtype=object, count=n)
+
+
+def rasterise_measured(polygons: FlatPolygons, sizes: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Polygon objects' masks, pixel counts and boxes through pycocotools' C routines by
+    :mod:`ctypes` (the GIL released while they run), or None where those cannot be used
+    (:func:`~deteval.masks._capi.c_routines`): then :func:`rasterise`.
+
+    The masks are the bytes :func:`rasterise` gives (``frPyObjects`` + ``merge``); the
+    pixel counts and boxes those of pycocotools' ``area`` and ``toBbox`` on them.
+
+    Parameters
+    ----------
+    polygons : FlatPolygons
+        Every object at least one part, every part at least 2 points, every coordinate
+        finite and within the bounds of :func:`check_polygon_extent`.
+    sizes : ndarray of int, shape (n, 2)
+        ``[h, w]`` of each object's image.
+
+    Returns
+    -------
+    masks : ndarray of object, shape (n,)
+        ``{"size": [h, w], "counts": bytes}`` per object.
+    areas : ndarray of int64, shape (n,)
+    xywh : ndarray of float64, shape (n, 4)
+    """
+    from ._capi import c_routines, held_routines
+
+    c, held = c_routines(), held_routines()
+    if c is None or held is None:
+        return None
+    from ._rasterise_c import rasterise_c
+
+    starts, points = _part_starts(polygons)
+    coords = np.ascontiguousarray(polygons.coords, dtype=np.float64)
+    counts, areas, xywh = rasterise_c(coords, starts, points, polygons.object_parts, sizes,
+                                      c, held)
+    masks = np.fromiter(({"size": size, "counts": string}
+                         for size, string in zip(sizes.tolist(), counts)),
+                        dtype=object, count=len(counts))
+    return masks, areas, xywh

@@ -1,0 +1,105 @@
+"""Polygons rasterised by pycocotools' C routines through :mod:`ctypes` (the GIL released
+while they run), with each mask's pixel count and box measured before its runs are freed.
+
+The masks are the bytes ``frPyObjects`` + ``merge`` give (``rleFrPoly`` for each part,
+``rleMerge`` of an object's parts when it has more than one, ``rleToString``): the same C
+functions, called on the same numbers. The rules and what was measured are in
+``docs/mask-rasteriser.md``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ._capi import RLE_DTYPE, CRoutines, HeldRoutines
+
+__all__ = ["CHUNK_OBJECTS", "rasterise_c"]
+
+#: Objects rasterised with one array of RLE structs: their runs are alive at once (a
+#: COCO object's runs take a few kB), then freed in one call.
+CHUNK_OBJECTS = 4096
+
+_RECORD = RLE_DTYPE.itemsize
+
+
+def rasterise_c(coords: np.ndarray, part_starts: np.ndarray, part_points: np.ndarray,
+                object_parts: np.ndarray, sizes: np.ndarray, c: CRoutines,
+                held: HeldRoutines) -> tuple[list[bytes], np.ndarray, np.ndarray]:
+    """Compressed ``counts``, pixel counts and boxes of polygon objects.
+
+    Parameters
+    ----------
+    coords : ndarray of float64, C-contiguous, shape (m,)
+        Every part's ``x1, y1, x2, y2, ...``, one part after another.
+    part_starts, part_points : ndarray of int, shape (p,)
+        Each part's first point in ``coords.reshape(-1, 2)`` and its number of points.
+    object_parts : ndarray of int, shape (n,)
+        Each object's number of parts (at least 1; its parts follow one another).
+    sizes : ndarray of int, shape (n, 2)
+        ``[h, w]`` of each object's image.
+    c, held : the routines (:func:`~deteval.masks._capi.c_routines`,
+        :func:`~deteval.masks._capi.held_routines`).
+
+    Returns
+    -------
+    counts : list of bytes, length n
+        ``rleToString`` of each object's mask.
+    areas : ndarray of int64, shape (n,)
+        ``rleArea`` (pycocotools' ``area``).
+    xywh : ndarray of float64, shape (n, 4)
+        ``rleToBbox`` (pycocotools' ``toBbox``).
+    """
+    n = len(object_parts)
+    counts: list[bytes] = []
+    areas = np.empty(n, dtype=np.uint32)
+    xywh = np.empty((n, 4), dtype=np.float64)
+    part_ends = np.cumsum(object_parts)
+    for a in range(0, n, CHUNK_OBJECTS):
+        b = min(a + CHUNK_OBJECTS, n)
+        pa = int(part_ends[a - 1]) if a else 0
+        pb = int(part_ends[b - 1])
+        counts.extend(_chunk(coords, part_starts[pa:pb], part_points[pa:pb],
+                             object_parts[a:b], sizes[a:b], areas[a:b], xywh[a:b], c, held))
+    return counts, areas.astype(np.int64), xywh
+
+
+def _chunk(coords: np.ndarray, starts: np.ndarray, points: np.ndarray,
+           object_parts: np.ndarray, sizes: np.ndarray, areas: np.ndarray,
+           xywh: np.ndarray, c: CRoutines, held: HeldRoutines) -> list[bytes]:
+    n, p = len(object_parts), len(starts)
+    multi = object_parts > 1
+    merged = int(np.count_nonzero(multi))
+    total = p + merged
+    # Slots 0..p-1: the parts' masks; p..: the merged masks of objects of several parts.
+    holder = ctypes.c_void_p()
+    held.rlesInit(ctypes.byref(holder), total)
+    if not holder.value:
+        raise MemoryError("rlesInit could not allocate the RLE structs")
+    try:
+        base = holder.value
+        slots = base + _RECORD * np.arange(total, dtype=np.uint64)
+        owner = np.repeat(np.arange(n), object_parts)
+        part_hw = sizes[owner].astype(np.uint64)
+        # rleFrPoly(R, xy, k, h, w) for every part (the GIL released in each call).
+        list(map(c.rleFrPoly, slots[:p].tolist(),
+                 (coords.ctypes.data + 16 * starts.astype(np.uint64)).tolist(),
+                 points.tolist(), part_hw[:, 0].tolist(), part_hw[:, 1].tolist()))
+        first = np.cumsum(object_parts) - object_parts
+        final = first.astype(np.intp)
+        if merged:
+            list(map(c.rleMerge, slots[first[multi]].tolist(), slots[p:].tolist(),
+                     object_parts[multi].tolist(), [0] * merged))
+            final[multi] = np.arange(p, total)
+        records = np.frombuffer((ctypes.c_char * (_RECORD * total)).from_address(base),
+                                dtype=RLE_DTYPE)[final]     # (a copy: the structs only)
+        c.rleArea(records.ctypes.data, n, areas.ctypes.data)
+        c.rleToBbox(records.ctypes.data, xywh.ctypes.data, n)
+        strings = list(map(held.rleToString, slots[final].tolist()))
+        try:
+            return list(map(ctypes.string_at, strings))
+        finally:
+            list(map(held.free, strings))
+    finally:
+        held.rlesFree(ctypes.byref(holder), total)
