@@ -314,8 +314,8 @@ def rasterise_measured(polygons: FlatPolygons, sizes: np.ndarray
 
     starts, points = _part_starts(polygons)
     coords = np.ascontiguousarray(polygons.coords, dtype=np.float64)
-    counts, areas, xywh = rasterise_c(coords, starts, points, polygons.object_parts, sizes,
-                                      c, held)
+    counts, areas, xywh = rasterise_c(coords, starts, points, _walks(polygons, starts, points),
+                                      polygons.object_parts, sizes, c, held)
     masks = np.fromiter(({"size": size, "counts": string}
                          for size, string in zip(sizes.tolist(), counts)),
                         dtype=object, count=len(counts))
