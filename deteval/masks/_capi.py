@@ -220,7 +220,6 @@ class HeldRoutines(NamedTuple):
     rlesInit: Any       # (RLE **R, siz n): n empty structs, malloc'ed
     rlesFree: Any       # (RLE **R, siz n): their runs and the structs freed
     rleToString: Any    # char* (const RLE *R)
-    rleFrPoly: Any      # (RLE *R, const double *xy, siz k, siz h, siz w)
     free: Any           # libc's free
 
 
@@ -238,8 +237,7 @@ def _load_held() -> HeldRoutines | None:
     lib = ctypes.PyDLL(_mask.__file__)
     libc = ctypes.PyDLL(None)
     ptr, siz = ctypes.c_void_p, ctypes.c_ulong
-    signatures = {"rlesInit": [ptr, siz], "rlesFree": [ptr, siz], "rleToString": [ptr],
-                  "rleFrPoly": [ptr, ptr, siz, siz, siz]}
+    signatures = {"rlesInit": [ptr, siz], "rlesFree": [ptr, siz], "rleToString": [ptr]}
     functions = {}
     for name, args in signatures.items():
         f = getattr(lib, name)

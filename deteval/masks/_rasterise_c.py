@@ -13,28 +13,28 @@ import ctypes
 
 import numpy as np
 
+from .._threads import thread_map
 from ._capi import RLE_DTYPE, CRoutines, HeldRoutines
 
 __all__ = ["CHUNK_OBJECTS", "rasterise_c"]
 
-#: Objects rasterised with one array of RLE structs: their runs are alive at once, then
-#: freed in one call (on the bench's polygons ~1.9 kB an object: 4096 objects a chunk
-#: raised the segm evaluation's peak memory by 6.5 MB, 512 by 0.3).
+#: Objects rasterised with one array of RLE structs (a chunk, on one thread): their runs
+#: are alive at once, then freed in one call. On the bench's polygons ~1.9 kB an object:
+#: chunks of 4096 objects raised the segm evaluation's peak memory by 6.5 MB, of 512 by 0.3.
 CHUNK_OBJECTS = 512
-
-#: Parts whose edges walk fewer pixels than this (``max(|dx|, |dy|)`` summed, as
-#: :func:`~deteval.masks.rasterise.CALL_COST` counts) are rasterised with the GIL held:
-#: below a few microseconds of C work, taking the GIL back costs more than it frees.
-HELD_WALK = 0.0
 
 _RECORD = RLE_DTYPE.itemsize
 
 
 def rasterise_c(coords: np.ndarray, part_starts: np.ndarray, part_points: np.ndarray,
-                part_walks: np.ndarray, object_parts: np.ndarray, sizes: np.ndarray,
-                c: CRoutines, held: HeldRoutines
+                object_parts: np.ndarray, sizes: np.ndarray, c: CRoutines,
+                held: HeldRoutines, threads: int = 1
                 ) -> tuple[list[bytes], np.ndarray, np.ndarray]:
     """Compressed ``counts``, pixel counts and boxes of polygon objects.
+
+    The objects are cut in chunks of :data:`CHUNK_OBJECTS`, rasterised on up to ``threads``
+    threads (the C work of two of them runs at once); each chunk writes its own rows, so
+    the result is the same for every ``threads``.
 
     Parameters
     ----------
@@ -42,14 +42,14 @@ def rasterise_c(coords: np.ndarray, part_starts: np.ndarray, part_points: np.nda
         Every part's ``x1, y1, x2, y2, ...``, one part after another.
     part_starts, part_points : ndarray of int, shape (p,)
         Each part's first point in ``coords.reshape(-1, 2)`` and its number of points.
-    part_walks : ndarray of float, shape (p,)
-        Each part's edge length as ``rleFrPoly`` walks it (its cost; :data:`HELD_WALK`).
     object_parts : ndarray of int, shape (n,)
         Each object's number of parts (at least 1; its parts follow one another).
     sizes : ndarray of int, shape (n, 2)
         ``[h, w]`` of each object's image.
     c, held : the routines (:func:`~deteval.masks._capi.c_routines`,
         :func:`~deteval.masks._capi.held_routines`).
+    threads : int
+        Threads to rasterise on.
 
     Returns
     -------
@@ -65,17 +65,20 @@ def rasterise_c(coords: np.ndarray, part_starts: np.ndarray, part_points: np.nda
     areas = np.empty(n, dtype=np.uint32)
     xywh = np.empty((n, 4), dtype=np.float64)
     part_ends = np.cumsum(object_parts)
-    for a in range(0, n, CHUNK_OBJECTS):
+
+    def chunk(a: int) -> list[bytes]:
         b = min(a + CHUNK_OBJECTS, n)
         pa = int(part_ends[a - 1]) if a else 0
         pb = int(part_ends[b - 1])
-        counts.extend(_chunk(coords, part_starts[pa:pb], part_points[pa:pb],
-                             part_walks[pa:pb] < HELD_WALK, object_parts[a:b], sizes[a:b],
-                             areas[a:b], xywh[a:b], c, held))
+        return _chunk(coords, part_starts[pa:pb], part_points[pa:pb], object_parts[a:b],
+                      sizes[a:b], areas[a:b], xywh[a:b], c, held)
+
+    for strings in thread_map(chunk, range(0, n, CHUNK_OBJECTS), threads):
+        counts.extend(strings)
     return counts, areas.astype(np.int64), xywh
 
 
-def _chunk(coords: np.ndarray, starts: np.ndarray, points: np.ndarray, short: np.ndarray,
+def _chunk(coords: np.ndarray, starts: np.ndarray, points: np.ndarray,
            object_parts: np.ndarray, sizes: np.ndarray, areas: np.ndarray,
            xywh: np.ndarray, c: CRoutines, held: HeldRoutines) -> list[bytes]:
     n, p = len(object_parts), len(starts)
@@ -92,14 +95,10 @@ def _chunk(coords: np.ndarray, starts: np.ndarray, points: np.ndarray, short: np
         slots = base + _RECORD * np.arange(total, dtype=np.uint64)
         owner = np.repeat(np.arange(n), object_parts)
         part_hw = sizes[owner].astype(np.uint64)
-        xy = coords.ctypes.data + 16 * starts.astype(np.uint64)
-        # rleFrPoly(R, xy, k, h, w) for every part: the GIL released in each call but for
-        # the short parts'.
-        for routine, which in ((held.rleFrPoly, short), (c.rleFrPoly, ~short)):
-            if which.any():
-                list(map(routine, slots[:p][which].tolist(), xy[which].tolist(),
-                         points[which].tolist(), part_hw[which, 0].tolist(),
-                         part_hw[which, 1].tolist()))
+        # rleFrPoly(R, xy, k, h, w) for every part (the GIL released in each call).
+        list(map(c.rleFrPoly, slots[:p].tolist(),
+                 (coords.ctypes.data + 16 * starts.astype(np.uint64)).tolist(),
+                 points.tolist(), part_hw[:, 0].tolist(), part_hw[:, 1].tolist()))
         first = np.cumsum(object_parts) - object_parts
         final = first.astype(np.intp)
         if merged:

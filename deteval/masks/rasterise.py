@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..errors import FormatError
 
-__all__ = ["COORDINATE_LIMIT", "MIN_MARGIN", "FlatPolygons", "check_polygon_extent",
-           "polygon_arrays", "polygon_parts_of", "rasterise", "rasterise_measured"]
+__all__ = ["COORDINATE_LIMIT", "MIN_MARGIN", "RASTER_THREADS", "FlatPolygons",
+           "check_polygon_extent", "polygon_arrays", "polygon_parts_of", "rasterise",
+           "rasterise_measured"]
 
 _NUMBER_TYPES = {int, float}
 
@@ -281,6 +283,12 @@ def rasterise(out: np.ndarray, rows: Sequence[int], polygons: FlatPolygons,
     out[rows_array[object_order]] = np.fromiter(masks, dtype=object, count=n)
 
 
+#: The threads :func:`rasterise_measured` rasterises on (None: ``resolve_threads(None)``,
+#: every core within an evaluation's ``threads=``). :func:`deteval._inputs.load_pair` sets 1
+#: while the results file is read on a thread of its own: two busy threads on two cores.
+RASTER_THREADS: ContextVar[int | None] = ContextVar("deteval_raster_threads", default=None)
+
+
 def rasterise_measured(polygons: FlatPolygons, sizes: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Polygon objects' masks, pixel counts and boxes through pycocotools' C routines by
@@ -288,7 +296,8 @@ def rasterise_measured(polygons: FlatPolygons, sizes: np.ndarray
     (:func:`~deteval.masks._capi.c_routines`): then :func:`rasterise`.
 
     The masks are the bytes :func:`rasterise` gives (``frPyObjects`` + ``merge``); the
-    pixel counts and boxes those of pycocotools' ``area`` and ``toBbox`` on them.
+    pixel counts and boxes those of pycocotools' ``area`` and ``toBbox`` on them. The
+    objects are rasterised on :data:`RASTER_THREADS` threads (the same bytes for any).
 
     Parameters
     ----------
@@ -310,12 +319,13 @@ def rasterise_measured(polygons: FlatPolygons, sizes: np.ndarray
     c, held = c_routines(), held_routines()
     if c is None or held is None:
         return None
+    from .._threads import resolve_threads
     from ._rasterise_c import rasterise_c
 
     starts, points = _part_starts(polygons)
     coords = np.ascontiguousarray(polygons.coords, dtype=np.float64)
-    counts, areas, xywh = rasterise_c(coords, starts, points, _walks(polygons, starts, points),
-                                      polygons.object_parts, sizes, c, held)
+    counts, areas, xywh = rasterise_c(coords, starts, points, polygons.object_parts, sizes,
+                                      c, held, resolve_threads(RASTER_THREADS.get()))
     masks = np.fromiter(({"size": size, "counts": string}
                          for size, string in zip(sizes.tolist(), counts)),
                         dtype=object, count=len(counts))
