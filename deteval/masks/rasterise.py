@@ -11,8 +11,10 @@ called, every coordinate must lie within the image widened by a margin
 (:func:`check_polygon_extent`); the decision is documented in ``docs/input-acceptance.md``.
 
 Polygons are held as flat arrays (:class:`FlatPolygons`: every coordinate in one array) and
-rasterised in calls of bounded cost (:func:`rasterise`: each call holds the GIL); the rules
-are in ``docs/mask-rasteriser.md``.
+rasterised through pycocotools' C functions by :mod:`ctypes`, the GIL released while they
+run, on :data:`RASTER_THREADS` threads (:func:`rasterise_measured`), or, where those cannot
+be called, by its Cython wrappers in calls of bounded cost (:func:`rasterise`: each call
+holds the GIL); the rules are in ``docs/mask-rasteriser.md``.
 """
 
 from __future__ import annotations
