@@ -16,12 +16,17 @@ import numpy as np
 from .._threads import thread_map
 from ._capi import RLE_DTYPE, CRoutines, HeldRoutines
 
-__all__ = ["CHUNK_OBJECTS", "rasterise_c"]
+__all__ = ["CHUNK_OBJECTS", "MAX_THREADS", "rasterise_c"]
 
 #: Objects rasterised with one array of RLE structs (a chunk, on one thread): their runs
 #: are alive at once, then freed in one call. On the bench's polygons ~1.9 kB an object:
 #: chunks of 4096 objects raised the segm evaluation's peak memory by 6.5 MB, of 512 by 0.3.
 CHUNK_OBJECTS = 512
+
+#: At most this many threads: a quarter of the work holds the GIL (the strings, the calls'
+#: own Python), so more threads cannot make it faster, and every thread back from a C call
+#: waits for the GIL among the others.
+MAX_THREADS = 4
 
 _RECORD = RLE_DTYPE.itemsize
 
@@ -49,7 +54,7 @@ def rasterise_c(coords: np.ndarray, part_starts: np.ndarray, part_points: np.nda
     c, held : the routines (:func:`~deteval.masks._capi.c_routines`,
         :func:`~deteval.masks._capi.held_routines`).
     threads : int
-        Threads to rasterise on.
+        Threads to rasterise on (at most :data:`MAX_THREADS`).
 
     Returns
     -------
@@ -73,7 +78,7 @@ def rasterise_c(coords: np.ndarray, part_starts: np.ndarray, part_points: np.nda
         return _chunk(coords, part_starts[pa:pb], part_points[pa:pb], object_parts[a:b],
                       sizes[a:b], areas[a:b], xywh[a:b], c, held)
 
-    for strings in thread_map(chunk, range(0, n, CHUNK_OBJECTS), threads):
+    for strings in thread_map(chunk, range(0, n, CHUNK_OBJECTS), min(threads, MAX_THREADS)):
         counts.extend(strings)
     return counts, areas.astype(np.int64), xywh
 
