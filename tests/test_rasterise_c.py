@@ -188,3 +188,14 @@ def test_loading_the_c_routines_does_not_import_numpy_random():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == "False"
+
+
+def test_without_the_held_routines_the_cython_wrappers_rasterise(monkeypatch):
+    from deteval.masks import _capi
+
+    objects, sizes = _objects(3, n=60)
+    polygons = FlatPolygons.of(objects)
+    monkeypatch.setattr(_capi, "held_routines", lambda: None)
+    assert rasterise_measured(polygons, sizes) is None
+    masks, areas, _, xywh = polygon_masks(polygons, sizes, str, with_xywh=True)
+    assert xywh is None and list(masks) == _cython(objects, sizes)

@@ -214,7 +214,7 @@ class HeldRoutines(NamedTuple):
     A ctypes call that releases the GIL must take it back when the C function returns; a
     thread that holds it meanwhile keeps it until it lets it go (a numpy operation) or
     until the switch interval asks it to (5 ms). For a call of a microsecond or less that
-    hand-over costs more than it frees (docs/mask-rasteriser.md §3).
+    hand-over costs more than it frees (docs/mask-rasteriser.md §3.1).
     """
 
     rlesInit: Any       # (RLE **R, siz n): n empty structs, malloc'ed
@@ -224,7 +224,8 @@ class HeldRoutines(NamedTuple):
 
 
 def held_routines() -> HeldRoutines | None:
-    """:class:`HeldRoutines`, or None where :func:`c_routines` is None."""
+    """:class:`HeldRoutines`, or None where :func:`c_routines` is None or these cannot be
+    loaded (callers then use the Cython wrappers)."""
     if c_routines() is None:
         return None
     return _load_held()
@@ -234,16 +235,18 @@ def held_routines() -> HeldRoutines | None:
 def _load_held() -> HeldRoutines | None:
     from pycocotools import _mask
 
-    lib = ctypes.PyDLL(_mask.__file__)
-    libc = ctypes.PyDLL(None)
+    try:
+        lib = ctypes.PyDLL(_mask.__file__)
+        libc = ctypes.PyDLL(None)
+        functions = {name: getattr(lib, name) for name in ("rlesInit", "rlesFree",
+                                                           "rleToString")}
+        free = libc.free
+    except (OSError, AttributeError):
+        return None     # (the callers use the Cython wrappers)
     ptr, siz = ctypes.c_void_p, ctypes.c_ulong
-    signatures = {"rlesInit": [ptr, siz], "rlesFree": [ptr, siz], "rleToString": [ptr]}
-    functions = {}
-    for name, args in signatures.items():
-        f = getattr(lib, name)
-        f.argtypes = args
-        f.restype = ctypes.c_void_p if name == "rleToString" else None
-        functions[name] = f
-    free = libc.free
+    for name, args in {"rlesInit": [ptr, siz], "rlesFree": [ptr, siz],
+                       "rleToString": [ptr]}.items():
+        functions[name].argtypes = args
+        functions[name].restype = ctypes.c_void_p if name == "rleToString" else None
     free.argtypes, free.restype = [ptr], None
     return HeldRoutines(free=free, **functions)
