@@ -7,6 +7,7 @@ a real COCO file; the same for any number of threads and chunks; the fallback
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -163,9 +164,7 @@ def test_a_coco_file_reads_the_same_with_and_without_the_c_routines():
     # The boxes the match stage's IoU bound reads: toBbox of every mask, from both readers.
     np.testing.assert_array_equal(c_read.gt.mask_xywh, mask_xywh(list(c_read.gt.masks)))
     with open(DATA / "instances_val2014_100.json", "rb") as f:
-        import json
-
-        general = read_coco_gt(json.load(f), iou_type="segm")
+        general = read_coco_gt(json.load(f), iou_type="segm")     # (the general path)
     np.testing.assert_array_equal(general.gt.mask_xywh, c_read.gt.mask_xywh)
 
 
