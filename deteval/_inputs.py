@@ -277,13 +277,17 @@ class _EarlyResults:
     @contextlib.contextmanager
     def reading_ground_truth(self):
         """While the ground truth is read beside the results thread, its keypoint lists are
-        read on the calling thread alone (two busy threads on two cores, not three)."""
+        read and its polygons rasterised on the calling thread alone (two busy threads on
+        two cores, not three)."""
         from .io._numeric_keypoints import LIST_THREADS
+        from .masks.rasterise import RASTER_THREADS
 
         token = LIST_THREADS.set(1)
+        raster_token = RASTER_THREADS.set(1)
         try:
             yield
         finally:
+            RASTER_THREADS.reset(raster_token)
             LIST_THREADS.reset(token)
 
 

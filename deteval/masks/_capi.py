@@ -33,7 +33,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["RLE_DTYPE", "CRoutines", "c_routines", "rle_records", "use_c_routines"]
+__all__ = ["RLE_DTYPE", "CRoutines", "HeldRoutines", "c_routines", "held_routines", "rle_records",
+           "use_c_routines"]
 
 #: One ``RLE`` struct as a numpy record (LP64: ``siz`` is 8 bytes, the pointer too).
 RLE_DTYPE = np.dtype([("h", np.uint64), ("w", np.uint64), ("m", np.uint64),
@@ -205,3 +206,47 @@ def _self_check(c: CRoutines, cython: Any) -> bool:
     finally:
         for i in held:
             c.rleFree(_pointer(records[i:i + 1]))
+
+
+class HeldRoutines(NamedTuple):
+    """Short routines called with the GIL held (loaded through :class:`ctypes.PyDLL`).
+
+    A ctypes call that releases the GIL must take it back when the C function returns; a
+    thread that holds it meanwhile keeps it until it lets it go (a numpy operation) or
+    until the switch interval asks it to (5 ms). For a call of a microsecond or less that
+    hand-over costs more than it frees (docs/mask-rasteriser.md §3.1).
+    """
+
+    rlesInit: Any       # (RLE **R, siz n): n empty structs, malloc'ed
+    rlesFree: Any       # (RLE **R, siz n): their runs and the structs freed
+    rleToString: Any    # char* (const RLE *R)
+    free: Any           # libc's free
+
+
+def held_routines() -> HeldRoutines | None:
+    """:class:`HeldRoutines`, or None where :func:`c_routines` is None or these cannot be
+    loaded (callers then use the Cython wrappers)."""
+    if c_routines() is None:
+        return None
+    return _load_held()
+
+
+@functools.lru_cache(maxsize=1)
+def _load_held() -> HeldRoutines | None:
+    from pycocotools import _mask
+
+    try:
+        lib = ctypes.PyDLL(_mask.__file__)
+        libc = ctypes.PyDLL(None)
+        functions = {name: getattr(lib, name) for name in ("rlesInit", "rlesFree",
+                                                           "rleToString")}
+        free = libc.free
+    except (OSError, AttributeError):
+        return None     # (the callers use the Cython wrappers)
+    ptr, siz = ctypes.c_void_p, ctypes.c_ulong
+    for name, args in {"rlesInit": [ptr, siz], "rlesFree": [ptr, siz],
+                       "rleToString": [ptr]}.items():
+        functions[name].argtypes = args
+        functions[name].restype = ctypes.c_void_p if name == "rleToString" else None
+    free.argtypes, free.restype = [ptr], None
+    return HeldRoutines(free=free, **functions)

@@ -11,22 +11,26 @@ called, every coordinate must lie within the image widened by a margin
 (:func:`check_polygon_extent`); the decision is documented in ``docs/input-acceptance.md``.
 
 Polygons are held as flat arrays (:class:`FlatPolygons`: every coordinate in one array) and
-rasterised in calls of bounded cost (:func:`rasterise`: each call holds the GIL); the rules
-are in ``docs/mask-rasteriser.md``.
+rasterised through pycocotools' C functions by :mod:`ctypes`, the GIL released while they
+run, on :data:`RASTER_THREADS` threads (:func:`rasterise_measured`), or, where those cannot
+be called, by its Cython wrappers in calls of bounded cost (:func:`rasterise`: each call
+holds the GIL); the rules are in ``docs/mask-rasteriser.md``.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..errors import FormatError
 
-__all__ = ["COORDINATE_LIMIT", "MIN_MARGIN", "FlatPolygons", "check_polygon_extent",
-           "polygon_arrays", "polygon_parts_of", "rasterise"]
+__all__ = ["COORDINATE_LIMIT", "MIN_MARGIN", "RASTER_THREADS", "FlatPolygons",
+           "check_polygon_extent", "polygon_arrays", "polygon_parts_of", "rasterise",
+           "rasterise_measured"]
 
 _NUMBER_TYPES = {int, float}
 
@@ -279,3 +283,52 @@ def rasterise(out: np.ndarray, rows: Sequence[int], polygons: FlatPolygons,
         masks.append(rles[at] if k == 1 else api.merge(rles[at:at + k], 0))
         at += k
     out[rows_array[object_order]] = np.fromiter(masks, dtype=object, count=n)
+
+
+#: The threads :func:`rasterise_measured` rasterises on (None: ``resolve_threads(None)``,
+#: every core within an evaluation's ``threads=``). :func:`deteval._inputs.load_pair` sets 1
+#: while the results file is read on a thread of its own: two busy threads on two cores.
+RASTER_THREADS: ContextVar[int | None] = ContextVar("deteval_raster_threads", default=None)
+
+
+def rasterise_measured(polygons: FlatPolygons, sizes: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Polygon objects' masks, pixel counts and boxes through pycocotools' C routines by
+    :mod:`ctypes` (the GIL released while they run), or None where those cannot be used
+    (:func:`~deteval.masks._capi.c_routines`): then :func:`rasterise`.
+
+    The masks are the bytes :func:`rasterise` gives (``frPyObjects`` + ``merge``); the
+    pixel counts and boxes those of pycocotools' ``area`` and ``toBbox`` on them. The
+    objects are rasterised on :data:`RASTER_THREADS` threads (the same bytes for any).
+
+    Parameters
+    ----------
+    polygons : FlatPolygons
+        Every object at least one part, every part at least 2 points, every coordinate
+        finite and within the bounds of :func:`check_polygon_extent`.
+    sizes : ndarray of int, shape (n, 2)
+        ``[h, w]`` of each object's image.
+
+    Returns
+    -------
+    masks : ndarray of object, shape (n,)
+        ``{"size": [h, w], "counts": bytes}`` per object.
+    areas : ndarray of int64, shape (n,)
+    xywh : ndarray of float64, shape (n, 4)
+    """
+    from ._capi import c_routines, held_routines
+
+    c, held = c_routines(), held_routines()
+    if c is None or held is None:
+        return None
+    from .._threads import resolve_threads
+    from ._rasterise_c import rasterise_c
+
+    starts, points = _part_starts(polygons)
+    coords = np.ascontiguousarray(polygons.coords, dtype=np.float64)
+    counts, areas, xywh = rasterise_c(coords, starts, points, polygons.object_parts, sizes,
+                                      c, held, resolve_threads(RASTER_THREADS.get()))
+    masks = np.fromiter(({"size": size, "counts": string}
+                         for size, string in zip(sizes.tolist(), counts)),
+                        dtype=object, count=len(counts))
+    return masks, areas, xywh

@@ -33,6 +33,7 @@ from .rasterise import (
     polygon_arrays,
     polygon_parts_of,
     rasterise,
+    rasterise_measured,
 )
 from .rle import _MAX_PIXELS, _record, _too_large, _too_many_for_bound, _totals_and_areas
 
@@ -134,9 +135,13 @@ def drawable_images(heights: Any, widths: Any) -> np.ndarray:
 
 
 def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[int], str],
-                  source: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  source: str | None = None, *, with_xywh: bool = False) -> tuple:
     """Masks of polygon objects, as ``frPyObjects`` + ``merge`` make them, and their pixel
-    counts.
+    counts (and boxes).
+
+    Through pycocotools' C routines by :mod:`ctypes` where they can be used (the GIL free
+    while they run; :func:`~deteval.masks.rasterise.rasterise_measured`), else through its
+    Cython wrappers (:func:`~deteval.masks.rasterise.rasterise`): the same bytes.
 
     Parameters
     ----------
@@ -149,6 +154,8 @@ def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[in
         ``where(i)`` names object ``i``'s record, in errors.
     source : str, optional
         The file, in errors.
+    with_xywh : bool
+        Also return the masks' boxes.
 
     Returns
     -------
@@ -159,6 +166,9 @@ def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[in
     unbounded : ndarray of bool, shape (n,)
         Masks of more than 2**31 pixels, on which pycocotools' IoU routine may stop
         counting early (``with_unbounded`` of :func:`masks_from_segmentations`).
+    xywh : ndarray of float64, shape (n, 4), or None
+        With ``with_xywh``: each mask's box ``[x, y, w, h]`` (pycocotools' ``toBbox``),
+        measured before the runs are freed; None where the Cython wrappers rasterised.
 
     Raises
     ------
@@ -173,12 +183,17 @@ def polygon_masks(polygons: FlatPolygons, sizes: np.ndarray, where: Callable[[in
     (b'042000006', [16], [False])
     """
     check_polygon_extent(polygons, sizes, where, source)
+    unbounded = _too_many_for_bound(sizes[:, 0], sizes[:, 1])
+    measured = rasterise_measured(polygons, sizes)
+    if measured is not None:
+        out, areas, xywh = measured
+        return (out, areas, unbounded, xywh) if with_xywh else (out, areas, unbounded)
     out = np.empty(len(sizes), dtype=object)
     rasterise(out, np.arange(len(sizes)), polygons, sizes, mask_api())
     areas = np.empty(len(sizes), dtype=np.int64)
     for at in range(0, len(sizes), _AREA_PIECE):    # (~1 ms a call: each holds the GIL)
         areas[at:at + _AREA_PIECE] = mask_area(out[at:at + _AREA_PIECE])
-    return out, areas, _too_many_for_bound(sizes[:, 0], sizes[:, 1])
+    return (out, areas, unbounded, None) if with_xywh else (out, areas, unbounded)
 
 
 def masks_from_segmentations(segmentations: Sequence[Any], *, heights: Any, widths: Any,

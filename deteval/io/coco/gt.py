@@ -151,13 +151,15 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
     heights, widths = _image_sizes(data, records, name)
     shapes: dict[str, Any] = {}
     shape_xywh = None
+    fill_boxes = False
     if iou_type == "segm":
         from ...masks import mask_xywh
 
         shapes["masks"], pixels, unbounded = segmentation_masks(records, heights, widths,
                                                                  labels, name)
-        if not all(map(_has_box, records)):
-            shape_xywh = mask_xywh(shapes["masks"])
+        # (every mask's box: the match stage's IoU bound reads it, as from the typed path)
+        shape_xywh = mask_xywh(shapes["masks"])
+        fill_boxes = not all(map(_has_box, records))
     elif iou_type in ("polygon", "rotated"):
         from ...geometry import polygon_bounds
 
@@ -165,7 +167,8 @@ def _read_gt_with_shapes(data: Any, name: str, iou_type: str, invalid: str) -> D
         if not all(map(_has_box, records)):
             bounds = polygon_bounds(shapes["polygons"])
             shape_xywh = np.column_stack([bounds[:, :2], bounds[:, 2:] - bounds[:, :2]])
-    if shape_xywh is not None:
+            fill_boxes = True
+    if fill_boxes:
         records = [r if _has_box(r) else {**r, "bbox": b}
                    for r, b in zip(records, shape_xywh.tolist())]
         data = {**data, "annotations": records}

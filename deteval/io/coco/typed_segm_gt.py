@@ -72,9 +72,9 @@ def typed_segm_gt(raw: bytes, name: str) -> Dataset | None:
         return None
     while segmentations:    # freed in pieces (~1 ms each: another thread may switch in)
         del segmentations[-_FREE_PIECE:]
-    out, pixels, unbounded = masks
+    out, pixels, unbounded, xywh = masks
     gt = dataset.gt
-    shapes = {"masks": out, "mask_area": _bound_area(pixels, unbounded), "mask_xywh": None}
+    shapes = {"masks": out, "mask_area": _bound_area(pixels, unbounded), "mask_xywh": xywh}
     no_area = np.isnan(columns.areas)
     if no_area.any():       # a record without 'area' gets its mask's pixel count
         shapes["area"] = np.where(no_area, pixels.astype(np.float64), gt.area)
@@ -86,11 +86,12 @@ def typed_segm_gt(raw: bytes, name: str) -> Dataset | None:
 
 
 def _masks(segmentations: list, dataset: Dataset, name: str
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """The masks, pixel counts and unbounded flags of the objects (as
-    ``masks_from_segmentations(..., with_area=True, with_unbounded=True)``), or None when a
-    polygon is not one the general path would rasterise as it is."""
-    from ...masks import masks_from_segmentations
+    ``masks_from_segmentations(..., with_area=True, with_unbounded=True)``) and their
+    boxes (``toBbox``, the ``mask_xywh`` column), or None when a polygon is not one the
+    general path would rasterise as it is."""
+    from ...masks import mask_xywh, masks_from_segmentations
     from ...masks.rasterise import FlatPolygons
     from ...masks.segmentations import drawable_images, polygon_masks
 
@@ -111,7 +112,7 @@ def _masks(segmentations: list, dataset: Dataset, name: str
             values, heights=heights[rle_rows], widths=widths[rle_rows], source=name,
             records=_Rows(labels, rle_rows), with_area=True, with_unbounded=True)
     if not len(polygon_rows):
-        return out, pixels, unbounded
+        return out, pixels, unbounded, mask_xywh(out)
     polygons = FlatPolygons.of(list(itertools.compress(segmentations, is_polygon)))
     parts = polygons.part_sizes
     h, w = heights[polygon_rows], widths[polygon_rows]
@@ -119,9 +120,17 @@ def _masks(segmentations: list, dataset: Dataset, name: str
             and not (parts & 1).any() and np.isfinite(polygons.coords).all()):
         return None     # the general path words the error
     sizes = np.column_stack([h, w]).astype(np.int64)
-    out[polygon_rows], pixels[polygon_rows], unbounded[polygon_rows] = polygon_masks(
-        polygons, sizes, _Rows(labels, polygon_rows), name)
-    return out, pixels, unbounded
+    out[polygon_rows], pixels[polygon_rows], unbounded[polygon_rows], polygon_xywh = (
+        polygon_masks(polygons, sizes, _Rows(labels, polygon_rows), name, with_xywh=True))
+    if polygon_xywh is None:     # (the Cython wrappers rasterised: toBbox of every mask)
+        return out, pixels, unbounded, mask_xywh(out)
+    # The boxes the match stage's IoU bound reads (mask_xywh), measured by the rasteriser
+    # before it freed the runs; the few RLE values' by toBbox.
+    xywh = np.empty((n, 4), dtype=np.float64)
+    xywh[polygon_rows] = polygon_xywh
+    if len(rle_rows):
+        xywh[rle_rows] = mask_xywh(out[rle_rows])
+    return out, pixels, unbounded, xywh
 
 
 class _Rows:
