@@ -729,6 +729,9 @@ def test_polygons_partly_outside_their_image_rasterise_as_pycocotools():
     (10.0, np.inf, "needs its image's 'height' and 'width'"),
     (10.5, 10.0, "whole numbers of pixels >= 0; the image is 10.5x10"),
     (10.0, -1.0, "whole numbers of pixels >= 0; the image is 10x-1"),
+    # (pycocotools writes runs beyond such a mask, and merging two parts hangs or crashes)
+    (10.0, 0.0, "the image is 10x0 .h x w.: it has no pixels"),
+    (0.0, 0.0, "the image is 0x0 .h x w.: it has no pixels"),
     (65536.0, 65536.0, "mask size 65536x65536 .h x w. is too large"),
     (2.0**32, 1.0, "is too large"),
 ])

@@ -233,6 +233,7 @@ def test_errors_are_the_general_paths(tmp_path, change, message):
 @pytest.mark.parametrize(("height", "width", "message"), [
     (None, 50, "needs its image's 'height' and 'width'"),
     (10.5, 50, "whole numbers of pixels"),
+    (10, 0, "it has no pixels"),            # (a polygon of 2 parts: pycocotools hangs)
     (70000, 70000, "too large"),
 ])
 def test_polygons_on_images_that_cannot_be_rasterised_are_the_general_paths_errors(

@@ -90,8 +90,8 @@ def _load() -> CRoutines | None:
         lib = ctypes.CDLL(_mask.__file__)
         libc = ctypes.CDLL(None)
         routines = _declare(lib, libc)
-    except (OSError, AttributeError, ImportError):
-        return None
+    except (OSError, AttributeError, ImportError, TypeError, ValueError):
+        return None     # (no such library or symbol on this platform: the Cython wrappers)
     try:
         ok = _self_check(routines, _mask)
     except Exception:   # noqa: BLE001 (any surprise: the Cython wrappers)

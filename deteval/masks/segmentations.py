@@ -80,7 +80,8 @@ def _plain_runs(counts: Sequence[Any]) -> np.ndarray | None:
 
 def _check_polygon_image(height: float, width: float, where: Callable[[], str],
                          source: str | None) -> None:
-    """Refuse to rasterise a polygon on an image of unknown, fractional or too large size."""
+    """Refuse to rasterise a polygon on an image of unknown, fractional, too large or empty
+    size."""
     if not (math.isfinite(height) and math.isfinite(width)):
         raise FormatError("a polygon segmentation needs its image's 'height' and "
                           "'width', which the ground truth does not give",
@@ -92,6 +93,13 @@ def _check_polygon_image(height: float, width: float, where: Callable[[], str],
                           f"{height:g}x{width:g} (h x w)", source=source, record=where())
     if height * width >= _MAX_PIXELS or max(height, width) >= _MAX_PIXELS:
         raise FormatError(_too_large(int(height), int(width)), source=source, record=where())
+    if height == 0 or width == 0:
+        # (pycocotools' rleFrPoly writes runs beyond such a mask, and rleMerge of two of
+        # them never ends or corrupts the heap: there is no mask to give)
+        raise FormatError("a polygon segmentation is rasterised at its image's size, and "
+                          f"the image is {height:g}x{width:g} (h x w): it has no pixels; "
+                          "give the image's real 'height' and 'width'", source=source,
+                          record=where())
 
 
 def _rle_counts(counts: Any, h: int, w: int, where: Callable[[], str],
@@ -119,17 +127,18 @@ def _rle_counts(counts: Any, h: int, w: int, where: Callable[[], str],
 
 
 def drawable_images(heights: Any, widths: Any) -> np.ndarray:
-    """Whether a polygon may be rasterised on each image: its size finite, whole, ``>= 0``
+    """Whether a polygon may be rasterised on each image: its size finite, whole, ``>= 1``
     and small enough (bool, shape (n,)); :func:`masks_from_segmentations` words the error
     of one that is not.
 
-    >>> drawable_images([10.0, np.nan, 10.5, 70000.0], [20.0, 20.0, 20.0, 70000.0]).tolist()
-    [True, False, False, False]
+    >>> drawable_images([10.0, np.nan, 10.5, 70000.0, 10.0],
+    ...                 [20.0, 20.0, 20.0, 70000.0, 0.0]).tolist()
+    [True, False, False, False, False]
     """
     heights = np.asarray(heights, dtype=np.float64)
     widths = np.asarray(widths, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
-        return (np.isfinite(heights) & np.isfinite(widths) & (heights >= 0) & (widths >= 0)
+        return (np.isfinite(heights) & np.isfinite(widths) & (heights >= 1) & (widths >= 1)
                 & (heights == np.round(heights)) & (widths == np.round(widths))
                 & (heights * widths < _MAX_PIXELS) & (np.maximum(heights, widths) < _MAX_PIXELS))
 
