@@ -595,12 +595,7 @@ READERS = reader_entries()
 ENTRIES = PROTOCOLS + DIAGNOSTICS + CLASSIFICATION + READERS
 
 #: (entry name, contract) -> why it fails; run as strict xfails until fixed.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("read_gt", "NaN refused"): (
-        "NaN is not JSON: the file reader (deteval/io/_json.py, owned by the readers' branch) "
-        "names the line and column and says 'a box or score must be finite', not the field "
-        "'bbox' (read_detections passes only because that message says 'score')"),
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 def entries_for(contract: str, hook: str | None = None) -> list:
