@@ -214,6 +214,7 @@ class _EarlyResults:
         from .io.coco.results import keypoint_columns_early, segm_columns_early
 
         adapt_malloc()      # (before either file is read: docs/threads.md item 6)
+        self._iou_type = iou_type
         self._columns: Any = None
         self._pool = _SharedMap()
         #: The results file's bytes, handed to the reader that reads the file when the
@@ -279,16 +280,15 @@ class _EarlyResults:
         """While the ground truth is read beside the results thread, its keypoint lists are
         read and its polygons rasterised on the calling thread alone (two busy threads on
         two cores, not three)."""
-        from .io._numeric_keypoints import LIST_THREADS
-        from .masks.rasterise import RASTER_THREADS
-
-        token = LIST_THREADS.set(1)
-        raster_token = RASTER_THREADS.set(1)
+        if self._iou_type == "keypoints":
+            from .io._numeric_keypoints import LIST_THREADS as limit
+        else:       # (the masks package only for segm ground truth)
+            from .masks.rasterise import RASTER_THREADS as limit
+        token = limit.set(1)
         try:
             yield
         finally:
-            RASTER_THREADS.reset(raster_token)
-            LIST_THREADS.reset(token)
+            limit.reset(token)
 
 
 class _SharedMap:

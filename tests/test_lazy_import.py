@@ -66,3 +66,22 @@ def test_all_is_the_lazy_table():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         deteval.nope  # noqa: B018
     assert isinstance(deteval.__version__, str) and "__version__" in dir(deteval)
+
+
+def test_a_keypoint_evaluation_of_two_files_imports_no_mask_module(tmp_path):
+    """The keypoint results file read early, beside the ground truth (two files over the
+    early readers' size): nothing of the masks package (its byte-pair table, pycocotools'
+    routines) is imported for keypoints."""
+    from keypointgen import make_keypoints_dataset
+
+    gt, results = make_keypoints_dataset(5, n_images=300, n_categories=1,
+                                         coordinates="float", bbox_mode="none")
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "kp.json").write_text(json.dumps(results))
+    assert (tmp_path / "kp.json").stat().st_size > 1 << 16
+    loaded = _modules_after(
+        "import deteval\n"
+        f"deteval.evaluate_coco({str(tmp_path / 'gt.json')!r}, "
+        f"{str(tmp_path / 'kp.json')!r}, iou_type='keypoints')")
+    assert "deteval.io._numeric_keypoints" in loaded      # (the early reader ran)
+    assert [m for m in loaded if m.startswith("deteval.masks")] == []
