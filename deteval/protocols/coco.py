@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import ReadOnlyArrays
+from .._arrays import ReadOnlyArrays, plain_pages
 from .._deprecation import DeprecatedAlias
 from .._inputs import load_pair
 from .._sorting import sorted_unique
@@ -566,19 +566,20 @@ def evaluate_coco(gt: Any, dt: Any, *, iou_type: str | None = None,
     p = _with_options(base, options, "evaluate_coco")
     if invalid not in ("raise", "repair"):
         raise ValueError(f"invalid must be 'raise' or 'repair'; got {invalid!r}")
-    with threads_limited(threads):     # (the readers' threads too)
-        dataset, detections, load_notes = load_coco_pair(gt, dt, p.iou_type, invalid,
-                                                         match_by)
-    loaded = time.perf_counter()
-    ctx = prepare(dataset, p)
-    table, state, dt_category = match_stage(ctx, detections, threads=threads)
-    n_unknown = int(np.count_nonzero((derived_or_read(detections, "category_index") < 0)
-                                     & (dt_category < 0)))
-    del dt_category     # (not kept alive through accumulation, the peak of the memory)
-    return finish(ctx, state, n_detections=len(detections), n_unknown=n_unknown,
-                  matches=table, detections=detections,
-                  times=(started, loaded, time.perf_counter()), load_notes=load_notes,
-                  threads=threads)
+    with plain_pages():     # (docs/startup.md §8.1)
+        with threads_limited(threads):     # (the readers' threads too)
+            dataset, detections, load_notes = load_coco_pair(gt, dt, p.iou_type, invalid,
+                                                             match_by)
+        loaded = time.perf_counter()
+        ctx = prepare(dataset, p)
+        table, state, dt_category = match_stage(ctx, detections, threads=threads)
+        n_unknown = int(np.count_nonzero((derived_or_read(detections, "category_index") < 0)
+                                         & (dt_category < 0)))
+        del dt_category     # (not kept alive through accumulation, the peak of the memory)
+        return finish(ctx, state, n_detections=len(detections), n_unknown=n_unknown,
+                      matches=table, detections=detections,
+                      times=(started, loaded, time.perf_counter()), load_notes=load_notes,
+                      threads=threads)
 
 
 def _with_options(base: COCOParams, options: dict, caller: str) -> COCOParams:
