@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import _thread
 import contextlib
-import threading
 
 import numpy as np
 
@@ -99,7 +99,7 @@ def adapt_malloc() -> None:
         np.empty(_FREED_BLOCK, dtype=np.uint8)
 
 
-_pages_lock = threading.Lock()
+_pages_lock = _thread.allocate_lock()     # (not threading: small runs never import it)
 _pages_users = 0
 _pages_before: bool | None = None
 
