@@ -13,7 +13,7 @@ from pycocotools import mask as mask_utils
 
 import deteval.masks._capi as capi
 from deteval.masks import pair_mask_iou
-from deteval.masks._capi import RLE_DTYPE, c_routines, rle_records, use_c_routines
+from deteval.masks._capi import RLE_DTYPE, c_routines, use_c_routines
 
 needs_routines = pytest.mark.skipif(c_routines() is None,
                                     reason="pycocotools' C routines not loadable")
@@ -41,15 +41,15 @@ def test_the_record_dtype_is_the_c_struct():
         assert RLE_DTYPE.fields[name][1] == getattr(_RLE, name).offset
 
 
-def test_rle_records_point_into_the_runs():
+def test_piece_records_point_into_the_runs():
+    from deteval.masks._runs import piece_records
+
     runs = np.arange(10, dtype=np.uint32)
-    records = rle_records(runs, np.array([0, 4]), np.array([4, 6]), np.array([2, 3]),
-                          np.array([2, 4]))
+    records = piece_records(runs, np.array([4, 6]), np.array([[2, 2], [3, 4]]))
+    assert records.dtype == RLE_DTYPE
     assert records["cnts"].tolist() == [runs.ctypes.data, runs.ctypes.data + 16]
     assert records["m"].tolist() == [4, 6] and records["h"].tolist() == [2, 3]
-    with pytest.raises(ValueError, match="uint32"):
-        rle_records(runs.astype(np.int64), np.array([0]), np.array([1]), np.array([1]),
-                    np.array([1]))
+    assert records["w"].tolist() == [2, 4]
 
 
 @needs_routines

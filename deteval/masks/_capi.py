@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["RLE_DTYPE", "CRoutines", "HeldRoutines", "c_routines", "held_routines", "rle_records",
+__all__ = ["RLE_DTYPE", "CRoutines", "HeldRoutines", "c_routines", "held_routines",
            "use_c_routines"]
 
 #: One ``RLE`` struct as a numpy record (LP64: ``siz`` is 8 bytes, the pointer too).
@@ -120,33 +120,6 @@ def _declare(lib: Any, libc: Any) -> CRoutines:
     free = libc.free
     free.argtypes, free.restype = [ptr], None
     return CRoutines(free=free, **functions)
-
-
-def rle_records(runs: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-                heights: np.ndarray, widths: np.ndarray) -> np.ndarray:
-    """RLE structs for masks whose runs lie in one array.
-
-    Parameters
-    ----------
-    runs : ndarray of uint32, C-contiguous, shape (total,)
-        Every mask's run lengths, one mask after another. The structs point into it: keep
-        it alive (and unchanged) while they are used.
-    starts, lengths : ndarray of int, shape (n,)
-        Where each mask's runs start in ``runs`` and how many there are.
-    heights, widths : ndarray of int, shape (n,)
-
-    Returns
-    -------
-    ndarray of :data:`RLE_DTYPE`, shape (n,)
-    """
-    if runs.dtype != np.uint32 or not runs.flags.c_contiguous:
-        raise ValueError("runs must be a C-contiguous uint32 array")
-    out = np.empty(len(starts), dtype=RLE_DTYPE)
-    out["h"] = heights
-    out["w"] = widths
-    out["m"] = lengths
-    out["cnts"] = runs.ctypes.data + 4 * np.asarray(starts, dtype=np.uint64)
-    return out
 
 
 def _pointer(array: np.ndarray) -> int:
