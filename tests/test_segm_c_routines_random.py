@@ -6,16 +6,12 @@ accepts the data (docs/segm-cost.md §2.4, docs/mask-rasteriser.md §3.1)."""
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import io
 import random
 
 import numpy as np
 import pytest
+from cocogen import run_pycocotools
 from pycocotools import mask as mask_utils
-from pycocotools.coco import COCO
-from pycocotools.cocoeval import COCOeval
 
 import deteval
 from deteval.masks._capi import c_routines, use_c_routines
@@ -87,17 +83,10 @@ def _reference(gt: dict, results: list):
     """pycocotools' stats and precision, or None where it refuses the data (e.g. a first
     polygon part of 4 numbers, read as a box list)."""
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            coco = COCO()
-            coco.dataset = copy.deepcopy(gt)
-            coco.createIndex()
-            evaluator = COCOeval(coco, coco.loadRes(copy.deepcopy(results)), "segm")
-            evaluator.evaluate()
-            evaluator.accumulate()
-            evaluator.summarize()
+        reference = run_pycocotools(gt, results, iou_type="segm")
     except Exception:       # noqa: BLE001 (pycocotools' own refusals)
         return None
-    return np.asarray(evaluator.stats), np.asarray(evaluator.eval["precision"])
+    return reference.stats, np.asarray(reference.precision)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
